@@ -1,0 +1,102 @@
+/// The record of one scheduled request: a response, an HTTP error or a
+/// transport error. Every request the pacer schedules becomes exactly one Hit.
+///
+/// Fields are owned so that decoders can read into one `Hit` again and again
+/// without allocating once its buffers have grown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hit {
+    /// Attack name (`-name`), empty when unnamed.
+    pub attack: String,
+    /// 0-based sequence number in schedule order.
+    pub seq: u64,
+    /// When the pacer wanted this request sent, unix nanoseconds.
+    pub scheduled: i64,
+    /// When it was actually sent, unix nanoseconds. `timestamp - scheduled`
+    /// is the generator's lag.
+    pub timestamp: i64,
+    /// From send to the last byte of the body (or the error), nanoseconds.
+    pub latency: u64,
+    /// HTTP status code, 0 when there was no response.
+    pub code: u16,
+    /// Request body bytes sent.
+    pub bytes_out: u64,
+    /// Response body bytes received.
+    pub bytes_in: u64,
+    /// Empty on success; the transport error, or the status text for codes
+    /// outside [200, 400).
+    pub error: String,
+    /// Request method.
+    pub method: String,
+    /// Request URL.
+    pub url: String,
+    /// Up to `-max-body` bytes of the response body.
+    pub body: Vec<u8>,
+    /// Response headers in received order (kept only when asked for).
+    pub headers: Vec<(String, String)>,
+}
+
+impl Hit {
+    /// Latency measured from the intended send time (`scheduled`), free of
+    /// coordinated omission: `timestamp - scheduled + latency`, nanoseconds.
+    pub fn intended_latency(&self) -> u64 {
+        self.lag().saturating_add(self.latency)
+    }
+
+    /// How late the request went out, nanoseconds (0 when on time or early).
+    pub fn lag(&self) -> u64 {
+        self.timestamp.saturating_sub(self.scheduled).max(0) as u64
+    }
+
+    /// When the response was complete, unix nanoseconds.
+    pub fn end(&self) -> i64 {
+        self.timestamp.saturating_add(self.latency as i64)
+    }
+
+    /// vegeta's success rule: a status code in [200, 400).
+    pub fn is_success(&self) -> bool {
+        (200..400).contains(&self.code)
+    }
+
+    /// Copies `other` into `self`, reusing `self`'s buffers.
+    pub fn clone_from_hit(&mut self, other: &Hit) {
+        self.clone_from(other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intended_latency_adds_lag() {
+        let h = Hit {
+            scheduled: 1_000,
+            timestamp: 1_250,
+            latency: 100,
+            ..Hit::default()
+        };
+        assert_eq!(h.lag(), 250);
+        assert_eq!(h.intended_latency(), 350);
+        assert_eq!(h.end(), 1_350);
+    }
+
+    #[test]
+    fn early_send_has_no_lag() {
+        let h = Hit {
+            scheduled: 2_000,
+            timestamp: 1_000,
+            latency: 5,
+            ..Hit::default()
+        };
+        assert_eq!(h.lag(), 0);
+        assert_eq!(h.intended_latency(), 5);
+    }
+
+    #[test]
+    fn success_is_200_to_399() {
+        for (code, ok) in [(0, false), (199, false), (200, true), (399, true), (400, false)] {
+            let h = Hit { code, ..Hit::default() };
+            assert_eq!(h.is_success(), ok, "code {code}");
+        }
+    }
+}

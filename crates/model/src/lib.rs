@@ -1,0 +1,28 @@
+//! barrage-model: the vocabulary every barrage stage shares, with no I/O.
+//!
+//! - [`Hit`]: the record of one scheduled request (what `attack` writes and
+//!   `report`/`dump` read). Times are unix nanoseconds, durations nanoseconds.
+//! - [`Target`]: one request to send (method, URL, headers, body).
+//! - [`Rate`]: `-rate` (`50/1s`, `2.5/100ms`, `0`, `infinity`) and the exact
+//!   due offset of request *i* on the absolute schedule.
+//! - [`duration`]: Go-compatible duration parsing and formatting, so flags and
+//!   reports read like vegeta's (`1m30s`, `363.985µs`).
+//! - [`time`]: unix nanoseconds to and from RFC 3339.
+//!
+//! ```
+//! use barrage_model::{duration, Rate};
+//! let rate: Rate = "200/1s".parse().unwrap();
+//! assert_eq!(rate.offset_ns(3), Some(15_000_000));
+//! assert_eq!(duration::format(duration::parse("1m30s").unwrap() as i64), "1m30s");
+//! ```
+#![deny(missing_docs)]
+
+pub mod duration;
+mod hit;
+mod rate;
+mod target;
+pub mod time;
+
+pub use hit::Hit;
+pub use rate::{Rate, RateError};
+pub use target::Target;

@@ -1,0 +1,217 @@
+use std::{
+    borrow::Cow,
+    collections::BTreeMap,
+    io::{self, BufRead, Write},
+};
+
+use barrage_model::{time, Hit};
+use base64::{engine::general_purpose::STANDARD as B64, Engine};
+use serde::Deserialize;
+
+use crate::error::StreamError;
+
+/// Writes hits as JSON lines with vegeta's field names and order (`attack`,
+/// `seq`, `code`, `timestamp` RFC 3339, `latency` ns, `bytes_out`,
+/// `bytes_in`, `error`, `body` base64 or null, `method`, `url`, `headers`
+/// object of arrays or null), plus barrage's `scheduled` (RFC 3339).
+pub struct JsonWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> JsonWriter<W> {
+    /// A writer on `out` (buffer it: each record is one `write_all`).
+    pub fn new(out: W) -> Self {
+        JsonWriter { out, line: Vec::with_capacity(512) }
+    }
+
+    /// Writes one record as one line.
+    pub fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        use std::io::Write as _;
+        let l = &mut self.line;
+        l.clear();
+        l.extend_from_slice(b"{\"attack\":");
+        push_json_str(l, &hit.attack);
+        let _ = write!(l, ",\"seq\":{},\"code\":{},\"timestamp\":\"", hit.seq, hit.code);
+        l.extend_from_slice(time::format_rfc3339(hit.timestamp).as_bytes());
+        let _ = write!(
+            l,
+            "\",\"latency\":{},\"bytes_out\":{},\"bytes_in\":{},\"error\":",
+            hit.latency, hit.bytes_out, hit.bytes_in
+        );
+        push_json_str(l, &hit.error);
+        l.extend_from_slice(b",\"body\":");
+        if hit.body.is_empty() {
+            l.extend_from_slice(b"null");
+        } else {
+            l.push(b'"');
+            l.extend_from_slice(B64.encode(&hit.body).as_bytes());
+            l.push(b'"');
+        }
+        l.extend_from_slice(b",\"method\":");
+        push_json_str(l, &hit.method);
+        l.extend_from_slice(b",\"url\":");
+        push_json_str(l, &hit.url);
+        l.extend_from_slice(b",\"headers\":");
+        if hit.headers.is_empty() {
+            l.extend_from_slice(b"null");
+        } else {
+            // Group repeated names into one array, in first-seen order.
+            l.push(b'{');
+            let mut first = true;
+            for (i, (name, _)) in hit.headers.iter().enumerate() {
+                if hit.headers[..i].iter().any(|(n, _)| n == name) {
+                    continue;
+                }
+                if !first {
+                    l.push(b',');
+                }
+                first = false;
+                push_json_str(l, name);
+                l.extend_from_slice(b":[");
+                let values = hit.headers[i..].iter().filter(|(n, _)| n == name);
+                for (j, (_, v)) in values.enumerate() {
+                    if j > 0 {
+                        l.push(b',');
+                    }
+                    push_json_str(l, v);
+                }
+                l.push(b']');
+            }
+            l.push(b'}');
+        }
+        l.extend_from_slice(b",\"scheduled\":\"");
+        l.extend_from_slice(time::format_rfc3339(hit.scheduled).as_bytes());
+        l.extend_from_slice(b"\"}\n");
+        self.out.write_all(l)
+    }
+
+    /// Flushes the writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Flushes and returns the writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Appends `s` as a JSON string the way Go's encoder writes it: `<`, `>`,
+/// `&`, U+2028 and U+2029 escaped as `\uXXXX`.
+pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+#[derive(Deserialize)]
+struct JsonHit<'a> {
+    #[serde(default, borrow)]
+    attack: Cow<'a, str>,
+    #[serde(default)]
+    seq: u64,
+    #[serde(default)]
+    code: u16,
+    #[serde(borrow)]
+    timestamp: Cow<'a, str>,
+    #[serde(default)]
+    latency: u64,
+    #[serde(default)]
+    bytes_out: u64,
+    #[serde(default)]
+    bytes_in: u64,
+    #[serde(default, borrow)]
+    error: Cow<'a, str>,
+    #[serde(default, borrow)]
+    body: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    method: Cow<'a, str>,
+    #[serde(default, borrow)]
+    url: Cow<'a, str>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(default, borrow)]
+    scheduled: Option<Cow<'a, str>>,
+}
+
+/// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
+/// timestamp). Blank lines are skipped.
+pub struct JsonReader<R: BufRead> {
+    input: R,
+    line: Vec<u8>,
+    line_no: u64,
+}
+
+impl<R: BufRead> JsonReader<R> {
+    /// A reader on `input`.
+    pub fn new(input: R) -> Self {
+        JsonReader { input, line: Vec::new(), line_no: 0 }
+    }
+
+    /// Reads the next record into `hit`; `Ok(false)` at the end.
+    pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
+        loop {
+            self.line.clear();
+            if self.input.read_until(b'\n', &mut self.line)? == 0 {
+                return Ok(false);
+            }
+            self.line_no += 1;
+            if self.line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = self.line_no;
+            let bad = |what: String| StreamError::BadLine { line, what };
+            let j: JsonHit<'_> = serde_json::from_slice(&self.line).map_err(|e| {
+                bad(format!("bad JSON result at column {}: {e}", e.column()))
+            })?;
+            hit.timestamp = time::parse_rfc3339(&j.timestamp).map_err(|e| bad(e.to_string()))?;
+            hit.scheduled = match &j.scheduled {
+                Some(s) => time::parse_rfc3339(s).map_err(|e| bad(e.to_string()))?,
+                None => hit.timestamp,
+            };
+            set(&mut hit.attack, &j.attack);
+            hit.seq = j.seq;
+            hit.code = j.code;
+            hit.latency = j.latency;
+            hit.bytes_out = j.bytes_out;
+            hit.bytes_in = j.bytes_in;
+            set(&mut hit.error, &j.error);
+            hit.body.clear();
+            if let Some(b) = &j.body {
+                B64.decode_vec(b.as_bytes(), &mut hit.body)
+                    .map_err(|e| bad(format!("body: bad base64: {e}")))?;
+            }
+            set(&mut hit.method, &j.method);
+            set(&mut hit.url, &j.url);
+            hit.headers.clear();
+            for (k, vs) in j.headers.into_iter().flatten() {
+                for v in vs {
+                    hit.headers.push((k.clone(), v));
+                }
+            }
+            return Ok(true);
+        }
+    }
+}
+
+fn set(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(src);
+}

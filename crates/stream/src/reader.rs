@@ -1,0 +1,57 @@
+use std::io::{BufRead, BufReader, Read};
+
+use barrage_model::Hit;
+
+use crate::{error::StreamError, CsvReader, Decoder, JsonReader, MAGIC};
+
+/// Reads hits from a binary stream, CSV or JSON lines, whichever the first
+/// bytes show: the magic number, `{`, or a digit.
+pub enum HitReader<R: Read> {
+    /// A binary result stream.
+    Binary(Decoder<BufReader<R>>),
+    /// vegeta CSV.
+    Csv(CsvReader<BufReader<R>>),
+    /// JSON lines.
+    Json(JsonReader<BufReader<R>>),
+    /// An empty input: no records.
+    Empty,
+}
+
+impl<R: Read> HitReader<R> {
+    /// Detects the format of `input` and opens the matching reader.
+    pub fn open(input: R) -> Result<Self, StreamError> {
+        let mut input = BufReader::with_capacity(256 << 10, input);
+        let first = loop {
+            match input.fill_buf() {
+                Ok(buf) => break buf.iter().copied().find(|b| !b.is_ascii_whitespace() || *b == MAGIC[0]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let buffered_all_blank = input.buffer().iter().all(u8::is_ascii_whitespace);
+        Ok(match first {
+            None if buffered_all_blank => {
+                if input.buffer().is_empty() {
+                    HitReader::Empty
+                } else {
+                    // Whitespace first: let the JSON reader skip blank lines.
+                    HitReader::Json(JsonReader::new(input))
+                }
+            }
+            Some(b) if b == MAGIC[0] => HitReader::Binary(Decoder::new(input)?),
+            Some(b'{') => HitReader::Json(JsonReader::new(input)),
+            Some(b) if b.is_ascii_digit() || b == b'-' => HitReader::Csv(CsvReader::new(input)),
+            _ => return Err(StreamError::NotAStream),
+        })
+    }
+
+    /// Reads the next record into `hit`; `Ok(false)` at a clean end.
+    pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
+        match self {
+            HitReader::Binary(d) => d.read(hit),
+            HitReader::Csv(c) => c.read(hit),
+            HitReader::Json(j) => j.read(hit),
+            HitReader::Empty => Ok(false),
+        }
+    }
+}

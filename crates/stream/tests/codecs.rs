@@ -1,0 +1,289 @@
+//! Round-trips and damage tests for every codec.
+
+use barrage_model::Hit;
+use barrage_stream::{CsvReader, CsvWriter, Decoder, Encoder, HitReader, JsonReader, JsonWriter, StreamError};
+use proptest::prelude::*;
+
+fn arb_hit() -> impl Strategy<Value = Hit> {
+    (
+        (any::<u64>(), any::<i64>(), any::<i64>(), any::<u64>(), any::<u16>()),
+        (any::<u64>(), any::<u64>(), ".{0,20}", "[A-Z]{1,7}", ".{0,40}", ".{0,8}"),
+        (proptest::collection::vec(any::<u8>(), 0..40), proptest::collection::vec(("[A-Za-z-]{1,12}", "[ -~]{0,20}"), 0..4)),
+    )
+        .prop_map(|((seq, scheduled, timestamp, latency, code), (bytes_out, bytes_in, error, method, url, attack), (body, headers))| Hit {
+            attack,
+            seq,
+            scheduled,
+            timestamp,
+            latency,
+            code,
+            bytes_out,
+            bytes_in,
+            error,
+            method,
+            url,
+            body,
+            headers,
+        })
+}
+
+fn encode(hits: &[Hit], flush_every: usize) -> Vec<u8> {
+    let mut enc = Encoder::new(Vec::new()).unwrap();
+    for (i, h) in hits.iter().enumerate() {
+        enc.write(h).unwrap();
+        if flush_every > 0 && i % flush_every == flush_every - 1 {
+            enc.flush().unwrap();
+        }
+    }
+    enc.finish().unwrap()
+}
+
+fn decode_all(bytes: &[u8]) -> (Vec<Hit>, Option<StreamError>) {
+    let mut dec = match Decoder::new(bytes) {
+        Ok(d) => d,
+        Err(e) => return (vec![], Some(e)),
+    };
+    let mut out = vec![];
+    loop {
+        let mut h = Hit::default();
+        match dec.read(&mut h) {
+            Ok(true) => out.push(h),
+            Ok(false) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+fn sample(n: u64) -> Vec<Hit> {
+    (0..n)
+        .map(|i| Hit {
+            attack: "a".into(),
+            seq: i,
+            scheduled: 1_700_000_000_000_000_000 + i as i64 * 5_000_000,
+            timestamp: 1_700_000_000_000_050_000 + i as i64 * 5_000_000,
+            latency: 300_000 + i * 7,
+            code: if i % 4 == 3 { 0 } else { 200 },
+            bytes_out: 0,
+            bytes_in: 6,
+            error: if i % 4 == 3 { "connection refused".into() } else { String::new() },
+            method: "GET".into(),
+            url: format!("http://127.0.0.1:8080/{}", i % 3),
+            body: vec![],
+            headers: vec![],
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn binary_round_trips(hits in proptest::collection::vec(arb_hit(), 0..30), flush in 0usize..5) {
+        let bytes = encode(&hits, flush);
+        let (back, err) = decode_all(&bytes);
+        prop_assert!(err.is_none(), "{err:?}");
+        prop_assert_eq!(back, hits);
+    }
+
+    #[test]
+    fn concatenated_records_decode_in_order(a in proptest::collection::vec(arb_hit(), 0..10), b in proptest::collection::vec(arb_hit(), 0..10)) {
+        let mut enc = Encoder::new(Vec::new()).unwrap();
+        for h in a.iter().chain(&b) { enc.write(h).unwrap(); }
+        let (back, err) = decode_all(&enc.finish().unwrap());
+        prop_assert!(err.is_none());
+        prop_assert_eq!(back, a.into_iter().chain(b).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn json_round_trips(mut hits in proptest::collection::vec(arb_hit(), 0..20)) {
+        for h in &mut hits {
+            // JSON carries headers as a map (sorted by name), times in RFC 3339.
+            h.headers.sort_by(|x, y| x.0.cmp(&y.0));
+            h.timestamp = h.timestamp.rem_euclid(4_000_000_000_000_000_000);
+            h.scheduled = h.scheduled.rem_euclid(4_000_000_000_000_000_000);
+        }
+        let mut w = JsonWriter::new(Vec::new());
+        for h in &hits { w.write(h).unwrap(); }
+        let bytes = w.into_inner().unwrap();
+        let mut r = JsonReader::new(&bytes[..]);
+        let mut back = vec![];
+        let mut h = Hit::default();
+        while r.read(&mut h).unwrap() { back.push(h.clone()); }
+        for h in &mut back { h.headers.sort_by(|x, y| x.0.cmp(&y.0)); }
+        prop_assert_eq!(back, hits);
+    }
+
+    #[test]
+    fn csv_round_trips(mut hits in proptest::collection::vec(arb_hit(), 0..20)) {
+        for h in &mut hits {
+            // CSV has no `scheduled` column; header values are trimmed.
+            h.scheduled = h.timestamp;
+            for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
+        }
+        let mut w = CsvWriter::new(Vec::new());
+        for h in &hits { w.write(h).unwrap(); }
+        let bytes = w.into_inner().unwrap();
+        let mut r = CsvReader::new(&bytes[..]);
+        let mut back = vec![];
+        let mut h = Hit::default();
+        while r.read(&mut h).unwrap() { back.push(h.clone()); }
+        prop_assert_eq!(back, hits);
+    }
+}
+
+#[test]
+fn truncation_at_every_offset_keeps_complete_frames() {
+    let hits = sample(100);
+    // A frame every 10 records.
+    let bytes = encode(&hits, 10);
+    let mut frame_ends = vec![];
+    {
+        let mut dec = Decoder::new(&bytes[..]).unwrap();
+        let mut h = Hit::default();
+        let mut n = 0;
+        while dec.read(&mut h).unwrap() {
+            n += 1;
+            if n % 10 == 0 {
+                frame_ends.push(dec.offset() as usize);
+            }
+        }
+    }
+    assert_eq!(frame_ends.len(), 10);
+    assert_eq!(*frame_ends.last().unwrap(), bytes.len());
+    for cut in 0..bytes.len() {
+        let (back, err) = decode_all(&bytes[..cut]);
+        let complete = frame_ends.iter().filter(|&&end| end <= cut).count() * 10;
+        assert_eq!(back.len(), complete, "cut at {cut}");
+        assert_eq!(back[..], hits[..complete], "cut at {cut}");
+        let on_boundary = cut == 6 || frame_ends.contains(&cut);
+        match err {
+            None => assert!(on_boundary, "cut at {cut} must report an error"),
+            Some(StreamError::Truncated { offset, .. }) => {
+                assert!(!on_boundary);
+                assert!(offset as usize <= cut, "offset {offset} beyond cut {cut}");
+            }
+            Some(StreamError::NotAStream) => assert!(cut < 4),
+            Some(e) => panic!("cut at {cut}: unexpected {e}"),
+        }
+    }
+}
+
+#[test]
+fn every_single_byte_flip_is_caught_or_harmless() {
+    let hits = sample(100);
+    let bytes = encode(&hits, 25);
+    for i in 0..bytes.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut bad = bytes.clone();
+            bad[i] ^= bit;
+            let (back, err) = decode_all(&bad);
+            // Either an error, or (never, with the CRC) silently different data.
+            assert!(err.is_some() || back == hits, "flip at {i} went unnoticed");
+            // Whatever was returned before the error is a prefix of the truth.
+            assert_eq!(back[..], hits[..back.len()], "flip at {i}");
+        }
+    }
+}
+
+#[test]
+fn header_errors_are_named() {
+    assert!(matches!(Decoder::new(&b"GET http://x/"[..]), Err(StreamError::NotAStream)));
+    assert!(matches!(Decoder::new(&b""[..]), Err(StreamError::NotAStream)));
+    let newer = [0xB7, b'B', b'R', b'G', 9, 0];
+    match Decoder::new(&newer[..]) {
+        Err(StreamError::NewerVersion { found: 9, supported: 1 }) => {}
+        other => panic!("{:?}", other.err()),
+    }
+}
+
+#[test]
+fn oversized_frame_length_is_rejected_before_allocating() {
+    let mut bytes = encode(&sample(1), 0)[..6].to_vec();
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    let (_, err) = decode_all(&bytes);
+    assert!(matches!(err, Some(StreamError::Corrupt { offset: 6, .. })), "{err:?}");
+}
+
+#[test]
+fn one_target_record_is_small() {
+    let hits = sample(10_000);
+    let one_url: Vec<Hit> = hits.into_iter().map(|mut h| { h.url = "http://127.0.0.1:8080/".into(); h.error.clear(); h.code = 200; h }).collect();
+    let bytes = encode(&one_url, 0);
+    let per = bytes.len() as f64 / one_url.len() as f64;
+    assert!(per < 32.0, "{per} bytes per record");
+}
+
+#[test]
+fn reader_detects_each_format() {
+    let hits = sample(5);
+    let bin = encode(&hits, 0);
+    let mut csv = CsvWriter::new(Vec::new());
+    let mut json = JsonWriter::new(Vec::new());
+    for h in &hits {
+        csv.write(h).unwrap();
+        json.write(h).unwrap();
+    }
+    for (name, bytes) in [("bin", bin), ("csv", csv.into_inner().unwrap()), ("json", json.into_inner().unwrap())] {
+        let mut r = HitReader::open(&bytes[..]).unwrap();
+        let mut h = Hit::default();
+        let mut n = 0;
+        while r.read(&mut h).unwrap() {
+            assert_eq!(h.seq, n, "{name}");
+            assert_eq!(h.timestamp, hits[n as usize].timestamp, "{name}");
+            assert_eq!(h.url, hits[n as usize].url, "{name}");
+            n += 1;
+        }
+        assert_eq!(n, 5, "{name}");
+    }
+    assert!(matches!(HitReader::open(&b"GET http://x/\n"[..]), Err(StreamError::NotAStream)));
+    let mut empty = HitReader::open(&b""[..]).unwrap();
+    assert!(!empty.read(&mut Hit::default()).unwrap());
+}
+
+#[test]
+fn reads_vegeta_fixtures() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/vegeta");
+    let Ok(csv) = std::fs::read(format!("{dir}/alpha.csv")) else {
+        eprintln!("SKIP: vegeta fixtures not found beside the checkout");
+        return;
+    };
+    let json = std::fs::read(format!("{dir}/alpha.jsonl")).unwrap();
+    let (mut a, mut b) = (CsvReader::new(&csv[..]), JsonReader::new(&json[..]));
+    let (mut ha, mut hb) = (Hit::default(), Hit::default());
+    let mut n = 0;
+    while a.read(&mut ha).unwrap() {
+        assert!(b.read(&mut hb).unwrap());
+        hb.headers.sort();
+        ha.headers.sort();
+        assert_eq!(ha, hb, "record {n}");
+        n += 1;
+    }
+    assert_eq!(n, 300);
+    assert!(ha.error.is_empty() || ha.code != 200);
+}
+
+#[test]
+fn csv_quotes_like_go() {
+    let mut w = CsvWriter::new(Vec::new());
+    let h = Hit { error: "Get \"http://x/\": refused".into(), attack: "a,b".into(), ..Hit::default() };
+    w.write(&h).unwrap();
+    let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
+    assert_eq!(line, "0,0,0,0,0,\"Get \"\"http://x/\"\": refused\",,\"a,b\",0,,,\n");
+}
+
+#[test]
+fn bad_lines_name_their_line() {
+    let mut r = CsvReader::new(&b"1,200,5,0,0,,,a,0,GET,http://x/,\n1,abc,5,0,0,,,a,1,GET,http://x/,\n"[..]);
+    let mut h = Hit::default();
+    assert!(r.read(&mut h).unwrap());
+    match r.read(&mut h) {
+        Err(StreamError::BadLine { line: 2, what }) => assert!(what.contains("code"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    let mut j = JsonReader::new(&b"\n{\"timestamp\":\"bad\"}\n"[..]);
+    match j.read(&mut h) {
+        Err(StreamError::BadLine { line: 2, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
