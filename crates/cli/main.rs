@@ -1,1 +1,67 @@
-fn main() {}
+//! barrage: an HTTP load-testing toolchain in the style of vegeta.
+//!
+//! `attack` writes a binary result stream; `report`, `dump` and `encode` read
+//! it (or CSV / JSON lines). This file parses the command line, dispatches,
+//! and turns outcomes into exit codes: 0 done, 1 the tool's own I/O failed,
+//! 2 bad usage or input, 130 a second Ctrl-C.
+
+mod attack;
+mod dump;
+mod flags;
+mod inputs;
+mod output;
+mod report;
+mod serve;
+
+use clap::Parser;
+use flags::{Cli, Command};
+
+/// Exit code when the tool's own I/O failed.
+pub const EXIT_IO: i32 = 1;
+/// Exit code for bad usage or bad input.
+pub const EXIT_USAGE: i32 = 2;
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| {
+        // One line, no backtrace; still says "panicked" so tests catch bugs.
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("barrage: internal error, panicked{at}: {msg} (please report this bug)");
+    }));
+    let args = flags::normalize(std::env::args_os());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
+    let code = match cli.command {
+        Command::Attack(a) => attack::run(a),
+        Command::Report(r) => report::run(r),
+        Command::Dump(d) => dump::run(d),
+        Command::Encode(e) => dump::encode(e),
+        Command::Serve(s) => serve::run(s),
+    };
+    std::process::exit(code);
+}
+
+/// Help and version go to stdout with exit 0; any other flag error is one
+/// line on stderr and exit 2.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            std::process::exit(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { EXIT_USAGE } else { 0 });
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            eprintln!("barrage: {first} (see barrage -h)");
+            std::process::exit(EXIT_USAGE);
+        }
+    }
+}

@@ -1,1 +1,51 @@
-//! placeholder
+//! barrage-attack: sends requests on an absolute schedule and turns every
+//! scheduled request into exactly one [`Hit`].
+//!
+//! - [`Pacer`]: a pure function from a request's sequence number to when it is
+//!   due (or that the attack is over), from `-rate`, `-duration`, `-requests`.
+//! - [`Attack`]: the scheduler. One pacer thread waits for each due time,
+//!   takes a target and a worker slot (`-max-workers`) and spawns the request
+//!   on a multi-threaded tokio runtime; a writer thread hands every `Hit` to a
+//!   [`HitSink`] and flushes it at least every 100 ms. Stopping (end of the
+//!   schedule, [`Stopper::stop`], a failed sink) sends no new requests and
+//!   waits for the ones in flight, so nothing scheduled goes unrecorded.
+//! - [`Client`]: hyper 1 over rustls (HTTP/1.1, HTTP/2 by ALPN, h2c), with
+//!   redirects, a whole-request timeout and body capture up to `-max-body`.
+//!
+//! The attacker does not know the stream format: the CLI plugs an encoder in
+//! as the sink.
+//!
+//! ```no_run
+//! use barrage_attack::{Attack, AttackConfig, ClientConfig, Targets, Stopper};
+//! use barrage_model::{Hit, Target};
+//! struct Count(u64);
+//! impl barrage_attack::HitSink for Count {
+//!     fn write(&mut self, _: &Hit) -> std::io::Result<()> { self.0 += 1; Ok(()) }
+//!     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+//! }
+//! let target = Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() };
+//! let config = AttackConfig { requests: Some(10), ..AttackConfig::default() };
+//! let attack = Attack::new(config, ClientConfig::default()).unwrap();
+//! let report = attack.run(Targets::fixed(vec![target]).unwrap(), Box::new(Count(0)), Stopper::new()).unwrap();
+//! assert_eq!(report.scheduled, 10);
+//! ```
+#![deny(missing_docs)]
+
+mod client;
+mod config;
+mod pacer;
+mod scheduler;
+mod sink;
+mod stopper;
+mod targets;
+mod tls;
+
+pub use barrage_model::{Hit, Rate, Target};
+pub use client::{Client, Prepared};
+pub use config::{AttackConfig, ClientConfig, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, DEFAULT_WORKERS};
+pub use pacer::{Due, Pacer};
+pub use scheduler::{Attack, AttackError, AttackReport, StopReason};
+pub use sink::HitSink;
+pub use stopper::Stopper;
+pub use targets::{TargetSource, Targets};
+pub use tls::TlsError;

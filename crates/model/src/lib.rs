@@ -8,6 +8,7 @@
 //! - [`duration`]: Go-compatible duration parsing and formatting, so flags and
 //!   reports read like vegeta's (`1m30s`, `363.985µs`).
 //! - [`time`]: unix nanoseconds to and from RFC 3339.
+//! - [`gojson`]: JSON strings and floats written as Go writes them.
 //!
 //! ```
 //! use barrage_model::{duration, Rate};
@@ -18,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod duration;
+pub mod gojson;
 mod hit;
 mod rate;
 mod target;

@@ -4,7 +4,7 @@ use std::{
     io::{self, BufRead, Write},
 };
 
-use barrage_model::{time, Hit};
+use barrage_model::{gojson::push_str as push_json_str, time, Hit};
 use base64::{engine::general_purpose::STANDARD as B64, Engine};
 use serde::Deserialize;
 
@@ -96,29 +96,6 @@ impl<W: Write> JsonWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
-}
-
-/// Appends `s` as a JSON string the way Go's encoder writes it: `<`, `>`,
-/// `&`, U+2028 and U+2029 escaped as `\uXXXX`.
-pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
-            }
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
-    }
-    out.push(b'"');
 }
 
 #[derive(Deserialize)]

@@ -1,1 +1,47 @@
-//! placeholder
+//! barrage-targets: reads the requests to send, in vegeta's formats.
+//!
+//! - [`HttpTargets`]: the line-based `http` format (`GET http://h/path`,
+//!   `Header: value` lines, an `@/path/to/body` line, `#` comments, blank
+//!   lines between targets).
+//! - [`JsonTargets`]: one JSON object per line with `method`, `url`, base64
+//!   `body` and a `header` object of string arrays.
+//! - [`TargetReader`]: either of them behind one `next()`, so the attack can
+//!   read all targets up front or one per request (`-lazy`).
+//!
+//! Both apply the global `-header` values (first) and `-body` (when a target
+//! has none) from [`Defaults`]. Every error names the input and line.
+//!
+//! ```
+//! use barrage_targets::{Defaults, Format, TargetReader};
+//! let text = "GET http://127.0.0.1:8080/\nX-Test: 1\n\nPOST http://127.0.0.1:8080/p\n";
+//! let mut r = TargetReader::new(text.as_bytes(), "stdin", Format::Http, Defaults::default());
+//! let first = r.next().unwrap().unwrap();
+//! assert_eq!(first.headers, vec![("X-Test".to_string(), "1".to_string())]);
+//! assert_eq!(r.next().unwrap().unwrap().method, "POST");
+//! assert!(r.next().unwrap().is_none());
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod http;
+mod json;
+mod reader;
+
+pub use error::TargetError;
+pub use http::HttpTargets;
+pub use json::JsonTargets;
+pub use reader::{Defaults, Format, TargetReader};
+
+/// Checks a target URL: absolute, `http` or `https`, with a host.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let uri: ::http::Uri = url.parse().map_err(|e| format!("{e}"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(other) => return Err(format!("unsupported scheme {other:?} (use http or https)")),
+        None => return Err("not an absolute URL (missing http:// or https://)".into()),
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err("missing host".into());
+    }
+    Ok(())
+}

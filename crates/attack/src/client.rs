@@ -1,0 +1,283 @@
+use std::{sync::Arc, time::Duration};
+
+use barrage_model::Target;
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_rustls::HttpsConnector;
+use hyper_util::{
+    client::legacy::{connect::HttpConnector, Client as Pool},
+    rt::TokioExecutor,
+};
+use tokio::sync::Semaphore;
+
+use crate::{tls, ClientConfig, TlsError};
+
+/// Request header carrying the hit's sequence number.
+pub const SEQ_HEADER: &str = "x-barrage-seq";
+/// Request header carrying the attack name (only when `-name` is set).
+pub const ATTACK_HEADER: &str = "x-barrage-attack";
+
+/// A target parsed once into what hyper sends, shared by every hit of it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The method.
+    pub method: Method,
+    /// The URL.
+    pub uri: Uri,
+    /// Its headers (global `-header` values first).
+    pub headers: HeaderMap,
+    /// Its body.
+    pub body: Bytes,
+    /// The method as written, for the Hit.
+    pub method_text: String,
+    /// The URL as written, for the Hit.
+    pub url_text: String,
+}
+
+impl Prepared {
+    /// Parses `t`; the error says which part hyper cannot send.
+    pub fn new(t: Target) -> Result<Self, String> {
+        let method = Method::from_bytes(t.method.as_bytes()).map_err(|_| format!("bad method: {}", t.method))?;
+        let uri: Uri = t.url.parse().map_err(|e| format!("bad URL: {}, {e}", t.url))?;
+        let mut headers = HeaderMap::with_capacity(t.headers.len());
+        for (k, v) in &t.headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("bad header: {k}: {v}"))?;
+            let value = HeaderValue::from_str(v).map_err(|_| format!("bad header: {k}: {v}"))?;
+            headers.append(name, value);
+        }
+        Ok(Prepared { method, uri, headers, body: t.body, method_text: t.method, url_text: t.url })
+    }
+}
+
+/// What came back for one hit.
+#[derive(Debug, Default)]
+pub struct Response {
+    /// Status code.
+    pub code: u16,
+    /// Body bytes received.
+    pub bytes_in: u64,
+    /// Body bytes kept (`-max-body`).
+    pub body: Vec<u8>,
+    /// Headers (with `-keep-headers`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// The HTTP client of an attack: a hyper connection pool over rustls.
+pub struct Client {
+    pool: Pool<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    in_flight: Option<Arc<Semaphore>>,
+    timeout: Option<Duration>,
+    redirects: i64,
+    max_body: i64,
+    keep_headers: bool,
+    keepalive: bool,
+    attack: Option<HeaderValue>,
+}
+
+impl Client {
+    /// Builds the client; fails only on unusable TLS settings.
+    pub fn new(cfg: &ClientConfig) -> Result<Self, TlsError> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_local_address(cfg.laddr);
+        let tls = tls::client_config(cfg)?;
+        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
+        let https = if cfg.http2 {
+            https.enable_http1().enable_http2().wrap_connector(http)
+        } else {
+            https.enable_http1().wrap_connector(http)
+        };
+        let mut builder = Pool::builder(TokioExecutor::new());
+        builder
+            .pool_max_idle_per_host(if cfg.keepalive { cfg.connections } else { 0 })
+            .pool_idle_timeout(Duration::from_secs(90))
+            .http2_only(cfg.h2c);
+        let attack = (!cfg.name.is_empty()).then(|| HeaderValue::from_str(&cfg.name).ok()).flatten();
+        Ok(Client {
+            pool: builder.build(https),
+            in_flight: (cfg.max_connections > 0).then(|| Arc::new(Semaphore::new(cfg.max_connections))),
+            timeout: cfg.timeout,
+            redirects: cfg.redirects,
+            max_body: cfg.max_body,
+            keep_headers: cfg.keep_headers,
+            keepalive: cfg.keepalive,
+            attack,
+        })
+    }
+
+    /// Sends `target` as hit `seq`, follows redirects, reads the whole body.
+    /// Errors are the transport's, worded like Go's: `Get "url": …`.
+    pub async fn send(&self, target: &Prepared, seq: u64) -> Result<Response, String> {
+        let _slot = match &self.in_flight {
+            Some(s) => Some(s.acquire().await.map_err(|e| e.to_string())?),
+            None => None,
+        };
+        match self.timeout {
+            Some(t) => match tokio::time::timeout(t, self.exchange(target, seq)).await {
+                Ok(r) => r,
+                Err(_) => Err(format!(
+                    "{} \"{}\": timeout after {} (-timeout)",
+                    go_op(&target.method_text),
+                    target.url_text,
+                    barrage_model::duration::format(t.as_nanos() as i64)
+                )),
+            },
+            None => self.exchange(target, seq).await,
+        }
+    }
+
+    fn request(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes, seq: u64) -> Request<Full<Bytes>> {
+        let mut req = Request::new(Full::new(body.clone()));
+        *req.method_mut() = method.clone();
+        *req.uri_mut() = uri.clone();
+        let h = req.headers_mut();
+        h.clone_from(headers);
+        h.insert(SEQ_HEADER, HeaderValue::from(seq));
+        if let Some(a) = &self.attack {
+            h.insert(ATTACK_HEADER, a.clone());
+        }
+        if !self.keepalive {
+            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        req
+    }
+
+    async fn exchange(&self, target: &Prepared, seq: u64) -> Result<Response, String> {
+        let mut method = target.method.clone();
+        let mut uri = target.uri.clone();
+        let mut body = target.body.clone();
+        let mut followed = 0i64;
+        loop {
+            let fail = |e: &dyn std::error::Error| format!("{} \"{}\": {}", go_op(method.as_str()), uri, chain(e));
+            let req = self.request(&method, &uri, &target.headers, &body, seq);
+            let resp = self.pool.request(req).await.map_err(|e| fail(&e))?;
+            let status = resp.status();
+            let location = resp.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()).map(str::to_string);
+            if let (true, true, Some(loc)) = (status.is_redirection(), self.redirects >= 0, location) {
+                if followed >= self.redirects {
+                    return Err(format!(
+                        "{} \"{}\": stopped after {} redirects",
+                        go_op(method.as_str()),
+                        uri,
+                        self.redirects
+                    ));
+                }
+                // Drain the body so the connection can be reused.
+                let _ = resp.into_body().collect().await;
+                uri = resolve(&uri, &loc).map_err(|e| format!("{} \"{}\": bad redirect {loc:?}: {e}", go_op(method.as_str()), uri))?;
+                if matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER)
+                    && method != Method::HEAD
+                {
+                    method = Method::GET;
+                    body = Bytes::new();
+                }
+                followed += 1;
+                continue;
+            }
+            let mut out = Response { code: status.as_u16(), ..Response::default() };
+            if self.keep_headers {
+                for (k, v) in resp.headers() {
+                    out.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
+                }
+            }
+            let mut incoming = resp.into_body();
+            while let Some(frame) = incoming.frame().await {
+                let frame = frame.map_err(|e| fail(&e))?;
+                if let Some(data) = frame.data_ref() {
+                    out.bytes_in += data.len() as u64;
+                    let room = if self.max_body < 0 {
+                        data.len()
+                    } else {
+                        (self.max_body as usize).saturating_sub(out.body.len()).min(data.len())
+                    };
+                    out.body.extend_from_slice(&data[..room]);
+                }
+            }
+            return Ok(out);
+        }
+    }
+}
+
+/// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.
+fn go_op(method: &str) -> String {
+    let mut s = String::with_capacity(method.len());
+    for (i, c) in method.chars().enumerate() {
+        s.push(if i == 0 { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() });
+    }
+    s
+}
+
+/// An error and its sources, joined with `: `, without repeats.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    parts.join(": ")
+}
+
+/// Resolves a `Location` against the URL it came from.
+fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
+    if let Ok(abs) = location.parse::<Uri>() {
+        if abs.scheme().is_some() && abs.authority().is_some() {
+            return Ok(abs);
+        }
+    }
+    let scheme = base.scheme_str().unwrap_or("http");
+    let authority = base.authority().map(|a| a.as_str()).unwrap_or("");
+    let path = if let Some(rest) = location.strip_prefix("//") {
+        return format!("{scheme}://{rest}").parse().map_err(|e| format!("{e}"));
+    } else if location.starts_with('/') {
+        location.to_string()
+    } else {
+        let dir = base.path().rsplit_once('/').map_or("", |(d, _)| d);
+        format!("{dir}/{location}")
+    };
+    format!("{scheme}://{authority}{path}").parse().map_err(|e| format!("{e}"))
+}
+
+/// vegeta's error text for a status outside [200, 400): `404 Not Found`.
+pub(crate) fn status_error(code: u16) -> String {
+    match StatusCode::from_u16(code).ok().and_then(|s| s.canonical_reason()) {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_locations() {
+        let base: Uri = "http://h:1/a/b?q".parse().unwrap();
+        let cases = [
+            ("http://o:2/x", "http://o:2/x"),
+            ("/root", "http://h:1/root"),
+            ("sib", "http://h:1/a/sib"),
+            ("//other/p", "http://other/p"),
+        ];
+        for (loc, want) in cases {
+            assert_eq!(resolve(&base, loc).unwrap().to_string(), want, "{loc}");
+        }
+    }
+
+    #[test]
+    fn go_op_names() {
+        assert_eq!(go_op("GET"), "Get");
+        assert_eq!(go_op("POST"), "Post");
+    }
+
+    #[test]
+    fn status_texts() {
+        assert_eq!(status_error(404), "404 Not Found");
+        assert_eq!(status_error(599), "599");
+    }
+}

@@ -1,0 +1,87 @@
+use std::time::Duration;
+
+use barrage_model::Rate;
+
+/// When a request is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// At this offset from the start, nanoseconds.
+    At(u64),
+    /// As soon as a worker is free (no pacing).
+    Now,
+    /// The schedule is over: no request with this or a later sequence number.
+    Stop,
+}
+
+/// The schedule as a pure function: request `seq` is due at
+/// `seq × period` after the start, computed exactly, whatever happened to
+/// the requests before it. Being late never skips or bunches the schedule;
+/// the scheduler records the lateness instead.
+#[derive(Debug, Clone, Copy)]
+pub struct Pacer {
+    rate: Rate,
+    duration_ns: Option<u64>,
+    requests: Option<u64>,
+}
+
+impl Pacer {
+    /// A pacer for `rate`, ending at `duration` or after `requests`,
+    /// whichever comes first.
+    pub fn new(rate: Rate, duration: Option<Duration>, requests: Option<u64>) -> Self {
+        let duration_ns = duration.filter(|d| !d.is_zero()).map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
+        Pacer { rate, duration_ns, requests }
+    }
+
+    /// When request `seq` is due; `elapsed_ns` is the time since the start
+    /// (used only by the unpaced closed model to honour `-duration`).
+    pub fn due(&self, seq: u64, elapsed_ns: u64) -> Due {
+        if self.requests.is_some_and(|n| seq >= n) {
+            return Due::Stop;
+        }
+        match self.rate.offset_ns(seq) {
+            None if self.rate == Rate::Max => {
+                if self.duration_ns.is_some_and(|d| elapsed_ns >= d) {
+                    Due::Stop
+                } else {
+                    Due::Now
+                }
+            }
+            None => Due::Stop,
+            Some(at) if self.duration_ns.is_some_and(|d| at >= d) => Due::Stop,
+            Some(at) => Due::At(at),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(s: &str) -> Rate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn table() {
+        let sec = Some(Duration::from_secs(1));
+        let two = Some(Duration::from_secs(2));
+        let cases: &[(&str, Pacer, u64, u64, Due)] = &[
+            ("first hit at 0", Pacer::new(rate("200"), two, None), 0, 0, Due::At(0)),
+            ("5 ms apart", Pacer::new(rate("200"), two, None), 1, 0, Due::At(5_000_000)),
+            ("last of 400", Pacer::new(rate("200"), two, None), 399, 0, Due::At(1_995_000_000)),
+            ("401st is past the end", Pacer::new(rate("200"), two, None), 400, 0, Due::Stop),
+            ("lateness never moves the schedule", Pacer::new(rate("200"), two, None), 3, 9_000_000_000, Due::At(15_000_000)),
+            ("requests cap first", Pacer::new(rate("200"), two, Some(3)), 3, 0, Due::Stop),
+            ("duration cap first", Pacer::new(rate("1"), sec, Some(100)), 1, 0, Due::Stop),
+            ("no duration runs on", Pacer::new(rate("1"), None, None), 1_000_000, 0, Due::At(1_000_000 * 1_000_000_000)),
+            ("zero duration means none", Pacer::new(rate("1"), Some(Duration::ZERO), None), 5, 0, Due::At(5_000_000_000)),
+            ("closed model now", Pacer::new(Rate::Max, sec, None), 7, 10, Due::Now),
+            ("closed model ends by clock", Pacer::new(Rate::Max, sec, None), 7, 1_000_000_000, Due::Stop),
+            ("closed model with count", Pacer::new(Rate::Max, None, Some(2)), 2, 0, Due::Stop),
+            ("offset overflow stops", Pacer::new(rate("1/1h"), None, None), u64::MAX / 2, 0, Due::Stop),
+        ];
+        for (name, pacer, seq, elapsed, want) in cases {
+            assert_eq!(pacer.due(*seq, *elapsed), *want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,77 @@
+use std::{
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Condvar, Mutex,
+    },
+    time::Instant,
+};
+
+use tokio::sync::Notify;
+
+/// A handle that ends an attack gracefully from anywhere (a signal thread,
+/// the writer when output fails): no new requests, in-flight ones finish.
+#[derive(Clone, Default)]
+pub struct Stopper {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    stopped: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
+    notify: Notify,
+}
+
+impl Stopper {
+    /// A stopper that has not fired.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fires: the attack schedules nothing more.
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
+        let _guard = self.inner.lock.lock();
+        self.inner.wake.notify_all();
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether it has fired.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Sleeps until `deadline` (precise to the OS timer, tens of µs) or
+    /// until stopped; returns false when stopped.
+    pub fn sleep_until(&self, deadline: Instant) -> bool {
+        let mut guard = match self.inner.lock.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        loop {
+            if self.is_stopped() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return true;
+            }
+            guard = match self.inner.wake.wait_timeout(guard, deadline - now) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// Resolves when stopped (immediately if already).
+    pub async fn stopped(&self) {
+        let notified = self.inner.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.is_stopped() {
+            return;
+        }
+        notified.await;
+    }
+}

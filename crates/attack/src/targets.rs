@@ -1,0 +1,42 @@
+use std::sync::Arc;
+
+use barrage_model::Target;
+
+use crate::client::Prepared;
+
+/// A source of targets read one per request (`-lazy`).
+pub trait TargetSource: Send {
+    /// The next target, `Ok(None)` when there are no more; errors are shown
+    /// to the user as they are (they name the file and line).
+    fn next_target(&mut self) -> Result<Option<Target>, String>;
+}
+
+/// The targets of an attack.
+pub enum Targets {
+    /// All read up front and used round-robin.
+    Fixed(Vec<Arc<Prepared>>),
+    /// Read one per request; the attack ends when they run out.
+    Lazy(Box<dyn TargetSource>),
+}
+
+impl Targets {
+    /// Prepares fixed targets; fails on the first that hyper cannot send.
+    pub fn fixed(targets: Vec<Target>) -> Result<Self, String> {
+        if targets.is_empty() {
+            return Err("no targets to attack".into());
+        }
+        let prepared = targets.into_iter().map(|t| Prepared::new(t).map(Arc::new)).collect::<Result<_, _>>()?;
+        Ok(Targets::Fixed(prepared))
+    }
+
+    /// The target for request `seq`; `Ok(None)` when lazy targets ran out.
+    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<Prepared>>, String> {
+        match self {
+            Targets::Fixed(all) => Ok(Some(all[(seq % all.len() as u64) as usize].clone())),
+            Targets::Lazy(src) => match src.next_target()? {
+                None => Ok(None),
+                Some(t) => Prepared::new(t).map(|p| Some(Arc::new(p))),
+            },
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `barrage attack`: reads targets, runs the attack, writes the stream.
+//!
+//! Order matters for "nothing is sent on bad input": targets, the body file
+//! and TLS files are all checked, and the output opened and its header
+//! written, before the first request.
+
+use std::{
+    fs::File,
+    io::{self, BufRead, BufReader, Write},
+};
+
+use barrage_attack::{Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets};
+use barrage_model::Target;
+use barrage_stream::{Encoder, Hit};
+use barrage_targets::{Defaults, TargetReader};
+
+use crate::{flags::AttackArgs, output, EXIT_IO, EXIT_USAGE};
+
+/// Exit code of a hard stop (second Ctrl-C), as shells report SIGINT.
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// The stream encoder as the attack's sink; errors name the output.
+struct StreamSink {
+    encoder: Encoder<Box<dyn Write + Send>>,
+}
+
+impl HitSink for StreamSink {
+    fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        self.encoder.write(hit)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.encoder.flush()
+    }
+}
+
+/// `-lazy`: targets read as requests go out.
+struct Lazy(TargetReader<Box<dyn BufRead + Send>>);
+
+impl TargetSource for Lazy {
+    fn next_target(&mut self) -> Result<Option<Target>, String> {
+        self.0.next().map_err(|e| e.to_string())
+    }
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("barrage attack: {msg}");
+    code
+}
+
+pub fn run(a: AttackArgs) -> i32 {
+    if a.rate == Rate::Max && a.max_workers.is_none() {
+        return fail(EXIT_USAGE, "-rate=0 (or infinity) requires setting -max-workers");
+    }
+    if a.max_workers == Some(0) {
+        return fail(EXIT_USAGE, "-max-workers must be at least 1");
+    }
+    let body = match &a.body {
+        None => bytes::Bytes::new(),
+        Some(path) => match std::fs::read(path) {
+            Ok(b) => b.into(),
+            Err(e) => return fail(EXIT_USAGE, format!("-body {}: {e}", path.display())),
+        },
+    };
+    let defaults = Defaults { headers: a.headers.clone(), body };
+    let input: Box<dyn BufRead + Send> = if a.targets == "stdin" || a.targets == "-" {
+        Box::new(BufReader::new(io::stdin()))
+    } else {
+        match File::open(&a.targets) {
+            Ok(f) => Box::new(BufReader::new(f)),
+            Err(e) => return fail(EXIT_USAGE, format!("-targets {}: {e}", a.targets)),
+        }
+    };
+    let mut reader = TargetReader::new(input, &a.targets, a.format, defaults);
+    let targets = if a.lazy {
+        Targets::Lazy(Box::new(Lazy(reader)))
+    } else {
+        let all = match reader.read_all() {
+            Ok(all) => all,
+            Err(e) => return fail(EXIT_USAGE, e),
+        };
+        match Targets::fixed(all) {
+            Ok(t) => t,
+            Err(e) => return fail(EXIT_USAGE, format!("{}: {e}", a.targets)),
+        }
+    };
+
+    let config = AttackConfig {
+        rate: a.rate,
+        duration: Some(a.duration).filter(|d| !d.is_zero()),
+        requests: a.requests,
+        workers: a.workers,
+        max_workers: a.max_workers,
+        name: a.name.clone(),
+        cpus: a.cpus,
+    };
+    let client = ClientConfig {
+        timeout: Some(a.timeout).filter(|d| !d.is_zero()),
+        keepalive: a.keepalive,
+        connections: a.connections,
+        max_connections: a.max_connections,
+        http2: a.http2,
+        h2c: a.h2c,
+        insecure: a.insecure,
+        cert: a.cert.clone(),
+        key: a.key.clone(),
+        root_certs: a.root_certs.clone(),
+        redirects: a.redirects,
+        max_body: a.max_body,
+        keep_headers: a.keep_headers,
+        laddr: a.laddr,
+        name: a.name.clone(),
+    };
+    let attack = match Attack::new(config, client) {
+        Ok(at) => at,
+        Err(barrage_attack::AttackError::Tls(e)) => return fail(EXIT_USAGE, e),
+        Err(e) => return fail(EXIT_IO, e),
+    };
+    let sink = match output::open(&a.output).and_then(|out| {
+        let mut encoder = Encoder::new(out)?;
+        encoder.flush()?;
+        Ok(encoder)
+    }) {
+        Ok(encoder) => StreamSink { encoder },
+        Err(e) if output::is_closed_pipe(&e) => return 0,
+        Err(e) => return fail(EXIT_IO, format!("-output {}: {e}", a.output)),
+    };
+
+    let stopper = Stopper::new();
+    install_signals(stopper.clone());
+    let report = match attack.run(targets, Box::new(sink), stopper) {
+        Ok(r) => r,
+        Err(e) => return fail(EXIT_IO, e),
+    };
+    match report.reason {
+        StopReason::BadTarget => fail(EXIT_USAGE, report.target_error.unwrap_or_default()),
+        StopReason::OutputFailed => match report.output_error {
+            Some(e) if output::is_closed_pipe(&e) => 0,
+            Some(e) => fail(EXIT_IO, format!("writing {}: {e}", a.output)),
+            None => 0,
+        },
+        StopReason::Done | StopReason::Stopped | StopReason::TargetsExhausted => 0,
+    }
+}
+
+/// First SIGINT/SIGTERM: graceful stop (in-flight requests finish, the
+/// stream is completed). Second: exit 130 at once.
+fn install_signals(stopper: Stopper) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new().name("barrage-signals".into()).spawn(move || {
+        let mut seen = 0;
+        for _ in signals.forever() {
+            seen += 1;
+            if seen == 1 {
+                stopper.stop();
+            } else {
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        }
+    });
+}

@@ -1,0 +1,332 @@
+//! Command-line flags in vegeta's spelling: `-rate 5000`, `-rate=5000`,
+//! `--rate 5000` and `--rate=5000` all work, because single-dash long flags
+//! are rewritten to double-dash before clap sees them.
+
+use std::{ffi::OsString, path::PathBuf, time::Duration};
+
+use barrage_attack::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_WORKERS};
+use barrage_model::{duration, Rate};
+use barrage_targets::Format;
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+/// `-rate` default, as in vegeta.
+pub const DEFAULT_RATE: &str = "50/1s";
+/// `-timeout` default, as in vegeta.
+pub const DEFAULT_TIMEOUT: &str = "30s";
+
+/// Rewrites `-name` and `-name=value` to `--name…` so clap parses vegeta's
+/// single-dash long flags. Negative numbers (`-1`) and one-letter flags
+/// (`-h`) are left alone, as is everything after `--`.
+pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut rest = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        if i == 0 || rest {
+            out.push(arg);
+            continue;
+        }
+        let Some(s) = arg.to_str() else {
+            out.push(arg);
+            continue;
+        };
+        if s == "--" {
+            rest = true;
+            out.push(arg);
+            continue;
+        }
+        let b = s.as_bytes();
+        let name_len = s[1.min(s.len())..].split('=').next().map_or(0, str::len);
+        if b.len() > 2 && b[0] == b'-' && b[1].is_ascii_alphabetic() && name_len > 1 {
+            out.push(format!("-{s}").into());
+        } else {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+/// A Go duration flag value (`30s`, `1m30s`, `0`); negatives refused.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let ns = duration::parse(s).map_err(|e| e.to_string())?;
+    if ns < 0 {
+        return Err(format!("negative duration {s:?}"));
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+/// `-rate`.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    s.parse::<Rate>().map_err(|e| e.to_string())
+}
+
+/// `-max-body`: `-1` (all), a byte count, or a size (`10KB`, `2 MiB`).
+pub fn parse_size(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    if t == "-1" {
+        return Ok(-1);
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)"))?;
+    let mult: i64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" | "kilobytes" => 1_000,
+        "mb" | "megabytes" => 1_000_000,
+        "gb" | "gigabytes" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => return Err(format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)")),
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+/// `-header "Name: value"`: split at the first colon, neither part empty.
+pub fn parse_header(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("bad header {s:?} (use \"Name: value\")")),
+    }
+}
+
+/// `-format`.
+pub fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "barrage",
+    version,
+    about = "HTTP load testing toolchain: attack at a constant rate, then report or dump the results",
+    after_help = "Flags take one or two dashes: -rate 100, -rate=100, --rate 100.\n\nExample:\n  echo \"GET http://127.0.0.1:8080/\" | barrage attack -rate 100 -duration 5s | barrage report"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Send requests at a fixed rate; write one binary result per request
+    Attack(AttackArgs),
+    /// Report on result streams (binary, CSV or JSON lines; merged by time)
+    Report(ReportArgs),
+    /// Write results as CSV or JSON lines
+    Dump(DumpArgs),
+    /// Convert results between encodings (vegeta's `encode`)
+    Encode(EncodeArgs),
+    /// Serve a tiny HTTP target on loopback, for trying barrage out
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AttackArgs {
+    /// Requests per time unit: N, N/s, N/1m, N/500ms; 0 or infinity with -max-workers
+    #[arg(long, default_value = DEFAULT_RATE, value_parser = parse_rate, allow_hyphen_values = true)]
+    pub rate: Rate,
+    /// How long to attack (0 = until stopped or, with -lazy, until targets run out)
+    #[arg(long, default_value = "0s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Stop after scheduling this many requests (with -duration, whichever comes first)
+    #[arg(long)]
+    pub requests: Option<u64>,
+    /// Targets file
+    #[arg(long, default_value = "stdin")]
+    pub targets: String,
+    /// Targets format: http or json
+    #[arg(long, default_value = "http", value_parser = parse_format)]
+    pub format: Format,
+    /// Read one target per request instead of all up front
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub lazy: bool,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Initial number of workers
+    #[arg(long, default_value_t = DEFAULT_WORKERS)]
+    pub workers: u64,
+    /// Maximum requests in flight (default unlimited)
+    #[arg(long)]
+    pub max_workers: Option<u64>,
+    /// Idle connections kept per host
+    #[arg(long, default_value_t = DEFAULT_CONNECTIONS)]
+    pub connections: usize,
+    /// Maximum connections in use at once (0 = unlimited)
+    #[arg(long, default_value_t = 0)]
+    pub max_connections: usize,
+    /// Limit on a whole request, body included (0 = none)
+    #[arg(long, default_value = DEFAULT_TIMEOUT, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub timeout: Duration,
+    /// Reuse connections
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub keepalive: bool,
+    /// Offer HTTP/2 on TLS connections (ALPN)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub http2: bool,
+    /// HTTP/2 over cleartext with prior knowledge
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub h2c: bool,
+    /// Do not verify server certificates
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub insecure: bool,
+    /// Client certificate (PEM)
+    #[arg(long)]
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM; default: the -cert file)
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// Comma-separated PEM files that replace the system roots
+    #[arg(long, value_delimiter = ',')]
+    pub root_certs: Vec<PathBuf>,
+    /// Redirects to follow (-1 = do not follow; the 3xx counts as success)
+    #[arg(long, default_value_t = DEFAULT_REDIRECTS, allow_negative_numbers = true)]
+    pub redirects: i64,
+    /// Request header for every target, "Name: value" (repeatable)
+    #[arg(long = "header", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// Body file for targets without one
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+    /// Local IP address to connect from
+    #[arg(long)]
+    pub laddr: Option<std::net::IpAddr>,
+    /// Attack name, stored in results and sent as X-Barrage-Attack
+    #[arg(long, default_value = "")]
+    pub name: String,
+    /// Response body bytes kept per result (-1 = all; sizes like 10KB)
+    #[arg(long, default_value = "0", value_parser = parse_size, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub max_body: i64,
+    /// Keep response headers in results
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub keep_headers: bool,
+    /// Runtime threads (0 = one per core)
+    #[arg(long, default_value_t = 0)]
+    pub cpus: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Report type: text or json
+    #[arg(long = "type", default_value = "text")]
+    pub kind: String,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Result files (default: stdin)
+    pub files: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// Output encoding: csv or json
+    #[arg(long, default_value = "json")]
+    pub dumper: String,
+    /// Comma-separated input files (default: stdin)
+    #[arg(long, value_delimiter = ',')]
+    pub inputs: Vec<String>,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Result files
+    pub files: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct EncodeArgs {
+    /// Output encoding: json, csv or bin (barrage's binary stream)
+    #[arg(long, default_value = "json")]
+    pub to: String,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Result files (default: stdin)
+    pub files: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback)
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
+    /// Delay before each response
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub delay: Duration,
+    /// Response body
+    #[arg(long, default_value = "hello\n")]
+    pub body: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        normalize(args.iter().map(OsString::from)).into_iter().map(|s| s.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn single_dash_long_flags_become_double() {
+        assert_eq!(
+            norm(&["barrage", "attack", "-rate", "5", "-duration=1s", "--name", "x", "-h", "-redirects", "-1", "--", "-keep"]),
+            ["barrage", "attack", "--rate", "5", "--duration=1s", "--name", "x", "-h", "--redirects", "-1", "--", "-keep"]
+        );
+    }
+
+    #[test]
+    fn every_spelling_parses() {
+        for args in [
+            ["barrage", "attack", "-rate", "7"],
+            ["barrage", "attack", "-rate=7", ""],
+            ["barrage", "attack", "--rate", "7"],
+            ["barrage", "attack", "--rate=7", ""],
+        ] {
+            let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+            let cli = Cli::try_parse_from(normalize(args.iter().map(OsString::from))).unwrap();
+            let Command::Attack(a) = cli.command else { panic!() };
+            assert_eq!(a.rate.per_second(), 7.0, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn defaults_match_vegeta() {
+        let cli = Cli::try_parse_from(["barrage", "attack"]).unwrap();
+        let Command::Attack(a) = cli.command else { panic!() };
+        assert_eq!(a.rate.per_second(), 50.0);
+        assert_eq!(a.timeout, Duration::from_secs(30));
+        assert_eq!((a.workers, a.connections, a.redirects), (10, 10_000, 10));
+        assert!(a.keepalive && a.http2 && !a.h2c && !a.insecure);
+        assert_eq!(a.max_body, 0);
+    }
+
+    #[test]
+    fn bools_take_go_syntax() {
+        let cli = Cli::try_parse_from(normalize(["barrage", "attack", "-keepalive=false", "-insecure", "-redirects", "-1", "-max-body", "-1"].map(OsString::from))).unwrap();
+        let Command::Attack(a) = cli.command else { panic!() };
+        assert!(!a.keepalive && a.insecure);
+        assert_eq!((a.redirects, a.max_body), (-1, -1));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for args in [
+            ["barrage", "attack", "-rate", "-5"],
+            ["barrage", "attack", "-duration", "-1s"],
+            ["barrage", "attack", "-duration", "abc"],
+            ["barrage", "attack", "-header", "nocolon"],
+            ["barrage", "attack", "-max-body", "lots"],
+            ["barrage", "attack", "-format", "yaml"],
+            ["barrage", "attack", "-bogus", "1"],
+        ] {
+            assert!(Cli::try_parse_from(normalize(args.map(OsString::from))).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("10KB"), Ok(10_000));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("-1"), Ok(-1));
+        assert!(parse_size("-2").is_err());
+    }
+}

@@ -1,0 +1,14 @@
+use thiserror::Error;
+
+/// A target that could not be read, with where it is.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{source_name}:{line}: {message}")]
+pub struct TargetError {
+    /// The file name, or `stdin`.
+    pub source_name: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// vegeta's wording: `bad target: …`, `bad method: …`, `bad URL: …`,
+    /// `bad header: …`, `bad body: …`.
+    pub message: String,
+}

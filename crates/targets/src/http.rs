@@ -1,0 +1,185 @@
+use std::io::BufRead;
+
+use barrage_model::Target;
+
+use crate::{
+    check_url,
+    reader::{error, read_line},
+    Defaults, TargetError,
+};
+
+/// vegeta's `http` target format, read one target at a time.
+///
+/// ```text
+/// GET http://h/path          request line: an upper-case method, a space, a URL
+/// Header-Name: value         any number of header lines (case kept, repeats kept)
+/// # comment                  skipped anywhere
+/// @/path/to/body             optional body file, the target's last line
+///                            a blank line, EOF or the next request line ends it
+/// ```
+pub struct HttpTargets<R: BufRead> {
+    input: R,
+    source: String,
+    defaults: Defaults,
+    /// Number of the line in `peeked` (or of the last line read).
+    line_no: u64,
+    peeked: Option<String>,
+    buf: Vec<u8>,
+}
+
+/// `^[A-Z]+\s`: what vegeta takes for the start of a request line.
+fn starts_with_method(line: &str) -> bool {
+    let upper = line.bytes().take_while(u8::is_ascii_uppercase).count();
+    upper > 0 && line.as_bytes().get(upper).is_some_and(u8::is_ascii_whitespace)
+}
+
+impl<R: BufRead> HttpTargets<R> {
+    /// A reader on `input`, called `source` in errors.
+    pub fn new(input: R, source: &str, defaults: Defaults) -> Self {
+        HttpTargets { input, source: source.to_string(), defaults, line_no: 0, peeked: None, buf: Vec::new() }
+    }
+
+    fn err(&self, message: String) -> TargetError {
+        error(&self.source, self.line_no, message)
+    }
+
+    /// Looks at the next line, trimmed, without consuming it.
+    fn peek(&mut self) -> Result<Option<&str>, TargetError> {
+        if self.peeked.is_none() {
+            if !read_line(&mut self.input, &mut self.buf, &self.source, self.line_no + 1)? {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let text = std::str::from_utf8(&self.buf).map_err(|_| self.err("bad target: line is not UTF-8".into()))?;
+            self.peeked = Some(text.trim().to_string());
+        }
+        Ok(self.peeked.as_deref())
+    }
+
+    fn take(&mut self) -> Result<Option<String>, TargetError> {
+        self.peek()?;
+        Ok(self.peeked.take())
+    }
+
+    /// The next target; `Ok(None)` at the end of the input.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Target>, TargetError> {
+        let line = loop {
+            match self.take()? {
+                None => return Ok(None),
+                Some(l) if l.is_empty() || l.starts_with('#') => continue,
+                Some(l) => break l,
+            }
+        };
+        let Some((method, url)) = line.split_once(' ') else {
+            return Err(self.err(format!("bad target: {line}")));
+        };
+        if !starts_with_method(&line) {
+            return Err(self.err(format!("bad method: {method}")));
+        }
+        let url = url.trim();
+        check_url(url).map_err(|e| self.err(format!("bad URL: {url}, {e}")))?;
+        let mut target = Target {
+            method: method.to_string(),
+            url: url.to_string(),
+            headers: self.defaults.headers.clone(),
+            body: self.defaults.body.clone(),
+        };
+        loop {
+            let Some(next) = self.peek()? else { break };
+            if next.is_empty() || starts_with_method(next) {
+                break;
+            }
+            let next = self.take()?.unwrap_or_default();
+            if next.starts_with('#') {
+                continue;
+            }
+            if let Some(path) = next.strip_prefix('@') {
+                let body = std::fs::read(path).map_err(|e| self.err(format!("bad body: {path}: {e}")))?;
+                target.body = body.into();
+                break;
+            }
+            let header = next
+                .split_once(':')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty() && ::http::HeaderName::from_bytes(k.as_bytes()).is_ok());
+            let Some((k, v)) = header else {
+                return Err(self.err(format!("bad header: {next}")));
+            };
+            if ::http::HeaderValue::from_str(v).is_err() {
+                return Err(self.err(format!("bad header: {next}")));
+            }
+            target.headers.push((k.to_string(), v.to_string()));
+        }
+        Ok(Some(target))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
+        let mut r = HttpTargets::new(text.as_bytes(), "t.http", Defaults::default());
+        let mut out = vec![];
+        while let Some(t) = r.next()? {
+            out.push(t);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_vegeta_example() {
+        let text = "# comment\nGET http://127.0.0.1:1/\n\nGET http://127.0.0.1:1/missing\n\nPOST http://127.0.0.1:1/\nContent-Type: text/plain\n# inner comment\nX-Two: a:b\n\n\nGET http://127.0.0.1:9/\n";
+        let t = parse(text).unwrap();
+        assert_eq!(t.len(), 4);
+        assert_eq!(t[2].method, "POST");
+        assert_eq!(
+            t[2].headers,
+            vec![("Content-Type".into(), "text/plain".into()), ("X-Two".into(), "a:b".into())]
+        );
+        assert_eq!(t[3].url, "http://127.0.0.1:9/");
+    }
+
+    #[test]
+    fn request_line_ends_a_target_without_blank_line() {
+        let t = parse("GET http://a:1/\nX: 1\nPOST http://a:1/b\n").unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[1].method, "POST");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases: &[(&str, u64, &str)] = &[
+            ("GET\n", 1, "bad target: GET"),
+            ("get http://a/\n", 1, "bad method: get"),
+            ("\n\nGET ftp://a/\n", 3, "bad URL: ftp://a/"),
+            ("GET http://a/\nBroken header\n", 2, "bad header: Broken header"),
+            ("GET http://a/\nX:\n", 2, "bad header: X:"),
+            ("GET http://a/\n@/nonexistent/barrage-body\n", 2, "bad body: /nonexistent/barrage-body"),
+            ("GET /relative\n", 1, "bad URL: /relative"),
+        ];
+        for (text, line, msg) in cases {
+            let e = parse(text).unwrap_err();
+            assert_eq!(e.line, *line, "{text:?}: {e}");
+            assert!(e.message.starts_with(msg), "{text:?}: {e}");
+            assert!(e.to_string().starts_with(&format!("t.http:{line}: ")));
+        }
+    }
+
+    #[test]
+    fn defaults_come_first_and_body_applies_when_missing() {
+        let dir = std::env::temp_dir().join(format!("barrage-body-{}", std::process::id()));
+        std::fs::write(&dir, b"own body").unwrap();
+        let defaults = Defaults { headers: vec![("X-Global".into(), "g".into())], body: "default".into() };
+        let text = format!("POST http://a:1/\nX-Own: o\n@{}\n\nGET http://a:1/\n", dir.display());
+        let mut r = HttpTargets::new(text.as_bytes(), "stdin", defaults);
+        let first = r.next().unwrap().unwrap();
+        assert_eq!(first.headers[0].0, "X-Global");
+        assert_eq!(first.headers[1].0, "X-Own");
+        assert_eq!(&first.body[..], b"own body");
+        let second = r.next().unwrap().unwrap();
+        assert_eq!(&second.body[..], b"default");
+        std::fs::remove_file(dir).unwrap();
+    }
+}
