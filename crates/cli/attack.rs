@@ -9,7 +9,9 @@ use std::{
     io::{self, BufRead, BufReader, Write},
 };
 
-use barrage_attack::{Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets};
+use barrage_attack::{
+    Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
+};
 use barrage_model::Target;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
@@ -50,7 +52,10 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
 
 pub fn run(a: AttackArgs) -> i32 {
     if a.rate == Rate::Max && a.max_workers.is_none() {
-        return fail(EXIT_USAGE, "-rate=0 (or infinity) requires setting -max-workers");
+        return fail(
+            EXIT_USAGE,
+            "-rate=0 (or infinity) requires setting -max-workers",
+        );
     }
     if a.max_workers == Some(0) {
         return fail(EXIT_USAGE, "-max-workers must be at least 1");
@@ -62,7 +67,10 @@ pub fn run(a: AttackArgs) -> i32 {
             Err(e) => return fail(EXIT_USAGE, format!("-body {}: {e}", path.display())),
         },
     };
-    let defaults = Defaults { headers: a.headers.clone(), body };
+    let defaults = Defaults {
+        headers: a.headers.clone(),
+        body,
+    };
     let input: Box<dyn BufRead + Send> = if a.targets == "stdin" || a.targets == "-" {
         Box::new(BufReader::new(io::stdin()))
     } else {
@@ -150,15 +158,17 @@ fn install_signals(stopper: Stopper) {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
-    let _ = std::thread::Builder::new().name("barrage-signals".into()).spawn(move || {
-        let mut seen = 0;
-        for _ in signals.forever() {
-            seen += 1;
-            if seen == 1 {
-                stopper.stop();
-            } else {
-                std::process::exit(EXIT_INTERRUPTED);
+    let _ = std::thread::Builder::new()
+        .name("barrage-signals".into())
+        .spawn(move || {
+            let mut seen = 0;
+            for _ in signals.forever() {
+                seen += 1;
+                if seen == 1 {
+                    stopper.stop();
+                } else {
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
             }
-        }
-    });
+        });
 }

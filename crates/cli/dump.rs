@@ -46,7 +46,10 @@ pub fn encode(args: EncodeArgs) -> i32 {
 
 fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> i32 {
     if !matches!(to, "csv" | "json" | "bin") {
-        eprintln!("barrage {cmd}: unknown encoding {to:?} (use csv or json{})", if cmd == "encode" { " or bin" } else { "" });
+        eprintln!(
+            "barrage {cmd}: unknown encoding {to:?} (use csv or json{})",
+            if cmd == "encode" { " or bin" } else { "" }
+        );
         return EXIT_USAGE;
     }
     let mut merge = match inputs::Merge::open(files) {

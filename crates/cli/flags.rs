@@ -67,7 +67,9 @@ pub fn parse_size(s: &str) -> Result<i64, String> {
     }
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: i64 = num.parse().map_err(|_| format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)"))?;
+    let n: i64 = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)"))?;
     let mult: i64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "kb" | "kilobytes" => 1_000,
@@ -78,7 +80,8 @@ pub fn parse_size(s: &str) -> Result<i64, String> {
         "gib" => 1 << 30,
         _ => return Err(format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)")),
     };
-    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 /// `-header "Name: value"`: split at the first colon, neither part empty.
@@ -98,6 +101,7 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
 #[command(
     name = "barrage",
     version,
+    term_width = 0,
     about = "HTTP load testing toolchain: attack at a constant rate, then report or dump the results",
     after_help = "Flags take one or two dashes: -rate 100, -rate=100, --rate 100.\n\nExample:\n  echo \"GET http://127.0.0.1:8080/\" | barrage attack -rate 100 -duration 5s | barrage report"
 )]
@@ -262,14 +266,43 @@ mod tests {
     use super::*;
 
     fn norm(args: &[&str]) -> Vec<String> {
-        normalize(args.iter().map(OsString::from)).into_iter().map(|s| s.into_string().unwrap()).collect()
+        normalize(args.iter().map(OsString::from))
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect()
     }
 
     #[test]
     fn single_dash_long_flags_become_double() {
         assert_eq!(
-            norm(&["barrage", "attack", "-rate", "5", "-duration=1s", "--name", "x", "-h", "-redirects", "-1", "--", "-keep"]),
-            ["barrage", "attack", "--rate", "5", "--duration=1s", "--name", "x", "-h", "--redirects", "-1", "--", "-keep"]
+            norm(&[
+                "barrage",
+                "attack",
+                "-rate",
+                "5",
+                "-duration=1s",
+                "--name",
+                "x",
+                "-h",
+                "-redirects",
+                "-1",
+                "--",
+                "-keep"
+            ]),
+            [
+                "barrage",
+                "attack",
+                "--rate",
+                "5",
+                "--duration=1s",
+                "--name",
+                "x",
+                "-h",
+                "--redirects",
+                "-1",
+                "--",
+                "-keep"
+            ]
         );
     }
 
@@ -283,7 +316,9 @@ mod tests {
         ] {
             let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
             let cli = Cli::try_parse_from(normalize(args.iter().map(OsString::from))).unwrap();
-            let Command::Attack(a) = cli.command else { panic!() };
+            let Command::Attack(a) = cli.command else {
+                panic!()
+            };
             assert_eq!(a.rate.per_second(), 7.0, "{args:?}");
         }
     }
@@ -291,7 +326,9 @@ mod tests {
     #[test]
     fn defaults_match_vegeta() {
         let cli = Cli::try_parse_from(["barrage", "attack"]).unwrap();
-        let Command::Attack(a) = cli.command else { panic!() };
+        let Command::Attack(a) = cli.command else {
+            panic!()
+        };
         assert_eq!(a.rate.per_second(), 50.0);
         assert_eq!(a.timeout, Duration::from_secs(30));
         assert_eq!((a.workers, a.connections, a.redirects), (10, 10_000, 10));
@@ -301,8 +338,23 @@ mod tests {
 
     #[test]
     fn bools_take_go_syntax() {
-        let cli = Cli::try_parse_from(normalize(["barrage", "attack", "-keepalive=false", "-insecure", "-redirects", "-1", "-max-body", "-1"].map(OsString::from))).unwrap();
-        let Command::Attack(a) = cli.command else { panic!() };
+        let cli = Cli::try_parse_from(normalize(
+            [
+                "barrage",
+                "attack",
+                "-keepalive=false",
+                "-insecure",
+                "-redirects",
+                "-1",
+                "-max-body",
+                "-1",
+            ]
+            .map(OsString::from),
+        ))
+        .unwrap();
+        let Command::Attack(a) = cli.command else {
+            panic!()
+        };
         assert!(!a.keepalive && a.insecure);
         assert_eq!((a.redirects, a.max_body), (-1, -1));
     }
@@ -318,7 +370,10 @@ mod tests {
             ["barrage", "attack", "-format", "yaml"],
             ["barrage", "attack", "-bogus", "1"],
         ] {
-            assert!(Cli::try_parse_from(normalize(args.map(OsString::from))).is_err(), "{args:?}");
+            assert!(
+                Cli::try_parse_from(normalize(args.map(OsString::from))).is_err(),
+                "{args:?}"
+            );
         }
     }
 

@@ -30,21 +30,37 @@ pub struct OpenError {
 impl Merge {
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
-        let files: Vec<String> = if files.is_empty() { vec!["stdin".into()] } else { files.to_vec() };
+        let files: Vec<String> = if files.is_empty() {
+            vec!["stdin".into()]
+        } else {
+            files.to_vec()
+        };
         let mut heads = Vec::with_capacity(files.len());
         for name in files {
             let input: Box<dyn Read + Send> = if name == "stdin" || name == "-" {
                 Box::new(std::io::stdin())
             } else {
-                Box::new(File::open(&name).map_err(|e| OpenError { message: format!("{name}: {e}"), bad_input: false })?)
+                Box::new(File::open(&name).map_err(|e| OpenError {
+                    message: format!("{name}: {e}"),
+                    bad_input: false,
+                })?)
             };
             let reader = HitReader::open(input).map_err(|e| OpenError {
                 message: format!("{name}: {e}"),
                 bad_input: e.is_bad_input(),
             })?;
-            heads.push(Head { name, reader, hit: Hit::default(), live: true });
+            heads.push(Head {
+                name,
+                reader,
+                hit: Hit::default(),
+                live: true,
+            });
         }
-        let mut merge = Merge { heads, advance: None, errors: Vec::new() };
+        let mut merge = Merge {
+            heads,
+            advance: None,
+            errors: Vec::new(),
+        };
         for i in 0..merge.heads.len() {
             merge.fill(i);
         }
@@ -82,7 +98,11 @@ impl Merge {
     /// Errors met while reading, as `name: error`, and whether any is a
     /// bad-input error (exit 2) rather than I/O (exit 1).
     pub fn errors(&self) -> (Vec<String>, bool) {
-        let lines = self.errors.iter().map(|(n, e)| format!("{n}: {e}")).collect();
+        let lines = self
+            .errors
+            .iter()
+            .map(|(n, e)| format!("{n}: {e}"))
+            .collect();
         let bad = self.errors.iter().any(|(_, e)| e.is_bad_input());
         (lines, bad)
     }

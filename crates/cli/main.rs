@@ -30,7 +30,10 @@ fn main() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("barrage: internal error, panicked{at}: {msg} (please report this bug)");
     }));
     let args = flags::normalize(std::env::args_os());
@@ -53,13 +56,25 @@ fn main() {
 fn usage_error(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
-            std::process::exit(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { EXIT_USAGE } else { 0 });
+            std::process::exit(
+                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    EXIT_USAGE
+                } else {
+                    0
+                },
+            );
         }
         _ => {
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ");
             eprintln!("barrage: {first} (see barrage -h)");
             std::process::exit(EXIT_USAGE);
         }

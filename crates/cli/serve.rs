@@ -15,10 +15,16 @@ use crate::{flags::ServeArgs, EXIT_IO, EXIT_USAGE};
 
 pub fn run(args: ServeArgs) -> i32 {
     if !args.addr.ip().is_loopback() {
-        eprintln!("barrage serve: {} is not a loopback address (use 127.0.0.1 or [::1])", args.addr);
+        eprintln!(
+            "barrage serve: {} is not a loopback address (use 127.0.0.1 or [::1])",
+            args.addr
+        );
         return EXIT_USAGE;
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("barrage serve: {e}");
@@ -37,23 +43,36 @@ pub fn run(args: ServeArgs) -> i32 {
         let body = Bytes::from(args.body);
         let delay = args.delay;
         loop {
-            let Ok((stream, _)) = listener.accept().await else { continue };
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
             let _ = stream.set_nodelay(true);
             let body = body.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| respond(req, body.clone(), delay));
-                let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), service).await;
+                let service =
+                    service_fn(move |req: Request<Incoming>| respond(req, body.clone(), delay));
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
             });
         }
     })
 }
 
-async fn respond(req: Request<Incoming>, body: Bytes, delay: Duration) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn respond(
+    req: Request<Incoming>,
+    body: Bytes,
+    delay: Duration,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     let status = if req.uri().path() == "/" { 200 } else { 404 };
-    let mut resp = Response::new(Full::new(if status == 200 { body } else { Bytes::from_static(b"not found\n") }));
+    let mut resp = Response::new(Full::new(if status == 200 {
+        body
+    } else {
+        Bytes::from_static(b"not found\n")
+    }));
     *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
     Ok(resp)
 }

@@ -38,15 +38,27 @@ pub struct Prepared {
 impl Prepared {
     /// Parses `t`; the error says which part hyper cannot send.
     pub fn new(t: Target) -> Result<Self, String> {
-        let method = Method::from_bytes(t.method.as_bytes()).map_err(|_| format!("bad method: {}", t.method))?;
-        let uri: Uri = t.url.parse().map_err(|e| format!("bad URL: {}, {e}", t.url))?;
+        let method = Method::from_bytes(t.method.as_bytes())
+            .map_err(|_| format!("bad method: {}", t.method))?;
+        let uri: Uri = t
+            .url
+            .parse()
+            .map_err(|e| format!("bad URL: {}, {e}", t.url))?;
         let mut headers = HeaderMap::with_capacity(t.headers.len());
         for (k, v) in &t.headers {
-            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("bad header: {k}: {v}"))?;
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| format!("bad header: {k}: {v}"))?;
             let value = HeaderValue::from_str(v).map_err(|_| format!("bad header: {k}: {v}"))?;
             headers.append(name, value);
         }
-        Ok(Prepared { method, uri, headers, body: t.body, method_text: t.method, url_text: t.url })
+        Ok(Prepared {
+            method,
+            uri,
+            headers,
+            body: t.body,
+            method_text: t.method,
+            url_text: t.url,
+        })
     }
 }
 
@@ -83,7 +95,9 @@ impl Client {
         http.set_nodelay(true);
         http.set_local_address(cfg.laddr);
         let tls = tls::client_config(cfg)?;
-        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http();
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
         let https = if cfg.http2 {
             https.enable_http1().enable_http2().wrap_connector(http)
         } else {
@@ -94,10 +108,13 @@ impl Client {
             .pool_max_idle_per_host(if cfg.keepalive { cfg.connections } else { 0 })
             .pool_idle_timeout(Duration::from_secs(90))
             .http2_only(cfg.h2c);
-        let attack = (!cfg.name.is_empty()).then(|| HeaderValue::from_str(&cfg.name).ok()).flatten();
+        let attack = (!cfg.name.is_empty())
+            .then(|| HeaderValue::from_str(&cfg.name).ok())
+            .flatten();
         Ok(Client {
             pool: builder.build(https),
-            in_flight: (cfg.max_connections > 0).then(|| Arc::new(Semaphore::new(cfg.max_connections))),
+            in_flight: (cfg.max_connections > 0)
+                .then(|| Arc::new(Semaphore::new(cfg.max_connections))),
             timeout: cfg.timeout,
             redirects: cfg.redirects,
             max_body: cfg.max_body,
@@ -128,7 +145,14 @@ impl Client {
         }
     }
 
-    fn request(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes, seq: u64) -> Request<Full<Bytes>> {
+    fn request(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: &Bytes,
+        seq: u64,
+    ) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body.clone()));
         *req.method_mut() = method.clone();
         *req.uri_mut() = uri.clone();
@@ -150,12 +174,20 @@ impl Client {
         let mut body = target.body.clone();
         let mut followed = 0i64;
         loop {
-            let fail = |e: &dyn std::error::Error| format!("{} \"{}\": {}", go_op(method.as_str()), uri, chain(e));
+            let fail = |e: &dyn std::error::Error| {
+                format!("{} \"{}\": {}", go_op(method.as_str()), uri, chain(e))
+            };
             let req = self.request(&method, &uri, &target.headers, &body, seq);
             let resp = self.pool.request(req).await.map_err(|e| fail(&e))?;
             let status = resp.status();
-            let location = resp.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()).map(str::to_string);
-            if let (true, true, Some(loc)) = (status.is_redirection(), self.redirects >= 0, location) {
+            let location = resp
+                .headers()
+                .get(header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_string);
+            if let (true, true, Some(loc)) =
+                (status.is_redirection(), self.redirects >= 0, location)
+            {
                 if followed >= self.redirects {
                     return Err(format!(
                         "{} \"{}\": stopped after {} redirects",
@@ -166,9 +198,17 @@ impl Client {
                 }
                 // Drain the body so the connection can be reused.
                 let _ = resp.into_body().collect().await;
-                uri = resolve(&uri, &loc).map_err(|e| format!("{} \"{}\": bad redirect {loc:?}: {e}", go_op(method.as_str()), uri))?;
-                if matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER)
-                    && method != Method::HEAD
+                uri = resolve(&uri, &loc).map_err(|e| {
+                    format!(
+                        "{} \"{}\": bad redirect {loc:?}: {e}",
+                        go_op(method.as_str()),
+                        uri
+                    )
+                })?;
+                if matches!(
+                    status,
+                    StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
+                ) && method != Method::HEAD
                 {
                     method = Method::GET;
                     body = Bytes::new();
@@ -176,10 +216,16 @@ impl Client {
                 followed += 1;
                 continue;
             }
-            let mut out = Response { code: status.as_u16(), ..Response::default() };
+            let mut out = Response {
+                code: status.as_u16(),
+                ..Response::default()
+            };
             if self.keep_headers {
                 for (k, v) in resp.headers() {
-                    out.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
+                    out.headers.push((
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    ));
                 }
             }
             let mut incoming = resp.into_body();
@@ -190,7 +236,9 @@ impl Client {
                     let room = if self.max_body < 0 {
                         data.len()
                     } else {
-                        (self.max_body as usize).saturating_sub(out.body.len()).min(data.len())
+                        (self.max_body as usize)
+                            .saturating_sub(out.body.len())
+                            .min(data.len())
                     };
                     out.body.extend_from_slice(&data[..room]);
                 }
@@ -204,7 +252,11 @@ impl Client {
 fn go_op(method: &str) -> String {
     let mut s = String::with_capacity(method.len());
     for (i, c) in method.chars().enumerate() {
-        s.push(if i == 0 { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() });
+        s.push(if i == 0 {
+            c.to_ascii_uppercase()
+        } else {
+            c.to_ascii_lowercase()
+        });
     }
     s
 }
@@ -233,19 +285,26 @@ fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     let scheme = base.scheme_str().unwrap_or("http");
     let authority = base.authority().map(|a| a.as_str()).unwrap_or("");
     let path = if let Some(rest) = location.strip_prefix("//") {
-        return format!("{scheme}://{rest}").parse().map_err(|e| format!("{e}"));
+        return format!("{scheme}://{rest}")
+            .parse()
+            .map_err(|e| format!("{e}"));
     } else if location.starts_with('/') {
         location.to_string()
     } else {
         let dir = base.path().rsplit_once('/').map_or("", |(d, _)| d);
         format!("{dir}/{location}")
     };
-    format!("{scheme}://{authority}{path}").parse().map_err(|e| format!("{e}"))
+    format!("{scheme}://{authority}{path}")
+        .parse()
+        .map_err(|e| format!("{e}"))
 }
 
 /// vegeta's error text for a status outside [200, 400): `404 Not Found`.
 pub(crate) fn status_error(code: u16) -> String {
-    match StatusCode::from_u16(code).ok().and_then(|s| s.canonical_reason()) {
+    match StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+    {
         Some(reason) => format!("{code} {reason}"),
         None => code.to_string(),
     }

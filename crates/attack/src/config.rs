@@ -34,7 +34,11 @@ pub struct AttackConfig {
 impl Default for AttackConfig {
     fn default() -> Self {
         AttackConfig {
-            rate: Rate::Paced { hits_num: 50, hits_den: 1, per_ns: 1_000_000_000 },
+            rate: Rate::Paced {
+                hits_num: 50,
+                hits_den: 1,
+                per_ns: 1_000_000_000,
+            },
             duration: None,
             requests: None,
             workers: DEFAULT_WORKERS,

@@ -42,7 +42,10 @@ mod tls;
 
 pub use barrage_model::{Hit, Rate, Target};
 pub use client::{Client, Prepared};
-pub use config::{AttackConfig, ClientConfig, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, DEFAULT_WORKERS};
+pub use config::{
+    AttackConfig, ClientConfig, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
+    DEFAULT_WORKERS,
+};
 pub use pacer::{Due, Pacer};
 pub use scheduler::{Attack, AttackError, AttackReport, StopReason};
 pub use sink::HitSink;

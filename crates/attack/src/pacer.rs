@@ -28,8 +28,14 @@ impl Pacer {
     /// A pacer for `rate`, ending at `duration` or after `requests`,
     /// whichever comes first.
     pub fn new(rate: Rate, duration: Option<Duration>, requests: Option<u64>) -> Self {
-        let duration_ns = duration.filter(|d| !d.is_zero()).map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
-        Pacer { rate, duration_ns, requests }
+        let duration_ns = duration
+            .filter(|d| !d.is_zero())
+            .map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
+        Pacer {
+            rate,
+            duration_ns,
+            requests,
+        }
     }
 
     /// When request `seq` is due; `elapsed_ns` is the time since the start
@@ -66,19 +72,97 @@ mod tests {
         let sec = Some(Duration::from_secs(1));
         let two = Some(Duration::from_secs(2));
         let cases: &[(&str, Pacer, u64, u64, Due)] = &[
-            ("first hit at 0", Pacer::new(rate("200"), two, None), 0, 0, Due::At(0)),
-            ("5 ms apart", Pacer::new(rate("200"), two, None), 1, 0, Due::At(5_000_000)),
-            ("last of 400", Pacer::new(rate("200"), two, None), 399, 0, Due::At(1_995_000_000)),
-            ("401st is past the end", Pacer::new(rate("200"), two, None), 400, 0, Due::Stop),
-            ("lateness never moves the schedule", Pacer::new(rate("200"), two, None), 3, 9_000_000_000, Due::At(15_000_000)),
-            ("requests cap first", Pacer::new(rate("200"), two, Some(3)), 3, 0, Due::Stop),
-            ("duration cap first", Pacer::new(rate("1"), sec, Some(100)), 1, 0, Due::Stop),
-            ("no duration runs on", Pacer::new(rate("1"), None, None), 1_000_000, 0, Due::At(1_000_000 * 1_000_000_000)),
-            ("zero duration means none", Pacer::new(rate("1"), Some(Duration::ZERO), None), 5, 0, Due::At(5_000_000_000)),
-            ("closed model now", Pacer::new(Rate::Max, sec, None), 7, 10, Due::Now),
-            ("closed model ends by clock", Pacer::new(Rate::Max, sec, None), 7, 1_000_000_000, Due::Stop),
-            ("closed model with count", Pacer::new(Rate::Max, None, Some(2)), 2, 0, Due::Stop),
-            ("offset overflow stops", Pacer::new(rate("1/1h"), None, None), u64::MAX / 2, 0, Due::Stop),
+            (
+                "first hit at 0",
+                Pacer::new(rate("200"), two, None),
+                0,
+                0,
+                Due::At(0),
+            ),
+            (
+                "5 ms apart",
+                Pacer::new(rate("200"), two, None),
+                1,
+                0,
+                Due::At(5_000_000),
+            ),
+            (
+                "last of 400",
+                Pacer::new(rate("200"), two, None),
+                399,
+                0,
+                Due::At(1_995_000_000),
+            ),
+            (
+                "401st is past the end",
+                Pacer::new(rate("200"), two, None),
+                400,
+                0,
+                Due::Stop,
+            ),
+            (
+                "lateness never moves the schedule",
+                Pacer::new(rate("200"), two, None),
+                3,
+                9_000_000_000,
+                Due::At(15_000_000),
+            ),
+            (
+                "requests cap first",
+                Pacer::new(rate("200"), two, Some(3)),
+                3,
+                0,
+                Due::Stop,
+            ),
+            (
+                "duration cap first",
+                Pacer::new(rate("1"), sec, Some(100)),
+                1,
+                0,
+                Due::Stop,
+            ),
+            (
+                "no duration runs on",
+                Pacer::new(rate("1"), None, None),
+                1_000_000,
+                0,
+                Due::At(1_000_000 * 1_000_000_000),
+            ),
+            (
+                "zero duration means none",
+                Pacer::new(rate("1"), Some(Duration::ZERO), None),
+                5,
+                0,
+                Due::At(5_000_000_000),
+            ),
+            (
+                "closed model now",
+                Pacer::new(Rate::Max, sec, None),
+                7,
+                10,
+                Due::Now,
+            ),
+            (
+                "closed model ends by clock",
+                Pacer::new(Rate::Max, sec, None),
+                7,
+                1_000_000_000,
+                Due::Stop,
+            ),
+            (
+                "closed model with count",
+                Pacer::new(Rate::Max, None, Some(2)),
+                2,
+                0,
+                Due::Stop,
+            ),
+            (
+                "offset overflow stops",
+                Pacer::new(rate("1/1h"), None, None),
+                u64::MAX / 2,
+                0,
+                Due::Stop,
+            ),
         ];
         for (name, pacer, seq, elapsed, want) in cases {
             assert_eq!(pacer.due(*seq, *elapsed), *want, "{name}");

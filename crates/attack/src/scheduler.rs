@@ -76,8 +76,13 @@ struct Clock {
 
 impl Clock {
     fn new() -> Self {
-        let start_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
-        Clock { start: Instant::now(), start_unix }
+        let start_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        Clock {
+            start: Instant::now(),
+            start_unix,
+        }
     }
 
     fn unix(&self, at: Instant) -> i64 {
@@ -106,22 +111,34 @@ impl Attack {
             let _guard = runtime.enter();
             Arc::new(Client::new(&client)?)
         };
-        Ok(Attack { config, runtime, client })
+        Ok(Attack {
+            config,
+            runtime,
+            client,
+        })
     }
 
     /// Runs the attack to its end on this thread (the pacer), with the sink
     /// on a writer thread. Every scheduled request reaches the sink.
-    pub fn run(self, mut targets: Targets, sink: Box<dyn HitSink>, stopper: Stopper) -> Result<AttackReport, AttackError> {
+    pub fn run(
+        self,
+        mut targets: Targets,
+        sink: Box<dyn HitSink>,
+        stopper: Stopper,
+    ) -> Result<AttackReport, AttackError> {
         let (tx, rx) = mpsc::sync_channel::<Hit>(QUEUE);
         let writer = {
             let stopper = stopper.clone();
-            thread::Builder::new().name("barrage-writer".into()).spawn(move || write_hits(rx, sink, stopper))?
+            thread::Builder::new()
+                .name("barrage-writer".into())
+                .spawn(move || write_hits(rx, sink, stopper))?
         };
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
-        let slots = self
-            .config
-            .max_workers
-            .map(|n| Arc::new(Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize)));
+        let slots = self.config.max_workers.map(|n| {
+            Arc::new(Semaphore::new(
+                n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
+            ))
+        });
         let name: Arc<str> = self.config.name.as_str().into();
         let clock = Clock::new();
         let mut target_error = None;
@@ -172,7 +189,9 @@ impl Attack {
                 _ => {
                     // Closed model: the request is scheduled when a worker frees up.
                     let now = Instant::now();
-                    if pacer.due(seq, now.duration_since(clock.start).as_nanos() as u64) == Due::Stop {
+                    if pacer.due(seq, now.duration_since(clock.start).as_nanos() as u64)
+                        == Due::Stop
+                    {
                         break StopReason::Done;
                     }
                     clock.unix(now)
@@ -190,15 +209,34 @@ impl Attack {
         };
         drop(tx);
         // The writer ends when the last in-flight request has delivered.
-        let (written, output_error) = writer.join().unwrap_or((0, Some(io::Error::other("writer thread failed"))));
+        let (written, output_error) = writer
+            .join()
+            .unwrap_or((0, Some(io::Error::other("writer thread failed"))));
         self.runtime.shutdown_timeout(Duration::from_millis(200));
-        let reason = if output_error.is_some() { StopReason::OutputFailed } else { reason };
-        Ok(AttackReport { scheduled: seq, written, reason, output_error, target_error })
+        let reason = if output_error.is_some() {
+            StopReason::OutputFailed
+        } else {
+            reason
+        };
+        Ok(AttackReport {
+            scheduled: seq,
+            written,
+            reason,
+            output_error,
+            target_error,
+        })
     }
 }
 
 /// Sends one request and describes it as a Hit.
-async fn hit(client: &Client, target: &Prepared, seq: u64, scheduled: i64, clock: Clock, name: &str) -> Hit {
+async fn hit(
+    client: &Client,
+    target: &Prepared,
+    seq: u64,
+    scheduled: i64,
+    clock: Clock,
+    name: &str,
+) -> Hit {
     let sent = Instant::now();
     let result = client.send(target, seq).await;
     let latency = sent.elapsed().as_nanos() as u64;
@@ -242,7 +280,11 @@ fn deliver(tx: &SyncSender<Hit>, hit: Hit) {
 /// The writer thread: hands hits to the sink, flushes within
 /// [`FLUSH_INTERVAL`] of the first unflushed hit, and on a sink error stops
 /// the attack and drains the rest so that workers never block.
-fn write_hits(rx: Receiver<Hit>, mut sink: Box<dyn HitSink>, stopper: Stopper) -> (u64, Option<io::Error>) {
+fn write_hits(
+    rx: Receiver<Hit>,
+    mut sink: Box<dyn HitSink>,
+    stopper: Stopper,
+) -> (u64, Option<io::Error>) {
     let mut written = 0u64;
     let mut error: Option<io::Error> = None;
     let mut flush_at: Option<Instant> = None;

@@ -25,7 +25,10 @@ impl Targets {
         if targets.is_empty() {
             return Err("no targets to attack".into());
         }
-        let prepared = targets.into_iter().map(|t| Prepared::new(t).map(Arc::new)).collect::<Result<_, _>>()?;
+        let prepared = targets
+            .into_iter()
+            .map(|t| Prepared::new(t).map(Arc::new))
+            .collect::<Result<_, _>>()?;
         Ok(Targets::Fixed(prepared))
     }
 

@@ -29,7 +29,11 @@ pub enum TlsError {
 }
 
 fn bad(flag: &'static str, path: &Path, what: impl ToString) -> TlsError {
-    TlsError::BadFile { flag, path: path.display().to_string(), what: what.to_string() }
+    TlsError::BadFile {
+        flag,
+        path: path.display().to_string(),
+        what: what.to_string(),
+    }
 }
 
 fn read_certs(flag: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
@@ -51,7 +55,9 @@ pub(crate) fn client_config(s: &Settings) -> Result<ClientConfig, TlsError> {
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?;
     let builder = if s.insecure {
-        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
     } else {
         let mut roots = RootCertStore::empty();
         if s.root_certs.is_empty() {
@@ -61,7 +67,9 @@ pub(crate) fn client_config(s: &Settings) -> Result<ClientConfig, TlsError> {
         } else {
             for path in &s.root_certs {
                 for cert in read_certs("-root-certs", path)? {
-                    roots.add(cert).map_err(|e| bad("-root-certs", path, format!("bad certificate: {e}")))?;
+                    roots
+                        .add(cert)
+                        .map_err(|e| bad("-root-certs", path, format!("bad certificate: {e}")))?;
                 }
             }
         }
@@ -106,7 +114,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -115,7 +128,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -33,14 +33,18 @@ impl Default for Metrics {
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Metrics").field("requests", &self.requests).field("success", &self.success).finish()
+        f.debug_struct("Metrics")
+            .field("requests", &self.requests)
+            .field("success", &self.success)
+            .finish()
     }
 }
 
 impl Metrics {
     /// Empty metrics.
     pub fn new() -> Self {
-        let mut latencies = Histogram::new(SIGFIGS).expect("3 significant digits is a valid histogram");
+        let mut latencies =
+            Histogram::new(SIGFIGS).expect("3 significant digits is a valid histogram");
         latencies.auto(true);
         Metrics {
             requests: 0,
@@ -245,7 +249,11 @@ impl Metrics {
     /// Counts per status code, keyed by the code's decimal text and sorted
     /// as text (vegeta's order: `0`, `200`, `404`, `50`…).
     pub fn status_codes(&self) -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = self.status_codes.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+        let mut v: Vec<(String, u64)> = self
+            .status_codes
+            .iter()
+            .map(|(c, n)| (c.to_string(), *n))
+            .collect();
         v.sort();
         v
     }
@@ -266,7 +274,15 @@ mod tests {
     use super::*;
 
     fn hit(ts: i64, latency: u64, code: u16, error: &str) -> Hit {
-        Hit { timestamp: ts, scheduled: ts, latency, code, error: error.into(), bytes_in: 6, ..Hit::default() }
+        Hit {
+            timestamp: ts,
+            scheduled: ts,
+            latency,
+            code,
+            error: error.into(),
+            bytes_in: 6,
+            ..Hit::default()
+        }
     }
 
     #[test]
@@ -307,7 +323,10 @@ mod tests {
         assert_eq!(m.success_ratio(), 0.25);
         assert_eq!(m.latency_mean(), 165);
         assert_eq!((m.latency_min(), m.latency_max()), (10, 500));
-        assert_eq!(m.status_codes(), vec![("0".into(), 2), ("200".into(), 1), ("404".into(), 1)]);
+        assert_eq!(
+            m.status_codes(),
+            vec![("0".into(), 2), ("200".into(), 1), ("404".into(), 1)]
+        );
         assert_eq!(m.errors(), ["404 Not Found", "refused"]);
         assert_eq!(m.bytes_in(), (24, 6.0));
     }
@@ -318,7 +337,12 @@ mod tests {
         for v in 1..=100_000u64 {
             m.add(&hit(0, v * 1_000, 200, ""));
         }
-        for (q, want) in [(0.5, 50_000_000u64), (0.9, 90_000_000), (0.99, 99_000_000), (0.999, 99_900_000)] {
+        for (q, want) in [
+            (0.5, 50_000_000u64),
+            (0.9, 90_000_000),
+            (0.99, 99_000_000),
+            (0.999, 99_900_000),
+        ] {
             let got = m.quantile(q);
             assert!(got.abs_diff(want) * 1000 <= want, "q{q}: {got} vs {want}");
         }
@@ -328,12 +352,29 @@ mod tests {
 
     #[test]
     fn merge_equals_adding_all() {
-        let hits: Vec<Hit> = (0..1000).map(|i| hit(i * 1000, (i as u64 * 7919) % 100_000, if i % 3 == 0 { 500 } else { 200 }, if i % 3 == 0 { "500 Internal Server Error" } else { "" })).collect();
+        let hits: Vec<Hit> = (0..1000)
+            .map(|i| {
+                hit(
+                    i * 1000,
+                    (i as u64 * 7919) % 100_000,
+                    if i % 3 == 0 { 500 } else { 200 },
+                    if i % 3 == 0 {
+                        "500 Internal Server Error"
+                    } else {
+                        ""
+                    },
+                )
+            })
+            .collect();
         let mut all = Metrics::new();
         let (mut a, mut b) = (Metrics::new(), Metrics::new());
         for (i, h) in hits.iter().enumerate() {
             all.add(h);
-            if i % 2 == 0 { a.add(h) } else { b.add(h) }
+            if i % 2 == 0 {
+                a.add(h)
+            } else {
+                b.add(h)
+            }
         }
         a.merge(&b);
         assert_eq!(a.requests(), all.requests());

@@ -62,7 +62,11 @@ pub fn parse(text: &str) -> Result<i64, DurationError> {
         if (int.is_empty() && frac.is_empty()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err());
         }
-        let int_v: i128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| err())? };
+        let int_v: i128 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| err())?
+        };
         total += int_v * unit as i128;
         // The fraction, exact to the nanosecond (digits beyond are dropped).
         let mut scale = unit as i128;
@@ -189,7 +193,17 @@ mod tests {
 
     #[test]
     fn rejects_malformed_durations() {
-        for text in ["", "5", "1x", "s", "1..2s", "abc", "-", "1s2", "9999999999h"] {
+        for text in [
+            "",
+            "5",
+            "1x",
+            "s",
+            "1..2s",
+            "abc",
+            "-",
+            "1s2",
+            "9999999999h",
+        ] {
             assert!(parse(text).is_err(), "{text:?} should not parse");
         }
     }

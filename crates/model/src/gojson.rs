@@ -17,7 +17,8 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
             '\t' => Some(b"\\t"),
             _ => None,
         };
-        let unicode = esc.is_none() && ((c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'));
+        let unicode = esc.is_none()
+            && ((c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'));
         if esc.is_none() && !unicode {
             continue;
         }
@@ -58,7 +59,10 @@ mod tests {
     fn strings_escape_like_go() {
         let mut out = Vec::new();
         push_str(&mut out, "a\"b\\c\n<tcp>&\u{1}é");
-        assert_eq!(String::from_utf8(out).unwrap(), r#""a\"b\\c\n\u003ctcp\u003e\u0026\u0001é""#);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#""a\"b\\c\n\u003ctcp\u003e\u0026\u0001é""#
+        );
     }
 
     #[test]

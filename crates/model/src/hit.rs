@@ -94,8 +94,17 @@ mod tests {
 
     #[test]
     fn success_is_200_to_399() {
-        for (code, ok) in [(0, false), (199, false), (200, true), (399, true), (400, false)] {
-            let h = Hit { code, ..Hit::default() };
+        for (code, ok) in [
+            (0, false),
+            (199, false),
+            (200, true),
+            (399, true),
+            (400, false),
+        ] {
+            let h = Hit {
+                code,
+                ..Hit::default()
+            };
             assert_eq!(h.is_success(), ok, "code {code}");
         }
     }

@@ -36,7 +36,11 @@ impl Rate {
     pub fn offset_ns(&self, i: u64) -> Option<u64> {
         match *self {
             Rate::Max => None,
-            Rate::Paced { hits_num, hits_den, per_ns } => {
+            Rate::Paced {
+                hits_num,
+                hits_den,
+                per_ns,
+            } => {
                 let v = i as u128 * per_ns as u128 * hits_den as u128 / hits_num as u128;
                 u64::try_from(v).ok()
             }
@@ -47,9 +51,11 @@ impl Rate {
     pub fn per_second(&self) -> f64 {
         match *self {
             Rate::Max => f64::INFINITY,
-            Rate::Paced { hits_num, hits_den, per_ns } => {
-                hits_num as f64 / hits_den as f64 * 1e9 / per_ns as f64
-            }
+            Rate::Paced {
+                hits_num,
+                hits_den,
+                per_ns,
+            } => hits_num as f64 / hits_den as f64 * 1e9 / per_ns as f64,
         }
     }
 }
@@ -78,7 +84,11 @@ impl FromStr for Rate {
         if per_ns <= 0 {
             return Err(err());
         }
-        Ok(Rate::Paced { hits_num, hits_den, per_ns: per_ns as u64 })
+        Ok(Rate::Paced {
+            hits_num,
+            hits_den,
+            per_ns: per_ns as u64,
+        })
     }
 }
 
@@ -93,7 +103,11 @@ fn parse_decimal(s: &str) -> Option<(u64, u64)> {
     }
     let den = 10u64.pow(frac.len() as u32);
     let int_v: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let frac_v: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    let frac_v: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
     Some((int_v.checked_mul(den)?.checked_add(frac_v)?, den))
 }
 
@@ -101,7 +115,11 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Rate::Max => f.write_str("infinity"),
-            Rate::Paced { hits_num, hits_den, per_ns } => {
+            Rate::Paced {
+                hits_num,
+                hits_den,
+                per_ns,
+            } => {
                 let count = hits_num as f64 / hits_den as f64;
                 write!(f, "{count}/{}", duration::format(per_ns as i64))
             }
@@ -126,7 +144,11 @@ mod tests {
         ];
         for (text, want) in cases {
             let r: Rate = text.parse().unwrap();
-            assert!((r.per_second() - want).abs() < 1e-9, "{text}: {}", r.per_second());
+            assert!(
+                (r.per_second() - want).abs() < 1e-9,
+                "{text}: {}",
+                r.per_second()
+            );
         }
         assert_eq!("0".parse::<Rate>(), Ok(Rate::Max));
         assert_eq!("infinity".parse::<Rate>(), Ok(Rate::Max));
@@ -134,7 +156,9 @@ mod tests {
 
     #[test]
     fn rejects_bad_rates() {
-        for text in ["", "-5", "abc", "5/", "5/0s", "5/-1s", "1e3", "5/xs", "1.2.3"] {
+        for text in [
+            "", "-5", "abc", "5/", "5/0s", "5/-1s", "1e3", "5/xs", "1.2.3",
+        ] {
             assert!(text.parse::<Rate>().is_err(), "{text:?} should not parse");
         }
     }

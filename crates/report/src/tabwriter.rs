@@ -14,7 +14,11 @@ pub struct TabWriter<W: Write> {
 impl<W: Write> TabWriter<W> {
     /// A writer with vegeta's padding of 2.
     pub fn new(out: W) -> Self {
-        TabWriter { out, padding: 2, text: Vec::new() }
+        TabWriter {
+            out,
+            padding: 2,
+            text: Vec::new(),
+        }
     }
 
     /// Lays out everything written so far and writes it out.
@@ -37,7 +41,14 @@ impl<W: Write> TabWriter<W> {
     }
 
     /// The recursive column-block layout of Go's `tabwriter.format`.
-    fn format(&self, lines: &[Vec<&str>], mut line0: usize, line1: usize, widths: &mut Vec<usize>, out: &mut String) {
+    fn format(
+        &self,
+        lines: &[Vec<&str>],
+        mut line0: usize,
+        line1: usize,
+        widths: &mut Vec<usize>,
+        out: &mut String,
+    ) {
         let column = widths.len();
         let mut this = line0;
         while this < line1 {

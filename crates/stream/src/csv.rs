@@ -18,7 +18,10 @@ pub struct CsvWriter<W: Write> {
 impl<W: Write> CsvWriter<W> {
     /// A writer on `out` (buffer it: each record is one `write_all`).
     pub fn new(out: W) -> Self {
-        CsvWriter { out, line: Vec::with_capacity(256) }
+        CsvWriter {
+            out,
+            line: Vec::with_capacity(256),
+        }
     }
 
     /// Writes one record.
@@ -141,7 +144,10 @@ impl<R: Read> CsvReader<R> {
             .has_headers(false)
             .flexible(true)
             .from_reader(input);
-        CsvReader { inner, record: ::csv::ByteRecord::new() }
+        CsvReader {
+            inner,
+            record: ::csv::ByteRecord::new(),
+        }
     }
 
     /// Reads the next record into `hit`; `Ok(false)` at the end.
@@ -151,7 +157,10 @@ impl<R: Read> CsvReader<R> {
             let line = e.position().map_or(line, |p| p.line());
             match e.into_kind() {
                 ::csv::ErrorKind::Io(io) => StreamError::Io(io),
-                other => StreamError::BadLine { line, what: format!("bad CSV: {other:?}") },
+                other => StreamError::BadLine {
+                    line,
+                    what: format!("bad CSV: {other:?}"),
+                },
             }
         })?;
         if !more {
@@ -164,9 +173,15 @@ impl<R: Read> CsvReader<R> {
             return Err(bad(format!("expected 12 CSV columns, found {}", r.len())));
         }
         let text = |i: usize, name: &str| {
-            std::str::from_utf8(&r[i]).map_err(|_| bad(format!("column {} ({name}) is not UTF-8", i + 1)))
+            std::str::from_utf8(&r[i])
+                .map_err(|_| bad(format!("column {} ({name}) is not UTF-8", i + 1)))
         };
-        fn num<T: std::str::FromStr>(s: &str, col: usize, name: &str, line: u64) -> Result<T, StreamError> {
+        fn num<T: std::str::FromStr>(
+            s: &str,
+            col: usize,
+            name: &str,
+            line: u64,
+        ) -> Result<T, StreamError> {
             s.parse().map_err(|_| StreamError::BadLine {
                 line,
                 what: format!("column {col} ({name}): {s:?} is not a number"),

@@ -49,14 +49,23 @@ impl<R: Read> Decoder<R> {
             return Err(StreamError::NotAStream);
         }
         if n < HEADER_LEN {
-            return Err(StreamError::Truncated { offset: 0, what: "incomplete stream header" });
+            return Err(StreamError::Truncated {
+                offset: 0,
+                what: "incomplete stream header",
+            });
         }
         let version = u16::from_le_bytes([header[4], header[5]]);
         if version > FORMAT_VERSION {
-            return Err(StreamError::NewerVersion { found: version, supported: FORMAT_VERSION });
+            return Err(StreamError::NewerVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
         if version == 0 {
-            return Err(StreamError::Corrupt { offset: 4, what: "format version 0".into() });
+            return Err(StreamError::Corrupt {
+                offset: 4,
+                what: "format version 0".into(),
+            });
         }
         Ok(Decoder {
             input,
@@ -84,7 +93,10 @@ impl<R: Read> Decoder<R> {
         }
         let at = self.offset;
         if n < FRAME_HEADER_LEN {
-            return Err(StreamError::Truncated { offset: at, what: "incomplete frame header" });
+            return Err(StreamError::Truncated {
+                offset: at,
+                what: "incomplete frame header",
+            });
         }
         let len = u32::from_le_bytes([fh[0], fh[1], fh[2], fh[3]]);
         let crc = u32::from_le_bytes([fh[4], fh[5], fh[6], fh[7]]);
@@ -97,7 +109,9 @@ impl<R: Read> Decoder<R> {
         self.frame.clear();
         // `take` + `read_to_end` grows with the data actually present, so a
         // corrupt length cannot make us allocate what the input does not hold.
-        let got = (&mut self.input).take(len as u64).read_to_end(&mut self.frame)?;
+        let got = (&mut self.input)
+            .take(len as u64)
+            .read_to_end(&mut self.frame)?;
         if got < len as usize {
             return Err(StreamError::Truncated {
                 offset: at,
@@ -105,7 +119,10 @@ impl<R: Read> Decoder<R> {
             });
         }
         if crc32fast::hash(&self.frame) != crc {
-            return Err(StreamError::Corrupt { offset: at, what: "frame checksum mismatch".into() });
+            return Err(StreamError::Corrupt {
+                offset: at,
+                what: "frame checksum mismatch".into(),
+            });
         }
         self.frame_start = at + FRAME_HEADER_LEN as u64;
         self.offset = self.frame_start + len as u64;

@@ -2,7 +2,9 @@ use std::{collections::HashMap, io, io::Write};
 
 use barrage_model::Hit;
 
-use crate::wire::{Item, WireHit, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET, MAGIC, MAX_TABLE};
+use crate::wire::{
+    Item, WireHit, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET, MAGIC, MAX_TABLE,
+};
 
 /// Writes [`Hit`]s as a binary result stream.
 ///

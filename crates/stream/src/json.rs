@@ -22,7 +22,10 @@ pub struct JsonWriter<W: Write> {
 impl<W: Write> JsonWriter<W> {
     /// A writer on `out` (buffer it: each record is one `write_all`).
     pub fn new(out: W) -> Self {
-        JsonWriter { out, line: Vec::with_capacity(512) }
+        JsonWriter {
+            out,
+            line: Vec::with_capacity(512),
+        }
     }
 
     /// Writes one record as one line.
@@ -32,7 +35,11 @@ impl<W: Write> JsonWriter<W> {
         l.clear();
         l.extend_from_slice(b"{\"attack\":");
         push_json_str(l, &hit.attack);
-        let _ = write!(l, ",\"seq\":{},\"code\":{},\"timestamp\":\"", hit.seq, hit.code);
+        let _ = write!(
+            l,
+            ",\"seq\":{},\"code\":{},\"timestamp\":\"",
+            hit.seq, hit.code
+        );
         l.extend_from_slice(time::format_rfc3339(hit.timestamp).as_bytes());
         let _ = write!(
             l,
@@ -139,7 +146,11 @@ pub struct JsonReader<R: BufRead> {
 impl<R: BufRead> JsonReader<R> {
     /// A reader on `input`.
     pub fn new(input: R) -> Self {
-        JsonReader { input, line: Vec::new(), line_no: 0 }
+        JsonReader {
+            input,
+            line: Vec::new(),
+            line_no: 0,
+        }
     }
 
     /// Reads the next record into `hit`; `Ok(false)` at the end.
@@ -155,9 +166,8 @@ impl<R: BufRead> JsonReader<R> {
             }
             let line = self.line_no;
             let bad = |what: String| StreamError::BadLine { line, what };
-            let j: JsonHit<'_> = serde_json::from_slice(&self.line).map_err(|e| {
-                bad(format!("bad JSON result at column {}: {e}", e.column()))
-            })?;
+            let j: JsonHit<'_> = serde_json::from_slice(&self.line)
+                .map_err(|e| bad(format!("bad JSON result at column {}: {e}", e.column())))?;
             hit.timestamp = time::parse_rfc3339(&j.timestamp).map_err(|e| bad(e.to_string()))?;
             hit.scheduled = match &j.scheduled {
                 Some(s) => time::parse_rfc3339(s).map_err(|e| bad(e.to_string()))?,

@@ -23,7 +23,12 @@ impl<R: Read> HitReader<R> {
         let mut input = BufReader::with_capacity(256 << 10, input);
         let first = loop {
             match input.fill_buf() {
-                Ok(buf) => break buf.iter().copied().find(|b| !b.is_ascii_whitespace() || *b == MAGIC[0]),
+                Ok(buf) => {
+                    break buf
+                        .iter()
+                        .copied()
+                        .find(|b| !b.is_ascii_whitespace() || *b == MAGIC[0])
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             }

@@ -1,30 +1,54 @@
 //! Round-trips and damage tests for every codec.
 
 use barrage_model::Hit;
-use barrage_stream::{CsvReader, CsvWriter, Decoder, Encoder, HitReader, JsonReader, JsonWriter, StreamError};
+use barrage_stream::{
+    CsvReader, CsvWriter, Decoder, Encoder, HitReader, JsonReader, JsonWriter, StreamError,
+};
 use proptest::prelude::*;
 
 fn arb_hit() -> impl Strategy<Value = Hit> {
     (
-        (any::<u64>(), any::<i64>(), any::<i64>(), any::<u64>(), any::<u16>()),
-        (any::<u64>(), any::<u64>(), ".{0,20}", "[A-Z]{1,7}", ".{0,40}", ".{0,8}"),
-        (proptest::collection::vec(any::<u8>(), 0..40), proptest::collection::vec(("[A-Za-z-]{1,12}", "[ -~]{0,20}"), 0..4)),
+        (
+            any::<u64>(),
+            any::<i64>(),
+            any::<i64>(),
+            any::<u64>(),
+            any::<u16>(),
+        ),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            ".{0,20}",
+            "[A-Z]{1,7}",
+            ".{0,40}",
+            ".{0,8}",
+        ),
+        (
+            proptest::collection::vec(any::<u8>(), 0..40),
+            proptest::collection::vec(("[A-Za-z-]{1,12}", "[ -~]{0,20}"), 0..4),
+        ),
     )
-        .prop_map(|((seq, scheduled, timestamp, latency, code), (bytes_out, bytes_in, error, method, url, attack), (body, headers))| Hit {
-            attack,
-            seq,
-            scheduled,
-            timestamp,
-            latency,
-            code,
-            bytes_out,
-            bytes_in,
-            error,
-            method,
-            url,
-            body,
-            headers,
-        })
+        .prop_map(
+            |(
+                (seq, scheduled, timestamp, latency, code),
+                (bytes_out, bytes_in, error, method, url, attack),
+                (body, headers),
+            )| Hit {
+                attack,
+                seq,
+                scheduled,
+                timestamp,
+                latency,
+                code,
+                bytes_out,
+                bytes_in,
+                error,
+                method,
+                url,
+                body,
+                headers,
+            },
+        )
 }
 
 fn encode(hits: &[Hit], flush_every: usize) -> Vec<u8> {
@@ -65,7 +89,11 @@ fn sample(n: u64) -> Vec<Hit> {
             code: if i % 4 == 3 { 0 } else { 200 },
             bytes_out: 0,
             bytes_in: 6,
-            error: if i % 4 == 3 { "connection refused".into() } else { String::new() },
+            error: if i % 4 == 3 {
+                "connection refused".into()
+            } else {
+                String::new()
+            },
             method: "GET".into(),
             url: format!("http://127.0.0.1:8080/{}", i % 3),
             body: vec![],
@@ -187,11 +215,20 @@ fn every_single_byte_flip_is_caught_or_harmless() {
 
 #[test]
 fn header_errors_are_named() {
-    assert!(matches!(Decoder::new(&b"GET http://x/"[..]), Err(StreamError::NotAStream)));
-    assert!(matches!(Decoder::new(&b""[..]), Err(StreamError::NotAStream)));
+    assert!(matches!(
+        Decoder::new(&b"GET http://x/"[..]),
+        Err(StreamError::NotAStream)
+    ));
+    assert!(matches!(
+        Decoder::new(&b""[..]),
+        Err(StreamError::NotAStream)
+    ));
     let newer = [0xB7, b'B', b'R', b'G', 9, 0];
     match Decoder::new(&newer[..]) {
-        Err(StreamError::NewerVersion { found: 9, supported: 1 }) => {}
+        Err(StreamError::NewerVersion {
+            found: 9,
+            supported: 1,
+        }) => {}
         other => panic!("{:?}", other.err()),
     }
 }
@@ -202,13 +239,24 @@ fn oversized_frame_length_is_rejected_before_allocating() {
     bytes.extend_from_slice(&u32::MAX.to_le_bytes());
     bytes.extend_from_slice(&[0; 4]);
     let (_, err) = decode_all(&bytes);
-    assert!(matches!(err, Some(StreamError::Corrupt { offset: 6, .. })), "{err:?}");
+    assert!(
+        matches!(err, Some(StreamError::Corrupt { offset: 6, .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn one_target_record_is_small() {
     let hits = sample(10_000);
-    let one_url: Vec<Hit> = hits.into_iter().map(|mut h| { h.url = "http://127.0.0.1:8080/".into(); h.error.clear(); h.code = 200; h }).collect();
+    let one_url: Vec<Hit> = hits
+        .into_iter()
+        .map(|mut h| {
+            h.url = "http://127.0.0.1:8080/".into();
+            h.error.clear();
+            h.code = 200;
+            h
+        })
+        .collect();
     let bytes = encode(&one_url, 0);
     let per = bytes.len() as f64 / one_url.len() as f64;
     assert!(per < 32.0, "{per} bytes per record");
@@ -224,7 +272,11 @@ fn reader_detects_each_format() {
         csv.write(h).unwrap();
         json.write(h).unwrap();
     }
-    for (name, bytes) in [("bin", bin), ("csv", csv.into_inner().unwrap()), ("json", json.into_inner().unwrap())] {
+    for (name, bytes) in [
+        ("bin", bin),
+        ("csv", csv.into_inner().unwrap()),
+        ("json", json.into_inner().unwrap()),
+    ] {
         let mut r = HitReader::open(&bytes[..]).unwrap();
         let mut h = Hit::default();
         let mut n = 0;
@@ -236,14 +288,20 @@ fn reader_detects_each_format() {
         }
         assert_eq!(n, 5, "{name}");
     }
-    assert!(matches!(HitReader::open(&b"GET http://x/\n"[..]), Err(StreamError::NotAStream)));
+    assert!(matches!(
+        HitReader::open(&b"GET http://x/\n"[..]),
+        Err(StreamError::NotAStream)
+    ));
     let mut empty = HitReader::open(&b""[..]).unwrap();
     assert!(!empty.read(&mut Hit::default()).unwrap());
 }
 
 #[test]
 fn reads_vegeta_fixtures() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/vegeta");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/vegeta"
+    );
     let Ok(csv) = std::fs::read(format!("{dir}/alpha.csv")) else {
         eprintln!("SKIP: vegeta fixtures not found beside the checkout");
         return;
@@ -266,15 +324,24 @@ fn reads_vegeta_fixtures() {
 #[test]
 fn csv_quotes_like_go() {
     let mut w = CsvWriter::new(Vec::new());
-    let h = Hit { error: "Get \"http://x/\": refused".into(), attack: "a,b".into(), ..Hit::default() };
+    let h = Hit {
+        error: "Get \"http://x/\": refused".into(),
+        attack: "a,b".into(),
+        ..Hit::default()
+    };
     w.write(&h).unwrap();
     let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
-    assert_eq!(line, "0,0,0,0,0,\"Get \"\"http://x/\"\": refused\",,\"a,b\",0,,,\n");
+    assert_eq!(
+        line,
+        "0,0,0,0,0,\"Get \"\"http://x/\"\": refused\",,\"a,b\",0,,,\n"
+    );
 }
 
 #[test]
 fn bad_lines_name_their_line() {
-    let mut r = CsvReader::new(&b"1,200,5,0,0,,,a,0,GET,http://x/,\n1,abc,5,0,0,,,a,1,GET,http://x/,\n"[..]);
+    let mut r = CsvReader::new(
+        &b"1,200,5,0,0,,,a,0,GET,http://x/,\n1,abc,5,0,0,,,a,1,GET,http://x/,\n"[..],
+    );
     let mut h = Hit::default();
     assert!(r.read(&mut h).unwrap());
     match r.read(&mut h) {

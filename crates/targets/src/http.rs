@@ -30,13 +30,24 @@ pub struct HttpTargets<R: BufRead> {
 /// `^[A-Z]+\s`: what vegeta takes for the start of a request line.
 fn starts_with_method(line: &str) -> bool {
     let upper = line.bytes().take_while(u8::is_ascii_uppercase).count();
-    upper > 0 && line.as_bytes().get(upper).is_some_and(u8::is_ascii_whitespace)
+    upper > 0
+        && line
+            .as_bytes()
+            .get(upper)
+            .is_some_and(u8::is_ascii_whitespace)
 }
 
 impl<R: BufRead> HttpTargets<R> {
     /// A reader on `input`, called `source` in errors.
     pub fn new(input: R, source: &str, defaults: Defaults) -> Self {
-        HttpTargets { input, source: source.to_string(), defaults, line_no: 0, peeked: None, buf: Vec::new() }
+        HttpTargets {
+            input,
+            source: source.to_string(),
+            defaults,
+            line_no: 0,
+            peeked: None,
+            buf: Vec::new(),
+        }
     }
 
     fn err(&self, message: String) -> TargetError {
@@ -46,11 +57,17 @@ impl<R: BufRead> HttpTargets<R> {
     /// Looks at the next line, trimmed, without consuming it.
     fn peek(&mut self) -> Result<Option<&str>, TargetError> {
         if self.peeked.is_none() {
-            if !read_line(&mut self.input, &mut self.buf, &self.source, self.line_no + 1)? {
+            if !read_line(
+                &mut self.input,
+                &mut self.buf,
+                &self.source,
+                self.line_no + 1,
+            )? {
                 return Ok(None);
             }
             self.line_no += 1;
-            let text = std::str::from_utf8(&self.buf).map_err(|_| self.err("bad target: line is not UTF-8".into()))?;
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| self.err("bad target: line is not UTF-8".into()))?;
             self.peeked = Some(text.trim().to_string());
         }
         Ok(self.peeked.as_deref())
@@ -95,14 +112,19 @@ impl<R: BufRead> HttpTargets<R> {
                 continue;
             }
             if let Some(path) = next.strip_prefix('@') {
-                let body = std::fs::read(path).map_err(|e| self.err(format!("bad body: {path}: {e}")))?;
+                let body =
+                    std::fs::read(path).map_err(|e| self.err(format!("bad body: {path}: {e}")))?;
                 target.body = body.into();
                 break;
             }
             let header = next
                 .split_once(':')
                 .map(|(k, v)| (k.trim(), v.trim()))
-                .filter(|(k, v)| !k.is_empty() && !v.is_empty() && ::http::HeaderName::from_bytes(k.as_bytes()).is_ok());
+                .filter(|(k, v)| {
+                    !k.is_empty()
+                        && !v.is_empty()
+                        && ::http::HeaderName::from_bytes(k.as_bytes()).is_ok()
+                });
             let Some((k, v)) = header else {
                 return Err(self.err(format!("bad header: {next}")));
             };
@@ -136,7 +158,10 @@ mod tests {
         assert_eq!(t[2].method, "POST");
         assert_eq!(
             t[2].headers,
-            vec![("Content-Type".into(), "text/plain".into()), ("X-Two".into(), "a:b".into())]
+            vec![
+                ("Content-Type".into(), "text/plain".into()),
+                ("X-Two".into(), "a:b".into())
+            ]
         );
         assert_eq!(t[3].url, "http://127.0.0.1:9/");
     }
@@ -154,9 +179,17 @@ mod tests {
             ("GET\n", 1, "bad target: GET"),
             ("get http://a/\n", 1, "bad method: get"),
             ("\n\nGET ftp://a/\n", 3, "bad URL: ftp://a/"),
-            ("GET http://a/\nBroken header\n", 2, "bad header: Broken header"),
+            (
+                "GET http://a/\nBroken header\n",
+                2,
+                "bad header: Broken header",
+            ),
             ("GET http://a/\nX:\n", 2, "bad header: X:"),
-            ("GET http://a/\n@/nonexistent/barrage-body\n", 2, "bad body: /nonexistent/barrage-body"),
+            (
+                "GET http://a/\n@/nonexistent/barrage-body\n",
+                2,
+                "bad body: /nonexistent/barrage-body",
+            ),
             ("GET /relative\n", 1, "bad URL: /relative"),
         ];
         for (text, line, msg) in cases {
@@ -171,8 +204,14 @@ mod tests {
     fn defaults_come_first_and_body_applies_when_missing() {
         let dir = std::env::temp_dir().join(format!("barrage-body-{}", std::process::id()));
         std::fs::write(&dir, b"own body").unwrap();
-        let defaults = Defaults { headers: vec![("X-Global".into(), "g".into())], body: "default".into() };
-        let text = format!("POST http://a:1/\nX-Own: o\n@{}\n\nGET http://a:1/\n", dir.display());
+        let defaults = Defaults {
+            headers: vec![("X-Global".into(), "g".into())],
+            body: "default".into(),
+        };
+        let text = format!(
+            "POST http://a:1/\nX-Own: o\n@{}\n\nGET http://a:1/\n",
+            dir.display()
+        );
         let mut r = HttpTargets::new(text.as_bytes(), "stdin", defaults);
         let first = r.next().unwrap().unwrap();
         assert_eq!(first.headers[0].0, "X-Global");

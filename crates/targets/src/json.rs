@@ -35,14 +35,25 @@ pub struct JsonTargets<R: BufRead> {
 impl<R: BufRead> JsonTargets<R> {
     /// A reader on `input`, called `source` in errors.
     pub fn new(input: R, source: &str, defaults: Defaults) -> Self {
-        JsonTargets { input, source: source.to_string(), defaults, line_no: 0, buf: Vec::new() }
+        JsonTargets {
+            input,
+            source: source.to_string(),
+            defaults,
+            line_no: 0,
+            buf: Vec::new(),
+        }
     }
 
     /// The next target; `Ok(None)` at the end of the input.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Target>, TargetError> {
         loop {
-            if !read_line(&mut self.input, &mut self.buf, &self.source, self.line_no + 1)? {
+            if !read_line(
+                &mut self.input,
+                &mut self.buf,
+                &self.source,
+                self.line_no + 1,
+            )? {
                 return Ok(None);
             }
             self.line_no += 1;
@@ -51,12 +62,19 @@ impl<R: BufRead> JsonTargets<R> {
             }
         }
         let err = |m: String| error(&self.source, self.line_no, m);
-        let t: JsonTarget = serde_json::from_slice(&self.buf).map_err(|e| err(format!("bad target: {e}")))?;
-        let method = t.method.filter(|m| !m.is_empty()).ok_or_else(|| err("target: required method is missing".into()))?;
+        let t: JsonTarget =
+            serde_json::from_slice(&self.buf).map_err(|e| err(format!("bad target: {e}")))?;
+        let method = t
+            .method
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| err("target: required method is missing".into()))?;
         if ::http::Method::from_bytes(method.as_bytes()).is_err() {
             return Err(err(format!("bad method: {method}")));
         }
-        let url = t.url.filter(|u| !u.is_empty()).ok_or_else(|| err("target: required url is missing".into()))?;
+        let url = t
+            .url
+            .filter(|u| !u.is_empty())
+            .ok_or_else(|| err("target: required url is missing".into()))?;
         check_url(&url).map_err(|e| err(format!("bad URL: {url}, {e}")))?;
         let mut headers = self.defaults.headers.clone();
         for (k, vs) in t.header.into_iter().flatten() {
@@ -71,10 +89,18 @@ impl<R: BufRead> JsonTargets<R> {
             }
         }
         let body = match t.body {
-            Some(b) => B64.decode(b.as_bytes()).map_err(|e| err(format!("bad body: {e}")))?.into(),
+            Some(b) => B64
+                .decode(b.as_bytes())
+                .map_err(|e| err(format!("bad body: {e}")))?
+                .into(),
             None => self.defaults.body.clone(),
         };
-        Ok(Some(Target { method, url, headers, body }))
+        Ok(Some(Target {
+            method,
+            url,
+            headers,
+            body,
+        }))
     }
 }
 
@@ -99,17 +125,36 @@ mod tests {
         .unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(&t[0].body[..], b"hello");
-        assert_eq!(t[0].headers, vec![("A".into(), "1".into()), ("A".into(), "2".into())]);
+        assert_eq!(
+            t[0].headers,
+            vec![("A".into(), "1".into()), ("A".into(), "2".into())]
+        );
         assert_eq!(t[1].url, "https://b/");
     }
 
     #[test]
     fn errors_name_the_line() {
         let cases: &[(&str, u64, &str)] = &[
-            ("{\"url\":\"http://a/\"}", 1, "target: required method is missing"),
-            ("\n{\"method\":\"GET\"}", 2, "target: required url is missing"),
-            ("{\"method\":\"GET\",\"url\":\"http://a/\",\"body\":\"%%%\"}", 1, "bad body"),
-            ("{\"method\":\"GET\",\"url\":\"http://a/\",\"extra\":1}", 1, "bad target"),
+            (
+                "{\"url\":\"http://a/\"}",
+                1,
+                "target: required method is missing",
+            ),
+            (
+                "\n{\"method\":\"GET\"}",
+                2,
+                "target: required url is missing",
+            ),
+            (
+                "{\"method\":\"GET\",\"url\":\"http://a/\",\"body\":\"%%%\"}",
+                1,
+                "bad body",
+            ),
+            (
+                "{\"method\":\"GET\",\"url\":\"http://a/\",\"extra\":1}",
+                1,
+                "bad target",
+            ),
             ("{not json", 1, "bad target"),
             ("{\"method\":\"GET\",\"url\":\"nope\"}", 1, "bad URL: nope"),
         ];

@@ -20,7 +20,9 @@ impl std::str::FromStr for Format {
         match s {
             "http" => Ok(Format::Http),
             "json" => Ok(Format::Json),
-            other => Err(format!("unknown target format {other:?} (use http or json)")),
+            other => Err(format!(
+                "unknown target format {other:?} (use http or json)"
+            )),
         }
     }
 }
@@ -72,7 +74,11 @@ impl<R: BufRead> TargetReader<R> {
 
 /// Builds the error for `line` of `source`.
 pub(crate) fn error(source: &str, line: u64, message: String) -> TargetError {
-    TargetError { source_name: source.to_string(), line, message }
+    TargetError {
+        source_name: source.to_string(),
+        line,
+        message,
+    }
 }
 
 /// Reads one line (without its end) into `buf`; `Ok(false)` at the end.

@@ -1,1 +1,29 @@
-//! placeholder
+//! barrage-testkit (dev-only): real HTTP servers on loopback port 0 for
+//! barrage's tests, each on its own thread and runtime so that tests drive
+//! the real `barrage` binary against them and then ask the server what it
+//! received.
+//!
+//! Routes (one server serves all of them, HTTP/1.1 and h2c on the same
+//! port, or HTTP/1.1 and h2 over TLS):
+//!
+//! | path | answer |
+//! |---|---|
+//! | `/` | 200 `hello\n` |
+//! | `/status/N` | status N |
+//! | `/sleep/MS` | 200 after MS milliseconds |
+//! | `/redirect/N` | 302 to `/redirect/N-1`; `/redirect/0` is 200 |
+//! | `/bytes/N` | 200 with an N-byte body |
+//! | anything else | 404 |
+//!
+//! ```no_run
+//! let server = barrage_testkit::Server::http();
+//! // ... run barrage against server.url("/") ...
+//! assert_eq!(server.count(), 0);
+//! ```
+#![deny(missing_docs)]
+
+mod server;
+mod tls;
+
+pub use server::{Received, Server};
+pub use tls::TestCert;

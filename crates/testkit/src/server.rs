@@ -1,0 +1,239 @@
+use std::{
+    convert::Infallible,
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    thread,
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{body::Incoming, service::service_fn, Request, Response, StatusCode};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+};
+use tokio::{net::TcpListener, sync::oneshot};
+use tokio_rustls::TlsAcceptor;
+
+use crate::TestCert;
+
+/// Requests whose details are kept (the count goes on beyond this).
+const KEEP: usize = 10_000;
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// Method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// HTTP version, e.g. `HTTP/1.1`, `HTTP/2.0`.
+    pub version: String,
+    /// Headers (names lower case).
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+#[derive(Default)]
+struct State {
+    count: AtomicU64,
+    connections: AtomicU64,
+    received: Mutex<Vec<Received>>,
+}
+
+/// A loopback server on port 0, stopped when dropped.
+pub struct Server {
+    addr: SocketAddr,
+    scheme: &'static str,
+    state: Arc<State>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// HTTP/1.1 and h2c (prior knowledge) on one port.
+    pub fn http() -> Self {
+        Self::start(None)
+    }
+
+    /// HTTPS with `cert` (ALPN h2 and http/1.1).
+    pub fn https(cert: &TestCert) -> Self {
+        Self::start(Some(TlsAcceptor::from(cert.server_config())))
+    }
+
+    fn start(tls: Option<TlsAcceptor>) -> Self {
+        let state = Arc::new(State::default());
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let st = state.clone();
+        let thread = thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("test server runtime");
+            rt.block_on(serve(st, tls, addr_tx, stop_rx));
+        });
+        let addr = addr_rx.recv().expect("test server started");
+        Server {
+            addr,
+            scheme,
+            state,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// An absolute URL for `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}://{}{}", self.scheme, self.addr, path)
+    }
+
+    /// Requests received so far.
+    pub fn count(&self) -> u64 {
+        self.state.count.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.state.connections.load(Ordering::SeqCst)
+    }
+
+    /// The first 10,000 requests received, in arrival order.
+    pub fn received(&self) -> Vec<Received> {
+        self.state
+            .received
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn serve(
+    state: Arc<State>,
+    tls: Option<TlsAcceptor>,
+    addr_tx: std::sync::mpsc::Sender<SocketAddr>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback port 0");
+    let _ = addr_tx.send(listener.local_addr().expect("local addr"));
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut stop => return,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        state.connections.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| handle(state.clone(), req));
+            let builder = auto::Builder::new(TokioExecutor::new());
+            match tls {
+                None => {
+                    let _ = builder
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                }
+                Some(acceptor) => {
+                    if let Ok(s) = acceptor.accept(stream).await {
+                        let _ = builder.serve_connection(TokioIo::new(s), service).await;
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn reply(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r
+}
+
+async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .unwrap_or_default();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/".to_string(), |p| p.to_string());
+    state.count.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut r) = state.received.lock() {
+        if r.len() < KEEP {
+            r.push(Received {
+                method: parts.method.to_string(),
+                path: path.clone(),
+                version: format!("{:?}", parts.version),
+                headers: parts
+                    .headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
+                body,
+            });
+        }
+    }
+    let segs: Vec<&str> = parts
+        .uri
+        .path()
+        .trim_start_matches('/')
+        .split('/')
+        .collect();
+    let num = |i: usize| segs.get(i).and_then(|s| s.parse::<u64>().ok());
+    Ok(match (segs.first().copied().unwrap_or(""), num(1)) {
+        ("", _) => reply(200, "hello\n"),
+        ("status", Some(n)) => reply(n as u16, format!("status {n}\n")),
+        ("sleep", Some(ms)) => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            reply(200, "slept\n")
+        }
+        ("redirect", Some(0)) => reply(200, "landed\n"),
+        ("redirect", Some(n)) => {
+            let mut r = reply(302, "");
+            if let Ok(v) = format!("/redirect/{}", n - 1).parse() {
+                r.headers_mut().insert(hyper::header::LOCATION, v);
+            }
+            r
+        }
+        ("bytes", Some(n)) => reply(200, vec![b'x'; n as usize]),
+        _ => reply(404, "not found\n"),
+    })
+}

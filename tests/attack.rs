@@ -1,0 +1,640 @@
+//! End-to-end: the real binary attacking in-process loopback servers.
+
+mod common;
+
+use std::{
+    io::Read,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::{Server, TestCert};
+use common::{assert_no_panic, assert_seq_complete, bin, decode, run};
+
+fn attack(args: &[&str], targets: &str) -> (Vec<barrage_stream::Hit>, std::process::Output) {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    let out = run(&full, targets.as_bytes());
+    assert!(
+        out.status.success(),
+        "attack failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (decode(&out.stdout), out)
+}
+
+#[test]
+fn rate_200_for_2s_is_exactly_400_records_5ms_apart() {
+    let server = Server::http();
+    let (mut hits, _) = attack(
+        &["-rate", "200", "-duration", "2s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(hits.len(), 400);
+    assert_seq_complete(&mut hits);
+    let start = hits[0].scheduled;
+    for h in &hits {
+        assert_eq!(
+            h.scheduled - start,
+            h.seq as i64 * 5_000_000,
+            "seq {}",
+            h.seq
+        );
+        assert!(h.timestamp >= h.scheduled, "sent before due: seq {}", h.seq);
+        assert_eq!(h.code, 200);
+        assert_eq!(h.bytes_in, 6);
+        assert!(h.error.is_empty());
+        assert_eq!(
+            (h.method.as_str(), h.url.as_str()),
+            ("GET", server.url("/").as_str())
+        );
+    }
+    assert_eq!(server.count(), 400);
+}
+
+#[test]
+fn requests_cap_and_all_flag_spellings() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    for args in [
+        vec!["-rate", "500", "-requests", "25"],
+        vec!["-rate=500", "-requests=25"],
+        vec!["--rate", "500", "--requests", "25"],
+        vec!["--rate=500", "--requests=25", "-duration", "10s"],
+    ] {
+        let (mut hits, _) = attack(&args, &t);
+        assert_eq!(hits.len(), 25, "{args:?}");
+        assert_seq_complete(&mut hits);
+    }
+    assert_eq!(server.count(), 100);
+}
+
+#[test]
+fn http_targets_send_headers_and_bodies() {
+    let server = Server::http();
+    let dir = common::tempdir("bodies");
+    let body = dir.join("body.txt");
+    std::fs::write(&body, b"payload from file").unwrap();
+    let global = dir.join("global.txt");
+    std::fs::write(&global, b"global body").unwrap();
+    let targets = format!(
+        "# a comment\nPOST {}\nContent-Type: text/plain\nX-Custom: one\n@{}\n\nGET {}\n",
+        server.url("/"),
+        body.display(),
+        server.url("/status/201")
+    );
+    let (hits, _) = attack(
+        &[
+            "-rate",
+            "100",
+            "-requests",
+            "4",
+            "-header",
+            "X-Global: g",
+            "-body",
+            global.to_str().unwrap(),
+            "-name",
+            "alpha",
+        ],
+        &targets,
+    );
+    assert_eq!(hits.len(), 4);
+    let got = server.received();
+    assert_eq!(got.len(), 4);
+    let post = got.iter().find(|r| r.method == "POST").unwrap();
+    assert_eq!(post.body, b"payload from file");
+    let header = |r: &barrage_testkit::Received, n: &str| {
+        r.headers
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(header(post, "content-type").as_deref(), Some("text/plain"));
+    assert_eq!(header(post, "x-custom").as_deref(), Some("one"));
+    assert_eq!(header(post, "x-global").as_deref(), Some("g"));
+    assert_eq!(header(post, "x-barrage-attack").as_deref(), Some("alpha"));
+    let get = got.iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(
+        get.body, b"global body",
+        "-body applies to targets without one"
+    );
+    let mut seqs: Vec<u64> = got
+        .iter()
+        .map(|r| header(r, "x-barrage-seq").unwrap().parse().unwrap())
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    assert!(hits.iter().all(|h| h.attack == "alpha"));
+    let posts: Vec<_> = hits.iter().filter(|h| h.method == "POST").collect();
+    assert!(posts.iter().all(|h| h.bytes_out == 17 && h.code == 200));
+    assert!(hits
+        .iter()
+        .filter(|h| h.method == "GET")
+        .all(|h| h.code == 201 && h.error.is_empty()));
+}
+
+#[test]
+fn json_targets_send_headers_and_bodies() {
+    let server = Server::http();
+    let targets = format!(
+        "{{\"method\":\"PUT\",\"url\":\"{}\",\"body\":\"aGVsbG8gand0\",\"header\":{{\"X-A\":[\"1\",\"2\"]}}}}\n",
+        server.url("/")
+    );
+    let (hits, _) = attack(
+        &["-format", "json", "-rate", "50", "-requests", "2"],
+        &targets,
+    );
+    assert_eq!(hits.len(), 2);
+    for r in server.received() {
+        assert_eq!(r.method, "PUT");
+        assert_eq!(r.body, b"hello jwt");
+        let xa: Vec<_> = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k == "x-a")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(xa, ["1", "2"]);
+    }
+}
+
+#[test]
+fn lazy_json_targets_stream_until_they_run_out() {
+    let server = Server::http();
+    let targets: String = (0..30)
+        .map(|i| {
+            format!(
+                "{{\"method\":\"GET\",\"url\":\"{}\"}}\n",
+                server.url(&format!("/status/{}", 200 + i))
+            )
+        })
+        .collect();
+    let (mut hits, _) = attack(&["-lazy", "-format", "json", "-rate", "1000"], &targets);
+    assert_eq!(
+        hits.len(),
+        30,
+        "one record per target, no spurious 'no targets' records"
+    );
+    assert_seq_complete(&mut hits);
+    for h in &hits {
+        assert_eq!(h.code as u64, 200 + h.seq, "lazy targets are used in order");
+    }
+}
+
+#[test]
+fn redirects_followed_and_not_followed() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/redirect/3"));
+    let (hits, _) = attack(&["-rate", "100", "-requests", "2"], &t);
+    assert!(hits
+        .iter()
+        .all(|h| h.code == 200 && h.error.is_empty() && h.bytes_in == 7));
+    assert_eq!(server.count(), 8, "each hit follows 3 redirects");
+
+    let (hits, _) = attack(&["-rate", "100", "-requests", "2", "-redirects", "-1"], &t);
+    assert!(
+        hits.iter().all(|h| h.code == 302 && h.error.is_empty()),
+        "3xx kept as success"
+    );
+
+    let (hits, _) = attack(&["-rate", "100", "-requests", "1", "-redirects", "2"], &t);
+    assert_eq!(hits[0].code, 0);
+    assert!(
+        hits[0].error.contains("stopped after 2 redirects"),
+        "{}",
+        hits[0].error
+    );
+}
+
+#[test]
+fn timeouts_are_errors_with_code_0() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/sleep/2000"));
+    let started = Instant::now();
+    let (hits, _) = attack(&["-rate", "10", "-requests", "3", "-timeout", "200ms"], &t);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "timeouts bound the attack's end"
+    );
+    assert_eq!(hits.len(), 3);
+    for h in &hits {
+        assert_eq!(h.code, 0);
+        assert!(h.error.contains("timeout"), "{}", h.error);
+        assert!(
+            h.latency >= 200_000_000,
+            "latency {} below the timeout",
+            h.latency
+        );
+    }
+}
+
+#[test]
+fn http_errors_and_refused_connections_are_records() {
+    let server = Server::http();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let t = format!("GET {}\n\nGET {}\n", server.url("/status/503"), dead);
+    let (mut hits, _) = attack(&["-rate", "100", "-requests", "4"], &t);
+    assert_seq_complete(&mut hits);
+    for h in &hits {
+        if h.seq % 2 == 0 {
+            assert_eq!((h.code, h.error.as_str()), (503, "503 Service Unavailable"));
+        } else {
+            assert_eq!(h.code, 0);
+            assert!(
+                h.error.starts_with(&format!("Get \"{dead}\": ")),
+                "{}",
+                h.error
+            );
+            assert!(h.error.to_lowercase().contains("refused"), "{}", h.error);
+        }
+    }
+}
+
+#[test]
+fn max_body_keeps_at_most_n_bytes_but_counts_all() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/bytes/1000"));
+    let (hits, _) = attack(&["-rate", "100", "-requests", "1"], &t);
+    assert_eq!(
+        (hits[0].bytes_in, hits[0].body.len()),
+        (1000, 0),
+        "default keeps no body"
+    );
+    let (hits, _) = attack(&["-rate", "100", "-requests", "1", "-max-body", "10"], &t);
+    assert_eq!(
+        (hits[0].bytes_in, hits[0].body.as_slice()),
+        (1000, &b"xxxxxxxxxx"[..])
+    );
+    let (hits, _) = attack(
+        &[
+            "-rate",
+            "100",
+            "-requests",
+            "1",
+            "-max-body",
+            "-1",
+            "-keep-headers",
+        ],
+        &t,
+    );
+    assert_eq!(hits[0].body.len(), 1000);
+    assert!(hits[0]
+        .headers
+        .iter()
+        .any(|(k, v)| k == "content-length" && v == "1000"));
+}
+
+#[test]
+fn h2c_uses_http2_on_cleartext() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let (hits, _) = attack(&["-h2c", "-rate", "100", "-requests", "5"], &t);
+    assert!(hits.iter().all(|h| h.code == 200));
+    assert!(server.received().iter().all(|r| r.version == "HTTP/2.0"));
+    let (_, _) = attack(&["-rate", "100", "-requests", "5"], &t);
+    assert_eq!(
+        server
+            .received()
+            .iter()
+            .filter(|r| r.version == "HTTP/1.1")
+            .count(),
+        5
+    );
+}
+
+#[test]
+fn tls_verifies_by_default_and_trusts_what_it_is_told() {
+    let cert = TestCert::generate();
+    let server = Server::https(&cert);
+    let t = format!("GET {}\n", server.url("/"));
+    let (hits, _) = attack(&["-rate", "100", "-requests", "2"], &t);
+    assert!(
+        hits.iter().all(|h| h.code == 0 && !h.error.is_empty()),
+        "self-signed must fail by default"
+    );
+    assert!(
+        hits[0].error.to_lowercase().contains("certificate"),
+        "{}",
+        hits[0].error
+    );
+    assert_eq!(server.count(), 0);
+
+    let (hits, _) = attack(&["-insecure", "-rate", "100", "-requests", "2"], &t);
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+
+    let roots = cert.cert_path.to_str().unwrap();
+    let (hits, _) = attack(
+        &["-root-certs", roots, "-rate", "100", "-requests", "2"],
+        &t,
+    );
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+    // HTTP/2 by ALPN is the default over TLS; -http2=false keeps HTTP/1.1.
+    assert!(server.received().iter().all(|r| r.version == "HTTP/2.0"));
+    let (hits, _) = attack(
+        &[
+            "-root-certs",
+            roots,
+            "-http2=false",
+            "-rate",
+            "100",
+            "-requests",
+            "2",
+        ],
+        &t,
+    );
+    assert!(hits.iter().all(|h| h.code == 200));
+    assert_eq!(
+        server
+            .received()
+            .iter()
+            .filter(|r| r.version == "HTTP/1.1")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn bad_tls_files_stop_before_sending() {
+    let server = Server::http();
+    let dir = common::tempdir("badtls");
+    let junk = dir.join("junk.pem");
+    std::fs::write(&junk, b"not a certificate").unwrap();
+    let t = format!("GET {}\n", server.url("/"));
+    for args in [
+        ["-root-certs", junk.to_str().unwrap()],
+        ["-cert", junk.to_str().unwrap()],
+        ["-root-certs", "/nonexistent/ca.pem"],
+    ] {
+        let mut full = vec!["attack", "-requests", "1"];
+        full.extend_from_slice(&args);
+        let out = run(&full, t.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(args[1]), "names the file: {err}");
+    }
+    assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn bad_targets_exit_2_naming_the_line_and_send_nothing() {
+    let server = Server::http();
+    let good = server.url("/");
+    let cases = [
+        (
+            format!("GET {good}\n\nGET {good}\nBroken header line\n"),
+            "stdin:4: bad header",
+        ),
+        (format!("GET {good}\n\nget {good}\n"), "stdin:3: bad method"),
+        ("GET not-a-url\n".to_string(), "stdin:1: bad URL"),
+        ("".to_string(), "no targets"),
+    ];
+    for (targets, want) in &cases {
+        let out = run(
+            &["attack", "-rate", "10", "-duration", "1s"],
+            targets.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{targets:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        assert!(out.stdout.is_empty(), "nothing written on bad targets");
+    }
+    let dir = common::tempdir("badtargets");
+    let file = dir.join("t.json");
+    std::fs::write(
+        &file,
+        format!("{{\"method\":\"GET\",\"url\":\"{good}\"}}\n{{\"url\":\"{good}\"}}\n"),
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "attack",
+            "-format",
+            "json",
+            "-targets",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:2: target: required method is missing",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn bad_flags_are_one_line_exit_2() {
+    for args in [
+        vec!["attack", "-rate", "0"],
+        vec!["attack", "-rate", "abc"],
+        vec!["attack", "-duration", "-5s"],
+        vec!["attack", "-nonsense"],
+        vec!["report", "-type", "pie"],
+    ] {
+        let out = run(&args, b"GET http://127.0.0.1:1/\n");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn closed_model_with_max_workers() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let (mut hits, _) = attack(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
+    assert_eq!(hits.len(), 200);
+    assert_seq_complete(&mut hits);
+    let (hits, _) = attack(
+        &[
+            "-rate",
+            "infinity",
+            "-max-workers",
+            "2",
+            "-duration",
+            "300ms",
+        ],
+        &t,
+    );
+    assert!(!hits.is_empty());
+}
+
+#[test]
+fn worker_cap_makes_requests_late_not_lost() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/sleep/100"));
+    // 50/s with one worker and 100 ms responses: only ~10/s can go out.
+    let (mut hits, _) = attack(&["-rate", "50", "-requests", "10", "-max-workers", "1"], &t);
+    assert_eq!(hits.len(), 10);
+    assert_seq_complete(&mut hits);
+    let last = &hits[9];
+    assert!(
+        last.timestamp - last.scheduled >= 700_000_000,
+        "lag recorded: {}",
+        last.timestamp - last.scheduled
+    );
+    assert_eq!(
+        last.scheduled - hits[0].scheduled,
+        9 * 20_000_000,
+        "schedule unchanged"
+    );
+}
+
+#[test]
+fn sigint_stops_gracefully_with_a_valid_stream() {
+    let server = Server::http();
+    let mut child = bin()
+        .args(["attack", "-rate", "100", "-duration", "30s"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "GET {}", server.url("/")).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_no_panic(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut hits = decode(&out.stdout);
+    assert!(
+        hits.len() >= 50 && hits.len() <= 200,
+        "{} records",
+        hits.len()
+    );
+    assert_seq_complete(&mut hits);
+    assert_eq!(
+        server.count(),
+        hits.len() as u64,
+        "every request sent has its record"
+    );
+}
+
+#[test]
+fn closed_stdout_stops_quietly() {
+    let server = Server::http();
+    let mut child = bin()
+        .args(["attack", "-rate", "1000", "-duration", "30s"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "GET {}", server.url("/")).unwrap();
+    }
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 100];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn failed_output_exits_1_naming_the_file() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let dir = common::tempdir("outdir");
+    let out = run(
+        &["attack", "-requests", "5", "-output", dir.to_str().unwrap()],
+        t.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(dir.to_str().unwrap()));
+    if std::path::Path::new("/dev/full").exists() {
+        let out = run(
+            &["attack", "-requests", "5", "-output", "/dev/full"],
+            t.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("/dev/full") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    assert_eq!(
+        server.count(),
+        0,
+        "the output is checked before the first request"
+    );
+}
+
+#[test]
+fn help_lists_every_flag_with_defaults() {
+    let out = run(&["attack", "-h"], b"");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--rate",
+        "--duration",
+        "--requests",
+        "--targets",
+        "--format",
+        "--lazy",
+        "--output",
+        "--workers",
+        "--max-workers",
+        "--connections",
+        "--max-connections",
+        "--timeout",
+        "--keepalive",
+        "--http2",
+        "--h2c",
+        "--insecure",
+        "--cert",
+        "--key",
+        "--root-certs",
+        "--redirects",
+        "--header",
+        "--body",
+        "--laddr",
+        "--name",
+        "--max-body",
+        "--cpus",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from help");
+    }
+    for default in [
+        "[default: 50/1s]",
+        "[default: 30s]",
+        "[default: 10]",
+        "[default: 10000]",
+        "[default: http]",
+    ] {
+        assert!(help.contains(default), "{default} missing from help");
+    }
+}

@@ -1,0 +1,120 @@
+//! Helpers for end-to-end tests: run the real binary, decode its stream.
+#![allow(dead_code)]
+
+use std::{
+    io::Write,
+    path::PathBuf,
+    process::{Command, Output, Stdio},
+};
+
+use barrage_stream::{Decoder, Hit, StreamError};
+
+/// The built binary.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_barrage"))
+}
+
+/// Runs barrage with `args`, feeding `stdin`, and waits.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn barrage");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait barrage");
+    let _ = feeder.join();
+    assert_no_panic(&out);
+    out
+}
+
+/// Fails the test if barrage panicked.
+pub fn assert_no_panic(out: &Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "barrage panicked: {err}");
+}
+
+/// Every record of a binary stream; fails on any decode error.
+pub fn decode(bytes: &[u8]) -> Vec<Hit> {
+    let (hits, err) = decode_lossy(bytes);
+    if let Some(e) = err {
+        panic!(
+            "stream does not decode cleanly after {} records: {e}",
+            hits.len()
+        );
+    }
+    hits
+}
+
+/// Records up to the first error, and the error.
+pub fn decode_lossy(bytes: &[u8]) -> (Vec<Hit>, Option<StreamError>) {
+    let mut dec = match Decoder::new(bytes) {
+        Ok(d) => d,
+        Err(e) => return (vec![], Some(e)),
+    };
+    let mut out = Vec::new();
+    loop {
+        let mut h = Hit::default();
+        match dec.read(&mut h) {
+            Ok(true) => out.push(h),
+            Ok(false) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+/// Sorts hits by seq and checks that seqs are exactly 0..n.
+pub fn assert_seq_complete(hits: &mut [Hit]) {
+    hits.sort_by_key(|h| h.seq);
+    for (i, h) in hits.iter().enumerate() {
+        assert_eq!(h.seq, i as u64, "seq {i} missing or repeated");
+    }
+}
+
+/// A file under tests/.
+pub fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(rel)
+}
+
+/// A fresh temporary directory for one test.
+pub fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "barrage-test-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&d).expect("tempdir");
+    d
+}
+
+/// Compares `actual` with the golden file `tests/golden/NAME`, or rewrites
+/// it when BARRAGE_UPDATE_GOLDEN=1 (the only way golden files change).
+pub fn golden(name: &str, actual: &[u8]) {
+    let path = fixture(&format!("golden/{name}"));
+    if std::env::var("BARRAGE_UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let want = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with BARRAGE_UPDATE_GOLDEN=1 to create)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        String::from_utf8_lossy(actual),
+        String::from_utf8_lossy(&want),
+        "output differs from {}",
+        path.display()
+    );
+}

@@ -1,0 +1,278 @@
+//! End-to-end: report, dump and encode on committed fixtures.
+
+mod common;
+
+use barrage_stream::{Encoder, Hit};
+use common::{fixture, golden, run};
+
+fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let out = run(args, stdin);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn path(rel: &str) -> String {
+    fixture(rel).to_str().unwrap().to_string()
+}
+
+#[test]
+fn report_text_and_json_match_golden_files() {
+    let bin = path("fixtures/alpha.bin");
+    golden("report-alpha.txt", &ok(&["report", &bin], b""));
+    golden(
+        "report-alpha.json",
+        &ok(&["report", "-type", "json", &bin], b""),
+    );
+    // stdin and -output give the same bytes.
+    let stdin = std::fs::read(&bin).unwrap();
+    golden("report-alpha.txt", &ok(&["report"], &stdin));
+    let dir = common::tempdir("report-out");
+    let out = dir.join("r.txt");
+    ok(&["report", "-output", out.to_str().unwrap(), &bin], b"");
+    golden("report-alpha.txt", &std::fs::read(out).unwrap());
+}
+
+/// Exact nearest-rank quantiles of the latencies in a vegeta CSV.
+fn exact_quantiles(csv: &str) -> Vec<u64> {
+    let mut lat: Vec<u64> = std::fs::read_to_string(csv)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    lat.sort();
+    [0.5, 0.9, 0.95, 0.99]
+        .iter()
+        .map(|q| lat[((q * lat.len() as f64).ceil() as usize).max(1) - 1])
+        .collect()
+}
+
+fn parse_go_duration(s: &str) -> u64 {
+    barrage_model::duration::parse(s.trim()).unwrap() as u64
+}
+
+/// Compares a text report with vegeta's: every line identical except the
+/// percentile columns of Latencies, which must be within 0.1% (3
+/// significant digits) of the exact values.
+fn assert_matches_vegeta(ours: &str, vegeta: &str, exact: &[u64]) {
+    let (ol, vl): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), vegeta.lines().collect());
+    assert_eq!(ol.len(), vl.len(), "ours:\n{ours}\nvegeta:\n{vegeta}");
+    for (o, v) in ol.iter().zip(&vl) {
+        if !o.starts_with("Latencies") {
+            assert_eq!(o, v);
+            continue;
+        }
+        let cols = |l: &str| -> Vec<String> {
+            l.split("max]")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect()
+        };
+        let (oc, vc) = (cols(o), cols(v));
+        assert_eq!(
+            (&oc[0], &oc[1], &oc[6]),
+            (&vc[0], &vc[1], &vc[6]),
+            "min, mean and max are exact"
+        );
+        for (i, want) in exact.iter().enumerate() {
+            let got = parse_go_duration(&oc[2 + i]);
+            assert!(
+                got.abs_diff(*want) * 1000 <= *want,
+                "percentile {i}: {got} vs exact {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn report_of_vegeta_results_matches_vegeta() {
+    let csv = path("fixtures/vegeta/alpha.csv");
+    let exact = exact_quantiles(&csv);
+    let want = std::fs::read_to_string(path("fixtures/vegeta/report-alpha.txt")).unwrap();
+    let ours = String::from_utf8(ok(&["report", &csv], b"")).unwrap();
+    assert_matches_vegeta(&ours, &want, &exact);
+    let jsonl =
+        String::from_utf8(ok(&["report", &path("fixtures/vegeta/alpha.jsonl")], b"")).unwrap();
+    assert_eq!(
+        jsonl, ours,
+        "JSON lines and CSV of the same results report the same"
+    );
+
+    let mut ours: serde_json::Value =
+        serde_json::from_slice(&ok(&["report", "-type", "json", &csv], b"")).unwrap();
+    let mut want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(path("fixtures/vegeta/report-alpha.json")).unwrap(),
+    )
+    .unwrap();
+    for (i, key) in ["50th", "90th", "95th", "99th"].iter().enumerate() {
+        let got = ours["latencies"][key].as_u64().unwrap();
+        assert!(got.abs_diff(exact[i]) * 1000 <= exact[i], "{key}");
+        ours["latencies"].as_object_mut().unwrap().remove(*key);
+        want["latencies"].as_object_mut().unwrap().remove(*key);
+    }
+    assert_eq!(ours, want);
+}
+
+#[test]
+fn merged_report_matches_vegeta() {
+    let (a, b) = (
+        path("fixtures/vegeta/alpha.csv"),
+        path("fixtures/vegeta/beta.csv"),
+    );
+    let dir = common::tempdir("merged");
+    let both = dir.join("both.csv");
+    let mut all = std::fs::read(&a).unwrap();
+    all.extend(std::fs::read(&b).unwrap());
+    std::fs::write(&both, all).unwrap();
+    let exact = exact_quantiles(both.to_str().unwrap());
+    let want = std::fs::read_to_string(path("fixtures/vegeta/report-alpha-beta.txt")).unwrap();
+    let ours = String::from_utf8(ok(&["report", &a, &b], b"")).unwrap();
+    assert_matches_vegeta(&ours, &want, &exact);
+}
+
+#[test]
+fn dump_then_report_gives_the_same_figures() {
+    let bin = path("fixtures/alpha.bin");
+    let text = ok(&["report", &bin], b"");
+    let json = ok(&["report", "-type", "json", &bin], b"");
+    for dumper in ["csv", "json"] {
+        let dumped = ok(&["dump", "-dumper", dumper, &bin], b"");
+        assert_eq!(ok(&["report"], &dumped), text, "{dumper}");
+        assert_eq!(ok(&["report", "-type", "json"], &dumped), json, "{dumper}");
+    }
+    // -inputs, and encode back to binary.
+    let csv = ok(&["dump", "-dumper", "csv", "-inputs", &bin], b"");
+    assert_eq!(csv.iter().filter(|b| **b == b'\n').count(), 300);
+    let back = ok(&["encode", "-to", "bin"], &csv);
+    assert_eq!(ok(&["report"], &back), text);
+}
+
+#[test]
+fn dump_csv_has_vegetas_12_columns() {
+    let out = String::from_utf8(ok(
+        &["dump", "-dumper", "csv", &path("fixtures/alpha.bin")],
+        b"",
+    ))
+    .unwrap();
+    let vegeta = std::fs::read_to_string(path("fixtures/vegeta/alpha.csv")).unwrap();
+    assert_eq!(
+        out, vegeta,
+        "a vegeta CSV survives encode and dump byte for byte"
+    );
+}
+
+#[test]
+fn dump_json_has_vegetas_fields_plus_scheduled() {
+    let out = String::from_utf8(ok(
+        &["dump", "-dumper", "json", &path("fixtures/alpha.bin")],
+        b"",
+    ))
+    .unwrap();
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    for k in [
+        "attack",
+        "seq",
+        "code",
+        "timestamp",
+        "latency",
+        "bytes_out",
+        "bytes_in",
+        "error",
+        "body",
+        "method",
+        "url",
+        "headers",
+        "scheduled",
+    ] {
+        assert!(keys.iter().any(|x| *x == k), "missing {k}");
+    }
+    let vegeta = std::fs::read_to_string(path("fixtures/vegeta/alpha.jsonl")).unwrap();
+    for (o, v) in out.lines().zip(vegeta.lines()) {
+        let (mut o, v): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_str(o).unwrap(),
+            serde_json::from_str(v).unwrap(),
+        );
+        o.as_object_mut().unwrap().remove("scheduled");
+        assert_eq!(o, v);
+    }
+}
+
+fn multi_frame_stream(records: u64, per_frame: u64) -> Vec<u8> {
+    let mut enc = Encoder::new(Vec::new()).unwrap();
+    for i in 0..records {
+        enc.write(&Hit {
+            seq: i,
+            scheduled: 1_800_000_000_000_000_000 + i as i64 * 1_000_000,
+            timestamp: 1_800_000_000_000_000_000 + i as i64 * 1_000_000,
+            latency: 1_000_000,
+            code: 200,
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/".into(),
+            ..Hit::default()
+        })
+        .unwrap();
+        if i % per_frame == per_frame - 1 {
+            enc.flush().unwrap();
+        }
+    }
+    enc.finish().unwrap()
+}
+
+#[test]
+fn truncated_stream_reports_complete_records_and_exits_2() {
+    let full = multi_frame_stream(100, 10);
+    // Cut in the middle of the 6th frame.
+    let cut = full.len() * 55 / 100;
+    let out = run(&["report", "-type", "json"], &full[..cut]);
+    assert_eq!(out.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = report["requests"].as_u64().unwrap();
+    assert!(n == 50 || n == 60, "complete frames only, got {n}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("stdin: truncated result stream at byte "),
+        "{err}"
+    );
+}
+
+#[test]
+fn not_a_stream_and_newer_versions_exit_2() {
+    let out = run(&["report"], b"GET http://x/\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a barrage result stream"));
+    let mut newer = multi_frame_stream(3, 10);
+    newer[4] = 9;
+    let out = run(&["report"], &newer);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("version 9") && err.contains("up to 1"),
+        "{err}"
+    );
+    let out = run(&["report", "/nonexistent/r.bin"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/r.bin"));
+    let out = run(&["dump"], b"1,abc\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+#[test]
+fn empty_input_reports_zeroes() {
+    let out = ok(&["report", "-type", "json"], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["requests"], 0);
+    assert_eq!(v["earliest"], "0001-01-01T00:00:00Z");
+    let text = String::from_utf8(ok(&["report"], b"")).unwrap();
+    assert!(
+        text.starts_with("Requests      [total, rate, throughput]         0, 0.00, 0.00\n"),
+        "{text}"
+    );
+}
