@@ -113,7 +113,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Send requests at a fixed rate; write one binary result per request
-    Attack(AttackArgs),
+    Attack(Box<AttackArgs>),
     /// Report on result streams (binary, CSV or JSON lines; merged by time)
     Report(ReportArgs),
     /// Write results as CSV or JSON lines

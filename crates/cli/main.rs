@@ -42,7 +42,7 @@ fn main() {
         Err(e) => usage_error(e),
     };
     let code = match cli.command {
-        Command::Attack(a) => attack::run(a),
+        Command::Attack(a) => attack::run(*a),
         Command::Report(r) => report::run(r),
         Command::Dump(d) => dump::run(d),
         Command::Encode(e) => dump::encode(e),

@@ -272,7 +272,9 @@ fn deliver(tx: &SyncSender<Hit>, hit: Hit) {
     match tx.try_send(hit) {
         Ok(()) | Err(TrySendError::Disconnected(_)) => {}
         Err(TrySendError::Full(hit)) => {
-            let _ = tokio::task::block_in_place(|| tx.send(hit));
+            tokio::task::block_in_place(|| {
+                let _ = tx.send(hit);
+            });
         }
     }
 }

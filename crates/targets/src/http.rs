@@ -102,8 +102,7 @@ impl<R: BufRead> HttpTargets<R> {
             headers: self.defaults.headers.clone(),
             body: self.defaults.body.clone(),
         };
-        loop {
-            let Some(next) = self.peek()? else { break };
+        while let Some(next) = self.peek()? {
             if next.is_empty() || starts_with_method(next) {
                 break;
             }
