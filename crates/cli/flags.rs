@@ -211,9 +211,30 @@ pub struct AttackArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Report type: text or json
+    /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot
     #[arg(long = "type", default_value = "text")]
     pub kind: String,
+    /// Histogram buckets, e.g. '[0,1ms,5ms,10ms]' (for hist, and added to json)
+    #[arg(long)]
+    pub buckets: Option<String>,
+    /// Print the figures of each interval while reading (e.g. 1s), then the whole report
+    #[arg(long, value_parser = parse_duration)]
+    pub every: Option<Duration>,
+    /// Which latency the main figures show: actual (from the send, as vegeta) or intended (from the scheduled time)
+    #[arg(long, default_value = "actual")]
+    pub latency: String,
+    /// Latency percentiles to show
+    #[arg(long, default_value = "50,90,95,99")]
+    pub percentiles: String,
+    /// One report per url, method, code, attack or error, plus the total
+    #[arg(long)]
+    pub by: Option<String>,
+    /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
+    #[arg(long, default_value = "2xx,3xx")]
+    pub success: String,
+    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms'
+    #[arg(long)]
+    pub fail_on: Option<String>,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,

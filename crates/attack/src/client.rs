@@ -299,17 +299,6 @@ fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
         .map_err(|e| format!("{e}"))
 }
 
-/// vegeta's error text for a status outside [200, 400): `404 Not Found`.
-pub(crate) fn status_error(code: u16) -> String {
-    match StatusCode::from_u16(code)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-    {
-        Some(reason) => format!("{code} {reason}"),
-        None => code.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,11 +321,5 @@ mod tests {
     fn go_op_names() {
         assert_eq!(go_op("GET"), "Get");
         assert_eq!(go_op("POST"), "Post");
-    }
-
-    #[test]
-    fn status_texts() {
-        assert_eq!(status_error(404), "404 Not Found");
-        assert_eq!(status_error(599), "599");
     }
 }

@@ -13,7 +13,7 @@ use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
 use crate::{
-    client::{status_error, Client, Prepared},
+    client::{Client, Prepared},
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
 };
 
@@ -258,7 +258,7 @@ async fn hit(
             hit.body = r.body;
             hit.headers = r.headers;
             if !hit.is_success() {
-                hit.error = status_error(r.code);
+                hit.error = barrage_model::status::error_text(r.code);
             }
         }
         Err(e) => hit.error = e,

@@ -1,12 +1,16 @@
 //! barrage-metrics: folds hits into figures with memory bounded by the
-//! number of distinct status codes and error texts, never by the number of
-//! hits.
+//! number of distinct status codes, error texts, groups and open windows,
+//! never by the number of hits.
 //!
-//! [`Metrics::add`] takes each [`Hit`]; the accessors give vegeta's figures
-//! (requests, rate, throughput, duration, wait, success ratio, bytes, status
-//! codes, the error set in first-seen order) and latency quantiles from an
-//! HdrHistogram exact to 3 significant digits (clamped to the exact min and
-//! max). [`Metrics::merge`] combines metrics of separate inputs.
+//! - [`Metrics`]: vegeta's figures (requests, rate, throughput, duration,
+//!   wait, success ratio, bytes, status codes, error set in first-seen
+//!   order), latency and lag [`Distribution`]s from HdrHistograms exact to
+//!   3 significant digits, and exact [`Buckets`] counts. [`Options`] choose
+//!   the latency view (actual or intended send time), the [`SuccessRule`]
+//!   and the buckets.
+//! - [`Windows`]: per-interval metrics for `report -every`.
+//! - [`Groups`]: per-URL / method / code / attack / error metrics for `-by`.
+//! - [`Threshold`]: `-fail-on` conditions such as `p99>250ms`.
 //!
 //! ```
 //! use barrage_metrics::Metrics;
@@ -21,6 +25,16 @@
 //! ```
 #![deny(missing_docs)]
 
+mod buckets;
+mod groups;
 mod metrics;
+mod success;
+mod threshold;
+mod windows;
 
-pub use metrics::Metrics;
+pub use buckets::Buckets;
+pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
+pub use metrics::{Distribution, LatencyView, Metrics, Options, SIGFIGS};
+pub use success::SuccessRule;
+pub use threshold::Threshold;
+pub use windows::Windows;

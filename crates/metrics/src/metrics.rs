@@ -3,18 +3,151 @@ use std::collections::{BTreeMap, HashSet};
 use barrage_model::Hit;
 use hdrhistogram::Histogram;
 
-/// Significant digits kept by the latency histogram.
+use crate::{Buckets, SuccessRule};
+
+/// Significant digits kept by the latency histograms.
 pub const SIGFIGS: u8 = 3;
 
+/// Which latency the main figures show (`-latency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LatencyView {
+    /// From the actual send (`timestamp`) to the last byte, as vegeta.
+    #[default]
+    Actual,
+    /// From the intended send (`scheduled`): free of coordinated omission.
+    Intended,
+}
+
+impl std::str::FromStr for LatencyView {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "actual" => Ok(LatencyView::Actual),
+            "intended" => Ok(LatencyView::Intended),
+            other => Err(format!(
+                "unknown -latency {other:?} (use actual or intended)"
+            )),
+        }
+    }
+}
+
+/// How hits are judged and measured.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Which latency the main figures use.
+    pub latency: LatencyView,
+    /// Which codes succeed.
+    pub success: SuccessRule,
+    /// Exact bucket counts to keep (`-buckets`, `hist[...]`).
+    pub buckets: Option<Buckets>,
+}
+
+/// An exact-count summary of one set of durations: count, total, min, max
+/// and an HdrHistogram for quantiles (3 significant digits).
+#[derive(Clone)]
+pub struct Distribution {
+    count: u64,
+    total: u128,
+    min: u64,
+    max: u64,
+    hist: Histogram<u64>,
+}
+
+impl Default for Distribution {
+    fn default() -> Self {
+        let mut hist = Histogram::new(SIGFIGS).expect("3 significant digits is a valid histogram");
+        hist.auto(true);
+        Distribution {
+            count: 0,
+            total: 0,
+            min: u64::MAX,
+            max: 0,
+            hist,
+        }
+    }
+}
+
+impl Distribution {
+    /// Records one value, ns.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.count += 1;
+        self.total += v as u128;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        // With auto-resize, recording only fails beyond u64::MAX / 2.
+        if self.hist.record(v).is_err() {
+            let _ = self.hist.record(self.hist.high());
+        }
+    }
+
+    fn merge(&mut self, other: &Distribution) {
+        self.count += other.count;
+        self.total += other.total;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        let _ = self.hist.add(&other.hist);
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Sum, ns.
+    pub fn total(&self) -> u128 {
+        self.total
+    }
+
+    /// Mean, ns (truncated, as Go's integer division).
+    pub fn mean(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            (self.total / self.count as u128) as u64
+        }
+    }
+
+    /// Smallest, ns (exact; 0 when empty).
+    pub fn min(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    /// Largest, ns (exact).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The value at quantile `q` in [0, 1], ns: exact to 3 significant
+    /// digits and never outside the exact min and max.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        self.hist
+            .value_at_quantile(q.clamp(0.0, 1.0))
+            .clamp(self.min, self.max)
+    }
+
+    /// The histogram.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+}
+
 /// Aggregated figures of a set of hits. Times are unix ns, durations ns.
+/// Memory is bounded by the distinct status codes and error texts.
 #[derive(Clone)]
 pub struct Metrics {
+    options: Options,
     requests: u64,
     success: u64,
-    latency_total: u128,
-    latency_min: u64,
-    latency_max: u64,
-    latencies: Histogram<u64>,
+    latency: Distribution,
+    lag: Distribution,
     bytes_in: u64,
     bytes_out: u64,
     earliest: i64,
@@ -23,6 +156,7 @@ pub struct Metrics {
     status_codes: BTreeMap<u16, u64>,
     errors: Vec<String>,
     error_seen: HashSet<String>,
+    bucket_counts: Vec<u64>,
 }
 
 impl Default for Metrics {
@@ -41,18 +175,20 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Metrics {
-    /// Empty metrics.
+    /// Empty metrics with vegeta's rules.
     pub fn new() -> Self {
-        let mut latencies =
-            Histogram::new(SIGFIGS).expect("3 significant digits is a valid histogram");
-        latencies.auto(true);
+        Self::with_options(Options::default())
+    }
+
+    /// Empty metrics with `options`.
+    pub fn with_options(options: Options) -> Self {
+        let buckets = options.buckets.as_ref().map_or(0, |b| b.bounds().len());
         Metrics {
+            options,
             requests: 0,
             success: 0,
-            latency_total: 0,
-            latency_min: u64::MAX,
-            latency_max: 0,
-            latencies,
+            latency: Distribution::default(),
+            lag: Distribution::default(),
             bytes_in: 0,
             bytes_out: 0,
             earliest: i64::MAX,
@@ -61,22 +197,35 @@ impl Metrics {
             status_codes: BTreeMap::new(),
             errors: Vec::new(),
             error_seen: HashSet::new(),
+            bucket_counts: vec![0; buckets],
         }
+    }
+
+    /// A new, empty metrics with the same options.
+    pub fn empty_like(&self) -> Self {
+        Self::with_options(self.options.clone())
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// Adds one hit.
     pub fn add(&mut self, hit: &Hit) {
         self.requests += 1;
-        if hit.is_success() {
+        let ok = self.options.success.accepts(hit.code);
+        if ok {
             self.success += 1;
         }
-        self.latency_total += hit.latency as u128;
-        self.latency_min = self.latency_min.min(hit.latency);
-        self.latency_max = self.latency_max.max(hit.latency);
-        // With auto-resize on, recording only fails for values beyond
-        // u64::MAX / 2, which no real latency reaches; saturate just in case.
-        if self.latencies.record(hit.latency).is_err() {
-            let _ = self.latencies.record(self.latencies.high());
+        let latency = match self.options.latency {
+            LatencyView::Actual => hit.latency,
+            LatencyView::Intended => hit.intended_latency(),
+        };
+        self.latency.record(latency);
+        self.lag.record(hit.lag());
+        if let Some(b) = &self.options.buckets {
+            self.bucket_counts[b.index(latency)] += 1;
         }
         self.bytes_in += hit.bytes_in;
         self.bytes_out += hit.bytes_out;
@@ -84,9 +233,18 @@ impl Metrics {
         self.latest = self.latest.max(hit.timestamp);
         self.end = self.end.max(hit.end());
         *self.status_codes.entry(hit.code).or_insert(0) += 1;
-        if !hit.error.is_empty() && !self.error_seen.contains(&hit.error) {
-            self.error_seen.insert(hit.error.clone());
-            self.errors.push(hit.error.clone());
+        if !ok {
+            if hit.error.is_empty() {
+                self.note_error(barrage_model::status::error_text(hit.code));
+            } else if !self.error_seen.contains(&hit.error) {
+                self.note_error(hit.error.clone());
+            }
+        }
+    }
+
+    fn note_error(&mut self, e: String) {
+        if self.error_seen.insert(e.clone()) {
+            self.errors.push(e);
         }
     }
 
@@ -97,10 +255,8 @@ impl Metrics {
         }
         self.requests += other.requests;
         self.success += other.success;
-        self.latency_total += other.latency_total;
-        self.latency_min = self.latency_min.min(other.latency_min);
-        self.latency_max = self.latency_max.max(other.latency_max);
-        let _ = self.latencies.add(&other.latencies);
+        self.latency.merge(&other.latency);
+        self.lag.merge(&other.lag);
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
         self.earliest = self.earliest.min(other.earliest);
@@ -110,9 +266,10 @@ impl Metrics {
             *self.status_codes.entry(*code).or_insert(0) += n;
         }
         for e in &other.errors {
-            if self.error_seen.insert(e.clone()) {
-                self.errors.push(e.clone());
-            }
+            self.note_error(e.clone());
+        }
+        for (mine, theirs) in self.bucket_counts.iter_mut().zip(&other.bucket_counts) {
+            *mine += theirs;
         }
     }
 
@@ -121,9 +278,14 @@ impl Metrics {
         self.requests
     }
 
-    /// Hits with a code in [200, 400).
+    /// Hits that succeeded.
     pub fn successes(&self) -> u64 {
         self.success
+    }
+
+    /// Hits that did not succeed.
+    pub fn failures(&self) -> u64 {
+        self.requests - self.success
     }
 
     /// Earliest send time, unix ns (`None` when empty).
@@ -159,8 +321,8 @@ impl Metrics {
         }
     }
 
-    /// Requests per second over the attack's span (the count itself when
-    /// the span is 0, as vegeta does).
+    /// Requests per second over the span (the count when the span is 0, as
+    /// vegeta does).
     pub fn rate(&self) -> f64 {
         let secs = self.duration() as f64 / 1e9;
         if secs > 0.0 {
@@ -172,8 +334,7 @@ impl Metrics {
 
     /// Successes per second over the span plus the wait.
     pub fn throughput(&self) -> f64 {
-        let secs = self.duration() as f64 / 1e9;
-        if secs > 0.0 {
+        if self.duration() > 0 {
             self.success as f64 / ((self.duration() + self.wait()) as f64 / 1e9)
         } else {
             self.success as f64
@@ -189,43 +350,19 @@ impl Metrics {
         }
     }
 
-    /// Sum of all latencies, ns.
-    pub fn latency_total(&self) -> u128 {
-        self.latency_total
+    /// Latencies (of the chosen view), ns.
+    pub fn latency(&self) -> &Distribution {
+        &self.latency
     }
 
-    /// Mean latency, ns, truncated as Go's integer division does.
-    pub fn latency_mean(&self) -> u64 {
-        if self.requests == 0 {
-            0
-        } else {
-            (self.latency_total / self.requests as u128) as u64
-        }
+    /// The generator's lag (`timestamp - scheduled`), ns.
+    pub fn lag(&self) -> &Distribution {
+        &self.lag
     }
 
-    /// Smallest latency, ns (exact).
-    pub fn latency_min(&self) -> u64 {
-        if self.requests == 0 {
-            0
-        } else {
-            self.latency_min
-        }
-    }
-
-    /// Largest latency, ns (exact).
-    pub fn latency_max(&self) -> u64 {
-        self.latency_max
-    }
-
-    /// The latency at quantile `q` in [0, 1], ns: exact to 3 significant
-    /// digits, and never outside the exact min and max.
+    /// Shorthand for `latency().quantile(q)`.
     pub fn quantile(&self, q: f64) -> u64 {
-        if self.requests == 0 {
-            return 0;
-        }
-        self.latencies
-            .value_at_quantile(q.clamp(0.0, 1.0))
-            .clamp(self.latency_min, self.latency_max)
+        self.latency.quantile(q)
     }
 
     /// Total and mean response body bytes.
@@ -246,8 +383,8 @@ impl Metrics {
         }
     }
 
-    /// Counts per status code, keyed by the code's decimal text and sorted
-    /// as text (vegeta's order: `0`, `200`, `404`, `50`…).
+    /// Counts per status code, keyed by the code's text and sorted as text
+    /// (vegeta's order: `0`, `200`, `404`, `50`…).
     pub fn status_codes(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
             .status_codes
@@ -258,14 +395,17 @@ impl Metrics {
         v
     }
 
-    /// Distinct error texts in the order first seen.
+    /// Distinct error texts of failed hits, in the order first seen.
     pub fn errors(&self) -> &[String] {
         &self.errors
     }
 
-    /// The latency histogram (3 significant digits).
-    pub fn histogram(&self) -> &Histogram<u64> {
-        &self.latencies
+    /// Exact counts per bucket of `Options::buckets`, with the bounds.
+    pub fn buckets(&self) -> Option<(&Buckets, &[u64])> {
+        self.options
+            .buckets
+            .as_ref()
+            .map(|b| (b, self.bucket_counts.as_slice()))
     }
 }
 
@@ -293,7 +433,7 @@ mod tests {
         assert_eq!(m.rate(), 0.0);
         assert_eq!(m.success_ratio(), 0.0);
         assert_eq!(m.quantile(0.99), 0);
-        assert_eq!(m.latency_min(), 0);
+        assert_eq!(m.latency().min(), 0);
         assert!(m.earliest().is_none());
     }
 
@@ -310,6 +450,17 @@ mod tests {
     }
 
     #[test]
+    fn all_errors() {
+        let mut m = Metrics::new();
+        for i in 0..10 {
+            m.add(&hit(i, 5, 0, "connection refused"));
+        }
+        assert_eq!((m.successes(), m.failures()), (0, 10));
+        assert_eq!(m.throughput(), 0.0);
+        assert_eq!(m.errors(), ["connection refused"]);
+    }
+
+    #[test]
     fn vegeta_definitions() {
         let mut m = Metrics::new();
         m.add(&hit(0, 100, 200, ""));
@@ -321,14 +472,68 @@ mod tests {
         assert_eq!(m.rate(), 2.0);
         assert!((m.throughput() - 1.0 / 2.0000005).abs() < 1e-12);
         assert_eq!(m.success_ratio(), 0.25);
-        assert_eq!(m.latency_mean(), 165);
-        assert_eq!((m.latency_min(), m.latency_max()), (10, 500));
+        assert_eq!(m.latency().mean(), 165);
+        assert_eq!((m.latency().min(), m.latency().max()), (10, 500));
         assert_eq!(
             m.status_codes(),
             vec![("0".into(), 2), ("200".into(), 1), ("404".into(), 1)]
         );
         assert_eq!(m.errors(), ["404 Not Found", "refused"]);
         assert_eq!(m.bytes_in(), (24, 6.0));
+    }
+
+    #[test]
+    fn success_rule_changes_ratio_and_error_set() {
+        let opts = Options {
+            success: "2xx,404".parse().unwrap(),
+            ..Options::default()
+        };
+        let mut m = Metrics::with_options(opts);
+        m.add(&hit(0, 1, 200, ""));
+        m.add(&hit(1, 1, 404, "404 Not Found"));
+        m.add(&hit(2, 1, 302, ""));
+        m.add(&hit(3, 1, 0, "refused"));
+        assert_eq!(m.successes(), 2);
+        assert_eq!(m.errors(), ["302 Found", "refused"]);
+    }
+
+    #[test]
+    fn intended_view_adds_lag() {
+        let late = Hit {
+            scheduled: 0,
+            timestamp: 2_000,
+            latency: 1_000,
+            code: 200,
+            ..Hit::default()
+        };
+        let mut actual = Metrics::new();
+        let mut intended = Metrics::with_options(Options {
+            latency: LatencyView::Intended,
+            ..Options::default()
+        });
+        actual.add(&late);
+        intended.add(&late);
+        assert_eq!(actual.latency().max(), 1_000);
+        assert_eq!(intended.latency().max(), 3_000);
+        assert_eq!(actual.lag().max(), 2_000);
+        assert_eq!(
+            intended.end(),
+            Some(3_000),
+            "end is always send + actual latency"
+        );
+    }
+
+    #[test]
+    fn bucket_counts_are_exact() {
+        let opts = Options {
+            buckets: Some(Buckets::parse("[0,100us,1ms]").unwrap()),
+            ..Options::default()
+        };
+        let mut m = Metrics::with_options(opts);
+        for l in [0, 99_999, 100_000, 999_999, 1_000_000, 5_000_000_000] {
+            m.add(&hit(0, l, 200, ""));
+        }
+        assert_eq!(m.buckets().unwrap().1, [2, 2, 2]);
     }
 
     #[test]
@@ -354,15 +559,12 @@ mod tests {
     fn merge_equals_adding_all() {
         let hits: Vec<Hit> = (0..1000)
             .map(|i| {
+                let bad = i % 3 == 0;
                 hit(
                     i * 1000,
                     (i as u64 * 7919) % 100_000,
-                    if i % 3 == 0 { 500 } else { 200 },
-                    if i % 3 == 0 {
-                        "500 Internal Server Error"
-                    } else {
-                        ""
-                    },
+                    if bad { 500 } else { 200 },
+                    if bad { "500 Internal Server Error" } else { "" },
                 )
             })
             .collect();

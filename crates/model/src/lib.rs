@@ -8,6 +8,7 @@
 //! - [`duration`]: Go-compatible duration parsing and formatting, so flags and
 //!   reports read like vegeta's (`1m30s`, `363.985µs`).
 //! - [`time`]: unix nanoseconds to and from RFC 3339.
+//! - [`status`]: HTTP reason phrases, for vegeta's `404 Not Found` errors.
 //! - [`gojson`]: JSON strings and floats written as Go writes them.
 //!
 //! ```
@@ -22,6 +23,7 @@ pub mod duration;
 pub mod gojson;
 mod hit;
 mod rate;
+pub mod status;
 mod target;
 pub mod time;
 

@@ -1,7 +1,9 @@
 use std::io::{self, Write};
 
-use barrage_metrics::Metrics;
+use barrage_metrics::{Distribution, Metrics};
 use barrage_model::{gojson, time};
+
+use crate::Percentiles;
 
 /// What Go prints for a zero `time.Time` (an empty report's times).
 const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
@@ -10,24 +12,48 @@ fn time_or_zero(t: Option<i64>) -> String {
     t.map_or_else(|| ZERO_TIME.to_string(), time::format_rfc3339)
 }
 
-/// Writes vegeta's JSON report as one line: the same keys in the same
-/// order, durations in integer ns, times in RFC 3339.
-pub fn json<W: Write>(m: &Metrics, mut out: W) -> io::Result<()> {
+/// `"50th":…,"90th":…` for each percentile.
+fn quantiles(s: &mut Vec<u8>, d: &Distribution, p: &Percentiles) -> io::Result<()> {
+    for (q, label) in p.iter() {
+        write!(s, "\"{label}th\":{},", d.quantile(q))?;
+    }
+    Ok(())
+}
+
+/// The report as one JSON object (no newline): vegeta's keys in vegeta's
+/// order (durations in integer ns, RFC 3339 times, Go's number and string
+/// notation), then barrage's own keys (`lag`).
+pub fn json_object(m: &Metrics, p: &Percentiles) -> io::Result<Vec<u8>> {
     let (bin, bin_mean) = m.bytes_in();
     let (bout, bout_mean) = m.bytes_out();
+    let lat = m.latency();
     let mut s = Vec::with_capacity(1024);
     write!(
         s,
-        "{{\"latencies\":{{\"total\":{},\"mean\":{},\"50th\":{},\"90th\":{},\"95th\":{},\"99th\":{},\"max\":{},\"min\":{}}},",
-        m.latency_total(),
-        m.latency_mean(),
-        m.quantile(0.50),
-        m.quantile(0.90),
-        m.quantile(0.95),
-        m.quantile(0.99),
-        m.latency_max(),
-        m.latency_min(),
+        "{{\"latencies\":{{\"total\":{},\"mean\":{},",
+        lat.total(),
+        lat.mean()
     )?;
+    quantiles(&mut s, lat, p)?;
+    write!(s, "\"max\":{},\"min\":{}}},", lat.max(), lat.min())?;
+    if let Some((buckets, counts)) = m.buckets() {
+        // Go sorts map keys as strings.
+        let mut pairs: Vec<(String, u64)> = buckets
+            .bounds()
+            .iter()
+            .map(|b| b.to_string())
+            .zip(counts.iter().copied())
+            .collect();
+        pairs.sort();
+        s.extend_from_slice(b"\"buckets\":{");
+        for (i, (k, n)) in pairs.iter().enumerate() {
+            if i > 0 {
+                s.push(b',');
+            }
+            write!(s, "\"{k}\":{n}")?;
+        }
+        s.extend_from_slice(b"},");
+    }
     write!(
         s,
         "\"bytes_in\":{{\"total\":{bin},\"mean\":{}}},\"bytes_out\":{{\"total\":{bout},\"mean\":{}}},",
@@ -64,7 +90,17 @@ pub fn json<W: Write>(m: &Metrics, mut out: W) -> io::Result<()> {
         }
         gojson::push_str(&mut s, e);
     }
-    s.extend_from_slice(b"]}\n");
+    let lag = m.lag();
+    write!(s, "],\"lag\":{{\"mean\":{},", lag.mean())?;
+    quantiles(&mut s, lag, p)?;
+    write!(s, "\"max\":{}}}}}", lag.max())?;
+    Ok(s)
+}
+
+/// Writes the JSON report as one line.
+pub fn json<W: Write>(m: &Metrics, p: &Percentiles, mut out: W) -> io::Result<()> {
+    let mut s = json_object(m, p)?;
+    s.push(b'\n');
     out.write_all(&s)?;
     out.flush()
 }

@@ -1,27 +1,44 @@
-//! barrage-report: writes [`Metrics`] in vegeta's layouts.
+//! barrage-report: writes [`Metrics`] in vegeta's layouts, and barrage's
+//! live rows.
 //!
 //! - [`text`]: the `Requests / Duration / Latencies / Bytes / Success /
 //!   Status Codes / Error Set` report, aligned by [`TabWriter`] exactly as
-//!   Go's `text/tabwriter` aligns it, durations rounded as vegeta rounds.
+//!   Go's `text/tabwriter` aligns it, durations rounded as vegeta rounds;
+//!   plus a `Lag` line when the generator fell behind.
 //! - [`json`]: vegeta's JSON report (integer ns, RFC 3339 times, Go's float
-//!   and string notation), so tools written for vegeta keep working.
+//!   and string notation), then barrage's `lag` object.
+//! - [`hist`]: vegeta's bucket histogram; [`hdrplot`]: HdrHistogram's
+//!   percentile distribution.
+//! - [`window_row`], [`window_json`]: one line per interval for `-every`.
+//!
+//! Every writer takes the [`Percentiles`] to show (vegeta's 50, 90, 95, 99
+//! by default).
 //!
 //! ```
 //! use barrage_metrics::Metrics;
 //! use barrage_model::Hit;
+//! use barrage_report::Percentiles;
 //! let mut m = Metrics::new();
 //! m.add(&Hit { code: 200, latency: 1_000_000, ..Hit::default() });
 //! let mut out = Vec::new();
-//! barrage_report::text(&m, &mut out).unwrap();
+//! barrage_report::text(&m, &Percentiles::default(), &mut out).unwrap();
 //! assert!(String::from_utf8(out).unwrap().starts_with("Requests      [total, rate, throughput]"));
 //! ```
 #![deny(missing_docs)]
 
+mod hdrplot;
+mod hist;
 mod json;
+mod percentiles;
 mod tabwriter;
 mod text;
+mod window;
 
 pub use barrage_metrics::Metrics;
-pub use json::json;
+pub use hdrplot::hdrplot;
+pub use hist::hist;
+pub use json::{json, json_object};
+pub use percentiles::Percentiles;
 pub use tabwriter::TabWriter;
 pub use text::text;
+pub use window::{window_header, window_json, window_row};

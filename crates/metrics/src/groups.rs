@@ -1,0 +1,174 @@
+use std::collections::BTreeMap;
+
+use barrage_model::Hit;
+
+use crate::Metrics;
+
+/// Most groups kept; hits of further keys go to [`OTHER`].
+pub const MAX_GROUPS: usize = 10_000;
+/// The group of hits beyond [`MAX_GROUPS`] distinct keys.
+pub const OTHER: &str = "(other)";
+
+/// What to group a report by (`-by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The request URL.
+    Url,
+    /// The request method.
+    Method,
+    /// The status code.
+    Code,
+    /// The attack name.
+    Attack,
+    /// The error text (empty for successes).
+    Error,
+}
+
+impl std::str::FromStr for GroupBy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "url" => GroupBy::Url,
+            "method" => GroupBy::Method,
+            "code" => GroupBy::Code,
+            "attack" => GroupBy::Attack,
+            "error" => GroupBy::Error,
+            other => {
+                return Err(format!(
+                    "unknown -by {other:?} (use url, method, code, attack or error)"
+                ))
+            }
+        })
+    }
+}
+
+impl GroupBy {
+    /// The flag value naming this grouping.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GroupBy::Url => "url",
+            GroupBy::Method => "method",
+            GroupBy::Code => "code",
+            GroupBy::Attack => "attack",
+            GroupBy::Error => "error",
+        }
+    }
+}
+
+/// Metrics per group, memory bounded by the number of groups (at most
+/// [`MAX_GROUPS`] + 1), never by the number of hits.
+pub struct Groups {
+    by: GroupBy,
+    template: Metrics,
+    groups: BTreeMap<String, Metrics>,
+    code_key: String,
+}
+
+impl Groups {
+    /// Empty groups whose metrics start as `template`.
+    pub fn new(by: GroupBy, template: &Metrics) -> Self {
+        Groups {
+            by,
+            template: template.empty_like(),
+            groups: BTreeMap::new(),
+            code_key: String::new(),
+        }
+    }
+
+    /// Adds a hit to its group.
+    pub fn add(&mut self, hit: &Hit) {
+        let key: &str = match self.by {
+            GroupBy::Url => &hit.url,
+            GroupBy::Method => &hit.method,
+            GroupBy::Attack => &hit.attack,
+            GroupBy::Error => &hit.error,
+            GroupBy::Code => {
+                use std::fmt::Write;
+                self.code_key.clear();
+                let _ = write!(self.code_key, "{}", hit.code);
+                &self.code_key
+            }
+        };
+        if let Some(m) = self.groups.get_mut(key) {
+            m.add(hit);
+            return;
+        }
+        let key = if self.groups.len() >= MAX_GROUPS {
+            OTHER.to_string()
+        } else {
+            key.to_string()
+        };
+        self.groups
+            .entry(key)
+            .or_insert_with(|| self.template.empty_like())
+            .add(hit);
+    }
+
+    /// What the groups are keyed by.
+    pub fn by(&self) -> GroupBy {
+        self.by
+    }
+
+    /// The groups, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Metrics)> {
+        self.groups.iter().map(|(k, m)| (k.as_str(), m))
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(url: &str, code: u16) -> Hit {
+        Hit {
+            url: url.into(),
+            code,
+            method: "GET".into(),
+            latency: 5,
+            ..Hit::default()
+        }
+    }
+
+    #[test]
+    fn groups_by_each_key() {
+        let hits = [
+            hit("/a", 200),
+            hit("/b", 404),
+            hit("/a", 200),
+            hit("/a", 500),
+        ];
+        let mut by_url = Groups::new(GroupBy::Url, &Metrics::new());
+        let mut by_code = Groups::new(GroupBy::Code, &Metrics::new());
+        for h in &hits {
+            by_url.add(h);
+            by_code.add(h);
+        }
+        let urls: Vec<(&str, u64)> = by_url.iter().map(|(k, m)| (k, m.requests())).collect();
+        assert_eq!(urls, [("/a", 3), ("/b", 1)]);
+        let codes: Vec<(&str, u64)> = by_code.iter().map(|(k, m)| (k, m.requests())).collect();
+        assert_eq!(codes, [("200", 2), ("404", 1), ("500", 1)]);
+    }
+
+    #[test]
+    fn group_count_is_bounded() {
+        let mut g = Groups::new(GroupBy::Url, &Metrics::new());
+        for i in 0..(MAX_GROUPS + 50) {
+            g.add(&hit(&format!("/{i}"), 200));
+        }
+        assert_eq!(g.len(), MAX_GROUPS + 1);
+        assert_eq!(
+            g.iter().find(|(k, _)| *k == OTHER).unwrap().1.requests(),
+            50
+        );
+    }
+}

@@ -1,0 +1,257 @@
+use barrage_model::duration;
+
+use crate::Metrics;
+
+/// A figure a threshold can test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Figure {
+    Success,
+    Rate,
+    Throughput,
+    Requests,
+    Errors,
+    Mean,
+    Max,
+    Percentile(f64),
+    LagMean,
+    LagMax,
+    LagPercentile(f64),
+}
+
+impl Figure {
+    fn is_duration(&self) -> bool {
+        matches!(
+            self,
+            Figure::Mean
+                | Figure::Max
+                | Figure::Percentile(_)
+                | Figure::LagMean
+                | Figure::LagMax
+                | Figure::LagPercentile(_)
+        )
+    }
+
+    fn parse(name: &str) -> Option<Figure> {
+        let pct = |p: &str| -> Option<f64> {
+            let v: f64 = p.parse().ok()?;
+            (v > 0.0 && v <= 100.0).then_some(v / 100.0)
+        };
+        Some(match name {
+            "success" => Figure::Success,
+            "rate" => Figure::Rate,
+            "throughput" => Figure::Throughput,
+            "requests" => Figure::Requests,
+            "errors" => Figure::Errors,
+            "mean" => Figure::Mean,
+            "max" => Figure::Max,
+            "lag.mean" => Figure::LagMean,
+            "lag.max" => Figure::LagMax,
+            _ => {
+                if let Some(p) = name.strip_prefix("lag.p") {
+                    Figure::LagPercentile(pct(p)?)
+                } else if let Some(p) = name.strip_prefix('p') {
+                    Figure::Percentile(pct(p)?)
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+
+    fn value(&self, m: &Metrics) -> f64 {
+        match *self {
+            Figure::Success => m.success_ratio(),
+            Figure::Rate => m.rate(),
+            Figure::Throughput => m.throughput(),
+            Figure::Requests => m.requests() as f64,
+            Figure::Errors => m.failures() as f64,
+            Figure::Mean => m.latency().mean() as f64,
+            Figure::Max => m.latency().max() as f64,
+            Figure::Percentile(q) => m.latency().quantile(q) as f64,
+            Figure::LagMean => m.lag().mean() as f64,
+            Figure::LagMax => m.lag().max() as f64,
+            Figure::LagPercentile(q) => m.lag().quantile(q) as f64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+}
+
+/// One `-fail-on` condition, such as `p99>250ms` or `success<99.9%`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    text: String,
+    figure: Figure,
+    op: Op,
+    value: f64,
+}
+
+impl Threshold {
+    /// Parses a comma-separated list of conditions. Figures: `success`,
+    /// `rate`, `throughput`, `requests`, `errors`, `mean`, `max`, `pNN`,
+    /// `lag.mean`, `lag.max`, `lag.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
+    /// durations for latency figures, `NN%` (or a fraction) for `success`.
+    pub fn parse_list(text: &str) -> Result<Vec<Threshold>, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(Threshold::parse)
+            .collect()
+    }
+
+    /// Parses one condition.
+    pub fn parse(text: &str) -> Result<Threshold, String> {
+        let bad = |why: &str| format!("bad -fail-on condition {text:?}: {why}");
+        let at = text
+            .find(['<', '>', '='])
+            .ok_or_else(|| bad("no operator (use <, <=, >, >=, ==)"))?;
+        let (name, rest) = text.split_at(at);
+        let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
+            (Op::Le, v)
+        } else if let Some(v) = rest.strip_prefix(">=") {
+            (Op::Ge, v)
+        } else if let Some(v) = rest.strip_prefix("==") {
+            (Op::Eq, v)
+        } else if let Some(v) = rest.strip_prefix('<') {
+            (Op::Lt, v)
+        } else if let Some(v) = rest.strip_prefix('>') {
+            (Op::Gt, v)
+        } else {
+            return Err(bad("unknown operator"));
+        };
+        let name = name.trim();
+        let value = value.trim();
+        let figure = Figure::parse(name).ok_or_else(|| bad(&format!("unknown figure {name:?}")))?;
+        let v = if figure.is_duration() {
+            let ns = duration::parse(value)
+                .map_err(|_| bad("latency figures take a duration such as 250ms"))?;
+            ns as f64
+        } else if figure == Figure::Success {
+            match value.strip_suffix('%') {
+                Some(p) => {
+                    p.trim()
+                        .parse::<f64>()
+                        .map_err(|_| bad("not a percentage"))?
+                        / 100.0
+                }
+                None => {
+                    let f: f64 = value
+                        .parse()
+                        .map_err(|_| bad("success takes a percentage such as 99.9%"))?;
+                    if f > 1.0 {
+                        return Err(bad(
+                            "success takes a percentage such as 99.9% (or a fraction up to 1)",
+                        ));
+                    }
+                    f
+                }
+            }
+        } else {
+            value.parse::<f64>().map_err(|_| bad("not a number"))?
+        };
+        Ok(Threshold {
+            text: text.trim().to_string(),
+            figure,
+            op,
+            value: v,
+        })
+    }
+
+    /// `Some(description)` when the condition holds for `m` (the run fails).
+    pub fn check(&self, m: &Metrics) -> Option<String> {
+        let actual = self.figure.value(m);
+        let holds = match self.op {
+            Op::Lt => actual < self.value,
+            Op::Le => actual <= self.value,
+            Op::Gt => actual > self.value,
+            Op::Ge => actual >= self.value,
+            Op::Eq => actual == self.value,
+        };
+        holds.then(|| {
+            let shown = if self.figure.is_duration() {
+                duration::format(actual as i64)
+            } else if self.figure == Figure::Success {
+                format!("{:.2}%", actual * 100.0)
+            } else {
+                format!("{actual:.2}")
+            };
+            format!("{} (actual {shown})", self.text)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use barrage_model::Hit;
+
+    fn metrics() -> Metrics {
+        let mut m = Metrics::new();
+        for i in 0..100u64 {
+            let code = if i < 2 { 500 } else { 200 };
+            m.add(&Hit {
+                timestamp: i as i64 * 10_000_000,
+                scheduled: i as i64 * 10_000_000,
+                latency: (i + 1) * 1_000_000,
+                code,
+                ..Hit::default()
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn conditions_hold_or_not() {
+        let m = metrics();
+        let cases = [
+            ("success<99.9%", true),
+            ("success<98%", false),
+            ("success<=0.98", true),
+            ("p99>250ms", false),
+            ("p99>50ms", true),
+            ("p99.9>=100ms", true),
+            ("max>100ms", false),
+            ("mean>50ms", true),
+            ("errors>1", true),
+            ("errors>=3", false),
+            ("rate<50", false),
+            ("requests==100", true),
+            ("lag.p99>5ms", false),
+        ];
+        for (text, holds) in cases {
+            let t = Threshold::parse(text).unwrap();
+            assert_eq!(t.check(&m).is_some(), holds, "{text}");
+        }
+        let msg = Threshold::parse("p99>50ms").unwrap().check(&m).unwrap();
+        assert!(msg.starts_with("p99>50ms (actual 99."), "{msg}");
+    }
+
+    #[test]
+    fn lists_and_errors() {
+        assert_eq!(
+            Threshold::parse_list("success<99.9%, p99>250ms,lag.p99>5ms")
+                .unwrap()
+                .len(),
+            3
+        );
+        for bad in [
+            "p99",
+            "p99>abc",
+            "latency>5ms",
+            "success<150",
+            "p0>1ms",
+            "p101>1ms",
+            "rate<fast",
+            "p99=>1ms",
+        ] {
+            assert!(Threshold::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

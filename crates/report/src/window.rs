@@ -1,0 +1,96 @@
+use std::io::{self, Write};
+
+use barrage_metrics::Metrics;
+use barrage_model::{gojson, time};
+
+use crate::{text::dur, Percentiles};
+
+/// The header line of the live text rows (`report -every`).
+pub fn window_header<W: Write>(p: &Percentiles, mut out: W) -> io::Result<()> {
+    let mut line = format!(
+        "{:<32}{:>10}  {:>10}  {:>8}",
+        "Start", "Requests", "Rate", "Success"
+    );
+    for (_, label) in p.iter() {
+        line.push_str(&format!("  {:>10}", format!("p{label}")));
+    }
+    line.push_str(&format!("  {:>10}  {:>7}  Codes", "Max", "Errors"));
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+/// One live text row: the figures of the window starting at `start` (unix
+/// ns) and lasting `every` ns.
+pub fn window_row<W: Write>(
+    start: i64,
+    every: i64,
+    m: &Metrics,
+    p: &Percentiles,
+    mut out: W,
+) -> io::Result<()> {
+    let rate = m.requests() as f64 / (every as f64 / 1e9);
+    let mut line = format!(
+        "{:<32}{:>10}  {:>10.2}  {:>7.2}%",
+        time::format_rfc3339(start),
+        m.requests(),
+        rate,
+        m.success_ratio() * 100.0
+    );
+    for (q, _) in p.iter() {
+        line.push_str(&format!("  {:>10}", dur(m.latency().quantile(q))));
+    }
+    line.push_str(&format!(
+        "  {:>10}  {:>7}  ",
+        dur(m.latency().max()),
+        m.failures()
+    ));
+    let codes: Vec<String> = m
+        .status_codes()
+        .iter()
+        .map(|(c, n)| format!("{c}:{n}"))
+        .collect();
+    line.push_str(&codes.join(" "));
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+/// One live JSON line: `{"start","end","requests","rate","success",
+/// "latencies":{…,"max"},"status_codes","errors"}`.
+pub fn window_json<W: Write>(
+    start: i64,
+    every: i64,
+    m: &Metrics,
+    p: &Percentiles,
+    mut out: W,
+) -> io::Result<()> {
+    let mut s = Vec::with_capacity(512);
+    write!(
+        s,
+        "{{\"start\":\"{}\",\"end\":\"{}\",\"requests\":{},\"rate\":{},\"success\":{},\"latencies\":{{",
+        time::format_rfc3339(start),
+        time::format_rfc3339(start.saturating_add(every)),
+        m.requests(),
+        gojson::float(m.requests() as f64 / (every as f64 / 1e9)),
+        gojson::float(m.success_ratio())
+    )?;
+    for (q, label) in p.iter() {
+        write!(s, "\"{label}th\":{},", m.latency().quantile(q))?;
+    }
+    write!(s, "\"max\":{}}},\"status_codes\":{{", m.latency().max())?;
+    for (i, (code, n)) in m.status_codes().iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        write!(s, "\"{code}\":{n}")?;
+    }
+    s.extend_from_slice(b"},\"errors\":[");
+    for (i, e) in m.errors().iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        gojson::push_str(&mut s, e);
+    }
+    s.extend_from_slice(b"]}\n");
+    out.write_all(&s)?;
+    out.flush()
+}
