@@ -4,14 +4,12 @@ use barrage_model::Target;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper_rustls::HttpsConnector;
-use hyper_util::{
-    client::legacy::{connect::HttpConnector, Client as Pool},
-    rt::TokioExecutor,
-};
-use tokio::sync::Semaphore;
+use tokio_rustls::TlsConnector;
 
-use crate::{tls, ClientConfig, TlsError};
+use crate::{
+    pool::{Conn, Key, Pool},
+    tls, ClientConfig, TlsError,
+};
 
 /// Request header carrying the hit's sequence number.
 pub const SEQ_HEADER: &str = "x-barrage-seq";
@@ -75,10 +73,10 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
 }
 
-/// The HTTP client of an attack: a hyper connection pool over rustls.
+/// The HTTP client of one worker thread: hyper's connection API over its
+/// own [`Pool`](crate::pool::Pool), rustls for TLS.
 pub struct Client {
-    pool: Pool<HttpsConnector<HttpConnector>, Full<Bytes>>,
-    in_flight: Option<Arc<Semaphore>>,
+    pool: Pool,
     timeout: Option<Duration>,
     redirects: i64,
     max_body: i64,
@@ -90,31 +88,25 @@ pub struct Client {
 impl Client {
     /// Builds the client; fails only on unusable TLS settings.
     pub fn new(cfg: &ClientConfig) -> Result<Self, TlsError> {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_local_address(cfg.laddr);
-        let tls = tls::client_config(cfg)?;
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http();
-        let https = if cfg.http2 {
-            https.enable_http1().enable_http2().wrap_connector(http)
+        let mut tls = tls::client_config(cfg)?;
+        tls.alpn_protocols = if cfg.http2 {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
         } else {
-            https.enable_http1().wrap_connector(http)
+            vec![b"http/1.1".to_vec()]
         };
-        let mut builder = Pool::builder(TokioExecutor::new());
-        builder
-            .pool_max_idle_per_host(if cfg.keepalive { cfg.connections } else { 0 })
-            .pool_idle_timeout(Duration::from_secs(90))
-            .http2_only(cfg.h2c);
+        let pool = Pool::new(
+            TlsConnector::from(Arc::new(tls)),
+            cfg.h2c,
+            cfg.keepalive,
+            cfg.connections,
+            cfg.max_connections,
+            cfg.laddr,
+        );
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();
         Ok(Client {
-            pool: builder.build(https),
-            in_flight: (cfg.max_connections > 0)
-                .then(|| Arc::new(Semaphore::new(cfg.max_connections))),
+            pool,
             timeout: cfg.timeout,
             redirects: cfg.redirects,
             max_body: cfg.max_body,
@@ -127,12 +119,11 @@ impl Client {
     /// Sends `target` as hit `seq`, follows redirects, reads the whole body.
     /// Errors are the transport's, worded like Go's: `Get "url": …`.
     pub async fn send(&self, target: &Prepared, seq: u64) -> Result<Response, String> {
-        let _slot = match &self.in_flight {
-            Some(s) => Some(s.acquire().await.map_err(|e| e.to_string())?),
-            None => None,
-        };
+        // Boxed: the exchange's state machine is several KiB, and moving it
+        // by value through every spawn showed as 10% memmove in the profile.
+        let exchange = Box::pin(self.exchange(target, seq));
         match self.timeout {
-            Some(t) => match tokio::time::timeout(t, self.exchange(target, seq)).await {
+            Some(t) => match tokio::time::timeout(t, exchange).await {
                 Ok(r) => r,
                 Err(_) => Err(format!(
                     "{} \"{}\": timeout after {} (-timeout)",
@@ -141,12 +132,15 @@ impl Client {
                     barrage_model::duration::format(t.as_nanos() as i64)
                 )),
             },
-            None => self.exchange(target, seq).await,
+            None => exchange.await,
         }
     }
 
+    /// The request for `uri` over `conn`: origin-form URI and a Host header
+    /// for HTTP/1.1, the absolute URI (`:authority`) for HTTP/2.
     fn request(
         &self,
+        h2: bool,
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
@@ -155,15 +149,33 @@ impl Client {
     ) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body.clone()));
         *req.method_mut() = method.clone();
-        *req.uri_mut() = uri.clone();
+        if h2 {
+            *req.uri_mut() = uri.clone();
+            *req.version_mut() = http::Version::HTTP_2;
+        } else {
+            *req.uri_mut() = uri
+                .path_and_query()
+                .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
+        }
         let h = req.headers_mut();
         h.clone_from(headers);
+        if h2 {
+            h.remove(header::HOST);
+        } else {
+            if !h.contains_key(header::HOST) {
+                if let Some(a) = uri.authority() {
+                    if let Ok(v) = HeaderValue::from_str(a.as_str()) {
+                        h.insert(header::HOST, v);
+                    }
+                }
+            }
+            if !self.keepalive {
+                h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+        }
         h.insert(SEQ_HEADER, HeaderValue::from(seq));
         if let Some(a) = &self.attack {
             h.insert(ATTACK_HEADER, a.clone());
-        }
-        if !self.keepalive {
-            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         req
     }
@@ -174,11 +186,33 @@ impl Client {
         let mut body = target.body.clone();
         let mut followed = 0i64;
         loop {
-            let fail = |e: &dyn std::error::Error| {
-                format!("{} \"{}\": {}", go_op(method.as_str()), uri, chain(e))
+            let fail = |e: &dyn std::fmt::Display| {
+                format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
             };
-            let req = self.request(&method, &uri, &target.headers, &body, seq);
-            let resp = self.pool.request(req).await.map_err(|e| fail(&e))?;
+            let key = Key::of(&uri).map_err(|e| fail(&e))?;
+            let conn = self.pool.get(&key).await.map_err(|e| fail(&e))?;
+            let (resp, h1) = match conn {
+                Conn::H1(mut sender) => {
+                    sender.ready().await.map_err(|e| fail(&chain(&e)))?;
+                    let req = self.request(false, &method, &uri, &target.headers, &body, seq);
+                    let resp = sender
+                        .send_request(req)
+                        .await
+                        .map_err(|e| fail(&chain(&e)))?;
+                    (resp, Some(sender))
+                }
+                Conn::H2(mut sender) => {
+                    sender.ready().await.map_err(|e| fail(&chain(&e)))?;
+                    let req = self.request(true, &method, &uri, &target.headers, &body, seq);
+                    (
+                        sender
+                            .send_request(req)
+                            .await
+                            .map_err(|e| fail(&chain(&e)))?,
+                        None,
+                    )
+                }
+            };
             let status = resp.status();
             let location = resp
                 .headers()
@@ -189,22 +223,15 @@ impl Client {
                 (status.is_redirection(), self.redirects >= 0, location)
             {
                 if followed >= self.redirects {
-                    return Err(format!(
-                        "{} \"{}\": stopped after {} redirects",
-                        go_op(method.as_str()),
-                        uri,
-                        self.redirects
-                    ));
+                    return Err(fail(&format!("stopped after {} redirects", self.redirects)));
                 }
-                // Drain the body so the connection can be reused.
-                let _ = resp.into_body().collect().await;
-                uri = resolve(&uri, &loc).map_err(|e| {
-                    format!(
-                        "{} \"{}\": bad redirect {loc:?}: {e}",
-                        go_op(method.as_str()),
-                        uri
-                    )
-                })?;
+                // Read the body so the connection can be reused.
+                let drained = resp.into_body().collect().await.is_ok();
+                if let (Some(sender), true) = (h1, drained) {
+                    self.pool.put(&key, sender);
+                }
+                uri =
+                    resolve(&uri, &loc).map_err(|e| fail(&format!("bad redirect {loc:?}: {e}")))?;
                 if matches!(
                     status,
                     StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
@@ -230,7 +257,7 @@ impl Client {
             }
             let mut incoming = resp.into_body();
             while let Some(frame) = incoming.frame().await {
-                let frame = frame.map_err(|e| fail(&e))?;
+                let frame = frame.map_err(|e| fail(&chain(&e)))?;
                 if let Some(data) = frame.data_ref() {
                     out.bytes_in += data.len() as u64;
                     let room = if self.max_body < 0 {
@@ -242,6 +269,9 @@ impl Client {
                     };
                     out.body.extend_from_slice(&data[..room]);
                 }
+            }
+            if let Some(sender) = h1 {
+                self.pool.put(&key, sender);
             }
             return Ok(out);
         }

@@ -34,11 +34,13 @@
 mod client;
 mod config;
 mod pacer;
+mod pool;
 mod scheduler;
 mod sink;
 mod stopper;
 mod targets;
 mod tls;
+mod workers;
 
 pub use barrage_model::{Hit, Rate, Target};
 pub use client::{Client, Prepared};

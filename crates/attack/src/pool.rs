@@ -1,0 +1,222 @@
+use std::{
+    collections::HashMap,
+    net::{IpAddr, SocketAddr},
+    sync::{Arc, Mutex},
+};
+
+use bytes::Bytes;
+use http::Uri;
+use http_body_util::Full;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use tokio::{
+    net::{lookup_host, TcpSocket},
+    sync::{OwnedSemaphorePermit, Semaphore},
+};
+use tokio_rustls::TlsConnector;
+
+/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
+pub(crate) enum Conn {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+/// Where a connection goes: scheme, host and port.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct Key {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Key {
+    pub(crate) fn of(uri: &Uri) -> Result<Key, String> {
+        let tls = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            other => return Err(format!("unsupported scheme {other:?}")),
+        };
+        let host = uri
+            .host()
+            .ok_or("missing host")?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        Ok(Key { tls, host, port })
+    }
+}
+
+#[derive(Default)]
+struct HostPool {
+    idle: Vec<http1::SendRequest<Full<Bytes>>>,
+    h2: Option<http2::SendRequest<Full<Bytes>>>,
+}
+
+/// Connections per host, opened on demand: idle HTTP/1.1 connections are
+/// reused (up to `-connections` kept per host), an HTTP/2 connection is
+/// shared by every request until the server closes it (GOAWAY), and
+/// `-max-connections` caps how many are open at once.
+pub(crate) struct Pool {
+    hosts: Mutex<HashMap<Key, HostPool>>,
+    tls: TlsConnector,
+    h2c: bool,
+    keepalive: bool,
+    max_idle: usize,
+    open_limit: Option<Arc<Semaphore>>,
+    laddr: Option<IpAddr>,
+}
+
+impl Pool {
+    pub(crate) fn new(
+        tls: TlsConnector,
+        h2c: bool,
+        keepalive: bool,
+        max_idle: usize,
+        max_open: usize,
+        laddr: Option<IpAddr>,
+    ) -> Self {
+        Pool {
+            hosts: Mutex::new(HashMap::new()),
+            tls,
+            h2c,
+            keepalive,
+            max_idle,
+            open_limit: (max_open > 0).then(|| Arc::new(Semaphore::new(max_open))),
+            laddr,
+        }
+    }
+
+    /// A connection to `key`: a live idle or shared one, else a new one.
+    pub(crate) async fn get(&self, key: &Key) -> Result<Conn, String> {
+        if let Some(c) = self.reuse(key) {
+            return Ok(c);
+        }
+        self.connect(key).await
+    }
+
+    fn reuse(&self, key: &Key) -> Option<Conn> {
+        if !self.keepalive {
+            return None;
+        }
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let host = hosts.get_mut(key)?;
+        if let Some(h2) = &host.h2 {
+            if !h2.is_closed() {
+                return Some(Conn::H2(h2.clone()));
+            }
+            host.h2 = None;
+        }
+        while let Some(c) = host.idle.pop() {
+            if c.is_ready() {
+                return Some(Conn::H1(c));
+            }
+        }
+        None
+    }
+
+    /// Gives an HTTP/1.1 connection back after its response was read.
+    pub(crate) fn put(&self, key: &Key, conn: http1::SendRequest<Full<Bytes>>) {
+        if !self.keepalive || !conn.is_ready() {
+            return;
+        }
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let host = hosts.entry(key.clone()).or_default();
+        if host.idle.len() < self.max_idle {
+            host.idle.push(conn);
+        }
+    }
+
+    async fn connect(&self, key: &Key) -> Result<Conn, String> {
+        let permit: Option<OwnedSemaphorePermit> = match &self.open_limit {
+            Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let addrs: Vec<SocketAddr> = lookup_host((key.host.as_str(), key.port))
+            .await
+            .map_err(|e| format!("dial tcp: lookup {}: {e}", key.host))?
+            .collect();
+        let mut last_err = format!("dial tcp: lookup {}: no addresses", key.host);
+        let mut stream = None;
+        for addr in addrs {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            };
+            let socket = socket.map_err(|e| format!("dial tcp {addr}: {e}"))?;
+            if let Some(ip) = self.laddr {
+                socket
+                    .bind(SocketAddr::new(ip, 0))
+                    .map_err(|e| format!("dial tcp {addr}: bind {ip}: {e}"))?;
+            }
+            match socket.connect(addr).await {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last_err = format!("dial tcp {addr}: connect: {e}"),
+            }
+        }
+        let stream = stream.ok_or(last_err)?;
+        let _ = stream.set_nodelay(true);
+        if key.tls {
+            let name = ServerName::try_from(key.host.clone())
+                .map_err(|e| format!("bad server name {}: {e}", key.host))?;
+            let tls = self
+                .tls
+                .connect(name, stream)
+                .await
+                .map_err(|e| format!("tls: {}", tls_error(&e)))?;
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            self.handshake(key, TokioIo::new(tls), h2, permit).await
+        } else {
+            self.handshake(key, TokioIo::new(stream), self.h2c, permit)
+                .await
+        }
+    }
+
+    async fn handshake<T>(
+        &self,
+        key: &Key,
+        io: TokioIo<T>,
+        h2: bool,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String>
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        if h2 {
+            let (sender, conn) = http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(|e| format!("http2 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+                drop(permit);
+            });
+            if self.keepalive {
+                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+                hosts.entry(key.clone()).or_default().h2 = Some(sender.clone());
+            }
+            Ok(Conn::H2(sender))
+        } else {
+            let (sender, conn) = http1::handshake(io)
+                .await
+                .map_err(|e| format!("http1 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+                drop(permit);
+            });
+            Ok(Conn::H1(sender))
+        }
+    }
+}
+
+/// rustls errors, worded for people ("invalid peer certificate: UnknownIssuer").
+fn tls_error(e: &std::io::Error) -> String {
+    match e.get_ref() {
+        Some(inner) => inner.to_string(),
+        None => e.to_string(),
+    }
+}
