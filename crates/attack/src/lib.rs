@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 mod client;
+mod closed;
 mod config;
 mod pacer;
 mod pool;

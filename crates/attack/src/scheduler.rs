@@ -14,6 +14,7 @@ use tokio::{runtime::Runtime, sync::Semaphore};
 
 use crate::{
     client::{Client, Prepared},
+    closed::Tickets,
     workers::Workers,
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
 };
@@ -26,6 +27,9 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// due meanwhile go out together (each still keeps its exact `scheduled`).
 /// Bounds wake-ups at high rates to 5,000/s at the cost of ≤ 200 µs of lag.
 const TICK: Duration = Duration::from_micros(200);
+
+/// Most closed-model worker loops (`-max-workers` with `-rate 0`).
+const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 
 /// Most requests handed to the runtime in one batch.
 const MAX_BATCH: usize = 1024;
@@ -163,6 +167,19 @@ impl Attack {
             name,
             clock,
         });
+        if self.config.rate == barrage_model::Rate::Max {
+            let workers = self
+                .config
+                .max_workers
+                .unwrap_or(1)
+                .clamp(1, MAX_CLOSED_WORKERS);
+            let (issued, reason, error) = self.run_closed(targets, &ctx, pacer, workers, &stopper);
+            seq = issued;
+            target_error = error;
+            drop(ctx);
+            drop(tx);
+            return Ok(self.finish(writer, seq, reason, target_error));
+        }
         let mut batch: Vec<Job> = Vec::new();
         let mut last_wake = Instant::now();
         let reason = loop {
@@ -241,7 +258,18 @@ impl Attack {
         self.dispatch(&mut batch, &ctx);
         drop(ctx);
         drop(tx);
-        // The writer ends when the last in-flight request has delivered.
+        Ok(self.finish(writer, seq, reason, target_error))
+    }
+
+    /// Waits for the writer (it ends when the last in-flight request has
+    /// delivered its hit), stops the workers and sums up.
+    fn finish(
+        &mut self,
+        writer: thread::JoinHandle<(u64, Option<io::Error>)>,
+        scheduled: u64,
+        reason: StopReason,
+        target_error: Option<String>,
+    ) -> AttackReport {
         let (written, output_error) = writer
             .join()
             .unwrap_or((0, Some(io::Error::other("writer thread failed"))));
@@ -251,13 +279,48 @@ impl Attack {
         } else {
             reason
         };
-        Ok(AttackReport {
-            scheduled: seq,
+        AttackReport {
+            scheduled,
             written,
             reason,
             output_error,
             target_error,
-        })
+        }
+    }
+
+    /// The closed model: `workers` loops spread over the worker threads,
+    /// each sending its next request when the last one is done.
+    fn run_closed(
+        &mut self,
+        targets: Targets,
+        ctx: &Arc<HitContext>,
+        pacer: Pacer,
+        workers: u64,
+        stopper: &Stopper,
+    ) -> (u64, StopReason, Option<String>) {
+        let start = ctx.clock.start;
+        let tickets = Arc::new(match targets {
+            Targets::Fixed(all) => Tickets::fixed(all, pacer, start, stopper.clone()),
+            Targets::Lazy(src) => Tickets::lazy(src, pacer, start, stopper.clone()),
+        });
+        let mut loops = Vec::with_capacity(workers as usize);
+        for _ in 0..workers {
+            let (handle, client) = self.workers.next();
+            let (client, ctx, tickets) = (client.clone(), ctx.clone(), tickets.clone());
+            loops.push(handle.spawn(async move {
+                while let Some((seq, target)) = tickets.take() {
+                    let scheduled = ctx.clock.unix(Instant::now());
+                    let hit = hit(&client, &target, seq, scheduled, ctx.clock, &ctx.name).await;
+                    deliver(&ctx.tx, hit);
+                }
+            }));
+        }
+        self.local.block_on(async {
+            for l in loops {
+                let _ = l.await;
+            }
+        });
+        tickets.finish()
     }
 }
 
@@ -347,15 +410,15 @@ async fn hit(
     hit
 }
 
-/// Queues a hit for the writer, waiting (off the async scheduler) when the
-/// queue is full. A gone writer means the attack is already failing.
+/// Queues a hit for the writer, waiting when the queue is full. A gone writer means the attack is already failing.
 fn deliver(tx: &SyncSender<Hit>, hit: Hit) {
     match tx.try_send(hit) {
         Ok(()) | Err(TrySendError::Disconnected(_)) => {}
         Err(TrySendError::Full(hit)) => {
-            tokio::task::block_in_place(|| {
-                let _ = tx.send(hit);
-            });
+            // The output is slower than the requests: block this worker
+            // thread until the writer catches up (its other requests wait,
+            // and their lateness shows in the records that follow).
+            let _ = tx.send(hit);
         }
     }
 }
@@ -391,7 +454,7 @@ fn write_hits(
                             stopper.stop();
                         }
                     }
-                    if got % 4096 == 0 {
+                    if got.is_multiple_of(4096) {
                         break;
                     }
                 }
