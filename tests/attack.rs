@@ -356,29 +356,6 @@ fn tls_verifies_by_default_and_trusts_what_it_is_told() {
 }
 
 #[test]
-fn bad_tls_files_stop_before_sending() {
-    let server = Server::http();
-    let dir = common::tempdir("badtls");
-    let junk = dir.join("junk.pem");
-    std::fs::write(&junk, b"not a certificate").unwrap();
-    let t = format!("GET {}\n", server.url("/"));
-    for args in [
-        ["-root-certs", junk.to_str().unwrap()],
-        ["-cert", junk.to_str().unwrap()],
-        ["-root-certs", "/nonexistent/ca.pem"],
-    ] {
-        let mut full = vec!["attack", "-requests", "1"];
-        full.extend_from_slice(&args);
-        let out = run(&full, t.as_bytes());
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(args[1]), "names the file: {err}");
-    }
-    assert_eq!(server.count(), 0);
-}
-
-#[test]
 fn bad_targets_exit_2_naming_the_line_and_send_nothing() {
     let server = Server::http();
     let good = server.url("/");

@@ -251,7 +251,11 @@ fn truncated_stream_reports_complete_records_and_exits_2() {
 fn not_a_stream_and_newer_versions_exit_2() {
     let out = run(&["report"], b"GET http://x/\n");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a barrage result stream"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a barrage result stream (first bytes 47 45 54 20"),
+        "{err}"
+    );
     let mut newer = multi_frame_stream(3, 10);
     newer[4] = 9;
     let out = run(&["report"], &newer);
@@ -270,12 +274,14 @@ fn not_a_stream_and_newer_versions_exit_2() {
 }
 
 #[test]
-fn empty_input_reports_zeroes() {
-    let out = ok(&["report", "-type", "json"], b"");
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+fn empty_input_reports_zeroes_and_exits_2() {
+    let out = run(&["report", "-type", "json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stdin: empty input"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["requests"], 0);
     assert_eq!(v["earliest"], "0001-01-01T00:00:00Z");
-    let text = String::from_utf8(ok(&["report"], b"")).unwrap();
+    let text = String::from_utf8(run(&["report"], b"").stdout).unwrap();
     assert!(
         text.starts_with("Requests      [total, rate, throughput]         0, 0.00, 0.00\n"),
         "{text}"

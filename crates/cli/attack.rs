@@ -16,10 +16,7 @@ use barrage_model::Target;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
 
-use crate::{flags::AttackArgs, output, EXIT_IO, EXIT_USAGE};
-
-/// Exit code of a hard stop (second Ctrl-C), as shells report SIGINT.
-const EXIT_INTERRUPTED: i32 = 130;
+use crate::{flags::AttackArgs, output, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE};
 
 /// The stream encoder as the attack's sink; errors name the output.
 struct StreamSink {
@@ -121,7 +118,9 @@ pub fn run(a: AttackArgs) -> i32 {
     };
     let attack = match Attack::new(config, client) {
         Ok(at) => at,
-        Err(barrage_attack::AttackError::Tls(e)) => return fail(EXIT_USAGE, e),
+        Err(barrage_attack::AttackError::Tls(e)) => {
+            return fail(if e.is_io() { EXIT_IO } else { EXIT_USAGE }, e)
+        }
         Err(e) => return fail(EXIT_IO, e),
     };
     let sink = match output::open(&a.output).and_then(|out| {
@@ -134,6 +133,10 @@ pub fn run(a: AttackArgs) -> i32 {
         Err(e) => return fail(EXIT_IO, format!("-output {}: {e}", a.output)),
     };
 
+    if a.insecure {
+        eprintln!("barrage attack: warning: -insecure: server certificates are not verified");
+    }
+    raise_open_files_limit();
     let stopper = Stopper::new();
     install_signals(stopper.clone());
     let report = match attack.run(targets, Box::new(sink), stopper) {
@@ -147,7 +150,48 @@ pub fn run(a: AttackArgs) -> i32 {
             Some(e) => fail(EXIT_IO, format!("writing {}: {e}", a.output)),
             None => 0,
         },
-        StopReason::Done | StopReason::Stopped | StopReason::TargetsExhausted => 0,
+        StopReason::Stopped => {
+            eprintln!(
+                "barrage attack: interrupted: {} requests sent, {} results written",
+                report.scheduled, report.written
+            );
+            0
+        }
+        StopReason::Done | StopReason::TargetsExhausted => 0,
+    }
+}
+
+/// Open files below which the attack warns before starting: every request
+/// in flight holds a socket.
+const LOW_OPEN_FILES: u64 = 1024;
+
+/// Raises the soft open-files limit to the hard one (as Go does for
+/// vegeta), and warns when even that is low.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = lim.rlim_max;
+            }
+        }
+    }
+    if lim.rlim_cur < LOW_OPEN_FILES {
+        eprintln!(
+            "barrage attack: warning: the open files limit (NOFILE) is {}; requests beyond it fail with \"Too many open files\" (raise it with ulimit -n)",
+            lim.rlim_cur
+        );
     }
 }
 

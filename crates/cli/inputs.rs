@@ -36,6 +36,7 @@ impl Merge {
             files.to_vec()
         };
         let mut heads = Vec::with_capacity(files.len());
+        let mut empty_inputs: Vec<usize> = Vec::new();
         for name in files {
             let input: Box<dyn Read + Send> = if name == "stdin" || name == "-" {
                 Box::new(std::io::stdin())
@@ -49,6 +50,9 @@ impl Merge {
                 message: format!("{name}: {e}"),
                 bad_input: e.is_bad_input(),
             })?;
+            if matches!(reader, HitReader::Empty) {
+                empty_inputs.push(heads.len());
+            }
             heads.push(Head {
                 name,
                 reader,
@@ -56,10 +60,16 @@ impl Merge {
                 live: true,
             });
         }
+        // An input with no bytes at all is reported (exit 2) but does not
+        // stop the others from being read.
+        let errors = empty_inputs
+            .iter()
+            .map(|&i| (heads[i].name.clone(), StreamError::Empty))
+            .collect();
         let mut merge = Merge {
             heads,
             advance: None,
-            errors: Vec::new(),
+            errors,
         };
         for i in 0..merge.heads.len() {
             merge.fill(i);

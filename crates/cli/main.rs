@@ -43,12 +43,44 @@ fn main() {
     };
     let code = match cli.command {
         Command::Attack(a) => attack::run(*a),
-        Command::Report(r) => report::run(r),
-        Command::Dump(d) => dump::run(d),
-        Command::Encode(e) => dump::encode(e),
+        Command::Report(r) => {
+            outlive_first_interrupt();
+            report::run(r)
+        }
+        Command::Dump(d) => {
+            outlive_first_interrupt();
+            dump::run(d)
+        }
+        Command::Encode(e) => {
+            outlive_first_interrupt();
+            dump::encode(e)
+        }
         Command::Serve(s) => serve::run(s),
     };
     std::process::exit(code);
+}
+
+/// Exit code of a hard stop (a second Ctrl-C).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// For the readers (`report`, `dump`, `encode`): Ctrl-C in a terminal goes
+/// to the whole pipeline, and `attack` upstream answers the first one by
+/// finishing its in-flight requests and closing the stream. So the readers
+/// keep reading through the first SIGINT (their input ends on its own) and
+/// exit 130 on the second.
+fn outlive_first_interrupt() {
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("barrage-signals".into())
+        .spawn(move || {
+            for (n, _) in signals.forever().enumerate() {
+                if n >= 1 {
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+            }
+        });
 }
 
 /// Help and version go to stdout with exit 0; any other flag error is one

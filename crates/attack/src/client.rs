@@ -71,6 +71,8 @@ pub struct Response {
     pub body: Vec<u8>,
     /// Headers (with `-keep-headers`).
     pub headers: Vec<(String, String)>,
+    /// Set when the body broke off after the status arrived.
+    pub error: Option<String>,
 }
 
 /// The HTTP client of one worker thread: hyper's connection API over its
@@ -257,7 +259,16 @@ impl Client {
             }
             let mut incoming = resp.into_body();
             while let Some(frame) = incoming.frame().await {
-                let frame = frame.map_err(|e| fail(&chain(&e)))?;
+                let frame = match frame {
+                    Ok(f) => f,
+                    Err(e) => {
+                        // The body broke off: a failure (code 0, as vegeta
+                        // records it) that keeps the bytes that did arrive.
+                        out.code = 0;
+                        out.error = Some(fail(&chain(&e)));
+                        return Ok(out);
+                    }
+                };
                 if let Some(data) = frame.data_ref() {
                     out.bytes_in += data.len() as u64;
                     let room = if self.max_body < 0 {

@@ -126,6 +126,10 @@ impl Attack {
         } else {
             thread::available_parallelism().map_or(1, |n| n.get())
         };
+        // More threads than requests in flight would only split the pool.
+        let cpus = config
+            .max_workers
+            .map_or(cpus, |w| cpus.min(w.max(1) as usize));
         let workers = Workers::start(cpus, &client)?;
         let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -401,7 +405,9 @@ async fn hit(
             hit.bytes_in = r.bytes_in;
             hit.body = r.body;
             hit.headers = r.headers;
-            if !hit.is_success() {
+            if let Some(e) = r.error {
+                hit.error = e;
+            } else if !hit.is_success() {
                 hit.error = barrage_model::status::error_text(r.code);
             }
         }

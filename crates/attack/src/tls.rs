@@ -23,9 +23,35 @@ pub enum TlsError {
         /// What was wrong.
         what: String,
     },
+    /// A certificate or key file cannot be read.
+    #[error("{flag} {path}: {error}")]
+    Unreadable {
+        /// The flag that named the file.
+        flag: &'static str,
+        /// The file.
+        path: String,
+        /// The I/O error.
+        error: std::io::Error,
+    },
     /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
     Config(String),
+}
+
+impl TlsError {
+    /// Whether the tool's own I/O failed (exit 1) rather than the input
+    /// being bad (exit 2).
+    pub fn is_io(&self) -> bool {
+        matches!(self, TlsError::Unreadable { .. })
+    }
+}
+
+fn unreadable(flag: &'static str, path: &Path, error: std::io::Error) -> TlsError {
+    TlsError::Unreadable {
+        flag,
+        path: path.display().to_string(),
+        error,
+    }
 }
 
 fn bad(flag: &'static str, path: &Path, what: impl ToString) -> TlsError {
@@ -37,7 +63,7 @@ fn bad(flag: &'static str, path: &Path, what: impl ToString) -> TlsError {
 }
 
 fn read_certs(flag: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let bytes = std::fs::read(path).map_err(|e| bad(flag, path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| unreadable(flag, path, e))?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(flag, path, format!("bad certificate: {e:?}")))?;
@@ -81,7 +107,7 @@ pub(crate) fn client_config(s: &Settings) -> Result<ClientConfig, TlsError> {
         (Some(cert), key) => {
             let chain = read_certs("-cert", cert)?;
             let key_path = key.as_deref().unwrap_or(cert);
-            let key_bytes = std::fs::read(key_path).map_err(|e| bad("-key", key_path, e))?;
+            let key_bytes = std::fs::read(key_path).map_err(|e| unreadable("-key", key_path, e))?;
             let key = PrivateKeyDer::from_pem_slice(&key_bytes)
                 .map_err(|e| bad("-key", key_path, format!("bad private key: {e:?}")))?;
             builder

@@ -46,7 +46,7 @@ impl<R: Read> Decoder<R> {
         let mut header = [0u8; HEADER_LEN];
         let n = read_full(&mut input, &mut header)?;
         if n < MAGIC.len() || header[..4] != MAGIC {
-            return Err(StreamError::NotAStream);
+            return Err(StreamError::not_a_stream(&header[..n]));
         }
         if n < HEADER_LEN {
             return Err(StreamError::Truncated {

@@ -6,8 +6,14 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum StreamError {
     /// The input starts with neither the magic number nor CSV or JSON.
-    #[error("not a barrage result stream (no magic number; not CSV or JSON lines either)")]
-    NotAStream,
+    #[error("not a barrage result stream (first bytes {first}: no magic number, not CSV or JSON lines either)")]
+    NotAStream {
+        /// The first bytes, in hex.
+        first: String,
+    },
+    /// The input has no bytes at all.
+    #[error("empty input (no result stream)")]
+    Empty,
     /// Written by a newer barrage.
     #[error("result stream format version {found} is newer than this barrage reads (up to {supported}); upgrade barrage")]
     NewerVersion {
@@ -46,6 +52,14 @@ pub enum StreamError {
 }
 
 impl StreamError {
+    /// `NotAStream` for an input starting with `bytes`.
+    pub fn not_a_stream(bytes: &[u8]) -> Self {
+        let hex: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        StreamError::NotAStream {
+            first: hex.join(" "),
+        }
+    }
+
     /// Whether the input itself is bad (exit 2) rather than the I/O (exit 1).
     pub fn is_bad_input(&self) -> bool {
         !matches!(self, StreamError::Io(_))

@@ -46,7 +46,7 @@ impl<R: Read> HitReader<R> {
             Some(b) if b == MAGIC[0] => HitReader::Binary(Decoder::new(input)?),
             Some(b'{') => HitReader::Json(JsonReader::new(input)),
             Some(b) if b.is_ascii_digit() || b == b'-' => HitReader::Csv(CsvReader::new(input)),
-            _ => return Err(StreamError::NotAStream),
+            _ => return Err(StreamError::not_a_stream(input.buffer())),
         })
     }
 

@@ -190,7 +190,7 @@ fn truncation_at_every_offset_keeps_complete_frames() {
                 assert!(!on_boundary);
                 assert!(offset as usize <= cut, "offset {offset} beyond cut {cut}");
             }
-            Some(StreamError::NotAStream) => assert!(cut < 4),
+            Some(StreamError::NotAStream { .. }) => assert!(cut < 4),
             Some(e) => panic!("cut at {cut}: unexpected {e}"),
         }
     }
@@ -217,11 +217,11 @@ fn every_single_byte_flip_is_caught_or_harmless() {
 fn header_errors_are_named() {
     assert!(matches!(
         Decoder::new(&b"GET http://x/"[..]),
-        Err(StreamError::NotAStream)
+        Err(StreamError::NotAStream { .. })
     ));
     assert!(matches!(
         Decoder::new(&b""[..]),
-        Err(StreamError::NotAStream)
+        Err(StreamError::NotAStream { .. })
     ));
     let newer = [0xB7, b'B', b'R', b'G', 9, 0];
     match Decoder::new(&newer[..]) {
@@ -290,7 +290,7 @@ fn reader_detects_each_format() {
     }
     assert!(matches!(
         HitReader::open(&b"GET http://x/\n"[..]),
-        Err(StreamError::NotAStream)
+        Err(StreamError::NotAStream { .. })
     ));
     let mut empty = HitReader::open(&b""[..]).unwrap();
     assert!(!empty.read(&mut Hit::default()).unwrap());

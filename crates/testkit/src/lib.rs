@@ -15,6 +15,11 @@
 //! | `/bytes/N` | 200 with an N-byte body |
 //! | anything else | 404 |
 //!
+//! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
+//! bodies, stalls, closes); [`TestCert`] makes self-signed, expired,
+//! wrong-name and CA-signed certificates; [`Child`] runs the real binary,
+//! decodes its stream as it arrives, signals it and reports its peak RSS.
+//!
 //! ```no_run
 //! let server = barrage_testkit::Server::http();
 //! // ... run barrage against server.url("/") ...
@@ -22,8 +27,12 @@
 //! ```
 #![deny(missing_docs)]
 
+mod child;
+mod raw;
 mod server;
 mod tls;
 
+pub use child::{Child, ChildResult};
+pub use raw::{RawServer, Script};
 pub use server::{Received, Server};
 pub use tls::TestCert;

@@ -58,15 +58,22 @@ pub struct Server {
 impl Server {
     /// HTTP/1.1 and h2c (prior knowledge) on one port.
     pub fn http() -> Self {
-        Self::start(None)
+        Self::start(None, None)
+    }
+
+    /// As [`Server::http`], but each connection is shut down gracefully
+    /// after `n` requests: an HTTP/2 GOAWAY, or `Connection: close` on
+    /// HTTP/1.1.
+    pub fn http_goaway_after(n: u64) -> Self {
+        Self::start(None, Some(n))
     }
 
     /// HTTPS with `cert` (ALPN h2 and http/1.1).
     pub fn https(cert: &TestCert) -> Self {
-        Self::start(Some(TlsAcceptor::from(cert.server_config())))
+        Self::start(Some(TlsAcceptor::from(cert.server_config())), None)
     }
 
-    fn start(tls: Option<TlsAcceptor>) -> Self {
+    fn start(tls: Option<TlsAcceptor>, goaway_after: Option<u64>) -> Self {
         let state = Arc::new(State::default());
         let (stop_tx, stop_rx) = oneshot::channel();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -78,7 +85,7 @@ impl Server {
                 .enable_all()
                 .build()
                 .expect("test server runtime");
-            rt.block_on(serve(st, tls, addr_tx, stop_rx));
+            rt.block_on(serve(st, tls, goaway_after, addr_tx, stop_rx));
         });
         let addr = addr_rx.recv().expect("test server started");
         Server {
@@ -134,6 +141,7 @@ impl Drop for Server {
 async fn serve(
     state: Arc<State>,
     tls: Option<TlsAcceptor>,
+    goaway_after: Option<u64>,
     addr_tx: std::sync::mpsc::Sender<SocketAddr>,
     mut stop: oneshot::Receiver<()>,
 ) {
@@ -152,13 +160,27 @@ async fn serve(
         let state = state.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| handle(state.clone(), req));
+            let served = Arc::new(AtomicU64::new(0));
+            let enough = Arc::new(tokio::sync::Notify::new());
+            let (n, e) = (served.clone(), enough.clone());
+            let service = service_fn(move |req| {
+                if goaway_after.is_some_and(|limit| n.fetch_add(1, Ordering::SeqCst) + 1 == limit) {
+                    e.notify_one();
+                }
+                handle(state.clone(), req)
+            });
             let builder = auto::Builder::new(TokioExecutor::new());
             match tls {
                 None => {
-                    let _ = builder
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    tokio::pin!(conn);
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        _ = enough.notified() => {
+                            conn.as_mut().graceful_shutdown();
+                            let _ = conn.await;
+                        }
+                    }
                 }
                 Some(acceptor) => {
                     if let Ok(s) = acceptor.accept(stream).await {

@@ -1,0 +1,220 @@
+use std::{
+    io::{Read, Write},
+    path::Path,
+    process::{Command, Stdio},
+    sync::{Arc, Mutex},
+    thread,
+    time::{Duration, Instant},
+};
+
+use barrage_stream::{Decoder, Hit};
+
+/// A running barrage process whose stdout is decoded as it arrives.
+pub struct Child {
+    pid: i32,
+    hits: Arc<Mutex<Vec<Hit>>>,
+    stream_error: Arc<Mutex<Option<String>>>,
+    reader: Option<thread::JoinHandle<()>>,
+    stderr: Option<thread::JoinHandle<String>>,
+    feeder: Option<thread::JoinHandle<()>>,
+}
+
+/// How a [`Child`] ended.
+#[derive(Debug)]
+pub struct ChildResult {
+    /// Exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// Everything it wrote on stderr.
+    pub stderr: String,
+    /// Every record decoded from stdout, in arrival order.
+    pub hits: Vec<Hit>,
+    /// Why decoding stopped, when not at a clean end.
+    pub stream_error: Option<String>,
+    /// Peak resident memory, KiB (VmHWM).
+    pub peak_rss_kib: u64,
+}
+
+impl Child {
+    /// Starts `bin args` (optionally through `sh -c` with `prefix`, e.g.
+    /// `ulimit -n 64 &&`), feeds `stdin` then closes it, and decodes stdout
+    /// as a binary result stream in the background.
+    pub fn spawn(bin: &Path, args: &[&str], stdin: &[u8], shell_prefix: Option<&str>) -> Child {
+        let mut cmd = match shell_prefix {
+            Some(prefix) => {
+                let mut c = Command::new("bash");
+                c.arg("-c")
+                    .arg(format!("{prefix} exec \"$0\" \"$@\""))
+                    .arg(bin)
+                    .args(args);
+                c
+            }
+            None => {
+                let mut c = Command::new(bin);
+                c.args(args);
+                c
+            }
+        };
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn barrage");
+        let pid = child.id() as i32;
+        let mut input = child.stdin.take().expect("stdin");
+        let data = stdin.to_vec();
+        let feeder = thread::spawn(move || {
+            let _ = input.write_all(&data);
+        });
+        let stdout = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        let hits = Arc::new(Mutex::new(Vec::new()));
+        let stream_error = Arc::new(Mutex::new(None));
+        let (h, e) = (hits.clone(), stream_error.clone());
+        let reader = thread::spawn(move || {
+            let mut dec = match Decoder::new(stdout) {
+                Ok(d) => d,
+                Err(x) => {
+                    *e.lock().unwrap() = Some(x.to_string());
+                    return;
+                }
+            };
+            loop {
+                let mut hit = Hit::default();
+                match dec.read(&mut hit) {
+                    Ok(true) => h.lock().unwrap().push(hit),
+                    Ok(false) => return,
+                    Err(x) => {
+                        *e.lock().unwrap() = Some(x.to_string());
+                        return;
+                    }
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        // The std Child is not waited on: wait4 below reaps the pid and
+        // reports its rusage.
+        std::mem::forget(child);
+        Child {
+            pid,
+            hits,
+            stream_error,
+            reader: Some(reader),
+            stderr: Some(stderr),
+            feeder: Some(feeder),
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Records decoded so far.
+    pub fn records(&self) -> usize {
+        self.hits.lock().unwrap().len()
+    }
+
+    /// Waits until at least `k` records have been decoded; false on timeout.
+    pub fn wait_records(&self, k: usize, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if self.records() >= k {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    /// Sends `signal` (e.g. `libc::SIGINT`).
+    pub fn signal(&self, signal: i32) {
+        unsafe {
+            libc::kill(self.pid, signal);
+        }
+    }
+
+    /// Waits for the exit; kills the process and panics if it is still
+    /// running after `watchdog` (a hang, not a performance bound).
+    pub fn wait(mut self, watchdog: Duration) -> ChildResult {
+        let end = Instant::now() + watchdog;
+        let mut status = 0i32;
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // The peak RSS comes from /proc (VmHWM, a high-water mark, read as
+        // late as possible): wait4's ru_maxrss would include the test
+        // process's own memory, which the child inherits through fork.
+        let mut peak_rss_kib = 0;
+        loop {
+            if let Some(hwm) = vm_hwm_kib(self.pid) {
+                peak_rss_kib = hwm;
+            }
+            let r = unsafe { libc::wait4(self.pid, &mut status, libc::WNOHANG, &mut usage) };
+            if r == self.pid {
+                break;
+            }
+            if Instant::now() > end {
+                unsafe {
+                    libc::kill(self.pid, libc::SIGKILL);
+                    libc::wait4(self.pid, &mut status, 0, &mut usage);
+                }
+                panic!("barrage did not exit within {watchdog:?} (watchdog)");
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(f) = self.feeder.take() {
+            let _ = f.join();
+        }
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        let stderr = self
+            .stderr
+            .take()
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default();
+        let exited = libc::WIFEXITED(status);
+        ChildResult {
+            code: exited.then(|| libc::WEXITSTATUS(status)),
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+            stderr,
+            hits: std::mem::take(&mut *self.hits.lock().unwrap()),
+            stream_error: self.stream_error.lock().unwrap().take(),
+            peak_rss_kib,
+        }
+    }
+}
+
+/// The peak resident memory of a live process, KiB.
+fn vm_hwm_kib(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+impl ChildResult {
+    /// The invariants every fault test checks: no panic text, and a stream
+    /// that decoded to a clean end with every seq in 0..n exactly once.
+    pub fn assert_clean(&self) {
+        assert!(
+            !self.stderr.contains("panicked"),
+            "barrage panicked: {}",
+            self.stderr
+        );
+        assert!(
+            self.stream_error.is_none(),
+            "stream did not end cleanly: {:?}",
+            self.stream_error
+        );
+        let mut seqs: Vec<u64> = self.hits.iter().map(|h| h.seq).collect();
+        seqs.sort_unstable();
+        for (i, s) in seqs.iter().enumerate() {
+            assert_eq!(*s, i as u64, "seq {i} missing or repeated");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+use std::{
+    io::{Read, Write},
+    net::{SocketAddr, TcpListener, TcpStream},
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc,
+    },
+    thread,
+    time::Duration,
+};
+
+/// How a [`RawServer`] misbehaves, per connection, after reading a request.
+#[derive(Debug, Clone, Copy)]
+pub enum Script {
+    /// Resets the connection (RST, via SO_LINGER 0) without answering.
+    Reset,
+    /// Declares `declared` body bytes, sends `sent`, then closes (FIN).
+    Truncated {
+        /// The Content-Length sent.
+        declared: u64,
+        /// The body bytes actually sent.
+        sent: usize,
+    },
+    /// Never answers; holds the connection open until the server stops.
+    Stall,
+    /// A chunked body that never ends.
+    Endless,
+    /// A body of this many bytes (keep-alive; serves further requests).
+    Huge(u64),
+    /// Answers `200 hello` with `Connection: close`, then closes.
+    CloseEach,
+    /// Answers `200 hello` keeping the connection, but closes it once idle
+    /// for this long.
+    IdleClose(Duration),
+}
+
+/// A loopback TCP server on port 0 that speaks just enough HTTP/1.1 to
+/// misbehave in a scripted way; counts connections and requests.
+pub struct RawServer {
+    addr: SocketAddr,
+    connections: Arc<AtomicU64>,
+    requests: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl RawServer {
+    /// Starts a server following `script` on every connection.
+    pub fn start(script: Script) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback port 0");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let addr = listener.local_addr().expect("local addr");
+        let connections = Arc::new(AtomicU64::new(0));
+        let requests = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, r, s) = (connections.clone(), requests.clone(), stop.clone());
+        let thread = thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        c.fetch_add(1, Ordering::SeqCst);
+                        let (r, s) = (r.clone(), s.clone());
+                        thread::spawn(move || serve(stream, script, &r, &s));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        RawServer {
+            addr,
+            connections,
+            requests,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// An absolute `http://` URL for `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Connections accepted.
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// Request heads read.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Reads one request head (up to the blank line); false at EOF or timeout.
+fn read_head(stream: &mut TcpStream) -> bool {
+    let mut buf = Vec::with_capacity(512);
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => buf.push(byte[0]),
+            _ => return false,
+        }
+        if buf.len() > 64 << 10 {
+            return false;
+        }
+    }
+    true
+}
+
+fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &AtomicBool) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_nodelay(true);
+    loop {
+        if let Script::IdleClose(d) = script {
+            let _ = stream.set_read_timeout(Some(d));
+        }
+        if !read_head(&mut stream) {
+            return;
+        }
+        requests.fetch_add(1, Ordering::SeqCst);
+        match script {
+            Script::Reset => {
+                let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+                return;
+            }
+            Script::Truncated { declared, sent } => {
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {declared}\r\n\r\n");
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(&vec![b'x'; sent]);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Script::Stall => {
+                while !stop.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(20));
+                }
+                return;
+            }
+            Script::Endless => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                let mut chunk = b"1000\r\n".to_vec();
+                chunk.extend_from_slice(&[b'x'; 4096]);
+                chunk.extend_from_slice(b"\r\n");
+                while !stop.load(Ordering::SeqCst) {
+                    if stream.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
+            Script::Huge(n) => {
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n");
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let block = vec![b'x'; 64 << 10];
+                let mut left = n;
+                while left > 0 {
+                    let k = left.min(block.len() as u64) as usize;
+                    if stream.write_all(&block[..k]).is_err() {
+                        return;
+                    }
+                    left -= k as u64;
+                }
+            }
+            Script::CloseEach => {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n",
+                );
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+            Script::IdleClose(_) => {
+                if stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+}

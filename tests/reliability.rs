@@ -1,0 +1,1007 @@
+//! The reliability checklist (P, T, S, C, I, M items of the reliability
+//! research note): faults from the server, bad input, signals and output
+//! failures, each with its pass criterion as the assertion. Every fault test
+//! also checks the invariants: one record per scheduled request, every seq
+//! once, a stream that decodes to a clean end, no panic, the right exit code.
+
+mod common;
+
+use std::{path::Path, time::Duration};
+
+use barrage_testkit::{Child, RawServer, Script, Server, TestCert};
+use common::{decode, fixture, run};
+
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_barrage"))
+}
+
+fn attack(args: &[&str], targets: &str) -> barrage_testkit::ChildResult {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    Child::spawn(bin(), &full, targets.as_bytes(), None).wait(WATCHDOG)
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn skip(why: &str) {
+    eprintln!("SKIPPED (visible on purpose): {why}");
+}
+
+#[test]
+fn p2_schedule_and_count() {
+    let server = Server::http();
+    let r = attack(
+        &["-rate", "1000", "-duration", "2s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 2000);
+    let start = r.hits.iter().map(|h| h.scheduled).min().unwrap();
+    for h in &r.hits {
+        assert_eq!(
+            h.scheduled - start,
+            h.seq as i64 * 1_000_000,
+            "intended offset of seq {}",
+            h.seq
+        );
+    }
+    assert_eq!(server.count(), 2000);
+}
+
+#[test]
+fn p3_one_result_per_scheduled_hit_under_mixed_faults() {
+    let server = Server::http();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let mut targets = vec![
+        format!("GET {refused}"),
+        format!("GET {}", server.url("/sleep/3000")),
+        format!("GET {}", server.url("/status/500")),
+    ];
+    targets.extend((0..7).map(|_| format!("GET {}", server.url("/"))));
+    let r = attack(
+        &["-rate", "500", "-requests", "500", "-timeout", "300ms"],
+        &targets.join("\n\n"),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 500);
+    let refusedn = r
+        .hits
+        .iter()
+        .filter(|h| h.code == 0 && h.error.to_lowercase().contains("refused"))
+        .count();
+    let timeouts = r
+        .hits
+        .iter()
+        .filter(|h| h.code == 0 && h.error.contains("timeout"))
+        .count();
+    let e500 = r.hits.iter().filter(|h| h.code == 500).count();
+    let ok = r.hits.iter().filter(|h| h.code == 200).count();
+    assert_eq!((refusedn, timeouts, e500, ok), (50, 50, 50, 350));
+    assert!(server.count() <= 500);
+}
+
+#[test]
+fn p4_open_model_does_not_wait_for_slow_hits() {
+    let server = Server::http();
+    // 100/s for 1 s against a 500 ms server: every hit starts on time.
+    let r = attack(
+        &["-rate", "100", "-duration", "1s"],
+        &format!("GET {}\n", server.url("/sleep/500")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 100);
+    let worst_lag = r.hits.iter().map(|h| h.lag()).max().unwrap();
+    assert!(
+        worst_lag < 100_000_000,
+        "a slow server made barrage late by {worst_lag} ns"
+    );
+    assert!(r.hits.iter().all(|h| h.latency >= 500_000_000));
+}
+
+#[test]
+fn p5_worker_cap_delays_but_never_drops() {
+    let server = Server::http();
+    let r = attack(
+        &["-rate", "100", "-requests", "40", "-max-workers", "10"],
+        &format!("GET {}\n", server.url("/sleep/200")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 40);
+    let mut hits = r.hits.clone();
+    hits.sort_by_key(|h| h.seq);
+    assert!(
+        hits[..10].iter().all(|h| h.lag() < 50_000_000),
+        "the first 10 go out on time"
+    );
+    assert!(
+        hits[30..].iter().all(|h| h.lag() > 100_000_000),
+        "later ones wait for a worker, and it shows"
+    );
+}
+
+#[test]
+fn t1_connection_refused() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let r = attack(&["-rate", "50", "-duration", "1s"], &format!("GET {url}\n"));
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 50);
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| h.code == 0 && h.error.contains("Connection refused")),
+        "{}",
+        r.hits[0].error
+    );
+}
+
+#[test]
+fn t2_reset_mid_exchange() {
+    let server = RawServer::start(Script::Reset);
+    let r = attack(
+        &["-rate", "50", "-requests", "20"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 20);
+    for h in &r.hits {
+        assert_eq!(h.code, 0);
+        let e = h.error.to_lowercase();
+        assert!(e.contains("reset") || e.contains("closed"), "{}", h.error);
+    }
+}
+
+#[test]
+fn t3_timeout_on_a_silent_server() {
+    let server = RawServer::start(Script::Stall);
+    let r = attack(
+        &["-rate", "100", "-requests", "20", "-timeout", "200ms"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 20);
+    assert!(r
+        .hits
+        .iter()
+        .all(|h| h.code == 0 && h.error.contains("timeout") && h.latency >= 200_000_000));
+}
+
+#[test]
+fn t4_truncated_response_body() {
+    let server = RawServer::start(Script::Truncated {
+        declared: 1000,
+        sent: 10,
+    });
+    let r = attack(
+        &["-rate", "50", "-requests", "5"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    for h in &r.hits {
+        assert_eq!(h.bytes_in, 10);
+        assert!(
+            !h.error.is_empty() && !h.is_success(),
+            "incomplete body must be an error: {h:?}"
+        );
+        let e = h.error.to_lowercase();
+        assert!(
+            e.contains("incomplete") || e.contains("end of file before message length"),
+            "{}",
+            h.error
+        );
+    }
+}
+
+#[test]
+fn t5_keepalive_reuses_one_connection() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let r = attack(
+        &["-rate", "500", "-requests", "200", "-max-workers", "1"],
+        &t,
+    );
+    r.assert_clean();
+    assert_eq!(server.connections(), 1);
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let r = attack(
+        &[
+            "-rate",
+            "500",
+            "-requests",
+            "200",
+            "-max-workers",
+            "1",
+            "-keepalive=false",
+        ],
+        &t,
+    );
+    r.assert_clean();
+    assert_eq!(server.connections(), 200);
+}
+
+#[test]
+fn t6_server_closes_connections() {
+    let each = RawServer::start(Script::CloseEach);
+    let r = attack(
+        &["-rate", "100", "-requests", "50"],
+        &format!("GET {}\n", each.url("/")),
+    );
+    r.assert_clean();
+    assert!(
+        r.hits.iter().all(|h| h.code == 200),
+        "{:?}",
+        r.hits.iter().find(|h| h.code != 200)
+    );
+    assert_eq!(each.connections(), 50);
+    let idle = RawServer::start(Script::IdleClose(Duration::from_millis(50)));
+    let r = attack(
+        &["-rate", "10", "-requests", "50", "-max-workers", "1"],
+        &format!("GET {}\n", idle.url("/")),
+    );
+    r.assert_clean();
+    assert!(
+        r.hits.iter().all(|h| h.code == 200),
+        "{:?}",
+        r.hits.iter().find(|h| h.code != 200)
+    );
+    assert_eq!(idle.connections(), 50);
+}
+
+/// Decision: streams refused by a GOAWAY are not re-sent (a load tester
+/// must not send a request twice); they are recorded as errors, so
+/// server-processed + errors == scheduled.
+#[test]
+fn t7_http2_goaway() {
+    let server = Server::http_goaway_after(100);
+    let r = attack(
+        &["-h2c", "-rate", "1000", "-requests", "1000"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 1000);
+    let ok = r.hits.iter().filter(|h| h.code == 200).count() as u64;
+    let errors = r.hits.iter().filter(|h| h.code == 0).count() as u64;
+    assert_eq!(ok + errors, 1000);
+    assert_eq!(
+        server.count(),
+        ok,
+        "no request processed twice, none recorded wrongly"
+    );
+    assert!(
+        server.connections() >= 10,
+        "{} connections",
+        server.connections()
+    );
+}
+
+#[test]
+fn t8_endless_body_times_out_with_flat_memory() {
+    let server = RawServer::start(Script::Endless);
+    let r = attack(
+        &["-rate", "10", "-requests", "10", "-timeout", "1s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert!(r
+        .hits
+        .iter()
+        .all(|h| h.code == 0 && h.error.contains("timeout")));
+    assert!(
+        r.peak_rss_kib < 64 * 1024,
+        "peak RSS {} KiB",
+        r.peak_rss_kib
+    );
+}
+
+#[test]
+fn t9_huge_body_is_counted_not_kept() {
+    let server = RawServer::start(Script::Huge(256 << 20));
+    let r = attack(
+        &[
+            "-rate",
+            "10",
+            "-requests",
+            "4",
+            "-max-body",
+            "1KiB",
+            "-timeout",
+            "60s",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    for h in &r.hits {
+        assert_eq!(h.bytes_in, 268_435_456);
+        assert_eq!(h.body.len(), 1024);
+    }
+    assert!(
+        r.peak_rss_kib < 64 * 1024,
+        "peak RSS {} KiB",
+        r.peak_rss_kib
+    );
+}
+
+#[test]
+fn t10_fd_exhaustion_is_recorded_not_fatal() {
+    let server = RawServer::start(Script::Stall);
+    let args = [
+        "attack",
+        "-rate",
+        "500",
+        "-duration",
+        "1s",
+        "-timeout",
+        "2s",
+    ];
+    let r = Child::spawn(
+        bin(),
+        &args,
+        format!("GET {}\n", server.url("/")).as_bytes(),
+        Some("ulimit -n 64 &&"),
+    )
+    .wait(WATCHDOG);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 500);
+    assert!(
+        r.hits
+            .iter()
+            .any(|h| h.error.contains("Too many open files")),
+        "{:?}",
+        r.hits.last().map(|h| &h.error)
+    );
+    assert!(
+        r.stderr.contains("open files limit (NOFILE) is 64"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn t11_port_exhaustion_in_a_namespace() {
+    if !is_root() || std::process::Command::new("ip").arg("-V").output().is_err() {
+        return skip("t11 needs root and iproute2 (it runs in CI)");
+    }
+    let ns = format!("barrage-t11-{}", std::process::id());
+    let sh = |cmd: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    if !sh(&format!("ip netns add {ns}")) {
+        return skip("t11: cannot create a network namespace here");
+    }
+    let inns = |c: &str| format!("ip netns exec {ns} {c}");
+    assert!(sh(&inns("ip link set lo up")));
+    assert!(sh(&inns(
+        "sysctl -q -w net.ipv4.ip_local_port_range='40000 40031'"
+    )));
+    // Loopback may otherwise reuse ports still in TIME_WAIT.
+    let _ = sh(&inns("sysctl -q -w net.ipv4.tcp_tw_reuse=0"));
+    let bin = bin().display().to_string();
+    let mut server = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(inns(&format!(
+            "{bin} serve -addr 127.0.0.1:18999 -delay 500ms"
+        )))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(inns(&format!("sh -c 'echo GET http://127.0.0.1:18999/ | {bin} attack -keepalive=false -rate 200 -duration 1s'")))
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = sh(&format!(
+        "pkill -f 'serve -addr 127.0.0.1:18999'; ip netns del {ns}"
+    ));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits = decode(&out.stdout);
+    assert_eq!(hits.len(), 200);
+    assert!(
+        hits.iter()
+            .any(|h| h.error.contains("Cannot assign requested address")),
+        "{:?}",
+        hits.last().map(|h| &h.error)
+    );
+}
+
+#[test]
+fn t12_t13_tls_failures_name_the_reason_and_opt_outs_work() {
+    for (cert, reason) in [
+        (TestCert::generate(), "unknownissuer"),
+        (TestCert::expired(), "expired"),
+        (TestCert::wrong_name(), "not valid for name"),
+    ] {
+        let server = Server::https(&cert);
+        let t = format!("GET {}\n", server.url("/"));
+        // The wrong-name certificate comes from a CA we trust, so that the
+        // name is the only thing wrong with it.
+        let ca = cert.ca_path().map(|p| p.display().to_string());
+        let mut args = vec!["-rate", "100", "-requests", "10"];
+        if let Some(ca) = &ca {
+            args.extend(["-root-certs", ca.as_str()]);
+        }
+        let r = attack(&args, &t);
+        r.assert_clean();
+        assert!(r.hits.iter().all(|h| h.code == 0), "no 200 without trust");
+        let e = r.hits[0].error.to_lowercase();
+        assert!(
+            e.contains(reason),
+            "{} should name {reason}",
+            r.hits[0].error
+        );
+        let r = attack(&["-insecure", "-rate", "100", "-requests", "10"], &t);
+        r.assert_clean();
+        assert!(r.hits.iter().all(|h| h.code == 200), "{}", r.hits[0].error);
+        assert_eq!(
+            r.stderr.lines().filter(|l| l.contains("-insecure")).count(),
+            1,
+            "{}",
+            r.stderr
+        );
+    }
+    let cert = TestCert::ca_signed();
+    let server = Server::https(&cert);
+    let ca = cert.ca_path().unwrap();
+    let r = attack(
+        &[
+            "-root-certs",
+            ca.to_str().unwrap(),
+            "-rate",
+            "100",
+            "-requests",
+            "10",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert!(r.hits.iter().all(|h| h.code == 200), "{}", r.hits[0].error);
+}
+
+#[test]
+fn t14_bad_tls_files() {
+    let server = Server::http();
+    let dir = common::tempdir("t14");
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(
+        &garbage,
+        "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let t = format!("GET {}\n", server.url("/"));
+    for (args, code) in [
+        (vec!["-root-certs", garbage.to_str().unwrap()], 2),
+        (vec!["-root-certs", "/nonexistent/ca.pem"], 1),
+        (vec!["-cert", garbage.to_str().unwrap()], 2),
+        (
+            vec!["-cert", "/nonexistent/c.pem", "-key", "/nonexistent/k.pem"],
+            1,
+        ),
+    ] {
+        let mut full = vec!["attack", "-requests", "3"];
+        full.extend_from_slice(&args);
+        let out = run(&full, t.as_bytes());
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(args[1]) && !err.contains("backtrace"), "{err}");
+    }
+    assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn s1_first_sigint_finishes_in_flight_hits() {
+    let server = Server::http();
+    let child = Child::spawn(
+        bin(),
+        &["attack", "-rate", "50", "-duration", "60s"],
+        format!("GET {}\n", server.url("/sleep/300")).as_bytes(),
+        None,
+    );
+    assert!(
+        child.wait_records(20, WATCHDOG),
+        "20 records within the watchdog"
+    );
+    child.signal(libc::SIGINT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len() as u64, server.count(), "no in-flight hit lost");
+    assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
+}
+
+#[test]
+fn s2_second_sigint_exits_130() {
+    let server = Server::http();
+    let child = Child::spawn(
+        bin(),
+        &["attack", "-rate", "50", "-duration", "60s"],
+        format!("GET {}\n", server.url("/sleep/2000")).as_bytes(),
+        None,
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    child.signal(libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(50));
+    child.signal(libc::SIGINT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(130));
+    assert!(!r.stderr.contains("panicked"));
+    // Whatever was written decodes; a cut tail is reported as truncation.
+    if let Some(e) = &r.stream_error {
+        assert!(e.contains("truncated"), "{e}");
+    }
+}
+
+#[test]
+fn s3_ctrl_c_on_a_pipeline() {
+    let server = Server::http();
+    let bin = bin().display().to_string();
+    // The shell traps INT (a handler, reset in its children) so that it
+    // survives to tell how report exited.
+    let script = format!(
+        "trap : INT; echo 'GET {}' | {bin} attack -rate 100 -duration 60s | {bin} report -type json; echo \"report exit ${{PIPESTATUS[2]}}\" >&2",
+        server.url("/sleep/100")
+    );
+    let child = std::process::Command::new("setsid")
+        .args(["bash", "-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SIGINT to the whole process group, as a terminal's Ctrl-C does.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("report exit 0"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["requests"].as_u64().unwrap() > 50);
+    assert_eq!(report["requests"].as_u64().unwrap(), server.count());
+}
+
+#[test]
+fn s4_closed_stdout_stops_the_attack() {
+    use std::io::Read;
+    let server = Server::http();
+    let mut child = std::process::Command::new(bin())
+        .args(["attack", "-rate", "100", "-duration", "30s"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        writeln!(child.stdin.take().unwrap(), "GET {}", server.url("/")).unwrap();
+    }
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert!(
+        server.count() < 1500,
+        "{} requests: the attack went on",
+        server.count()
+    );
+}
+
+#[test]
+fn s5_report_and_dump_into_a_closed_pipe() {
+    let dir = common::tempdir("s5");
+    let csv = dir.join("r.csv");
+    let gen = std::process::Command::new(fixture("../scripts/gen-results"))
+        .arg("100000")
+        .output()
+        .unwrap();
+    std::fs::write(&csv, gen.stdout).unwrap();
+    let bin = bin().display().to_string();
+    for cmd in [
+        "report -type json",
+        "dump -dumper csv",
+        "dump -dumper json",
+        "encode -to bin",
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; {bin} {cmd} {} | head -c 1 > /dev/null; echo ${{PIPESTATUS[0]}}",
+                csv.display()
+            ))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "0",
+            "{cmd}: {err}"
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+#[test]
+fn s6_s8_full_disk() {
+    if !Path::new("/dev/full").exists() {
+        return skip("s6/s8 need /dev/full");
+    }
+    let server = Server::http();
+    let out = run(
+        &[
+            "attack",
+            "-rate",
+            "100",
+            "-duration",
+            "1s",
+            "-output",
+            "/dev/full",
+        ],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/full") && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert!(server.count() < 100);
+    let alpha = fixture("fixtures/alpha.bin");
+    for args in [
+        vec!["report", "-output", "/dev/full"],
+        vec!["dump", "-output", "/dev/full"],
+        vec!["report", "-type", "json", "-output", "/dev/full"],
+    ] {
+        let mut args = args.clone();
+        args.push(alpha.to_str().unwrap());
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("No space left on device"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn s7_disk_full_midway_keeps_complete_records() {
+    if !is_root() {
+        return skip("s7 needs root to mount a 64 KiB tmpfs (it runs in CI)");
+    }
+    let dir = common::tempdir("s7");
+    let mounted = std::process::Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=64k",
+            "tmpfs",
+            dir.to_str().unwrap(),
+        ])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        return skip("s7: cannot mount tmpfs here");
+    }
+    let server = Server::http();
+    let out_path = dir.join("r.bin");
+    let out = run(
+        &[
+            "attack",
+            "-rate",
+            "5000",
+            "-duration",
+            "3s",
+            "-keep-headers",
+            "-output",
+            out_path.to_str().unwrap(),
+        ],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+    );
+    let written = std::fs::read(&out_path).unwrap_or_default();
+    let _ = std::process::Command::new("umount").arg(&dir).status();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+    let (hits, err) = common::decode_lossy(&written);
+    assert!(!hits.is_empty());
+    match err {
+        None => {}
+        Some(barrage_stream::StreamError::Truncated { offset, .. }) => {
+            assert!(offset as usize <= written.len())
+        }
+        Some(e) => panic!("unexpected {e}"),
+    }
+}
+
+#[test]
+fn c3_random_buffers_never_panic_the_readers() {
+    // 10,000 random buffers, some with a valid header, through `report`'s
+    // reader (the library, in-process: spawning 10,000 processes would be slow).
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..10_000 {
+        let len = (next() % 300) as usize;
+        let mut buf: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if i % 2 == 0 && buf.len() >= 6 {
+            buf[..6].copy_from_slice(&[0xB7, b'B', b'R', b'G', 1, 0]);
+        }
+        if let Ok(mut r) = barrage_stream::HitReader::open(&buf[..]) {
+            let mut h = barrage_stream::Hit::default();
+            for _ in 0..1000 {
+                match r.read(&mut h) {
+                    Ok(true) => {}
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn c5_old_streams_read_forever() {
+    // stream-v1.bin was written by the first release of the format; its dump
+    // must not change as the code does.
+    let out = run(
+        &[
+            "dump",
+            "-dumper",
+            "json",
+            fixture("fixtures/stream-v1.bin").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    common::golden("stream-v1.jsonl", &out.stdout);
+    let out = run(
+        &[
+            "dump",
+            "-dumper",
+            "csv",
+            fixture("fixtures/stream-v1.bin").to_str().unwrap(),
+        ],
+        b"",
+    );
+    common::golden("stream-v1.csv", &out.stdout);
+}
+
+#[test]
+fn i1_malformed_target_files() {
+    let cases: &[(&str, &str, Option<u64>)] = &[
+        ("01-no-url.http", "bad target: GET", Some(1)),
+        ("02-lowercase-method.http", "bad method: get", Some(1)),
+        (
+            "03-header-without-colon.http",
+            "bad header: NoColonHere",
+            Some(2),
+        ),
+        ("04-empty-header-name.http", "bad header", Some(2)),
+        ("05-empty-header-value.http", "bad header", Some(2)),
+        (
+            "06-missing-body-file.http",
+            "bad body: /nonexistent/barrage/body.json",
+            Some(2),
+        ),
+        ("07-relative-url.http", "bad URL: /relative/path", Some(1)),
+        ("08-unsupported-scheme.http", "bad URL: ftp://", Some(1)),
+        ("09-bad-json.json", "bad target", Some(1)),
+        (
+            "10-json-without-method.json",
+            "required method is missing",
+            Some(1),
+        ),
+        (
+            "11-json-without-url.json",
+            "required url is missing",
+            Some(1),
+        ),
+        ("12-json-bad-base64-body.json", "bad body", Some(1)),
+        ("13-json-unknown-field.json", "bad target", Some(1)),
+        ("14-empty.http", "no targets to attack", None),
+        (
+            "15-second-target-bad.http",
+            "bad header: Bad Header",
+            Some(5),
+        ),
+        ("16-json-header-not-array.json", "bad target", Some(1)),
+    ];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("targets/bad");
+    let shown = std::fs::read_dir(&dir).unwrap().count();
+    assert!(
+        shown >= 12 && shown == cases.len(),
+        "every file in targets/bad is a case"
+    );
+    for (file, want, line) in cases {
+        let path = dir.join(file);
+        let format = if file.ends_with(".json") {
+            "json"
+        } else {
+            "http"
+        };
+        let out = run(
+            &[
+                "attack",
+                "-format",
+                format,
+                "-targets",
+                path.to_str().unwrap(),
+                "-rate",
+                "10",
+                "-duration",
+                "1s",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{file}: {err}");
+        assert!(err.contains(want), "{file}: {err}");
+        if let Some(l) = line {
+            assert!(
+                err.contains(&format!("{}:{l}: ", path.display())),
+                "{file} names its line: {err}"
+            );
+        }
+        assert!(out.stdout.is_empty(), "{file}: nothing written");
+    }
+}
+
+#[test]
+fn i2_lazy_bad_target_on_line_50() {
+    let server = Server::http();
+    let mut lines: Vec<String> = (1..50)
+        .map(|i| {
+            format!(
+                "{{\"method\":\"GET\",\"url\":\"{}\"}}",
+                server.url(&format!("/status/{}", 200 + i % 2))
+            )
+        })
+        .collect();
+    lines.push("{\"method\":\"GET\"}".into());
+    lines.push(format!(
+        "{{\"method\":\"GET\",\"url\":\"{}\"}}",
+        server.url("/")
+    ));
+    let r = attack(
+        &["-lazy", "-format", "json", "-rate", "1000"],
+        &(lines.join("\n") + "\n"),
+    );
+    assert_eq!(r.code, Some(2));
+    r.assert_clean();
+    assert_eq!(
+        r.hits.len(),
+        49,
+        "the good targets before line 50 were sent and recorded"
+    );
+    assert!(
+        r.stderr
+            .contains("stdin:50: target: required url is missing"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server.count(), 49);
+}
+
+#[test]
+fn m1_flat_memory() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    // The worker cap keeps the number in flight the same whatever the
+    // machine's speed (falling behind means more requests in flight, and
+    // those do hold memory: that is the open model working, not records
+    // piling up), so the two runs differ only in the number of records.
+    let small = attack(
+        &[
+            "-rate",
+            "10000",
+            "-requests",
+            "50000",
+            "-max-workers",
+            "100",
+        ],
+        &t,
+    );
+    small.assert_clean();
+    assert_eq!(small.hits.len(), 50_000);
+    let big = attack(
+        &[
+            "-rate",
+            "10000",
+            "-requests",
+            "100000",
+            "-max-workers",
+            "100",
+        ],
+        &t,
+    );
+    assert_eq!(big.hits.len(), 100_000);
+    assert!(
+        small.peak_rss_kib < 64 * 1024 && big.peak_rss_kib < 64 * 1024,
+        "{} / {} KiB",
+        small.peak_rss_kib,
+        big.peak_rss_kib
+    );
+    assert!(
+        big.peak_rss_kib * 10 <= small.peak_rss_kib * 11 + 4096 * 10,
+        "attack RSS grew with records: {} -> {} KiB",
+        small.peak_rss_kib,
+        big.peak_rss_kib
+    );
+
+    let dir = common::tempdir("m1");
+    let mut peaks = vec![];
+    for n in [1_000_000u64, 2_000_000] {
+        let path = dir.join(format!("{n}.bin"));
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut enc = barrage_stream::Encoder::new(file).unwrap();
+        let mut hit = barrage_stream::Hit {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/".into(),
+            code: 200,
+            ..Default::default()
+        };
+        for i in 0..n {
+            hit.seq = i;
+            hit.scheduled = 1_800_000_000_000_000_000 + i as i64 * 50_000;
+            hit.timestamp = hit.scheduled + 20_000;
+            hit.latency = 200_000 + (i * 7919) % 800_000;
+            enc.write(&hit).unwrap();
+        }
+        enc.finish().unwrap();
+        let r = Child::spawn(bin(), &["report", path.to_str().unwrap()], b"", None).wait(WATCHDOG);
+        assert_eq!(r.code, Some(0));
+        peaks.push(r.peak_rss_kib);
+    }
+    assert!(peaks[0] < 64 * 1024 && peaks[1] < 64 * 1024, "{peaks:?}");
+    assert!(
+        peaks[1] * 10 <= peaks[0] * 11,
+        "report RSS grew with records: {peaks:?}"
+    );
+}
