@@ -1005,3 +1005,45 @@ fn m1_flat_memory() {
         "report RSS grew with records: {peaks:?}"
     );
 }
+
+#[test]
+fn bad_usage_is_one_line_with_the_right_code_and_sends_nothing() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    let dir = common::tempdir("usage");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["-targets", "/nonexistent/targets.http"],
+            1,
+            "/nonexistent/targets.http",
+        ),
+        (vec!["-body", "/nonexistent/body"], 1, "/nonexistent/body"),
+        (
+            vec!["-output", dir.to_str().unwrap()],
+            1,
+            dir.to_str().unwrap(),
+        ),
+        (vec!["-rate", "0"], 2, "-max-workers"),
+        (vec!["-rate", "-5"], 2, "rate"),
+        (vec!["-rate", "5/0s"], 2, "rate"),
+        (vec!["-rate", "lots"], 2, "rate"),
+        (vec!["-duration", "-1s"], 2, "duration"),
+        (vec!["-duration", "5"], 2, "duration"),
+        (vec!["-timeout", "soon"], 2, "duration"),
+        (vec!["-max-workers", "0", "-rate", "0"], 2, "-max-workers"),
+        (vec!["-no-such-flag"], 2, "no-such-flag"),
+        (vec!["-header", "NoColon"], 2, "header"),
+        (vec!["-format", "yaml"], 2, "yaml"),
+    ];
+    for (args, code, names) in cases {
+        let mut full = vec!["attack", "-requests", "3"];
+        full.extend_from_slice(&args);
+        let out = run(&full, t.as_bytes());
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(server.count(), 0, "the server received nothing");
+}

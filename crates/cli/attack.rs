@@ -61,7 +61,7 @@ pub fn run(a: AttackArgs) -> i32 {
         None => bytes::Bytes::new(),
         Some(path) => match std::fs::read(path) {
             Ok(b) => b.into(),
-            Err(e) => return fail(EXIT_USAGE, format!("-body {}: {e}", path.display())),
+            Err(e) => return fail(EXIT_IO, format!("-body {}: {e}", path.display())),
         },
     };
     let defaults = Defaults {
@@ -73,7 +73,7 @@ pub fn run(a: AttackArgs) -> i32 {
     } else {
         match File::open(&a.targets) {
             Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return fail(EXIT_USAGE, format!("-targets {}: {e}", a.targets)),
+            Err(e) => return fail(EXIT_IO, format!("-targets {}: {e}", a.targets)),
         }
     };
     let mut reader = TargetReader::new(input, &a.targets, a.format, defaults);

@@ -111,9 +111,9 @@ impl<R: BufRead> HttpTargets<R> {
                 continue;
             }
             if let Some(path) = next.strip_prefix('@') {
-                let body =
-                    std::fs::read(path).map_err(|e| self.err(format!("bad body: {path}: {e}")))?;
-                target.body = body.into();
+                target.body = read_body(path)
+                    .map_err(|e| self.err(format!("bad body: {path}: {e}")))?
+                    .into();
                 break;
             }
             let header = next
@@ -134,6 +134,15 @@ impl<R: BufRead> HttpTargets<R> {
         }
         Ok(Some(target))
     }
+}
+
+/// Reads a body file. Only regular files: `@/dev/zero` or a FIFO would
+/// never end (found by fuzzing the target parser).
+fn read_body(path: &str) -> std::io::Result<Vec<u8>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    std::fs::read(path)
 }
 
 #[cfg(test)]
@@ -190,6 +199,11 @@ mod tests {
                 "bad body: /nonexistent/barrage-body",
             ),
             ("GET /relative\n", 1, "bad URL: /relative"),
+            (
+                "GET http://a/\n@/dev/zero\n",
+                2,
+                "bad body: /dev/zero: not a regular file",
+            ),
         ];
         for (text, line, msg) in cases {
             let e = parse(text).unwrap_err();
