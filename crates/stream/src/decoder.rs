@@ -4,7 +4,7 @@ use barrage_model::Hit;
 
 use crate::{
     error::StreamError,
-    wire::{Item, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_FRAME},
+    wire::{FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_FRAME, MAX_TABLE},
 };
 
 /// Reads a binary result stream, one [`Hit`] at a time.
@@ -139,50 +139,138 @@ impl<R: Read> Decoder<R> {
                 return Ok(false);
             }
             let at = self.frame_start + self.pos as u64;
-            let corrupt = |what: String| StreamError::Corrupt { offset: at, what };
-            let (item, rest) = postcard::take_from_bytes::<Item<'_>>(&self.frame[self.pos..])
-                .map_err(|e| corrupt(format!("undecodable record: {e}")))?;
-            let consumed = self.frame.len() - self.pos - rest.len();
-            match item {
-                Item::Str(s) => {
-                    if self.table.len() > crate::wire::MAX_TABLE {
-                        return Err(corrupt("string table overflow".into()));
+            let mut c = Cursor { buf: &self.frame, pos: self.pos };
+            let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev_seq, &mut self.prev_scheduled);
+            match res {
+                Ok(is_hit) => {
+                    self.pos = c.pos;
+                    if is_hit {
+                        return Ok(true);
                     }
-                    self.table.push(s.to_owned());
                 }
-                Item::Reset => self.table.truncate(1),
-                Item::Hit(w) => {
-                    let table = &self.table;
-                    let get = |i: u32| {
-                        table
-                            .get(i as usize)
-                            .ok_or_else(|| corrupt(format!("string index {i} not in the table")))
-                    };
-                    set(&mut hit.error, get(w.error)?);
-                    set(&mut hit.method, get(w.method)?);
-                    set(&mut hit.url, get(w.url)?);
-                    set(&mut hit.attack, get(w.attack)?);
-                    hit.headers.clear();
-                    for (name, value) in &w.headers {
-                        hit.headers.push((get(*name)?.clone(), (*value).to_owned()));
-                    }
-                    hit.body.clear();
-                    hit.body.extend_from_slice(w.body);
-                    hit.seq = self.prev_seq.wrapping_add(w.seq_delta as u64);
-                    hit.scheduled = self.prev_scheduled.wrapping_add(w.scheduled_delta);
-                    hit.timestamp = hit.scheduled.wrapping_add(w.lag);
-                    hit.latency = w.latency;
-                    hit.code = w.code;
-                    hit.bytes_out = w.bytes_out;
-                    hit.bytes_in = w.bytes_in;
-                    self.prev_seq = hit.seq;
-                    self.prev_scheduled = hit.scheduled;
-                    self.pos += consumed;
-                    return Ok(true);
-                }
+                Err(what) => return Err(StreamError::Corrupt { offset: at, what }),
             }
-            self.pos += consumed;
         }
+    }
+}
+
+/// Reads postcard's encoding by hand (LEB128 varints, zigzag for signed,
+/// length-prefixed bytes): the same bytes `postcard` writes for
+/// [`Item`](crate::wire::Item), decoded about three times faster than
+/// through serde, straight into the caller's `Hit`.
+struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    fn varint(&mut self, max_bytes: usize) -> Result<u64, String> {
+        let mut v: u64 = 0;
+        for i in 0..max_bytes {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err("record cut short".into());
+            };
+            self.pos += 1;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint too long".into())
+    }
+
+    #[inline]
+    fn u64(&mut self) -> Result<u64, String> {
+        self.varint(10)
+    }
+
+    #[inline]
+    fn i64(&mut self) -> Result<i64, String> {
+        let z = self.u64()?;
+        Ok((z >> 1) as i64 ^ -((z & 1) as i64))
+    }
+
+    #[inline]
+    fn u32(&mut self) -> Result<u32, String> {
+        u32::try_from(self.varint(5)?).map_err(|_| "value out of range".into())
+    }
+
+    #[inline]
+    fn u16(&mut self) -> Result<u16, String> {
+        u16::try_from(self.varint(3)?).map_err(|_| "value out of range".into())
+    }
+
+    #[inline]
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u64()? as usize;
+        let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len()).ok_or("length beyond the frame")?;
+        let b = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(b)
+    }
+
+    #[inline]
+    fn str(&mut self) -> Result<&'a str, String> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| "string is not UTF-8".into())
+    }
+}
+
+/// Decodes one item; `Ok(true)` when it was a record (now in `hit`).
+fn decode_item(
+    c: &mut Cursor<'_>,
+    table: &mut Vec<String>,
+    hit: &mut Hit,
+    prev_seq: &mut u64,
+    prev_scheduled: &mut i64,
+) -> Result<bool, String> {
+    match c.u32()? {
+        // Item::Str
+        0 => {
+            let s = c.str()?;
+            if table.len() > MAX_TABLE {
+                return Err("string table overflow".into());
+            }
+            table.push(s.to_owned());
+            Ok(false)
+        }
+        // Item::Hit
+        1 => {
+            let seq_delta = c.i64()?;
+            let scheduled_delta = c.i64()?;
+            let lag = c.i64()?;
+            hit.latency = c.u64()?;
+            hit.code = c.u16()?;
+            hit.bytes_out = c.u64()?;
+            hit.bytes_in = c.u64()?;
+            let get = |i: u32| table.get(i as usize).ok_or_else(|| format!("string index {i} not in the table"));
+            set(&mut hit.error, get(c.u32()?)?);
+            set(&mut hit.method, get(c.u32()?)?);
+            set(&mut hit.url, get(c.u32()?)?);
+            set(&mut hit.attack, get(c.u32()?)?);
+            let body = c.bytes()?;
+            hit.body.clear();
+            hit.body.extend_from_slice(body);
+            hit.headers.clear();
+            let n = c.u64()?;
+            for _ in 0..n {
+                let name = get(c.u32()?)?;
+                let value = c.str()?;
+                hit.headers.push((name.clone(), value.to_owned()));
+            }
+            hit.seq = prev_seq.wrapping_add(seq_delta as u64);
+            hit.scheduled = prev_scheduled.wrapping_add(scheduled_delta);
+            hit.timestamp = hit.scheduled.wrapping_add(lag);
+            *prev_seq = hit.seq;
+            *prev_scheduled = hit.scheduled;
+            Ok(true)
+        }
+        // Item::Reset
+        2 => {
+            table.truncate(1);
+            Ok(false)
+        }
+        other => Err(format!("unknown item kind {other}")),
     }
 }
 
