@@ -3,10 +3,12 @@ use std::{collections::HashMap, io, io::Write};
 use barrage_model::Hit;
 
 use crate::wire::{
-    Item, WireHit, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET, MAGIC, MAX_TABLE,
+    put_bytes, put_varint, put_zigzag, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET, F_ATTACK,
+    F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT, ITEM_RESET, ITEM_STR,
+    MAGIC, MAX_TABLE,
 };
 
-/// Writes [`Hit`]s as a binary result stream.
+/// Writes [`Hit`]s as a binary result stream (layout in [`crate::wire`]).
 ///
 /// Records collect in a frame buffer; a frame goes to the writer when it
 /// reaches 64 KiB or when [`Encoder::flush`] is called (the attack calls it at
@@ -17,9 +19,19 @@ pub struct Encoder<W: Write> {
     /// Frame under construction: 8 reserved header bytes, then the payload.
     frame: Vec<u8>,
     table: HashMap<Box<str>, u32>,
-    prev_seq: u64,
-    prev_scheduled: i64,
-    headers: Vec<(u32, u32)>,
+    prev: Prev,
+    names: Vec<u32>,
+}
+
+/// What the previous record of the frame had, for deltas and omissions.
+#[derive(Default, Clone, Copy)]
+struct Prev {
+    seq: u64,
+    scheduled: i64,
+    error: u32,
+    method: u32,
+    url: u32,
+    attack: u32,
 }
 
 impl<W: Write> Encoder<W> {
@@ -33,9 +45,8 @@ impl<W: Write> Encoder<W> {
             out,
             frame: Vec::with_capacity(FRAME_TARGET + 4096),
             table: HashMap::new(),
-            prev_seq: 0,
-            prev_scheduled: 0,
-            headers: Vec::new(),
+            prev: Prev::default(),
+            names: Vec::new(),
         };
         enc.reset_table();
         enc.start_frame();
@@ -50,13 +61,7 @@ impl<W: Write> Encoder<W> {
     fn start_frame(&mut self) {
         self.frame.clear();
         self.frame.resize(FRAME_HEADER_LEN, 0);
-        self.prev_seq = 0;
-        self.prev_scheduled = 0;
-    }
-
-    fn push_item(&mut self, item: &Item<'_>) {
-        // Serializing into a Vec cannot fail for these types.
-        let _ = postcard::to_io(item, &mut self.frame);
+        self.prev = Prev::default();
     }
 
     /// The table index of `s`, adding it (and writing it) when new.
@@ -65,12 +70,19 @@ impl<W: Write> Encoder<W> {
             return i;
         }
         if self.table.len() >= MAX_TABLE {
-            self.push_item(&Item::Reset);
+            put_varint(&mut self.frame, ITEM_RESET);
             self.reset_table();
+            // Indices the frame's records left out referred to the old table.
+            self.prev = Prev {
+                seq: self.prev.seq,
+                scheduled: self.prev.scheduled,
+                ..Prev::default()
+            };
         }
         let idx = self.table.len() as u32;
         self.table.insert(s.into(), idx);
-        self.push_item(&Item::Str(s));
+        put_varint(&mut self.frame, ITEM_STR);
+        put_bytes(&mut self.frame, s.as_bytes());
         idx
     }
 
@@ -80,36 +92,76 @@ impl<W: Write> Encoder<W> {
         let method = self.intern(&hit.method);
         let url = self.intern(&hit.url);
         let attack = self.intern(&hit.attack);
-        let mut names = std::mem::take(&mut self.headers);
+        let mut names = std::mem::take(&mut self.names);
         names.clear();
         for (name, _) in &hit.headers {
-            let idx = self.intern(name);
-            names.push((idx, 0));
+            names.push(self.intern(name));
         }
-        let headers = names
-            .iter()
-            .zip(&hit.headers)
-            .map(|((idx, _), (_, value))| (*idx, value.as_str()))
-            .collect();
-        let wire = WireHit {
-            seq_delta: hit.seq.wrapping_sub(self.prev_seq) as i64,
-            scheduled_delta: hit.scheduled.wrapping_sub(self.prev_scheduled),
-            lag: hit.timestamp.wrapping_sub(hit.scheduled),
-            latency: hit.latency,
-            code: hit.code,
-            bytes_out: hit.bytes_out,
-            bytes_in: hit.bytes_in,
+        // Interning may have reset the table; read `prev` only now.
+        let prev = self.prev;
+        let mut flags = 0u8;
+        if !hit.body.is_empty() {
+            flags |= F_BODY;
+        }
+        if !hit.headers.is_empty() {
+            flags |= F_HEADERS;
+        }
+        if hit.bytes_out != 0 {
+            flags |= F_BYTES_OUT;
+        }
+        if error != prev.error {
+            flags |= F_ERROR;
+        }
+        if method != prev.method {
+            flags |= F_METHOD;
+        }
+        if url != prev.url {
+            flags |= F_URL;
+        }
+        if attack != prev.attack {
+            flags |= F_ATTACK;
+        }
+        let f = &mut self.frame;
+        put_varint(f, ITEM_HIT);
+        f.push(flags);
+        put_zigzag(f, hit.seq.wrapping_sub(prev.seq) as i64);
+        put_zigzag(f, hit.scheduled.wrapping_sub(prev.scheduled));
+        put_zigzag(f, hit.timestamp.wrapping_sub(hit.scheduled));
+        put_varint(f, hit.latency);
+        put_varint(f, hit.code as u64);
+        put_varint(f, hit.bytes_in);
+        if flags & F_BYTES_OUT != 0 {
+            put_varint(f, hit.bytes_out);
+        }
+        for (flag, idx) in [
+            (F_ERROR, error),
+            (F_METHOD, method),
+            (F_URL, url),
+            (F_ATTACK, attack),
+        ] {
+            if flags & flag != 0 {
+                put_varint(f, idx as u64);
+            }
+        }
+        if flags & F_BODY != 0 {
+            put_bytes(f, &hit.body);
+        }
+        if flags & F_HEADERS != 0 {
+            put_varint(f, hit.headers.len() as u64);
+            for (idx, (_, value)) in names.iter().zip(&hit.headers) {
+                put_varint(f, *idx as u64);
+                put_bytes(f, value.as_bytes());
+            }
+        }
+        self.names = names;
+        self.prev = Prev {
+            seq: hit.seq,
+            scheduled: hit.scheduled,
             error,
             method,
             url,
             attack,
-            body: &hit.body,
-            headers,
         };
-        self.push_item(&Item::Hit(wire));
-        self.headers = names;
-        self.prev_seq = hit.seq;
-        self.prev_scheduled = hit.scheduled;
         if self.frame.len() >= FRAME_TARGET {
             self.end_frame()?;
         }

@@ -2,11 +2,13 @@
 //!
 //! The binary stream (what `attack` writes) is a 6-byte header (magic
 //! `\xB7BRG` + format version, u16 LE) followed by frames. A frame is a u32 LE
-//! payload length, a u32 LE CRC-32 of the payload, then the payload: postcard
-//! items, each either a string added to the stream's string table or a hit
-//! whose method, URL, attack name, error and header names refer to that table
-//! by index. Counters are delta-coded within a frame, so a typical record is
-//! about twenty bytes. Frames are the unit of durability: a stream cut short
+//! payload length, a u32 LE CRC-32 of the payload, then the payload: items,
+//! each either a string added to the stream's string table or a hit whose
+//! method, URL, attack name, error and header names refer to that table by
+//! index (left out when unchanged from the previous record). Integers use
+//! postcard's varint and zigzag encodings; times are delta-coded within a
+//! frame, so a one-target record is about fifteen bytes ([`wire`] has the
+//! layout). Frames are the unit of durability: a stream cut short
 //! still yields every record of every complete frame, and the decoder reports
 //! the byte offset where it stopped.
 //!
@@ -37,7 +39,7 @@ mod encoder;
 mod error;
 mod json;
 mod reader;
-mod wire;
+pub mod wire;
 
 pub use barrage_model::Hit;
 pub use csv::{CsvReader, CsvWriter};

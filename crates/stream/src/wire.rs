@@ -1,6 +1,27 @@
 //! The binary layout shared by the encoder and the decoder.
-
-use serde::{Deserialize, Serialize};
+//!
+//! A frame's payload is a sequence of items, each starting with a varint
+//! kind. Integers use postcard's encodings (LEB128 varints, zigzag for
+//! signed values), written and read by hand for speed:
+//!
+//! ```text
+//! 0 Str    len:varint utf8-bytes          appends to the string table
+//! 1 Hit    flags:u8
+//!          seq_delta:zigzag scheduled_delta:zigzag lag:zigzag
+//!          latency:varint code:varint bytes_in:varint
+//!          [bytes_out:varint]      if flags & BYTES_OUT
+//!          [error:varint]          if flags & ERROR   (string index)
+//!          [method:varint]         if flags & METHOD
+//!          [url:varint]            if flags & URL
+//!          [attack:varint]         if flags & ATTACK
+//!          [len:varint bytes]      if flags & BODY
+//!          [n:varint (name:varint len:varint utf8)*n]  if flags & HEADERS
+//! 2 Reset                                 empties the table (index 0 = "")
+//! ```
+//!
+//! Deltas, and the indices that a record leaves out (meaning "same as the
+//! previous record"), restart at every frame, so a one-target record is
+//! about 15 bytes.
 
 /// First four bytes of every binary result stream. The first byte is not
 /// printable, so a stream is never mistaken for CSV or JSON.
@@ -25,37 +46,39 @@ pub(crate) const FRAME_TARGET: usize = 64 << 10;
 /// both sides when errors or URLs are all different).
 pub(crate) const MAX_TABLE: usize = 1 << 16;
 
-/// One item of a frame's payload.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) enum Item<'a> {
-    /// Appends a string to the table; its index is the table's length before.
-    Str(&'a str),
-    /// One record.
-    #[serde(borrow)]
-    Hit(WireHit<'a>),
-    /// Empties the table (index 0 stays the empty string).
-    Reset,
+/// Item kinds.
+pub(crate) const ITEM_STR: u64 = 0;
+pub(crate) const ITEM_HIT: u64 = 1;
+pub(crate) const ITEM_RESET: u64 = 2;
+
+/// Hit flags.
+pub(crate) const F_BODY: u8 = 0x01;
+pub(crate) const F_HEADERS: u8 = 0x02;
+pub(crate) const F_BYTES_OUT: u8 = 0x04;
+pub(crate) const F_ERROR: u8 = 0x08;
+pub(crate) const F_METHOD: u8 = 0x10;
+pub(crate) const F_URL: u8 = 0x20;
+pub(crate) const F_ATTACK: u8 = 0x40;
+
+/// Appends `v` as a LEB128 varint.
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
-/// A record on the wire. Deltas restart at every frame.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) struct WireHit<'a> {
-    /// `seq` minus the previous record's `seq` in this frame.
-    pub seq_delta: i64,
-    /// `scheduled` minus the previous record's `scheduled` in this frame.
-    pub scheduled_delta: i64,
-    /// `timestamp - scheduled`, ns.
-    pub lag: i64,
-    pub latency: u64,
-    pub code: u16,
-    pub bytes_out: u64,
-    pub bytes_in: u64,
-    pub error: u32,
-    pub method: u32,
-    pub url: u32,
-    pub attack: u32,
-    pub body: &'a [u8],
-    /// (name index, value).
-    #[serde(borrow)]
-    pub headers: Vec<(u32, &'a str)>,
+/// Appends `v` zigzag-encoded as a varint.
+#[inline]
+pub(crate) fn put_zigzag(out: &mut Vec<u8>, v: i64) {
+    put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Appends length-prefixed bytes.
+#[inline]
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
 }
