@@ -16,6 +16,12 @@ mod serve;
 use clap::Parser;
 use flags::{Cli, Command};
 
+/// mimalloc: every request allocates a few small buffers (headers, the
+/// record's strings), and glibc's malloc/free showed as 5% of an attack's
+/// profile.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit code when the tool's own I/O failed.
 pub const EXIT_IO: i32 = 1;
 /// Exit code for bad usage or bad input.

@@ -19,8 +19,13 @@ pub struct Encoder<W: Write> {
     /// Frame under construction: 8 reserved header bytes, then the payload.
     frame: Vec<u8>,
     table: HashMap<Box<str>, u32>,
+    /// The table by index, so that a field equal to the previous record's
+    /// skips the hash lookup.
+    strings: Vec<Box<str>>,
     prev: Prev,
     names: Vec<u32>,
+    /// Table resets so far.
+    resets: u64,
 }
 
 /// What the previous record of the frame had, for deltas and omissions.
@@ -45,8 +50,10 @@ impl<W: Write> Encoder<W> {
             out,
             frame: Vec::with_capacity(FRAME_TARGET + 4096),
             table: HashMap::new(),
+            strings: Vec::new(),
             prev: Prev::default(),
             names: Vec::new(),
+            resets: 0,
         };
         enc.reset_table();
         enc.start_frame();
@@ -56,6 +63,17 @@ impl<W: Write> Encoder<W> {
     fn reset_table(&mut self) {
         self.table.clear();
         self.table.insert("".into(), 0);
+        self.strings.clear();
+        self.strings.push("".into());
+    }
+
+    /// The index of `s`, checking the previous record's `last` first.
+    #[inline]
+    fn intern_like(&mut self, s: &str, last: u32) -> u32 {
+        if self.strings.get(last as usize).is_some_and(|l| **l == *s) {
+            return last;
+        }
+        self.intern(s)
     }
 
     fn start_frame(&mut self) {
@@ -72,6 +90,7 @@ impl<W: Write> Encoder<W> {
         if self.table.len() >= MAX_TABLE {
             put_varint(&mut self.frame, ITEM_RESET);
             self.reset_table();
+            self.resets += 1;
             // Indices the frame's records left out referred to the old table.
             self.prev = Prev {
                 seq: self.prev.seq,
@@ -81,6 +100,7 @@ impl<W: Write> Encoder<W> {
         }
         let idx = self.table.len() as u32;
         self.table.insert(s.into(), idx);
+        self.strings.push(s.into());
         put_varint(&mut self.frame, ITEM_STR);
         put_bytes(&mut self.frame, s.as_bytes());
         idx
@@ -88,15 +108,24 @@ impl<W: Write> Encoder<W> {
 
     /// Appends one record; writes the frame out when it is full.
     pub fn write(&mut self, hit: &Hit) -> io::Result<()> {
-        let error = self.intern(&hit.error);
-        let method = self.intern(&hit.method);
-        let url = self.intern(&hit.url);
-        let attack = self.intern(&hit.attack);
         let mut names = std::mem::take(&mut self.names);
-        names.clear();
-        for (name, _) in &hit.headers {
-            names.push(self.intern(name));
-        }
+        let (error, method, url, attack) = loop {
+            // A table reset while interning this record's strings would
+            // leave the ones interned before it pointing into the old
+            // table: intern them all again (the fresh table has room).
+            let resets = self.resets;
+            let error = self.intern_like(&hit.error, self.prev.error);
+            let method = self.intern_like(&hit.method, self.prev.method);
+            let url = self.intern_like(&hit.url, self.prev.url);
+            let attack = self.intern_like(&hit.attack, self.prev.attack);
+            names.clear();
+            for (name, _) in &hit.headers {
+                names.push(self.intern(name));
+            }
+            if self.resets == resets {
+                break (error, method, url, attack);
+            }
+        };
         // Interning may have reset the table; read `prev` only now.
         let prev = self.prev;
         let mut flags = 0u8;

@@ -354,3 +354,22 @@ fn bad_lines_name_their_line() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn string_table_resets_keep_every_record_intact() {
+    // 70,000 distinct URLs and errors force table resets mid-record.
+    let hits: Vec<Hit> = (0..70_000u64)
+        .map(|i| Hit {
+            seq: i,
+            url: format!("http://h/{i}"),
+            error: format!("error {}", i / 2),
+            method: "GET".into(),
+            headers: vec![(format!("x-h{}", i % 3), "v".into())],
+            ..Hit::default()
+        })
+        .collect();
+    let bytes = encode(&hits, 0);
+    let (back, err) = decode_all(&bytes);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(back, hits);
+}
