@@ -37,7 +37,7 @@ const MAX_BATCH: usize = 1024;
 /// How long the writer thread sleeps when the queue is empty. Polling
 /// (rather than blocking on the queue) spares every worker a wake-up call
 /// per hit.
-const WRITER_POLL: Duration = Duration::from_millis(1);
+const WRITER_POLL: Duration = Duration::from_millis(5);
 
 /// Hits queued between the workers and the writer thread. When the output
 /// is slower than this, workers wait (the lag shows in later hits).
