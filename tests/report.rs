@@ -3,21 +3,7 @@
 mod common;
 
 use barrage_stream::{Encoder, Hit};
-use common::{fixture, golden, run};
-
-fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let out = run(args, stdin);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn path(rel: &str) -> String {
-    fixture(rel).to_str().unwrap().to_string()
-}
+use common::{golden, ok, path, run};
 
 #[test]
 fn report_text_and_json_match_golden_files() {

@@ -4,21 +4,7 @@
 mod common;
 
 use barrage_testkit::Server;
-use common::{fixture, golden, run};
-
-fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let out = run(args, stdin);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn path(rel: &str) -> String {
-    fixture(rel).to_str().unwrap().to_string()
-}
+use common::{golden, ok, path, run};
 
 /// `lag.bin`: a real attack (50/s for 1 s, one worker, a 30 ms server, two
 /// targets, one a 404), so its requests went out late by up to 600 ms.

@@ -118,3 +118,19 @@ pub fn golden(name: &str, actual: &[u8]) {
         path.display()
     );
 }
+
+/// Runs barrage and returns its stdout, failing the test on a non-zero exit.
+pub fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let out = run(args, stdin);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A file under tests/, as a string argument.
+pub fn path(rel: &str) -> String {
+    fixture(rel).to_str().unwrap().to_string()
+}

@@ -12,6 +12,25 @@ fn time_or_zero(t: Option<i64>) -> String {
     t.map_or_else(|| ZERO_TIME.to_string(), time::format_rfc3339)
 }
 
+/// The members of `"status_codes":{…}` (keys sorted as text), then
+/// `},"errors":[…` (first-seen order); the caller opens and closes.
+pub(crate) fn codes_and_errors(s: &mut Vec<u8>, m: &Metrics) -> io::Result<()> {
+    for (i, (code, n)) in m.status_codes().iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        write!(s, "\"{code}\":{n}")?;
+    }
+    s.extend_from_slice(b"},\"errors\":[");
+    for (i, e) in m.errors().iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        gojson::push_str(s, e);
+    }
+    Ok(())
+}
+
 /// `"50th":…,"90th":…` for each percentile.
 fn quantiles(s: &mut Vec<u8>, d: &Distribution, p: &Percentiles) -> io::Result<()> {
     for (q, label) in p.iter() {
@@ -77,19 +96,7 @@ pub fn json_object(m: &Metrics, p: &Percentiles) -> io::Result<Vec<u8>> {
         gojson::float(m.throughput()),
         gojson::float(m.success_ratio())
     )?;
-    for (i, (code, n)) in m.status_codes().iter().enumerate() {
-        if i > 0 {
-            s.push(b',');
-        }
-        write!(s, "\"{code}\":{n}")?;
-    }
-    s.extend_from_slice(b"},\"errors\":[");
-    for (i, e) in m.errors().iter().enumerate() {
-        if i > 0 {
-            s.push(b',');
-        }
-        gojson::push_str(&mut s, e);
-    }
+    codes_and_errors(&mut s, m)?;
     let lag = m.lag();
     write!(s, "],\"lag\":{{\"mean\":{},", lag.mean())?;
     quantiles(&mut s, lag, p)?;

@@ -77,19 +77,7 @@ pub fn window_json<W: Write>(
         write!(s, "\"{label}th\":{},", m.latency().quantile(q))?;
     }
     write!(s, "\"max\":{}}},\"status_codes\":{{", m.latency().max())?;
-    for (i, (code, n)) in m.status_codes().iter().enumerate() {
-        if i > 0 {
-            s.push(b',');
-        }
-        write!(s, "\"{code}\":{n}")?;
-    }
-    s.extend_from_slice(b"},\"errors\":[");
-    for (i, e) in m.errors().iter().enumerate() {
-        if i > 0 {
-            s.push(b',');
-        }
-        gojson::push_str(&mut s, e);
-    }
+    crate::json::codes_and_errors(&mut s, m)?;
     s.extend_from_slice(b"]}\n");
     out.write_all(&s)?;
     out.flush()

@@ -5,7 +5,7 @@ use barrage_model::Hit;
 use crate::{
     error::StreamError,
     wire::{
-        FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
+        Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
         F_METHOD, F_URL, HEADER_LEN, ITEM_HIT, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
     },
 };
@@ -227,17 +227,6 @@ impl<'a> Cursor<'a> {
     fn str(&mut self) -> Result<&'a str, String> {
         std::str::from_utf8(self.bytes()?).map_err(|_| "string is not UTF-8".into())
     }
-}
-
-/// What the previous record of the frame had, for deltas and omissions.
-#[derive(Default, Clone, Copy)]
-struct Prev {
-    seq: u64,
-    scheduled: i64,
-    error: u32,
-    method: u32,
-    url: u32,
-    attack: u32,
 }
 
 /// Decodes one item; `Ok(true)` when it was a record (now in `hit`).

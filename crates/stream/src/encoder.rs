@@ -3,9 +3,9 @@ use std::{collections::HashMap, io, io::Write};
 use barrage_model::Hit;
 
 use crate::wire::{
-    put_bytes, put_varint, put_zigzag, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET, F_ATTACK,
-    F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT, ITEM_RESET, ITEM_STR,
-    MAGIC, MAX_TABLE,
+    put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
+    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT, ITEM_RESET,
+    ITEM_STR, MAGIC, MAX_TABLE,
 };
 
 /// Writes [`Hit`]s as a binary result stream (layout in [`crate::wire`]).
@@ -26,17 +26,6 @@ pub struct Encoder<W: Write> {
     names: Vec<u32>,
     /// Table resets so far.
     resets: u64,
-}
-
-/// What the previous record of the frame had, for deltas and omissions.
-#[derive(Default, Clone, Copy)]
-struct Prev {
-    seq: u64,
-    scheduled: i64,
-    error: u32,
-    method: u32,
-    url: u32,
-    attack: u32,
 }
 
 impl<W: Write> Encoder<W> {

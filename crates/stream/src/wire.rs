@@ -82,3 +82,15 @@ pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_varint(out, b.len() as u64);
     out.extend_from_slice(b);
 }
+
+/// What the previous record of the frame had: the base of its deltas and
+/// the indices that the next record may leave out.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Prev {
+    pub seq: u64,
+    pub scheduled: i64,
+    pub error: u32,
+    pub method: u32,
+    pub url: u32,
+    pub attack: u32,
+}
