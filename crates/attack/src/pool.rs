@@ -93,7 +93,9 @@ impl Pool {
         if let Some(c) = self.reuse(key) {
             return Ok(c);
         }
-        self.connect(key).await
+        // Boxed: the connect future (TCP, TLS, h2 handshakes) is the largest
+        // state of a request by far, and most requests never need it.
+        Box::pin(self.connect(key)).await
     }
 
     fn reuse(&self, key: &Key) -> Option<Conn> {
