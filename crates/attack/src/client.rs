@@ -118,6 +118,13 @@ impl Client {
         })
     }
 
+    /// Opens an idle connection to `uri`'s host ahead of the attack.
+    pub async fn warm(&self, uri: &Uri) {
+        if let Ok(key) = Key::of(uri) {
+            self.pool.warm(&key).await;
+        }
+    }
+
     /// Sends `target` as hit `seq`, follows redirects, reads the whole body.
     /// Errors are the transport's, worded like Go's: `Get "url": …`.
     pub async fn send(&self, target: &Prepared, seq: u64) -> Result<Response, String> {

@@ -118,6 +118,20 @@ impl Pool {
         None
     }
 
+    /// Opens a connection to `key` ahead of the first request and leaves
+    /// it idle (`-workers`); failures are left for the requests to record.
+    pub(crate) async fn warm(&self, key: &Key) {
+        if !self.keepalive {
+            return;
+        }
+        // An HTTP/2 connection is stored as the host's shared one by connect().
+        if let Ok(Conn::H1(mut sender)) = Box::pin(self.connect(key)).await {
+            if sender.ready().await.is_ok() {
+                self.put(key, sender);
+            }
+        }
+    }
+
     /// Gives an HTTP/1.1 connection back after its response was read.
     pub(crate) fn put(&self, key: &Key, conn: http1::SendRequest<Full<Bytes>>) {
         if !self.keepalive || !conn.is_ready() {

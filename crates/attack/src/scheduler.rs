@@ -28,6 +28,12 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// Bounds wake-ups at high rates to 5,000/s at the cost of ≤ 200 µs of lag.
 const TICK: Duration = Duration::from_micros(200);
 
+/// Most distinct hosts whose connections are opened before the attack.
+const WARM_HOSTS: usize = 16;
+
+/// Longest the attack waits for those connections before it starts.
+const WARM_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// Most closed-model worker loops (`-max-workers` with `-rate 0`).
 const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 
@@ -163,6 +169,9 @@ impl Attack {
             ))
         });
         let name: Arc<str> = self.config.name.as_str().into();
+        if let Targets::Fixed(all) = &targets {
+            self.warm(all);
+        }
         let clock = Clock::new();
         let mut target_error = None;
         let mut seq = 0u64;
@@ -263,6 +272,41 @@ impl Attack {
         drop(ctx);
         drop(tx);
         Ok(self.finish(writer, seq, reason, target_error))
+    }
+
+    /// Opens `-workers` connections (capped by `-max-workers`) to each of
+    /// the first hosts, spread over the worker threads, before the clock
+    /// starts: otherwise the first milliseconds of a fast attack open them
+    /// all at once and go out late. Bounded by [`WARM_TIMEOUT`].
+    fn warm(&mut self, targets: &[Arc<Prepared>]) {
+        let conns = self
+            .config
+            .workers
+            .min(self.config.max_workers.unwrap_or(u64::MAX)) as usize;
+        let mut uris: Vec<http::Uri> = Vec::new();
+        for t in targets {
+            let same =
+                |u: &http::Uri| u.scheme() == t.uri.scheme() && u.authority() == t.uri.authority();
+            if uris.len() < WARM_HOSTS && !uris.iter().any(same) {
+                uris.push(t.uri.clone());
+            }
+        }
+        let mut pending = Vec::new();
+        for _ in 0..conns {
+            let (handle, client) = self.workers.next();
+            for uri in &uris {
+                let (client, uri) = (client.clone(), uri.clone());
+                pending.push(handle.spawn(async move { client.warm(&uri).await }));
+            }
+        }
+        let _ = self.local.block_on(async {
+            tokio::time::timeout(WARM_TIMEOUT, async {
+                for p in pending {
+                    let _ = p.await;
+                }
+            })
+            .await
+        });
     }
 
     /// Waits for the writer (it ends when the last in-flight request has
