@@ -537,3 +537,26 @@ fn help_lists_every_flag_with_defaults() {
         assert!(help.contains(default), "{default} missing from help");
     }
 }
+
+#[test]
+fn max_connections_caps_open_connections() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/sleep/100"));
+    // 100/s of 100 ms requests wants ~10 at once; 3 connections serve them late.
+    let (mut hits, _) = attack(
+        &["-rate", "100", "-requests", "40", "-max-connections", "3"],
+        &t,
+    );
+    assert_eq!(hits.len(), 40);
+    assert_seq_complete(&mut hits);
+    assert!(
+        hits.iter().all(|h| h.code == 200),
+        "{:?}",
+        hits.iter().find(|h| h.code != 200)
+    );
+    assert!(
+        server.connections() <= 3,
+        "{} connections",
+        server.connections()
+    );
+}

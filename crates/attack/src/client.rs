@@ -90,6 +90,21 @@ pub struct Client {
 impl Client {
     /// Builds the client; fails only on unusable TLS settings.
     pub fn new(cfg: &ClientConfig) -> Result<Self, TlsError> {
+        Self::sharing(cfg, Self::open_limit(cfg))
+    }
+
+    /// The `-max-connections` cap, to share between the clients of one
+    /// attack (`None`: unlimited).
+    pub fn open_limit(cfg: &ClientConfig) -> Option<Arc<tokio::sync::Semaphore>> {
+        (cfg.max_connections > 0)
+            .then(|| Arc::new(tokio::sync::Semaphore::new(cfg.max_connections)))
+    }
+
+    /// A client whose connections count against a shared `-max-connections`.
+    pub fn sharing(
+        cfg: &ClientConfig,
+        open_limit: Option<Arc<tokio::sync::Semaphore>>,
+    ) -> Result<Self, TlsError> {
         let mut tls = tls::client_config(cfg)?;
         tls.alpn_protocols = if cfg.http2 {
             vec![b"h2".to_vec(), b"http/1.1".to_vec()]
@@ -101,7 +116,7 @@ impl Client {
             cfg.h2c,
             cfg.keepalive,
             cfg.connections,
-            cfg.max_connections,
+            open_limit,
             cfg.laddr,
         );
         let attack = (!cfg.name.is_empty())

@@ -65,6 +65,9 @@ pub(crate) struct Pool {
     keepalive: bool,
     max_idle: usize,
     open_limit: Option<Arc<Semaphore>>,
+    /// Signalled when an idle connection is given back (wakes a request
+    /// waiting at the `-max-connections` cap).
+    given_back: tokio::sync::Notify,
     laddr: Option<IpAddr>,
 }
 
@@ -74,7 +77,7 @@ impl Pool {
         h2c: bool,
         keepalive: bool,
         max_idle: usize,
-        max_open: usize,
+        open_limit: Option<Arc<Semaphore>>,
         laddr: Option<IpAddr>,
     ) -> Self {
         Pool {
@@ -83,19 +86,37 @@ impl Pool {
             h2c,
             keepalive,
             max_idle,
-            open_limit: (max_open > 0).then(|| Arc::new(Semaphore::new(max_open))),
+            open_limit,
+            given_back: tokio::sync::Notify::new(),
             laddr,
         }
     }
 
     /// A connection to `key`: a live idle or shared one, else a new one.
+    /// At the `-max-connections` cap it waits for whichever comes first: a
+    /// connection given back, or one closing.
     pub(crate) async fn get(&self, key: &Key) -> Result<Conn, String> {
-        if let Some(c) = self.reuse(key) {
-            return Ok(c);
+        loop {
+            if let Some(c) = self.reuse(key) {
+                return Ok(c);
+            }
+            let permit = match &self.open_limit {
+                None => None,
+                Some(limit) => match limit.clone().try_acquire_owned() {
+                    Ok(p) => Some(p),
+                    Err(_) => {
+                        let given_back = self.given_back.notified();
+                        tokio::select! {
+                            p = limit.clone().acquire_owned() => Some(p.map_err(|e| e.to_string())?),
+                            _ = given_back => continue,
+                        }
+                    }
+                },
+            };
+            // Boxed: the connect future (TCP, TLS, h2 handshakes) is the
+            // largest state of a request by far, and most never need it.
+            return Box::pin(self.connect(key, permit)).await;
         }
-        // Boxed: the connect future (TCP, TLS, h2 handshakes) is the largest
-        // state of a request by far, and most requests never need it.
-        Box::pin(self.connect(key)).await
     }
 
     fn reuse(&self, key: &Key) -> Option<Conn> {
@@ -125,7 +146,15 @@ impl Pool {
             return;
         }
         // An HTTP/2 connection is stored as the host's shared one by connect().
-        if let Ok(Conn::H1(mut sender)) = Box::pin(self.connect(key)).await {
+        let permit = match &self.open_limit {
+            None => None,
+            // Never wait for the cap here: warming is only a head start.
+            Some(limit) => match limit.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => return,
+            },
+        };
+        if let Ok(Conn::H1(mut sender)) = Box::pin(self.connect(key, permit)).await {
             if sender.ready().await.is_ok() {
                 self.put(key, sender);
             }
@@ -141,14 +170,16 @@ impl Pool {
         let host = hosts.entry(key.clone()).or_default();
         if host.idle.len() < self.max_idle {
             host.idle.push(conn);
+            drop(hosts);
+            self.given_back.notify_one();
         }
     }
 
-    async fn connect(&self, key: &Key) -> Result<Conn, String> {
-        let permit: Option<OwnedSemaphorePermit> = match &self.open_limit {
-            Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
-            None => None,
-        };
+    async fn connect(
+        &self,
+        key: &Key,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String> {
         let addrs: Vec<SocketAddr> = lookup_host((key.host.as_str(), key.port))
             .await
             .map_err(|e| format!("dial tcp: lookup {}: {e}", key.host))?

@@ -136,6 +136,9 @@ impl Attack {
         let cpus = config
             .max_workers
             .map_or(cpus, |w| cpus.min(w.max(1) as usize));
+        // Each thread has its own pool; under a -max-connections cap one
+        // thread's idle connections could starve another's requests.
+        let cpus = if client.max_connections > 0 { 1 } else { cpus };
         let workers = Workers::start(cpus, &client)?;
         let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -30,13 +30,15 @@ impl Workers {
     /// Starts `n` worker threads (at least one), each with a client.
     pub(crate) fn start(n: usize, cfg: &ClientConfig) -> Result<Self, AttackError> {
         let mut lanes = Vec::with_capacity(n.max(1));
+        // One -max-connections cap for the whole attack, not per thread.
+        let open_limit = Client::open_limit(cfg);
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let client = {
                 let _guard = rt.enter();
-                Arc::new(Client::new(cfg)?)
+                Arc::new(Client::sharing(cfg, open_limit.clone())?)
             };
             let handle = rt.handle().clone();
             let (stop, stopped) = oneshot::channel::<()>();
