@@ -203,10 +203,11 @@ impl Attack {
                 break StopReason::Stopped;
             }
             let elapsed = clock.start.elapsed().as_nanos() as u64;
-            let due = pacer.due(seq, elapsed);
-            if due == Due::Stop {
+            // The open model: every request has its time (the closed model
+            // returned above).
+            let Due::At(offset) = pacer.due(seq, elapsed) else {
                 break StopReason::Done;
-            }
+            };
             let target = match targets.get(seq) {
                 Ok(Some(t)) => t,
                 Ok(None) => break StopReason::TargetsExhausted,
@@ -215,16 +216,14 @@ impl Attack {
                     break StopReason::BadTarget;
                 }
             };
-            if let Due::At(offset) = due {
-                let at = clock.start + Duration::from_nanos(offset);
-                if at > Instant::now() {
-                    // About to sleep: hand over what is already due first.
-                    self.dispatch(&mut batch, &ctx);
-                    if !stopper.sleep_until(at.max(last_wake + TICK)) {
-                        break StopReason::Stopped;
-                    }
-                    last_wake = Instant::now();
+            let at = clock.start + Duration::from_nanos(offset);
+            if at > Instant::now() {
+                // About to sleep: hand over what is already due first.
+                self.dispatch(&mut batch, &ctx);
+                if !stopper.sleep_until(at.max(last_wake + TICK)) {
+                    break StopReason::Stopped;
                 }
+                last_wake = Instant::now();
             }
             let slot = match &slots {
                 None => None,
@@ -246,19 +245,7 @@ impl Attack {
                     }
                 },
             };
-            let scheduled = match due {
-                Due::At(offset) => clock.start_unix + offset as i64,
-                _ => {
-                    // Closed model: the request is scheduled when a worker frees up.
-                    let now = Instant::now();
-                    if pacer.due(seq, now.duration_since(clock.start).as_nanos() as u64)
-                        == Due::Stop
-                    {
-                        break StopReason::Done;
-                    }
-                    clock.unix(now)
-                }
-            };
+            let scheduled = clock.start_unix + offset as i64;
             batch.push(Job {
                 target,
                 seq,
