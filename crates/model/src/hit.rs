@@ -56,11 +56,6 @@ impl Hit {
     pub fn is_success(&self) -> bool {
         (200..400).contains(&self.code)
     }
-
-    /// Copies `other` into `self`, reusing `self`'s buffers.
-    pub fn clone_from_hit(&mut self, other: &Hit) {
-        self.clone_from(other);
-    }
 }
 
 #[cfg(test)]

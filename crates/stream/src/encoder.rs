@@ -215,9 +215,4 @@ impl<W: Write> Encoder<W> {
         self.flush()?;
         Ok(self.out)
     }
-
-    /// The writer (for tests and for reporting where output goes).
-    pub fn get_ref(&self) -> &W {
-        &self.out
-    }
 }
