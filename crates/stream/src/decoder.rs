@@ -297,14 +297,7 @@ fn decode_item(
             hit.seq = prev.seq.wrapping_add(seq_delta as u64);
             hit.scheduled = prev.scheduled.wrapping_add(scheduled_delta);
             hit.timestamp = hit.scheduled.wrapping_add(lag);
-            *prev = Prev {
-                seq: hit.seq,
-                scheduled: hit.scheduled,
-                error,
-                method,
-                url,
-                attack,
-            };
+            *prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack]);
             Ok(true)
         }
         ITEM_RESET => {

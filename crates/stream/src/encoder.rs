@@ -172,14 +172,7 @@ impl<W: Write> Encoder<W> {
             }
         }
         self.names = names;
-        self.prev = Prev {
-            seq: hit.seq,
-            scheduled: hit.scheduled,
-            error,
-            method,
-            url,
-            attack,
-        };
+        self.prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack]);
         if self.frame.len() >= FRAME_TARGET {
             self.end_frame()?;
         }

@@ -94,3 +94,18 @@ pub(crate) struct Prev {
     pub url: u32,
     pub attack: u32,
 }
+
+impl Prev {
+    /// The state after a record with these times and string indices.
+    pub(crate) fn after(seq: u64, scheduled: i64, strings: [u32; 4]) -> Prev {
+        let [error, method, url, attack] = strings;
+        Prev {
+            seq,
+            scheduled,
+            error,
+            method,
+            url,
+            attack,
+        }
+    }
+}

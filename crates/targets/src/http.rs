@@ -150,12 +150,13 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
-        let mut r = HttpTargets::new(text.as_bytes(), "t.http", Defaults::default());
-        let mut out = vec![];
-        while let Some(t) = r.next()? {
-            out.push(t);
-        }
-        Ok(out)
+        crate::TargetReader::new(
+            text.as_bytes(),
+            "t.http",
+            crate::Format::Http,
+            Defaults::default(),
+        )
+        .read_all()
     }
 
     #[test]

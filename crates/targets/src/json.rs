@@ -109,12 +109,13 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
-        let mut r = JsonTargets::new(text.as_bytes(), "stdin", Defaults::default());
-        let mut out = vec![];
-        while let Some(t) = r.next()? {
-            out.push(t);
-        }
-        Ok(out)
+        crate::TargetReader::new(
+            text.as_bytes(),
+            "stdin",
+            crate::Format::Json,
+            Defaults::default(),
+        )
+        .read_all()
     }
 
     #[test]

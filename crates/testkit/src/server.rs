@@ -117,6 +117,15 @@ impl Server {
         self.state.connections.load(Ordering::SeqCst)
     }
 
+    /// Requests received over `version` (e.g. `HTTP/1.1`, `HTTP/2.0`), of
+    /// the first 10,000.
+    pub fn count_version(&self, version: &str) -> usize {
+        self.received()
+            .iter()
+            .filter(|r| r.version == version)
+            .count()
+    }
+
     /// The first 10,000 requests received, in arrival order.
     pub fn received(&self) -> Vec<Received> {
         self.state
