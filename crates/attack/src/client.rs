@@ -1,4 +1,4 @@
-use std::{sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use barrage_model::Target;
 use bytes::Bytes;
@@ -27,6 +27,11 @@ pub struct Prepared {
     pub headers: HeaderMap,
     /// Its body.
     pub body: Bytes,
+    /// Where its connections go, or why it cannot be sent.
+    pub(crate) key: Result<Key, String>,
+    /// Its headers with a Host header for HTTP/1.1 (built once: per
+    /// request only the sequence number is added).
+    pub(crate) h1_headers: HeaderMap,
     /// The method as written, for the Hit.
     pub method_text: String,
     /// The URL as written, for the Hit.
@@ -49,8 +54,12 @@ impl Prepared {
             let value = HeaderValue::from_str(v).map_err(|_| format!("bad header: {k}: {v}"))?;
             headers.append(name, value);
         }
+        let key = Key::of(&uri);
+        let h1_headers = with_host(&headers, &uri);
         Ok(Prepared {
             method,
+            key,
+            h1_headers,
             uri,
             headers,
             body: t.body,
@@ -160,8 +169,9 @@ impl Client {
         }
     }
 
-    /// The request for `uri` over `conn`: origin-form URI and a Host header
-    /// for HTTP/1.1, the absolute URI (`:authority`) for HTTP/2.
+    /// The request for `uri` over `conn`: origin-form URI for HTTP/1.1
+    /// (`headers` then carry Host: see [`with_host`]), the absolute URI
+    /// (`:authority`) for HTTP/2.
     fn request(
         &self,
         h2: bool,
@@ -185,17 +195,8 @@ impl Client {
         h.clone_from(headers);
         if h2 {
             h.remove(header::HOST);
-        } else {
-            if !h.contains_key(header::HOST) {
-                if let Some(a) = uri.authority() {
-                    if let Ok(v) = HeaderValue::from_str(a.as_str()) {
-                        h.insert(header::HOST, v);
-                    }
-                }
-            }
-            if !self.keepalive {
-                h.insert(header::CONNECTION, HeaderValue::from_static("close"));
-            }
+        } else if !self.keepalive {
+            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         h.insert(SEQ_HEADER, HeaderValue::from(seq));
         if let Some(a) = &self.attack {
@@ -213,12 +214,24 @@ impl Client {
             let fail = |e: &dyn std::fmt::Display| {
                 format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
             };
-            let key = Key::of(&uri).map_err(|e| fail(&e))?;
-            let conn = self.pool.get(&key).await.map_err(|e| fail(&e))?;
+            // The target's own key and headers, built once; a redirect's
+            // are built here.
+            let (key, h1_headers) = if followed == 0 {
+                let key = target.key.as_ref().map_err(|e| fail(&e))?;
+                (Cow::Borrowed(key), Cow::Borrowed(&target.h1_headers))
+            } else {
+                let key = Key::of(&uri).map_err(|e| fail(&e))?;
+                (
+                    Cow::Owned(key),
+                    Cow::Owned(with_host(&target.headers, &uri)),
+                )
+            };
+            let key = key.as_ref();
+            let conn = self.pool.get(key).await.map_err(|e| fail(&e))?;
             let (resp, h1) = match conn {
                 Conn::H1(mut sender) => {
                     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
-                    let req = self.request(false, &method, &uri, &target.headers, &body, seq);
+                    let req = self.request(false, &method, &uri, &h1_headers, &body, seq);
                     let resp = sender
                         .send_request(req)
                         .await
@@ -252,7 +265,7 @@ impl Client {
                 // Read the body so the connection can be reused.
                 let drained = resp.into_body().collect().await.is_ok();
                 if let (Some(sender), true) = (h1, drained) {
-                    self.pool.put(&key, sender);
+                    self.pool.put(key, sender);
                 }
                 uri =
                     resolve(&uri, &loc).map_err(|e| fail(&format!("bad redirect {loc:?}: {e}")))?;
@@ -304,11 +317,25 @@ impl Client {
                 }
             }
             if let Some(sender) = h1 {
-                self.pool.put(&key, sender);
+                self.pool.put(key, sender);
             }
             return Ok(out);
         }
     }
+}
+
+/// `headers` with a Host header from `uri` unless they have one.
+fn with_host(headers: &HeaderMap, uri: &Uri) -> HeaderMap {
+    let mut h = headers.clone();
+    if !h.contains_key(header::HOST) {
+        if let Some(v) = uri
+            .authority()
+            .and_then(|a| HeaderValue::from_str(a.as_str()).ok())
+        {
+            h.insert(header::HOST, v);
+        }
+    }
+    h
 }
 
 /// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.

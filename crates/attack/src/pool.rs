@@ -1,5 +1,6 @@
 use std::{
     collections::HashMap,
+    hash::{BuildHasherDefault, Hasher},
     net::{IpAddr, SocketAddr},
     sync::{Arc, Mutex},
 };
@@ -59,7 +60,7 @@ struct HostPool {
 /// shared by every request until the server closes it (GOAWAY), and
 /// `-max-connections` caps how many are open at once.
 pub(crate) struct Pool {
-    hosts: Mutex<HashMap<Key, HostPool>>,
+    hosts: Mutex<HashMap<Key, HostPool, BuildHasherDefault<Fnv>>>,
     tls: TlsConnector,
     h2c: bool,
     keepalive: bool,
@@ -81,7 +82,7 @@ impl Pool {
         laddr: Option<IpAddr>,
     ) -> Self {
         Pool {
-            hosts: Mutex::new(HashMap::new()),
+            hosts: Mutex::new(HashMap::default()),
             tls,
             h2c,
             keepalive,
@@ -167,7 +168,12 @@ impl Pool {
             return;
         }
         let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        let host = hosts.entry(key.clone()).or_default();
+        if !hosts.contains_key(key) {
+            hosts.insert(key.clone(), HostPool::default());
+        }
+        let Some(host) = hosts.get_mut(key) else {
+            return;
+        };
         if host.idle.len() < self.max_idle {
             host.idle.push(conn);
             drop(hosts);
@@ -257,6 +263,29 @@ impl Pool {
             });
             Ok(Conn::H1(sender))
         }
+    }
+}
+
+/// FNV-1a: the pool is looked up twice per request with keys of a few
+/// dozen bytes that no attacker chooses, so SipHash's cost buys nothing.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -41,6 +41,9 @@ impl Workers {
                 Arc::new(Client::sharing(cfg, open_limit.clone())?)
             };
             let handle = rt.handle().clone();
+            if let Some(timeout) = cfg.timeout {
+                handle.spawn(keep_timer_armed(timeout));
+            }
             let (stop, stopped) = oneshot::channel::<()>();
             let thread = thread::Builder::new()
                 .name(format!("barrage-worker-{i}"))
@@ -84,5 +87,16 @@ impl Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Keeps a timer due before any request's `-timeout` can be. Tokio wakes
+/// its driver through an eventfd whenever a new timer is due earlier than
+/// every other; with a request in flight only now and then (low rates),
+/// that was each request's timeout: one more system call per request.
+async fn keep_timer_armed(timeout: Duration) {
+    let period = (timeout / 2).clamp(Duration::from_millis(1), Duration::from_secs(1));
+    loop {
+        tokio::time::sleep(period).await;
     }
 }
