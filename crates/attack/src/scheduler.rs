@@ -161,12 +161,13 @@ impl Attack {
         sink: Box<dyn HitSink>,
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
-        let (tx, rx) = mpsc::sync_channel::<Hit>(QUEUE);
+        let (tx, rx) = mpsc::sync_channel::<Done>(QUEUE);
         let writer = {
             let stopper = stopper.clone();
+            let name = self.config.name.clone();
             thread::Builder::new()
                 .name("barrage-writer".into())
-                .spawn(move || write_hits(rx, sink, stopper))?
+                .spawn(move || write_hits(rx, name, sink, stopper))?
         };
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
         let slots = self.config.max_workers.map(|n| {
@@ -174,7 +175,6 @@ impl Attack {
                 n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
             ))
         });
-        let name: Arc<str> = self.config.name.as_str().into();
         if let Targets::Fixed(all) = &targets {
             self.warm(all);
         }
@@ -183,7 +183,6 @@ impl Attack {
         let mut seq = 0u64;
         let ctx = Arc::new(HitContext {
             tx: tx.clone(),
-            name,
             clock,
         });
         if self.config.rate == barrage_model::Rate::Max {
@@ -351,8 +350,8 @@ impl Attack {
             loops.push(handle.spawn(async move {
                 while let Some((seq, target)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
-                    let hit = hit(&client, &target, seq, scheduled, ctx.clock, &ctx.name).await;
-                    deliver(&ctx.tx, hit);
+                    let done = hit(&client, target, seq, scheduled, ctx.clock).await;
+                    deliver(&ctx.tx, done);
                 }
             }));
         }
@@ -367,9 +366,25 @@ impl Attack {
 
 /// What every request task shares.
 struct HitContext {
-    tx: SyncSender<Hit>,
-    name: Arc<str>,
+    tx: SyncSender<Done>,
     clock: Clock,
+}
+
+/// A finished request on its way to the writer thread, which describes it
+/// as a [`Hit`]: the method, URL and attack name are copied there into one
+/// reused Hit (and only when the target changes), so a request allocates
+/// none of them.
+struct Done {
+    target: Arc<Prepared>,
+    seq: u64,
+    scheduled: i64,
+    timestamp: i64,
+    latency: u64,
+    code: u16,
+    bytes_in: u64,
+    error: String,
+    body: Vec<u8>,
+    headers: Vec<(String, String)>,
 }
 
 /// A request the pacer has scheduled (and counted); it will be sent.
@@ -396,66 +411,59 @@ impl Attack {
                 let ctx = ctx.clone();
                 let client = client.clone();
                 tokio::spawn(async move {
-                    let hit = hit(
-                        &client,
-                        &job.target,
-                        job.seq,
-                        job.scheduled,
-                        ctx.clock,
-                        &ctx.name,
-                    )
-                    .await;
+                    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock).await;
                     drop(job.slot);
-                    deliver(&ctx.tx, hit);
+                    deliver(&ctx.tx, done);
                 });
             }
         });
     }
 }
 
-/// Sends one request and describes it as a Hit.
+/// Sends one request and tells how it went.
 async fn hit(
     client: &Client,
-    target: &Prepared,
+    target: Arc<Prepared>,
     seq: u64,
     scheduled: i64,
     clock: Clock,
-    name: &str,
-) -> Hit {
+) -> Done {
     let sent = Instant::now();
-    let result = client.send(target, seq).await;
+    let result = client.send(&target, seq).await;
     let latency = sent.elapsed().as_nanos() as u64;
-    let mut hit = Hit {
-        attack: name.to_string(),
+    let mut done = Done {
+        target,
         seq,
         scheduled,
         timestamp: clock.unix(sent),
         latency,
-        bytes_out: target.body.len() as u64,
-        method: target.method_text.clone(),
-        url: target.url_text.clone(),
-        ..Hit::default()
+        code: 0,
+        bytes_in: 0,
+        error: String::new(),
+        body: Vec::new(),
+        headers: Vec::new(),
     };
     match result {
         Ok(r) => {
-            hit.code = r.code;
-            hit.bytes_in = r.bytes_in;
-            hit.body = r.body;
-            hit.headers = r.headers;
+            done.code = r.code;
+            done.bytes_in = r.bytes_in;
+            done.body = r.body;
+            done.headers = r.headers;
             if let Some(e) = r.error {
-                hit.error = e;
-            } else if !hit.is_success() {
-                hit.error = barrage_model::status::error_text(r.code);
+                done.error = e;
+            } else if !(200..400).contains(&r.code) {
+                done.error = barrage_model::status::error_text(r.code);
             }
         }
-        Err(e) => hit.error = e,
+        Err(e) => done.error = e,
     }
-    hit
+    done
 }
 
-/// Queues a hit for the writer, waiting when the queue is full. A gone writer means the attack is already failing.
-fn deliver(tx: &SyncSender<Hit>, hit: Hit) {
-    match tx.try_send(hit) {
+/// Queues a finished request for the writer, waiting when the queue is
+/// full. A gone writer means the attack is already failing.
+fn deliver(tx: &SyncSender<Done>, done: Done) {
+    match tx.try_send(done) {
         Ok(()) | Err(TrySendError::Disconnected(_)) => {}
         Err(TrySendError::Full(hit)) => {
             // The output is slower than the requests: block this worker
@@ -470,10 +478,16 @@ fn deliver(tx: &SyncSender<Hit>, hit: Hit) {
 /// [`FLUSH_INTERVAL`] of the first unflushed hit, and on a sink error stops
 /// the attack and drains the rest so that workers never block.
 fn write_hits(
-    rx: Receiver<Hit>,
+    rx: Receiver<Done>,
+    name: String,
     mut sink: Box<dyn HitSink>,
     stopper: Stopper,
 ) -> (u64, Option<io::Error>) {
+    let mut hit = Hit {
+        attack: name,
+        ..Hit::default()
+    };
+    let mut last_target: Option<Arc<Prepared>> = None;
     let mut written = 0u64;
     let mut error: Option<io::Error> = None;
     let mut flush_at: Option<Instant> = None;
@@ -482,11 +496,29 @@ fn write_hits(
         let mut closed = false;
         loop {
             match rx.try_recv() {
-                Ok(hit) => {
+                Ok(done) => {
                     got += 1;
                     if error.is_some() {
                         continue;
                     }
+                    if !last_target
+                        .as_ref()
+                        .is_some_and(|t| Arc::ptr_eq(t, &done.target))
+                    {
+                        hit.method.clone_from(&done.target.method_text);
+                        hit.url.clone_from(&done.target.url_text);
+                        hit.bytes_out = done.target.body.len() as u64;
+                        last_target = Some(done.target);
+                    }
+                    hit.seq = done.seq;
+                    hit.scheduled = done.scheduled;
+                    hit.timestamp = done.timestamp;
+                    hit.latency = done.latency;
+                    hit.code = done.code;
+                    hit.bytes_in = done.bytes_in;
+                    hit.error = done.error;
+                    hit.body = done.body;
+                    hit.headers = done.headers;
                     match sink.write(&hit) {
                         Ok(()) => {
                             written += 1;
