@@ -199,6 +199,9 @@ impl Attack {
             return Ok(self.finish(writer, seq, reason, target_error));
         }
         let mut batch: Vec<Job> = Vec::new();
+        // When the pacer last meant to wake (not when it did: a late wake-up
+        // must not push the next one back, or at rates near one request per
+        // tick every request would inherit the last one's lateness).
         let mut last_wake = Instant::now();
         let reason = loop {
             if stopper.is_stopped() {
@@ -222,10 +225,11 @@ impl Attack {
             if at > Instant::now() {
                 // About to sleep: hand over what is already due first.
                 self.dispatch(&mut batch, &ctx);
-                if !stopper.sleep_until(at.max(last_wake + TICK)) {
+                let wake = at.max(last_wake + TICK);
+                if !stopper.sleep_until(wake) {
                     break StopReason::Stopped;
                 }
-                last_wake = Instant::now();
+                last_wake = wake;
             }
             let slot = match &slots {
                 None => None,
