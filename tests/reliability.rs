@@ -6,9 +6,13 @@
 
 mod common;
 
-use std::{path::Path, time::Duration};
+use std::{
+    path::Path,
+    thread,
+    time::{Duration, Instant},
+};
 
-use barrage_testkit::{Child, RawServer, Script, Server, TestCert};
+use barrage_testkit::{Blackhole, Child, RawServer, Script, Server, TestCert};
 use common::{decode, fixture, run};
 
 const WATCHDOG: Duration = Duration::from_secs(60);
@@ -429,6 +433,55 @@ fn t11_port_exhaustion_in_a_namespace() {
             .any(|h| h.error.contains("Cannot assign requested address")),
         "{:?}",
         hits.last().map(|h| &h.error)
+    );
+}
+
+#[test]
+fn t15_connection_attempts_are_bounded_per_worker() {
+    // No SYN is ever answered: each due request finds no connection to
+    // reuse. A worker opens at most 16 at once (requests beyond wait for
+    // one of them or for a connection given back); before that bound, one
+    // that fell behind opened a connection per request due meanwhile, and
+    // fell further behind. 200 due requests, one worker thread.
+    let hole = Blackhole::start();
+    let child = Child::spawn(
+        bin(),
+        &[
+            "attack",
+            "-rate",
+            "200",
+            "-duration",
+            "1s",
+            "-timeout",
+            "1500ms",
+            "-cpus",
+            "1",
+            "-workers",
+            "0",
+        ],
+        format!("GET {}\n", hole.url("/")).as_bytes(),
+        None,
+    );
+    let mut most = 0;
+    let until = Instant::now() + Duration::from_millis(1200);
+    while Instant::now() < until {
+        most = most.max(hole.attempts());
+        thread::sleep(Duration::from_millis(20));
+    }
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 200);
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| h.code == 0 && h.error.contains("timeout")),
+        "{:?}",
+        r.hits.iter().find(|h| !h.error.contains("timeout"))
+    );
+    assert!(
+        (1..=16).contains(&most),
+        "{most} connection attempts at once (at most 16 per worker)"
     );
 }
 

@@ -87,7 +87,7 @@ pub struct Response {
 /// The HTTP client of one worker thread: hyper's connection API over its
 /// own [`Pool`](crate::pool::Pool), rustls for TLS.
 pub struct Client {
-    pool: Pool,
+    pool: Arc<Pool>,
     timeout: Option<Duration>,
     redirects: i64,
     max_body: i64,
@@ -120,14 +120,15 @@ impl Client {
         } else {
             vec![b"http/1.1".to_vec()]
         };
-        let pool = Pool::new(
+        let pool = Arc::new(Pool::new(
             TlsConnector::from(Arc::new(tls)),
             cfg.h2c,
             cfg.keepalive,
             cfg.connections,
             open_limit,
             cfg.laddr,
-        );
+            cfg.timeout,
+        ));
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();

@@ -1,8 +1,13 @@
 use std::{
     collections::HashMap,
     hash::{BuildHasherDefault, Hasher},
+    io,
     net::{IpAddr, SocketAddr},
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
 };
 
 use bytes::Bytes;
@@ -13,7 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
 use tokio::{
     net::{lookup_host, TcpSocket},
-    sync::{OwnedSemaphorePermit, Semaphore},
+    sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore},
 };
 use tokio_rustls::TlsConnector;
 
@@ -22,6 +27,12 @@ pub(crate) enum Conn {
     H1(http1::SendRequest<Full<Bytes>>),
     H2(http2::SendRequest<Full<Bytes>>),
 }
+
+/// Most connections a worker thread opens at once; requests beyond wait
+/// for one of them or for a connection given back. On loopback a connection
+/// takes ~50 µs to open, so this still opens hundreds of thousands a
+/// second when a slow server needs them; `-workers` opens them up front.
+const MAX_CONNECTING: usize = 16;
 
 /// Where a connection goes: scheme, host and port.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -67,9 +78,16 @@ pub(crate) struct Pool {
     max_idle: usize,
     open_limit: Option<Arc<Semaphore>>,
     /// Signalled when an idle connection is given back (wakes a request
-    /// waiting at the `-max-connections` cap).
-    given_back: tokio::sync::Notify,
+    /// waiting for one).
+    given_back: Notify,
+    /// Connections being opened now, at most [`MAX_CONNECTING`].
+    connecting: AtomicUsize,
+    /// Signalled when a connection attempt ends.
+    attempt_ended: Notify,
     laddr: Option<IpAddr>,
+    /// Longest a TCP connect may take (`-timeout`): an attempt outlives a
+    /// request that gave up on it, and holds one of the few attempt slots.
+    connect_timeout: Option<Duration>,
 }
 
 impl Pool {
@@ -80,6 +98,7 @@ impl Pool {
         max_idle: usize,
         open_limit: Option<Arc<Semaphore>>,
         laddr: Option<IpAddr>,
+        connect_timeout: Option<Duration>,
     ) -> Self {
         Pool {
             hosts: Mutex::new(HashMap::default()),
@@ -88,18 +107,38 @@ impl Pool {
             keepalive,
             max_idle,
             open_limit,
-            given_back: tokio::sync::Notify::new(),
+            given_back: Notify::new(),
+            connecting: AtomicUsize::new(0),
+            attempt_ended: Notify::new(),
             laddr,
+            connect_timeout,
         }
     }
 
-    /// A connection to `key`: a live idle or shared one, else a new one.
-    /// At the `-max-connections` cap it waits for whichever comes first: a
-    /// connection given back, or one closing.
-    pub(crate) async fn get(&self, key: &Key) -> Result<Conn, String> {
+    /// A connection to `key`: a live idle or shared one, else the first of
+    /// a connection given back and one opened for this request (which, if
+    /// it loses, goes to the pool). At most [`MAX_CONNECTING`] are being
+    /// opened at once, and at the `-max-connections` cap a request waits
+    /// for a connection given back or one closing.
+    ///
+    /// Without the race and the bound, a worker that fell behind (its
+    /// responses waiting to be read, so its connections look busy) opened
+    /// a connection for every request due meanwhile, and fell further
+    /// behind: at 20,000/s on one thread, 8,000 connections and seconds of
+    /// lag after a hiccup of a few milliseconds.
+    pub(crate) async fn get(self: &Arc<Self>, key: &Key) -> Result<Conn, String> {
         loop {
             if let Some(c) = self.reuse(key) {
                 return Ok(c);
+            }
+            if self.connecting.load(Ordering::Acquire) >= MAX_CONNECTING {
+                let given_back = self.given_back.notified();
+                let ended = self.attempt_ended.notified();
+                tokio::select! {
+                    _ = given_back => {}
+                    _ = ended => {}
+                }
+                continue;
             }
             let permit = match &self.open_limit {
                 None => None,
@@ -114,10 +153,45 @@ impl Pool {
                     }
                 },
             };
-            // Boxed: the connect future (TCP, TLS, h2 handshakes) is the
-            // largest state of a request by far, and most never need it.
-            return Box::pin(self.connect(key, permit)).await;
+            let mut opened = self.open(key, permit);
+            loop {
+                let given_back = self.given_back.notified();
+                tokio::select! {
+                    r = &mut opened => {
+                        return r.unwrap_or_else(|_| Err("connection attempt cancelled".into()));
+                    }
+                    _ = given_back => {
+                        if let Some(c) = self.reuse(key) {
+                            return Ok(c);
+                        }
+                    }
+                }
+            }
         }
+    }
+
+    /// Opens a connection on its own task; the receiver gets it, or the
+    /// pool does when the receiver is gone.
+    fn open(
+        self: &Arc<Self>,
+        key: &Key,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> oneshot::Receiver<Result<Conn, String>> {
+        self.connecting.fetch_add(1, Ordering::AcqRel);
+        let (tx, rx) = oneshot::channel();
+        let (pool, key) = (self.clone(), key.clone());
+        tokio::spawn(async move {
+            let result = pool.connect(&key, permit).await;
+            pool.connecting.fetch_sub(1, Ordering::AcqRel);
+            pool.attempt_ended.notify_one();
+            if let Err(Ok(Conn::H1(mut sender))) = tx.send(result) {
+                // Nobody waits for it: keep it once it can take a request.
+                if sender.ready().await.is_ok() {
+                    pool.put(&key, sender);
+                }
+            }
+        });
+        rx
     }
 
     fn reuse(&self, key: &Key) -> Option<Conn> {
@@ -204,7 +278,14 @@ impl Pool {
                     .bind(SocketAddr::new(ip, 0))
                     .map_err(|e| format!("dial tcp {addr}: bind {ip}: {e}"))?;
             }
-            match socket.connect(addr).await {
+            let connect = socket.connect(addr);
+            let connected = match self.connect_timeout {
+                Some(t) => tokio::time::timeout(t, connect)
+                    .await
+                    .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
+                None => connect.await,
+            };
+            match connected {
                 Ok(s) => {
                     stream = Some(s);
                     break;

@@ -16,7 +16,8 @@
 //! | anything else | 404 |
 //!
 //! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
-//! bodies, stalls, closes); [`TestCert`] makes self-signed, expired,
+//! bodies, stalls, closes); [`Blackhole`] never completes a TCP handshake;
+//! [`TestCert`] makes self-signed, expired,
 //! wrong-name and CA-signed certificates; [`Child`] runs the real binary,
 //! decodes its stream as it arrives, signals it and reports its peak RSS.
 //!
@@ -27,11 +28,13 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blackhole;
 mod child;
 mod raw;
 mod server;
 mod tls;
 
+pub use blackhole::Blackhole;
 pub use child::{Child, ChildResult};
 pub use raw::{RawServer, Script};
 pub use server::{Received, Server};
