@@ -45,8 +45,8 @@ const MAX_BATCH: usize = 1024;
 
 /// How long the writer thread sleeps when the queue is empty. Polling
 /// (rather than blocking on the queue) spares every worker a wake-up call
-/// per hit.
-const WRITER_POLL: Duration = Duration::from_millis(5);
+/// per hit; 20 ms is 2,000 hits at 100,000/s, well within [`QUEUE`].
+const WRITER_POLL: Duration = Duration::from_millis(20);
 
 /// Hits queued between the workers and the writer thread. When the output
 /// is slower than this, workers wait (the lag shows in later hits).
@@ -406,22 +406,34 @@ impl Attack {
         if batch.is_empty() {
             return;
         }
-        let jobs = std::mem::take(batch);
-        let ctx = ctx.clone();
         let (handle, client) = self.workers.next();
-        let client = client.clone();
-        handle.spawn(async move {
-            for job in jobs {
-                let ctx = ctx.clone();
-                let client = client.clone();
-                tokio::spawn(async move {
-                    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock).await;
-                    drop(job.slot);
-                    deliver(&ctx.tx, done);
+        match batch.len() {
+            // At low rates every batch is one request: its own task, sent
+            // across directly.
+            1 => {
+                if let Some(job) = batch.pop() {
+                    handle.spawn(run(client.clone(), ctx.clone(), job));
+                }
+            }
+            _ => {
+                let jobs = std::mem::take(batch);
+                *batch = Vec::with_capacity(jobs.len());
+                let (client, ctx) = (client.clone(), ctx.clone());
+                handle.spawn(async move {
+                    for job in jobs {
+                        tokio::spawn(run(client.clone(), ctx.clone(), job));
+                    }
                 });
             }
-        });
+        }
     }
+}
+
+/// One scheduled request, from send to its record in the writer's queue.
+async fn run(client: Arc<Client>, ctx: Arc<HitContext>, job: Job) {
+    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock).await;
+    drop(job.slot);
+    deliver(&ctx.tx, done);
 }
 
 /// Sends one request and tells how it went.
