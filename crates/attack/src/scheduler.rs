@@ -407,13 +407,17 @@ impl Attack {
         if batch.is_empty() {
             return;
         }
-        let (handle, client) = self.workers.next();
+        let (handle, client, started) = self.workers.least_behind();
         match batch.len() {
             // At low rates every batch is one request: its own task, sent
             // across directly.
             1 => {
                 if let Some(job) = batch.pop() {
-                    handle.spawn(run(client.clone(), ctx.clone(), job));
+                    let (client, ctx) = (client.clone(), ctx.clone());
+                    handle.spawn(async move {
+                        drop(started);
+                        run(client, ctx, job).await
+                    });
                 }
             }
             _ => {
@@ -421,6 +425,7 @@ impl Attack {
                 *batch = Vec::with_capacity(jobs.len());
                 let (client, ctx) = (client.clone(), ctx.clone());
                 handle.spawn(async move {
+                    drop(started);
                     for job in jobs {
                         tokio::spawn(run(client.clone(), ctx.clone(), job));
                     }

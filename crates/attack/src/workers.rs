@@ -1,6 +1,9 @@
 use std::{
     io,
-    sync::Arc,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
     thread::{self, JoinHandle},
     time::Duration,
 };
@@ -16,6 +19,8 @@ use crate::{AttackError, Client, ClientConfig};
 struct Lane {
     handle: Handle,
     client: Arc<Client>,
+    /// Batches handed to this thread that it has not started yet.
+    waiting: Arc<AtomicUsize>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -55,6 +60,7 @@ impl Workers {
             lanes.push(Lane {
                 handle,
                 client,
+                waiting: Arc::new(AtomicUsize::new(0)),
                 stop: Some(stop),
                 thread: Some(thread),
             });
@@ -69,6 +75,31 @@ impl Workers {
         (&lane.handle, &lane.client)
     }
 
+    /// The worker for the pacer's next batch: the next in turn unless it
+    /// has not started its last batch yet (its thread is off the CPU: on a
+    /// busy machine, for milliseconds), then the one with the fewest
+    /// batches waiting. The returned [`Started`] is to be dropped when the
+    /// batch starts.
+    pub(crate) fn least_behind(&mut self) -> (&Handle, &Arc<Client>, Started) {
+        let n = self.lanes.len();
+        let mut best = self.next % n;
+        for i in 0..n {
+            let at = (self.next + i) % n;
+            let waiting = self.lanes[at].waiting.load(Ordering::Relaxed);
+            if waiting == 0 {
+                best = at;
+                break;
+            }
+            if waiting < self.lanes[best].waiting.load(Ordering::Relaxed) {
+                best = at;
+            }
+        }
+        self.next = best.wrapping_add(1);
+        let lane = &self.lanes[best];
+        lane.waiting.fetch_add(1, Ordering::Relaxed);
+        (&lane.handle, &lane.client, Started(lane.waiting.clone()))
+    }
+
     /// Stops every worker thread and waits for it (idle connections close).
     pub(crate) fn shutdown(&mut self) {
         for lane in &mut self.lanes {
@@ -81,6 +112,15 @@ impl Workers {
                 let _ = t.join();
             }
         }
+    }
+}
+
+/// Counts a batch as waiting for its worker until dropped.
+pub(crate) struct Started(Arc<AtomicUsize>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
