@@ -32,6 +32,17 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Every hit failed before a status arrived (code 0), with `text` in its
+/// error.
+fn assert_all_failed_with(hits: &[barrage_model::Hit], text: &str) {
+    if let Some(h) = hits.iter().find(|h| h.code != 0 || !h.error.contains(text)) {
+        panic!(
+            "every hit should fail with {text:?}; seq {} has code {} and error {:?}",
+            h.seq, h.code, h.error
+        );
+    }
+}
+
 fn skip(why: &str) {
     eprintln!("SKIPPED (visible on purpose): {why}");
 }
@@ -141,13 +152,7 @@ fn t1_connection_refused() {
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     assert_eq!(r.hits.len(), 50);
-    assert!(
-        r.hits
-            .iter()
-            .all(|h| h.code == 0 && h.error.contains("Connection refused")),
-        "{}",
-        r.hits[0].error
-    );
+    assert_all_failed_with(&r.hits, "Connection refused");
 }
 
 #[test]
@@ -177,10 +182,8 @@ fn t3_timeout_on_a_silent_server() {
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     assert_eq!(r.hits.len(), 20);
-    assert!(r
-        .hits
-        .iter()
-        .all(|h| h.code == 0 && h.error.contains("timeout") && h.latency >= 200_000_000));
+    assert_all_failed_with(&r.hits, "timeout");
+    assert!(r.hits.iter().all(|h| h.latency >= 200_000_000));
 }
 
 #[test]
@@ -301,10 +304,7 @@ fn t8_endless_body_times_out_with_flat_memory() {
         &format!("GET {}\n", server.url("/")),
     );
     r.assert_clean();
-    assert!(r
-        .hits
-        .iter()
-        .all(|h| h.code == 0 && h.error.contains("timeout")));
+    assert_all_failed_with(&r.hits, "timeout");
     assert!(
         r.peak_rss_kib < 64 * 1024,
         "peak RSS {} KiB",
@@ -472,13 +472,7 @@ fn t15_connection_attempts_are_bounded_per_worker() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     r.assert_clean();
     assert_eq!(r.hits.len(), 200);
-    assert!(
-        r.hits
-            .iter()
-            .all(|h| h.code == 0 && h.error.contains("timeout")),
-        "{:?}",
-        r.hits.iter().find(|h| !h.error.contains("timeout"))
-    );
+    assert_all_failed_with(&r.hits, "timeout");
     assert!(
         (1..=16).contains(&most),
         "{most} connection attempts at once (at most 16 per worker)"
