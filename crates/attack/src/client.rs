@@ -97,9 +97,16 @@ pub struct Client {
 }
 
 impl Client {
-    /// Builds the client; fails only on unusable TLS settings.
-    pub fn new(cfg: &ClientConfig) -> Result<Self, TlsError> {
-        Self::sharing(cfg, Self::open_limit(cfg))
+    /// The TLS side of `cfg` (certificates read and parsed once), to share
+    /// between the clients of one attack.
+    pub fn tls(cfg: &ClientConfig) -> Result<TlsConnector, TlsError> {
+        let mut tls = tls::client_config(cfg)?;
+        tls.alpn_protocols = if cfg.http2 {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        } else {
+            vec![b"http/1.1".to_vec()]
+        };
+        Ok(TlsConnector::from(Arc::new(tls)))
     }
 
     /// The `-max-connections` cap, to share between the clients of one
@@ -109,19 +116,15 @@ impl Client {
             .then(|| Arc::new(tokio::sync::Semaphore::new(cfg.max_connections)))
     }
 
-    /// A client whose connections count against a shared `-max-connections`.
+    /// A client whose connections count against a shared `-max-connections`
+    /// and that shares a TLS configuration ([`Client::tls`]).
     pub fn sharing(
         cfg: &ClientConfig,
         open_limit: Option<Arc<tokio::sync::Semaphore>>,
-    ) -> Result<Self, TlsError> {
-        let mut tls = tls::client_config(cfg)?;
-        tls.alpn_protocols = if cfg.http2 {
-            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-        } else {
-            vec![b"http/1.1".to_vec()]
-        };
+        tls: TlsConnector,
+    ) -> Self {
         let pool = Arc::new(Pool::new(
-            TlsConnector::from(Arc::new(tls)),
+            tls,
             cfg.h2c,
             cfg.keepalive,
             cfg.connections,
@@ -132,7 +135,7 @@ impl Client {
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();
-        Ok(Client {
+        Client {
             pool,
             timeout: cfg.timeout,
             redirects: cfg.redirects,
@@ -140,7 +143,7 @@ impl Client {
             keep_headers: cfg.keep_headers,
             keepalive: cfg.keepalive,
             attack,
-        })
+        }
     }
 
     /// Opens an idle connection to `uri`'s host ahead of the attack.

@@ -37,13 +37,15 @@ impl Workers {
         let mut lanes = Vec::with_capacity(n.max(1));
         // One -max-connections cap for the whole attack, not per thread.
         let open_limit = Client::open_limit(cfg);
+        // Certificates are read and parsed once, not per thread.
+        let tls = Client::tls(cfg)?;
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let client = {
                 let _guard = rt.enter();
-                Arc::new(Client::sharing(cfg, open_limit.clone())?)
+                Arc::new(Client::sharing(cfg, open_limit.clone(), tls.clone()))
             };
             let handle = rt.handle().clone();
             if let Some(timeout) = cfg.timeout {
