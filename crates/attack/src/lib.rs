@@ -36,6 +36,7 @@ mod closed;
 mod config;
 mod pacer;
 mod pool;
+mod sched;
 mod scheduler;
 mod sink;
 mod stopper;

@@ -170,6 +170,9 @@ impl Attack {
                 .name("barrage-writer".into())
                 .spawn(move || write_hits(rx, name, sink, stopper))?
         };
+        // This thread is the pacer from here on (the writer keeps the
+        // default slice: it is not woken by the clock).
+        crate::sched::prefer_short_slices();
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(

@@ -55,6 +55,7 @@ impl Workers {
             let thread = thread::Builder::new()
                 .name(format!("barrage-worker-{i}"))
                 .spawn(move || {
+                    crate::sched::prefer_short_slices();
                     let _ = rt.block_on(stopped);
                     rt.shutdown_timeout(Duration::from_millis(200));
                 })
