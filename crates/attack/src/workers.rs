@@ -32,8 +32,9 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    /// Starts `n` worker threads (at least one), each with a client.
-    pub(crate) fn start(n: usize, cfg: &ClientConfig) -> Result<Self, AttackError> {
+    /// Starts `n` worker threads (at least one), each with a client; with
+    /// `paced`, threads that wake for the clock (see [`crate::sched`]).
+    pub(crate) fn start(n: usize, cfg: &ClientConfig, paced: bool) -> Result<Self, AttackError> {
         let mut lanes = Vec::with_capacity(n.max(1));
         // One -max-connections cap for the whole attack, not per thread.
         let open_limit = Client::open_limit(cfg);
@@ -55,7 +56,9 @@ impl Workers {
             let thread = thread::Builder::new()
                 .name(format!("barrage-worker-{i}"))
                 .spawn(move || {
-                    crate::sched::prefer_short_slices();
+                    if paced {
+                        crate::sched::prefer_short_slices();
+                    }
                     let _ = rt.block_on(stopped);
                     rt.shutdown_timeout(Duration::from_millis(200));
                 })
