@@ -242,15 +242,25 @@ impl Pool {
             return;
         }
         let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        if !hosts.contains_key(key) {
-            hosts.insert(key.clone(), HostPool::default());
-        }
-        let Some(host) = hosts.get_mut(key) else {
-            return;
+        // One lookup when the host is known (every request but the first).
+        let kept = match hosts.get_mut(key) {
+            Some(host) if host.idle.len() < self.max_idle => {
+                host.idle.push(conn);
+                true
+            }
+            Some(_) => false,
+            None if self.max_idle > 0 => {
+                let host = HostPool {
+                    idle: vec![conn],
+                    h2: None,
+                };
+                hosts.insert(key.clone(), host);
+                true
+            }
+            None => false,
         };
-        if host.idle.len() < self.max_idle {
-            host.idle.push(conn);
-            drop(hosts);
+        drop(hosts);
+        if kept {
             self.given_back.notify_one();
         }
     }
