@@ -1,4 +1,5 @@
-//! Short time slices for the threads that keep time.
+//! Short time slices and timer wake-ups on time for the threads that keep
+//! time.
 //!
 //! Linux's EEVDF scheduler (6.6+; per-task slices since 6.12) lets a thread
 //! ask for a shorter slice: it then gets an earlier deadline when it wakes
@@ -63,9 +64,24 @@ pub(crate) fn prefer_short_slices() {
     let _ = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
 }
 
+/// Asks for timer wake-ups on time (1 ns of slack instead of the default
+/// 50 µs, which Linux may add to a sleep to batch wake-ups) for the
+/// calling thread: the pacer's sleeps end when requests are due. At
+/// 1,000/s: lag mean 112–123 → 76–80 µs, p99 185–203 → 143–156 µs.
+#[cfg(target_os = "linux")]
+pub(crate) fn precise_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the
+    // calling thread.
+    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+}
+
 /// Elsewhere: nothing to ask for.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn prefer_short_slices() {}
+
+/// Elsewhere: nothing to ask for.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn precise_timers() {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
@@ -85,6 +101,18 @@ mod tests {
             .find(|l| l.split_whitespace().next() == Some(name))
             .and_then(|l| l.rsplit(':').next())
             .and_then(|v| v.trim().parse().ok())
+    }
+
+    #[test]
+    fn asks_for_timer_wake_ups_on_time() {
+        let slack = std::thread::spawn(|| {
+            precise_timers();
+            // SAFETY: PR_GET_TIMERSLACK only reads the calling thread's slack.
+            unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) }
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(slack, 1);
     }
 
     #[test]

@@ -176,6 +176,7 @@ impl Attack {
         // This thread is the pacer from here on (the writer keeps the
         // default slice: it is not woken by the clock).
         crate::sched::prefer_short_slices();
+        crate::sched::precise_timers();
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(
