@@ -30,7 +30,8 @@ pub struct Prepared {
     /// Where its connections go, or why it cannot be sent.
     pub(crate) key: Result<Key, String>,
     /// Its headers with a Host header for HTTP/1.1 (built once: per
-    /// request only the sequence number is added).
+    /// request only X-Barrage-Seq, and with `-name` or `-keepalive false`
+    /// their headers, are added).
     pub(crate) h1_headers: HeaderMap,
     /// The method as written, for the Hit.
     pub method_text: String,
