@@ -54,19 +54,7 @@ pub fn decode(bytes: &[u8]) -> Vec<Hit> {
 
 /// Records up to the first error, and the error.
 pub fn decode_lossy(bytes: &[u8]) -> (Vec<Hit>, Option<StreamError>) {
-    let mut dec = match Decoder::new(bytes) {
-        Ok(d) => d,
-        Err(e) => return (vec![], Some(e)),
-    };
-    let mut out = Vec::new();
-    loop {
-        let mut h = Hit::default();
-        match dec.read(&mut h) {
-            Ok(true) => out.push(h),
-            Ok(false) => return (out, None),
-            Err(e) => return (out, Some(e)),
-        }
-    }
+    Decoder::read_all(bytes)
 }
 
 /// Sorts hits by seq and checks that seqs are exactly 0..n.

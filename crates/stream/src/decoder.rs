@@ -132,6 +132,24 @@ impl<R: Read> Decoder<R> {
         Ok(true)
     }
 
+    /// Every complete record of `input`, and the error that ended the
+    /// reading early, if any (records before it are kept).
+    pub fn read_all(input: R) -> (Vec<Hit>, Option<StreamError>) {
+        let mut dec = match Decoder::new(input) {
+            Ok(d) => d,
+            Err(e) => return (Vec::new(), Some(e)),
+        };
+        let mut out = Vec::new();
+        loop {
+            let mut h = Hit::default();
+            match dec.read(&mut h) {
+                Ok(true) => out.push(h),
+                Ok(false) => return (out, None),
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+
     /// Reads the next record into `hit`. `Ok(false)` means a clean end.
     pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
         loop {

@@ -63,19 +63,7 @@ fn encode(hits: &[Hit], flush_every: usize) -> Vec<u8> {
 }
 
 fn decode_all(bytes: &[u8]) -> (Vec<Hit>, Option<StreamError>) {
-    let mut dec = match Decoder::new(bytes) {
-        Ok(d) => d,
-        Err(e) => return (vec![], Some(e)),
-    };
-    let mut out = vec![];
-    loop {
-        let mut h = Hit::default();
-        match dec.read(&mut h) {
-            Ok(true) => out.push(h),
-            Ok(false) => return (out, None),
-            Err(e) => return (out, Some(e)),
-        }
-    }
+    Decoder::read_all(bytes)
 }
 
 fn sample(n: u64) -> Vec<Hit> {
