@@ -150,13 +150,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
-        crate::TargetReader::new(
-            text.as_bytes(),
-            "t.http",
-            crate::Format::Http,
-            Defaults::default(),
-        )
-        .read_all()
+        crate::reader::parse_text(text, "t.http", crate::Format::Http)
     }
 
     #[test]

@@ -109,13 +109,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
-        crate::TargetReader::new(
-            text.as_bytes(),
-            "stdin",
-            crate::Format::Json,
-            Defaults::default(),
-        )
-        .read_all()
+        crate::reader::parse_text(text, "stdin", crate::Format::Json)
     }
 
     #[test]

@@ -72,6 +72,17 @@ impl<R: BufRead> TargetReader<R> {
     }
 }
 
+/// Every target of `text` in `format`, read as the file `name` with no
+/// global headers or body (for the parsers' tests).
+#[cfg(test)]
+pub(crate) fn parse_text(
+    text: &str,
+    name: &str,
+    format: crate::Format,
+) -> Result<Vec<Target>, TargetError> {
+    TargetReader::new(text.as_bytes(), name, format, crate::Defaults::default()).read_all()
+}
+
 /// Builds the error for `line` of `source`.
 pub(crate) fn error(source: &str, line: u64, message: String) -> TargetError {
     TargetError {
