@@ -70,6 +70,25 @@ fn p2_schedule_and_count() {
 }
 
 #[test]
+fn p2b_schedule_and_count_with_the_pacer_thread() {
+    // Above one request per 300 µs tick a pacer thread hands batches to
+    // the worker threads (below it they keep time themselves: p2).
+    let server = Server::http();
+    let r = attack(
+        &["-rate", "5000", "-duration", "1s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 5000);
+    let start = r.hits.iter().map(|h| h.scheduled).min().unwrap();
+    for h in &r.hits {
+        assert_eq!(h.scheduled - start, h.seq as i64 * 200_000, "seq {}", h.seq);
+    }
+    assert_eq!(server.count(), 5000);
+}
+
+#[test]
 fn p3_one_result_per_scheduled_hit_under_mixed_faults() {
     let server = Server::http();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -582,6 +601,46 @@ fn s1_first_sigint_finishes_in_flight_hits() {
     r.assert_clean();
     assert_eq!(r.hits.len() as u64, server.count(), "no in-flight hit lost");
     assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
+}
+
+#[test]
+fn s9_sigint_between_sparse_hits_sends_nothing_due_later() {
+    // Two a second on two worker threads: each thread sleeps on a ticket
+    // of its own (due within the next second) when the signal comes.
+    let server = Server::http();
+    let child = Child::spawn(
+        bin(),
+        &["attack", "-rate", "2", "-duration", "60s", "-cpus", "2"],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+        None,
+    );
+    assert!(
+        child.wait_records(3, WATCHDOG),
+        "3 records within the watchdog"
+    );
+    let signalled = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    child.signal(libc::SIGINT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(
+        r.hits.len() as u64,
+        server.count(),
+        "every hit sent is recorded"
+    );
+    // The tickets the threads held were due 0.5 and 1 s apart: neither may
+    // go out once the stop is seen (250 ms: the signal's way to the stop).
+    for h in &r.hits {
+        assert!(
+            h.scheduled <= signalled + 250_000_000,
+            "seq {} was due {} ms after the signal",
+            h.seq,
+            (h.scheduled - signalled) / 1_000_000
+        );
+    }
 }
 
 #[test]

@@ -3,12 +3,17 @@
 //!
 //! - [`Pacer`]: a pure function from a request's sequence number to when it is
 //!   due (or that the attack is over), from `-rate`, `-duration`, `-requests`.
-//! - [`Attack`]: the scheduler. One pacer thread waits for each due time,
-//!   takes a target and a worker slot (`-max-workers`) and spawns the request
-//!   on a multi-threaded tokio runtime; a writer thread hands every `Hit` to a
-//!   [`HitSink`] and flushes it at least every 100 ms. Stopping (end of the
-//!   schedule, [`Stopper::stop`], a failed sink) sends no new requests and
-//!   waits for the ones in flight, so nothing scheduled goes unrecorded.
+//! - [`Attack`]: the scheduler. Requests run on worker threads (`-cpus`),
+//!   each a single-threaded tokio runtime with its own connections. Up to
+//!   one request per 300 µs tick the worker threads keep the schedule
+//!   themselves, each sleeping on its own timer until the next numbered
+//!   ticket is due; above that (and with `-lazy` or `-max-workers`) a pacer
+//!   thread wakes every tick and hands what is due to a worker thread. The
+//!   closed model's workers take tickets as soon as they are free. A writer
+//!   thread hands every `Hit` to a [`HitSink`] and flushes it at least
+//!   every 100 ms. Stopping (end of the schedule, [`Stopper::stop`], a
+//!   failed sink) sends no new requests and waits for the ones in flight,
+//!   so nothing scheduled goes unrecorded.
 //! - [`Client`]: hyper 1 over rustls (HTTP/1.1, HTTP/2 by ALPN, h2c), with
 //!   redirects, a whole-request timeout and body capture up to `-max-body`.
 //!
@@ -31,8 +36,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod alarm;
 mod client;
-mod closed;
 mod config;
 mod pacer;
 mod pool;
@@ -41,6 +46,7 @@ mod scheduler;
 mod sink;
 mod stopper;
 mod targets;
+mod tickets;
 mod tls;
 mod workers;
 

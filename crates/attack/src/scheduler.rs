@@ -13,8 +13,9 @@ use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
 use crate::{
+    alarm::Alarm,
     client::{Client, Prepared},
-    closed::Tickets,
+    tickets::Tickets,
     workers::Workers,
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
 };
@@ -161,7 +162,7 @@ impl Attack {
     /// on a writer thread. Every scheduled request reaches the sink.
     pub fn run(
         mut self,
-        mut targets: Targets,
+        targets: Targets,
         sink: Box<dyn HitSink>,
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
@@ -206,6 +207,20 @@ impl Attack {
             drop(tx);
             return Ok(self.finish(writer, seq, reason, target_error));
         }
+        // At rates up to one request per tick the pacer wakes once per
+        // request and buys nothing: the worker threads keep the schedule
+        // themselves (not with -max-workers or -lazy: see run_paced).
+        let sparse = self.config.rate.per_second() <= 1.0 / TICK.as_secs_f64();
+        let targets = match (targets, &slots) {
+            (Targets::Fixed(all), None) if sparse => {
+                let (sent, reason, _) = self.run_paced(all, &ctx, pacer, &stopper);
+                drop(ctx);
+                drop(tx);
+                return Ok(self.finish(writer, sent, reason, None));
+            }
+            (targets, _) => targets,
+        };
+        let mut targets = targets;
         let mut batch: Vec<Job> = Vec::new();
         // When the pacer last meant to wake (not when it did: a late wake-up
         // must not push the next one back, or at rates near one request per
@@ -360,7 +375,7 @@ impl Attack {
             let (handle, client) = self.workers.next();
             let (client, ctx, tickets) = (client.clone(), ctx.clone(), tickets.clone());
             loops.push(handle.spawn(async move {
-                while let Some((seq, target)) = tickets.take() {
+                while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
                     let done = hit(&client, target, seq, scheduled, ctx.clock).await;
                     deliver(&ctx.tx, done);
@@ -373,6 +388,96 @@ impl Attack {
             }
         });
         tickets.finish()
+    }
+}
+
+impl Attack {
+    /// The open model at up to one request per [`TICK`], with fixed
+    /// targets and no `-max-workers`: every worker thread takes the next
+    /// ticket, sleeps on its own timer until it is due and sends it (see
+    /// [`Tickets`]). Per request that is one wake-up for the clock and one
+    /// for the response on the same thread, where the pacer thread cost a
+    /// wake-up of its own and a cross-thread one to hand the request over:
+    /// at 2,000/s against nginx, CPU per request 76-80 -> 57-67 µs and lag
+    /// p99 0.12-0.13 -> 0.09-0.10 ms. At higher rates the pacer is cheaper
+    /// (its wake-up hands over a batch, where each worker thread would wake
+    /// for its own: +17% CPU at 5,000/s, +40% at 10,000/s). Lazy targets
+    /// stay with the pacer because reading one may block (a worker thread
+    /// must not), and `-max-workers` because a ticket would hold its slot
+    /// while it sleeps.
+    fn run_paced(
+        &mut self,
+        targets: Vec<Arc<Prepared>>,
+        ctx: &Arc<HitContext>,
+        pacer: Pacer,
+        stopper: &Stopper,
+    ) -> (u64, StopReason, Option<String>) {
+        let tickets = Arc::new(Tickets::fixed(
+            targets,
+            pacer,
+            ctx.clock.start,
+            stopper.clone(),
+        ));
+        let lanes = self.workers.len();
+        let mut loops = Vec::with_capacity(lanes);
+        for _ in 0..lanes {
+            let (handle, client) = self.workers.next();
+            let (client, ctx, tickets, stopper) = (
+                client.clone(),
+                ctx.clone(),
+                tickets.clone(),
+                stopper.clone(),
+            );
+            loops.push(handle.spawn(keep_time(client, ctx, tickets, stopper)));
+        }
+        self.local.block_on(async {
+            for l in loops {
+                let _ = l.await;
+            }
+        });
+        tickets.finish()
+    }
+}
+
+/// One worker thread's share of the open model: take a ticket, sleep until
+/// it is due (at least [`TICK`] after the last wake-up, so that a thread
+/// catching up sends what fell due meanwhile together), send it on its own
+/// task, repeat.
+async fn keep_time(
+    client: Arc<Client>,
+    ctx: Arc<HitContext>,
+    tickets: Arc<Tickets>,
+    stopper: Stopper,
+) {
+    let alarm = Alarm::new();
+    let start = ctx.clock.start;
+    let mut last_wake = Instant::now();
+    while let Some((seq, target, due)) = tickets.take() {
+        let offset = match due {
+            Due::At(offset) => offset,
+            Due::Now | Due::Stop => start.elapsed().as_nanos() as u64,
+        };
+        let at = start + Duration::from_nanos(offset);
+        if at > Instant::now() {
+            let wake = at.max(last_wake + TICK);
+            tokio::select! {
+                biased;
+                _ = stopper.stopped() => {}
+                _ = alarm.sleep_until(wake) => {}
+            }
+            last_wake = wake;
+        }
+        if !tickets.may_send(offset) {
+            tickets.give_back();
+            continue;
+        }
+        let job = Job {
+            target,
+            seq,
+            scheduled: ctx.clock.start_unix + offset as i64,
+            slot: None,
+        };
+        tokio::spawn(run(client.clone(), ctx.clone(), job));
     }
 }
 

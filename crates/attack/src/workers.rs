@@ -74,6 +74,11 @@ impl Workers {
         Ok(Workers { lanes, next: 0 })
     }
 
+    /// How many worker threads there are.
+    pub(crate) fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
     /// The next worker in turn: its runtime and its client.
     pub(crate) fn next(&mut self) -> (&Handle, &Arc<Client>) {
         let lane = &self.lanes[self.next % self.lanes.len()];

@@ -1,0 +1,151 @@
+//! Sleeps to the microsecond inside a worker thread's tokio runtime.
+//!
+//! tokio's timers have millisecond resolution (its driver's `epoll_wait`
+//! takes whole milliseconds), too coarse for a schedule with requests 50 µs
+//! apart. A timerfd registered with the runtime's reactor ends the same
+//! `epoll_wait` when it expires (timerfds take no timer slack), so a worker
+//! thread keeps its own schedule: no pacer thread has to wake it for each
+//! request (see [`crate::closed::Tickets`]).
+
+use std::time::Instant;
+
+/// One worker thread's timer.
+pub(crate) struct Alarm {
+    #[cfg(target_os = "linux")]
+    fd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+}
+
+impl Alarm {
+    /// A timer for the current runtime (call it on the runtime's thread).
+    /// Without a timerfd it falls back to tokio's timers.
+    pub(crate) fn new() -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::{FromRawFd, OwnedFd};
+            // SAFETY: timerfd_create takes two integers and returns a new
+            // descriptor (or -1), which OwnedFd then owns.
+            let raw = unsafe {
+                libc::timerfd_create(
+                    libc::CLOCK_MONOTONIC,
+                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+                )
+            };
+            let fd = (raw >= 0)
+                .then(|| unsafe { OwnedFd::from_raw_fd(raw) })
+                .and_then(|fd| {
+                    // SAFETY: the AsyncFd owns the OwnedFd, whose descriptor
+                    // stays open and the same until the AsyncFd is dropped.
+                    unsafe {
+                        tokio::io::unix::AsyncFd::register_with_interest(
+                            fd,
+                            tokio::io::Interest::READABLE,
+                        )
+                    }
+                    .ok()
+                });
+            Alarm { fd }
+        }
+        #[cfg(not(target_os = "linux"))]
+        Alarm {}
+    }
+
+    /// Returns at `deadline` or later (never earlier). Dropping it midway
+    /// (a stop) leaves nothing behind but a spurious wake-up, which the
+    /// next sleep ignores.
+    pub(crate) async fn sleep_until(&self, deadline: Instant) {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            use std::os::fd::AsRawFd;
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                let left = deadline - now;
+                let spec = libc::itimerspec {
+                    it_interval: libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    },
+                    it_value: libc::timespec {
+                        tv_sec: left.as_secs() as libc::time_t,
+                        // Never zero: an all-zero it_value disarms the timer.
+                        tv_nsec: left.subsec_nanos().max(1) as libc::c_long,
+                    },
+                };
+                // SAFETY: `spec` is a valid itimerspec; the old value is not
+                // asked for.
+                let armed = unsafe {
+                    libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut())
+                };
+                if armed != 0 {
+                    break;
+                }
+                // Each expiry wakes the reactor (it registers edge-triggered),
+                // so the expiry count is never read: one system call less per
+                // sleep. A wake-up for an older expiry only loops.
+                match fd.readable().await {
+                    Ok(mut ready) => ready.clear_ready(),
+                    Err(_) => break,
+                }
+            }
+        }
+        tokio::time::sleep_until(deadline.into()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn never_wakes_early_and_keeps_waking() {
+        runtime().block_on(async {
+            let alarm = Alarm::new();
+            #[cfg(target_os = "linux")]
+            assert!(alarm.fd.is_some(), "no timerfd");
+            // Many short sleeps in a row: each expiry must wake the next
+            // wait (a lost edge would hang here).
+            let mut at = Instant::now();
+            for _ in 0..200 {
+                at += Duration::from_micros(250);
+                alarm.sleep_until(at).await;
+                assert!(Instant::now() >= at);
+            }
+        });
+    }
+
+    #[test]
+    fn a_dropped_sleep_leaves_the_next_on_time() {
+        runtime().block_on(async {
+            let alarm = Alarm::new();
+            let far = Instant::now() + Duration::from_millis(2);
+            // Abandon a sleep (as a stop does), let its expiry pass, then
+            // sleep again: the stale wake-up must not end the new sleep early.
+            let _ = tokio::time::timeout(Duration::from_micros(100), alarm.sleep_until(far)).await;
+            std::thread::sleep(Duration::from_millis(3));
+            let next = Instant::now() + Duration::from_millis(5);
+            alarm.sleep_until(next).await;
+            assert!(Instant::now() >= next);
+        });
+    }
+
+    #[test]
+    fn past_deadlines_return_at_once() {
+        runtime().block_on(async {
+            let alarm = Alarm::new();
+            let before = Instant::now();
+            alarm.sleep_until(before - Duration::from_millis(1)).await;
+            alarm.sleep_until(before).await;
+        });
+    }
+}

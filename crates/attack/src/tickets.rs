@@ -1,0 +1,258 @@
+//! Numbered tickets for workers that keep their own time, so that no
+//! pacer thread wakes a worker thread for every request (two cross-thread
+//! wake-ups each).
+//!
+//! - The closed model (`-rate 0` / `infinity` with `-max-workers N`): N
+//!   workers, each taking its next ticket as soon as its last request is
+//!   done.
+//! - The open model with fixed targets: each worker thread takes the next
+//!   ticket, sleeps on its own timer until the ticket is due (see
+//!   [`crate::alarm`]) and sends it, so the threads share the schedule
+//!   between them and one that is off the CPU holds up one ticket at most.
+//!
+//! Sequence numbers stay contiguous: a ticket is only issued while the
+//! attack is open, and every issued ticket is sent, except in the open
+//! model those due after a stop: the first worker to see the stop fixes
+//! the cut-off (its clock then), every ticket due by it is sent and every
+//! one due later is given back. Due times grow with the sequence number,
+//! so what is sent is a prefix.
+use std::{
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    time::Instant,
+};
+
+use crate::{client::Prepared, Due, Pacer, StopReason, Stopper, TargetSource};
+
+/// Set in the ticket counter once no more tickets are issued.
+const CLOSED: u64 = 1 << 63;
+
+/// Hands out sequence numbers, targets and due times to workers.
+pub(crate) struct Tickets {
+    next: AtomicU64,
+    /// The stop's offset from the start (ns) once a worker has seen it;
+    /// `u64::MAX` before.
+    cutoff: AtomicU64,
+    /// Issued tickets given back unsent (due after the cut-off).
+    returned: AtomicU64,
+    pacer: Pacer,
+    start: Instant,
+    stopper: Stopper,
+    fixed: Vec<Arc<Prepared>>,
+    lazy: Option<Mutex<Box<dyn TargetSource>>>,
+    outcome: Mutex<(Option<StopReason>, Option<String>)>,
+}
+
+impl Tickets {
+    pub(crate) fn fixed(
+        targets: Vec<Arc<Prepared>>,
+        pacer: Pacer,
+        start: Instant,
+        stopper: Stopper,
+    ) -> Self {
+        Self::new(targets, None, pacer, start, stopper)
+    }
+
+    pub(crate) fn lazy(
+        source: Box<dyn TargetSource>,
+        pacer: Pacer,
+        start: Instant,
+        stopper: Stopper,
+    ) -> Self {
+        Self::new(Vec::new(), Some(Mutex::new(source)), pacer, start, stopper)
+    }
+
+    fn new(
+        fixed: Vec<Arc<Prepared>>,
+        lazy: Option<Mutex<Box<dyn TargetSource>>>,
+        pacer: Pacer,
+        start: Instant,
+        stopper: Stopper,
+    ) -> Self {
+        Tickets {
+            next: AtomicU64::new(0),
+            cutoff: AtomicU64::new(u64::MAX),
+            returned: AtomicU64::new(0),
+            pacer,
+            start,
+            stopper,
+            fixed,
+            lazy,
+            outcome: Mutex::new((None, None)),
+        }
+    }
+
+    fn close(&self, reason: StopReason, error: Option<String>) {
+        self.next.fetch_or(CLOSED, Ordering::SeqCst);
+        let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        if o.0.is_none() {
+            *o = (Some(reason), error);
+        }
+    }
+
+    /// When `seq` is due, or `None` (and closed) after the end of the
+    /// schedule or a stop.
+    fn due(&self, seq: u64) -> Option<Due> {
+        if self.stopper.is_stopped() {
+            self.close(StopReason::Stopped, None);
+            return None;
+        }
+        match self.pacer.due(seq, self.start.elapsed().as_nanos() as u64) {
+            Due::Stop => {
+                self.close(StopReason::Done, None);
+                None
+            }
+            due => Some(due),
+        }
+    }
+
+    /// Whether an issued ticket due at `offset` goes out: always before a
+    /// stop; after one, when it was due by the cut-off.
+    pub(crate) fn may_send(&self, offset: u64) -> bool {
+        if !self.stopper.is_stopped() {
+            return true;
+        }
+        let now = self.start.elapsed().as_nanos() as u64;
+        let cutoff =
+            match self
+                .cutoff
+                .compare_exchange(u64::MAX, now, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => now,
+                Err(set) => set,
+            };
+        offset <= cutoff
+    }
+
+    /// Takes back an issued ticket that [`Tickets::may_send`] refused.
+    pub(crate) fn give_back(&self) {
+        self.returned.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The next request to send and when it is due, or `None` when the
+    /// attack is over.
+    pub(crate) fn take(&self) -> Option<(u64, Arc<Prepared>, Due)> {
+        if let Some(source) = &self.lazy {
+            let mut src = source.lock().unwrap_or_else(|p| p.into_inner());
+            let seq = self.next.load(Ordering::SeqCst);
+            if seq & CLOSED != 0 {
+                return None;
+            }
+            let due = self.due(seq)?;
+            let target = match src
+                .next_target()
+                .and_then(|t| t.map(Prepared::new).transpose())
+            {
+                Ok(Some(t)) => Arc::new(t),
+                Ok(None) => {
+                    self.close(StopReason::TargetsExhausted, None);
+                    return None;
+                }
+                Err(e) => {
+                    self.close(StopReason::BadTarget, Some(e));
+                    return None;
+                }
+            };
+            self.next.store(seq + 1, Ordering::SeqCst);
+            return Some((seq, target, due));
+        }
+        loop {
+            let seq = self.next.load(Ordering::SeqCst);
+            if seq & CLOSED != 0 {
+                return None;
+            }
+            let due = self.due(seq)?;
+            if self
+                .next
+                .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
+                return Some((seq, target, due));
+            }
+        }
+    }
+
+    /// Tickets sent (issued and not given back), why it ended, and a bad
+    /// lazy target's error.
+    pub(crate) fn finish(&self) -> (u64, StopReason, Option<String>) {
+        let issued = self.next.load(Ordering::SeqCst) & !CLOSED;
+        let issued = issued - self.returned.load(Ordering::SeqCst);
+        let o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        (issued, o.0.unwrap_or(StopReason::Done), o.1.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use barrage_model::{Rate, Target};
+
+    use super::*;
+
+    fn tickets(rate: &str, stopper: &Stopper) -> Tickets {
+        let rate: Rate = rate.parse().unwrap();
+        let target = Target {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/".into(),
+            ..Target::default()
+        };
+        Tickets::fixed(
+            vec![Arc::new(Prepared::new(target).unwrap())],
+            Pacer::new(rate, None, None),
+            Instant::now(),
+            stopper.clone(),
+        )
+    }
+
+    fn offset(due: Due) -> u64 {
+        match due {
+            Due::At(o) => o,
+            other => panic!("not a paced ticket: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn open_model_tickets_due_after_a_stop_are_given_back() {
+        let stopper = Stopper::new();
+        // One an hour: the first ticket is due at once, the others hours
+        // after any stop this test makes.
+        let t = tickets("1/1h", &stopper);
+        let taken: Vec<(u64, u64)> = (0..3)
+            .map(|_| {
+                let (seq, _, due) = t.take().unwrap();
+                (seq, offset(due))
+            })
+            .collect();
+        assert_eq!(
+            taken,
+            [(0, 0), (1, 3_600_000_000_000), (2, 7_200_000_000_000)]
+        );
+        assert!(t.may_send(taken[2].1), "no stop yet: every ticket goes");
+        stopper.stop();
+        assert!(t.may_send(0), "due before the stop");
+        for (_, off) in &taken[1..] {
+            assert!(!t.may_send(*off), "due after the stop");
+            t.give_back();
+        }
+        assert!(t.take().is_none(), "nothing issued after a stop");
+        let (sent, reason, error) = t.finish();
+        assert_eq!((sent, reason, error), (1, StopReason::Stopped, None));
+    }
+
+    #[test]
+    fn the_cutoff_is_fixed_by_the_first_look() {
+        let stopper = Stopper::new();
+        let t = tickets("1000", &stopper);
+        stopper.stop();
+        assert!(t.may_send(0));
+        let cutoff = t.cutoff.load(Ordering::SeqCst);
+        assert_ne!(cutoff, u64::MAX);
+        // Later looks keep it, however late they come.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(t.may_send(cutoff));
+        assert!(!t.may_send(cutoff + 1));
+        assert_eq!(t.cutoff.load(Ordering::SeqCst), cutoff);
+    }
+}
