@@ -47,45 +47,42 @@ fn skip(why: &str) {
     eprintln!("SKIPPED (visible on purpose): {why}");
 }
 
-#[test]
-fn p2_schedule_and_count() {
+/// `rate` per second for `secs`: exactly rate × secs records, contiguous,
+/// each scheduled at its exact offset, and as many requests at the server.
+fn assert_schedule_and_count(rate: u64, secs: u64) {
     let server = Server::http();
     let r = attack(
-        &["-rate", "1000", "-duration", "2s"],
+        &["-rate", &rate.to_string(), "-duration", &format!("{secs}s")],
         &format!("GET {}\n", server.url("/")),
     );
     assert_eq!(r.code, Some(0));
     r.assert_clean();
-    assert_eq!(r.hits.len(), 2000);
+    let want = rate * secs;
+    assert_eq!(r.hits.len() as u64, want);
     let start = r.hits.iter().map(|h| h.scheduled).min().unwrap();
+    let period = 1_000_000_000 / rate as i64;
     for h in &r.hits {
         assert_eq!(
             h.scheduled - start,
-            h.seq as i64 * 1_000_000,
+            h.seq as i64 * period,
             "intended offset of seq {}",
             h.seq
         );
     }
-    assert_eq!(server.count(), 2000);
+    assert_eq!(server.count(), want);
+}
+
+#[test]
+fn p2_schedule_and_count() {
+    // Up to one request per 300 µs tick the worker threads keep time
+    // themselves.
+    assert_schedule_and_count(1000, 2);
 }
 
 #[test]
 fn p2b_schedule_and_count_with_the_pacer_thread() {
-    // Above one request per 300 µs tick a pacer thread hands batches to
-    // the worker threads (below it they keep time themselves: p2).
-    let server = Server::http();
-    let r = attack(
-        &["-rate", "5000", "-duration", "1s"],
-        &format!("GET {}\n", server.url("/")),
-    );
-    assert_eq!(r.code, Some(0));
-    r.assert_clean();
-    assert_eq!(r.hits.len(), 5000);
-    let start = r.hits.iter().map(|h| h.scheduled).min().unwrap();
-    for h in &r.hits {
-        assert_eq!(h.scheduled - start, h.seq as i64 * 200_000, "seq {}", h.seq);
-    }
-    assert_eq!(server.count(), 5000);
+    // Above it a pacer thread hands batches to the worker threads.
+    assert_schedule_and_count(5000, 1);
 }
 
 #[test]
