@@ -225,6 +225,53 @@ fn timeouts_are_errors_with_code_0() {
 }
 
 #[test]
+fn closed_model_timeouts_restart_with_each_request() {
+    // One worker sends fast and slow targets in turn; its one timer is
+    // pushed out for each request, so a slow one times out 200 ms after
+    // its own start and a fast one right after a timeout is not cut short.
+    let server = Server::http();
+    let t = format!(
+        "GET {}\nGET {}\n",
+        server.url("/"),
+        server.url("/sleep/2000")
+    );
+    let (hits, _) = attack(
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "1",
+            "-requests",
+            "6",
+            "-timeout",
+            "200ms",
+        ],
+        &t,
+    );
+    assert_eq!(hits.len(), 6);
+    for h in &hits {
+        if h.seq % 2 == 0 {
+            assert_eq!((h.code, h.error.as_str()), (200, ""), "seq {}", h.seq);
+        } else {
+            assert_eq!(h.code, 0, "seq {}", h.seq);
+            assert!(h.error.contains("timeout after 200ms"), "{}", h.error);
+            assert!(
+                h.latency >= 200_000_000,
+                "seq {}: latency {}",
+                h.seq,
+                h.latency
+            );
+            assert!(
+                h.latency < 2_000_000_000,
+                "seq {}: latency {}",
+                h.seq,
+                h.latency
+            );
+        }
+    }
+}
+
+#[test]
 fn http_errors_and_refused_connections_are_records() {
     let server = Server::http();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -375,9 +375,19 @@ impl Attack {
             let (handle, client) = self.workers.next();
             let (client, ctx, tickets) = (client.clone(), ctx.clone(), tickets.clone());
             loops.push(handle.spawn(async move {
+                // One timer for every request of this loop (see send_timed).
+                let mut timer = std::pin::pin!(tokio::time::sleep(Duration::ZERO));
                 while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
-                    let done = hit(&client, target, seq, scheduled, ctx.clock).await;
+                    let done = hit(
+                        &client,
+                        target,
+                        seq,
+                        scheduled,
+                        ctx.clock,
+                        Some(timer.as_mut()),
+                    )
+                    .await;
                     deliver(&ctx.tx, done);
                 }
             }));
@@ -549,21 +559,26 @@ impl Attack {
 
 /// One scheduled request, from send to its record in the writer's queue.
 async fn run(client: Arc<Client>, ctx: Arc<HitContext>, job: Job) {
-    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock).await;
+    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock, None).await;
     drop(job.slot);
     deliver(&ctx.tx, done);
 }
 
-/// Sends one request and tells how it went.
+/// Sends one request and tells how it went; `timer`, when given, keeps
+/// its timeout (see [`Client::send_timed`]).
 async fn hit(
     client: &Client,
     target: Arc<Prepared>,
     seq: u64,
     scheduled: i64,
     clock: Clock,
+    timer: Option<std::pin::Pin<&mut tokio::time::Sleep>>,
 ) -> Done {
     let sent = Instant::now();
-    let result = client.send(&target, seq).await;
+    let result = match timer {
+        Some(timer) => client.send_timed(&target, seq, timer).await,
+        None => client.send(&target, seq).await,
+    };
     let latency = sent.elapsed().as_nanos() as u64;
     let mut done = Done {
         target,
