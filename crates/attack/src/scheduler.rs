@@ -24,13 +24,15 @@ use crate::{
 /// `attack | report -every 1s` stays live.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
-/// The pacer sleeps at least this long between wake-ups (counted from
-/// when it meant to wake); requests that fall due meanwhile go out together
-/// (each still keeps its exact `scheduled`). Bounds wake-ups at high rates
-/// to 3,333/s at the cost of ≤ 300 µs of lag. Measured at 20,000/s against
-/// nginx: 200 µs ticks cost ~25% more CPU per request; 500 µs ticks ~15%
-/// less than 300, but the bursts of 10 doubled the p50 the server showed
-/// (0.08-0.10 ms to 0.17-0.19 ms: nginx queueing the burst).
+/// A thread keeping time (the pacer thread, or a worker thread at rates
+/// up to one request per tick) sleeps at least this long between wake-ups
+/// (counted from when it meant to wake); requests that fall due meanwhile
+/// go out together (each still keeps its exact `scheduled`). Bounds the
+/// pacer's wake-ups to 3,333/s at the cost of ≤ 300 µs of lag. Measured
+/// at 20,000/s against nginx: 200 µs ticks cost ~25% more CPU per
+/// request; 500 µs ticks ~15% less than 300, but the bursts of 10 doubled
+/// the p50 the server showed (0.08-0.10 ms to 0.17-0.19 ms: nginx
+/// queueing the burst).
 const TICK: Duration = Duration::from_micros(300);
 
 /// Most distinct hosts whose connections are opened before the attack.
