@@ -213,7 +213,7 @@ impl Attack {
         // request and buys nothing: the worker threads keep the schedule
         // themselves (not with -max-workers or -lazy: see run_paced).
         let sparse = self.config.rate.per_second() <= 1.0 / TICK.as_secs_f64();
-        let targets = match (targets, &slots) {
+        let mut targets = match (targets, &slots) {
             (Targets::Fixed(all), None) if sparse => {
                 let (sent, reason, _) = self.run_paced(all, &ctx, pacer, &stopper);
                 drop(ctx);
@@ -222,7 +222,6 @@ impl Attack {
             }
             (targets, _) => targets,
         };
-        let mut targets = targets;
         let mut batch: Vec<Job> = Vec::new();
         // When the pacer last meant to wake (not when it did: a late wake-up
         // must not push the next one back, or at rates near one request per
@@ -372,11 +371,9 @@ impl Attack {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, start, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, start, stopper.clone()),
         });
-        let mut loops = Vec::with_capacity(workers as usize);
-        for _ in 0..workers {
-            let (handle, client) = self.workers.next();
-            let (client, ctx, tickets) = (client.clone(), ctx.clone(), tickets.clone());
-            loops.push(handle.spawn(async move {
+        self.run_loops(workers as usize, |client| {
+            let (ctx, tickets) = (ctx.clone(), tickets.clone());
+            async move {
                 // One timer for every request of this loop (see send_timed).
                 let mut timer = std::pin::pin!(tokio::time::sleep(Duration::ZERO));
                 while let Some((seq, target, _)) = tickets.take() {
@@ -392,18 +389,30 @@ impl Attack {
                     .await;
                     deliver(&ctx.tx, done);
                 }
-            }));
+            }
+        });
+        tickets.finish()
+    }
+
+    /// Runs `n` loops made by `make` (given their thread's client), spread
+    /// over the worker threads in turn, and waits for all of them.
+    fn run_loops<F, L>(&mut self, n: usize, mut make: F)
+    where
+        F: FnMut(Arc<Client>) -> L,
+        L: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let mut loops = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (handle, client) = self.workers.next();
+            loops.push(handle.spawn(make(client.clone())));
         }
         self.local.block_on(async {
             for l in loops {
                 let _ = l.await;
             }
         });
-        tickets.finish()
     }
-}
 
-impl Attack {
     /// The open model at up to one request per [`TICK`], with fixed
     /// targets and no `-max-workers`: every worker thread takes the next
     /// ticket, sleeps on its own timer until it is due and sends it (see
@@ -430,22 +439,8 @@ impl Attack {
             ctx.clock.start,
             stopper.clone(),
         ));
-        let lanes = self.workers.len();
-        let mut loops = Vec::with_capacity(lanes);
-        for _ in 0..lanes {
-            let (handle, client) = self.workers.next();
-            let (client, ctx, tickets, stopper) = (
-                client.clone(),
-                ctx.clone(),
-                tickets.clone(),
-                stopper.clone(),
-            );
-            loops.push(handle.spawn(keep_time(client, ctx, tickets, stopper)));
-        }
-        self.local.block_on(async {
-            for l in loops {
-                let _ = l.await;
-            }
+        self.run_loops(self.workers.len(), |client| {
+            keep_time(client, ctx.clone(), tickets.clone(), stopper.clone())
         });
         tickets.finish()
     }
@@ -479,8 +474,7 @@ async fn keep_time(
             }
             last_wake = wake;
         }
-        if !tickets.may_send(offset) {
-            tickets.give_back();
+        if !tickets.goes_out(offset) {
             continue;
         }
         let job = Job {

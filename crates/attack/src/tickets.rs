@@ -109,8 +109,9 @@ impl Tickets {
     }
 
     /// Whether an issued ticket due at `offset` goes out: always before a
-    /// stop; after one, when it was due by the cut-off.
-    pub(crate) fn may_send(&self, offset: u64) -> bool {
+    /// stop; after one, when it was due by the cut-off. A ticket that does
+    /// not is given back (not counted as sent).
+    pub(crate) fn goes_out(&self, offset: u64) -> bool {
         if !self.stopper.is_stopped() {
             return true;
         }
@@ -123,12 +124,11 @@ impl Tickets {
                 Ok(_) => now,
                 Err(set) => set,
             };
-        offset <= cutoff
-    }
-
-    /// Takes back an issued ticket that [`Tickets::may_send`] refused.
-    pub(crate) fn give_back(&self) {
-        self.returned.fetch_add(1, Ordering::SeqCst);
+        if offset > cutoff {
+            self.returned.fetch_add(1, Ordering::SeqCst);
+            return false;
+        }
+        true
     }
 
     /// The next request to send and when it is due, or `None` when the
@@ -229,12 +229,11 @@ mod tests {
             taken,
             [(0, 0), (1, 3_600_000_000_000), (2, 7_200_000_000_000)]
         );
-        assert!(t.may_send(taken[2].1), "no stop yet: every ticket goes");
+        assert!(t.goes_out(taken[2].1), "no stop yet: every ticket goes");
         stopper.stop();
-        assert!(t.may_send(0), "due before the stop");
+        assert!(t.goes_out(0), "due before the stop");
         for (_, off) in &taken[1..] {
-            assert!(!t.may_send(*off), "due after the stop");
-            t.give_back();
+            assert!(!t.goes_out(*off), "due after the stop");
         }
         assert!(t.take().is_none(), "nothing issued after a stop");
         let (sent, reason, error) = t.finish();
@@ -246,13 +245,13 @@ mod tests {
         let stopper = Stopper::new();
         let t = tickets("1000", &stopper);
         stopper.stop();
-        assert!(t.may_send(0));
+        assert!(t.goes_out(0));
         let cutoff = t.cutoff.load(Ordering::SeqCst);
         assert_ne!(cutoff, u64::MAX);
         // Later looks keep it, however late they come.
         std::thread::sleep(std::time::Duration::from_millis(2));
-        assert!(t.may_send(cutoff));
-        assert!(!t.may_send(cutoff + 1));
+        assert!(t.goes_out(cutoff));
+        assert!(!t.goes_out(cutoff + 1));
         assert_eq!(t.cutoff.load(Ordering::SeqCst), cutoff);
     }
 }
