@@ -176,10 +176,6 @@ impl Attack {
                 .name("barrage-writer".into())
                 .spawn(move || write_hits(rx, name, sink, stopper))?
         };
-        // This thread is the pacer from here on (the writer keeps the
-        // default slice: it is not woken by the clock).
-        crate::sched::prefer_short_slices();
-        crate::sched::precise_timers();
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(
@@ -222,6 +218,11 @@ impl Attack {
             }
             (targets, _) => targets,
         };
+        // This thread is the pacer from here on (the writer keeps the
+        // default slice: it is not woken by the clock; in the other models
+        // this thread only waits).
+        crate::sched::prefer_short_slices();
+        crate::sched::precise_timers();
         let mut batch: Vec<Job> = Vec::new();
         // When the pacer last meant to wake (not when it did: a late wake-up
         // must not push the next one back, or at rates near one request per
