@@ -474,6 +474,64 @@ fn closed_model_with_max_workers() {
     assert!(!hits.is_empty());
 }
 
+/// The closed model's loops keep their connection between requests (no
+/// pool lookup); these are the cases where a kept one must not be used.
+#[test]
+fn closed_model_kept_connections_move_hosts_close_and_share_a_cap() {
+    // Targets alternating between two hosts: a loop gives its connection
+    // back to the pool when it moves, and takes the other host's from
+    // there (dropping it instead would open one per request).
+    let (a, b) = (Server::http(), Server::http());
+    let t = format!("GET {}\nGET {}\n", a.url("/"), b.url("/"));
+    let (mut hits, _) = attack(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
+    assert_eq!(hits.len(), 200);
+    assert_seq_complete(&mut hits);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    assert_eq!((a.count(), b.count()), (100, 100));
+    assert!(
+        a.connections() <= 8 && b.connections() <= 8,
+        "{} and {} connections for 4 loops",
+        a.connections(),
+        b.connections()
+    );
+
+    // A server that closes after each response: a closed connection is
+    // never reused (the request would fail), a new one is opened.
+    let c = Server::http();
+    let t = format!("GET {}\n", c.url("/close"));
+    let (hits, _) = attack(&["-rate", "0", "-max-workers", "2", "-requests", "50"], &t);
+    assert_eq!(hits.len(), 50);
+    assert!(
+        hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
+        "{:?}",
+        hits.iter().find(|h| h.code != 200)
+    );
+    assert_eq!(c.connections(), 50);
+
+    // Fewer connections than loops (-max-connections): loops do not keep
+    // them, or the loops without one would wait until those with one ran
+    // out of tickets, and then open theirs (4 connections here).
+    let d = Server::http();
+    let t = format!("GET {}\n", d.url("/"));
+    let (mut hits, _) = attack(
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "4",
+            "-max-connections",
+            "2",
+            "-requests",
+            "100",
+        ],
+        &t,
+    );
+    assert_eq!(hits.len(), 100);
+    assert_seq_complete(&mut hits);
+    assert!(hits.iter().all(|h| h.code == 200));
+    assert!(d.connections() <= 2, "{} connections", d.connections());
+}
+
 #[test]
 fn worker_cap_makes_requests_late_not_lost() {
     let server = Server::http();

@@ -14,7 +14,7 @@ use tokio::{runtime::Runtime, sync::Semaphore};
 
 use crate::{
     alarm::Alarm,
-    client::{Client, Prepared},
+    client::{Client, Prepared, Serial},
     tickets::Tickets,
     workers::Workers,
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
@@ -375,8 +375,7 @@ impl Attack {
         self.run_loops(workers as usize, |client| {
             let (ctx, tickets) = (ctx.clone(), tickets.clone());
             async move {
-                // One timer for every request of this loop (see send_timed).
-                let mut timer = std::pin::pin!(tokio::time::sleep(Duration::ZERO));
+                let mut serial = Serial::new();
                 while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
                     let done = hit(
@@ -385,7 +384,7 @@ impl Attack {
                         seq,
                         scheduled,
                         ctx.clock,
-                        Some(timer.as_mut()),
+                        Some(&mut serial),
                     )
                     .await;
                     deliver(&ctx.tx, done);
@@ -561,19 +560,19 @@ async fn run(client: Arc<Client>, ctx: Arc<HitContext>, job: Job) {
     deliver(&ctx.tx, done);
 }
 
-/// Sends one request and tells how it went; `timer`, when given, keeps
-/// its timeout (see [`Client::send_timed`]).
+/// Sends one request and tells how it went; `serial`, when given, is what
+/// the sending loop keeps between its requests (see [`Serial`]).
 async fn hit(
     client: &Client,
     target: Arc<Prepared>,
     seq: u64,
     scheduled: i64,
     clock: Clock,
-    timer: Option<std::pin::Pin<&mut tokio::time::Sleep>>,
+    serial: Option<&mut Serial>,
 ) -> Done {
     let sent = Instant::now();
-    let result = match timer {
-        Some(timer) => client.send_timed(&target, seq, timer).await,
+    let result = match serial {
+        Some(serial) => client.send_serial(&target, seq, serial).await,
         None => client.send(&target, seq).await,
     };
     let latency = sent.elapsed().as_nanos() as u64;

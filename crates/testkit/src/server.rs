@@ -265,6 +265,15 @@ async fn handle(
             r
         }
         ("bytes", Some(n)) => reply(200, vec![b'x'; n as usize]),
+        // Answers, then closes the connection (HTTP/1.1).
+        ("close", _) => {
+            let mut r = reply(200, "bye\n");
+            r.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            r
+        }
         _ => reply(404, "not found\n"),
     })
 }
