@@ -18,8 +18,8 @@ pub const SEQ_HEADER: &str = "x-barrage-seq";
 /// Request header carrying the attack name (only when `-name` is set).
 pub const ATTACK_HEADER: &str = "x-barrage-attack";
 
-// The names built once: inserting by `&str` parses and lower-cases the name
-// on every request (760 instructions, 3.6% of a closed-model request).
+// The names built once: inserting by `&str` parsed and checked the name on
+// every request (280 instructions, 1.3% of a closed-model request).
 const SEQ_NAME: HeaderName = HeaderName::from_static(SEQ_HEADER);
 const ATTACK_NAME: HeaderName = HeaderName::from_static(ATTACK_HEADER);
 
@@ -275,6 +275,20 @@ impl Client {
         req
     }
 
+    /// `kept`'s connection if it goes to `key` and can take a request; one
+    /// to another host goes back to the pool.
+    fn take_kept(&self, kept: &mut Kept, key: &Key) -> Option<http1::SendRequest<Full<Bytes>>> {
+        let conn = kept.conn.take()?;
+        match &kept.key {
+            Some(k) if k == key => conn.is_ready().then_some(conn),
+            Some(k) => {
+                self.pool.put(k, conn);
+                None
+            }
+            None => None,
+        }
+    }
+
     async fn exchange(
         &self,
         target: &Prepared,
@@ -406,22 +420,6 @@ impl Client {
                 }
             }
             return Ok(out);
-        }
-    }
-}
-
-impl Client {
-    /// `kept`'s connection if it goes to `key` and can take a request; one
-    /// to another host goes back to the pool.
-    fn take_kept(&self, kept: &mut Kept, key: &Key) -> Option<http1::SendRequest<Full<Bytes>>> {
-        let conn = kept.conn.take()?;
-        match &kept.key {
-            Some(k) if k == key => conn.is_ready().then_some(conn),
-            Some(k) => {
-                self.pool.put(k, conn);
-                None
-            }
-            None => None,
         }
     }
 }
