@@ -5,7 +5,7 @@
 //! apart. A timerfd registered with the runtime's reactor ends the same
 //! `epoll_wait` when it expires (timerfds take no timer slack), so a worker
 //! thread keeps its own schedule: no pacer thread has to wake it for each
-//! request (see [`crate::closed::Tickets`]).
+//! request (see [`crate::tickets::Tickets`]).
 
 use std::time::Instant;
 
