@@ -47,14 +47,15 @@ fn skip(why: &str) {
     eprintln!("SKIPPED (visible on purpose): {why}");
 }
 
-/// `rate` per second for `secs`: exactly rate × secs records, contiguous,
-/// each scheduled at its exact offset, and as many requests at the server.
-fn assert_schedule_and_count(rate: u64, secs: u64) {
+/// `rate` per second for `secs` (plus `extra` flags): exactly rate × secs
+/// records, contiguous, each scheduled at its exact offset and sent no
+/// earlier, and as many requests at the server.
+fn assert_schedule_and_count(rate: u64, secs: u64, extra: &[&str]) {
     let server = Server::http();
-    let r = attack(
-        &["-rate", &rate.to_string(), "-duration", &format!("{secs}s")],
-        &format!("GET {}\n", server.url("/")),
-    );
+    let (rate_text, secs_text) = (rate.to_string(), format!("{secs}s"));
+    let mut args = vec!["-rate", &rate_text, "-duration", &secs_text];
+    args.extend_from_slice(extra);
+    let r = attack(&args, &format!("GET {}\n", server.url("/")));
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     let want = rate * secs;
@@ -68,21 +69,54 @@ fn assert_schedule_and_count(rate: u64, secs: u64) {
             "intended offset of seq {}",
             h.seq
         );
+        assert!(h.timestamp >= h.scheduled, "seq {} sent early", h.seq);
     }
     assert_eq!(server.count(), want);
 }
 
 #[test]
 fn p2_schedule_and_count() {
-    // Up to one request per 300 µs tick the worker threads keep time
-    // themselves.
-    assert_schedule_and_count(1000, 2);
+    // Up to one request per 300 µs tick each worker thread sleeps until
+    // the ticket it took is due.
+    assert_schedule_and_count(1000, 2, &[]);
 }
 
 #[test]
-fn p2b_schedule_and_count_with_the_pacer_thread() {
-    // Above it a pacer thread hands batches to the worker threads.
-    assert_schedule_and_count(5000, 1);
+fn p2b_schedule_and_count_above_one_request_per_tick() {
+    // Above it the worker threads take turns by tick, each on a repeating
+    // timer: two threads, then three (one tick in three each).
+    assert_schedule_and_count(5000, 1, &[]);
+    assert_schedule_and_count(20000, 1, &["-cpus", "3"]);
+}
+
+#[test]
+fn p2c_schedule_and_count_with_the_pacer_thread() {
+    // Lazy targets keep the pacer thread (reading one may block).
+    let server = Server::http();
+    let targets: String = (0..5000)
+        .map(|i| format!("GET {}\n\n", server.url(&format!("/{i}"))))
+        .collect();
+    let r = attack(&["-lazy", "-rate", "5000", "-duration", "1s"], &targets);
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    let mut hits = r.hits.clone();
+    assert_eq!(hits.len(), 5000);
+    hits.sort_by_key(|h| h.seq);
+    for (i, h) in hits.iter().enumerate() {
+        assert_eq!(h.seq, i as u64);
+        assert_eq!(
+            h.scheduled - hits[0].scheduled,
+            i as i64 * 200_000,
+            "seq {i}"
+        );
+        assert!(h.timestamp >= h.scheduled, "seq {i} sent early");
+        assert!(
+            h.url.ends_with(&format!("/{i}")),
+            "seq {i} went to {}",
+            h.url
+        );
+    }
+    assert_eq!(server.count(), 5000);
 }
 
 #[test]
@@ -638,6 +672,42 @@ fn s9_sigint_between_sparse_hits_sends_nothing_due_later() {
             (h.scheduled - signalled) / 1_000_000
         );
     }
+}
+
+#[test]
+fn s10_sigint_at_a_fast_rate_records_every_hit_sent() {
+    // 20,000/s: the worker threads take turns by tick when the signal
+    // comes; what was sent is recorded, once, with contiguous numbers.
+    let server = Server::http();
+    let child = Child::spawn(
+        bin(),
+        &["attack", "-rate", "20000", "-duration", "60s"],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+        None,
+    );
+    assert!(
+        child.wait_records(2000, WATCHDOG),
+        "2000 records within the watchdog"
+    );
+    child.signal(libc::SIGINT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0));
+    r.assert_clean();
+    assert_eq!(
+        r.hits.len() as u64,
+        server.count(),
+        "every hit sent is recorded"
+    );
+    let mut seqs: Vec<u64> = r.hits.iter().map(|h| h.seq).collect();
+    seqs.sort_unstable();
+    assert!(
+        seqs.iter().enumerate().all(|(i, s)| *s == i as u64),
+        "seq gaps"
+    );
+    assert!(
+        r.hits.len() < 60 * 20000,
+        "the signal did not stop the attack"
+    );
 }
 
 #[test]

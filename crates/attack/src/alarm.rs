@@ -49,6 +49,56 @@ impl Alarm {
         Alarm {}
     }
 
+    /// Arms the timer to expire at `first` and then every `every`, for
+    /// [`Alarm::expiry`] (until the next `sleep_until`). False when there
+    /// is no timerfd.
+    pub(crate) fn repeat(&self, first: Instant, every: std::time::Duration) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            use std::os::fd::AsRawFd;
+            let left = first.saturating_duration_since(Instant::now());
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: every.as_secs() as libc::time_t,
+                    tv_nsec: every.subsec_nanos() as libc::c_long,
+                },
+                it_value: libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    // Never zero: an all-zero it_value disarms the timer.
+                    tv_nsec: left.subsec_nanos().max(1) as libc::c_long,
+                },
+            };
+            // SAFETY: `spec` is a valid itimerspec; the old value is not
+            // asked for.
+            return unsafe {
+                libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut())
+            } == 0;
+        }
+        let _ = (first, every);
+        false
+    }
+
+    /// Returns at the repeating timer's next expiry, or at once if one
+    /// passed since the last call (see [`Alarm::repeat`]).
+    pub(crate) async fn expiry(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            use std::os::fd::AsRawFd;
+            // The expiry count must be read: while it is not zero the
+            // descriptor stays readable and later expiries raise no new
+            // edge.
+            // An expiry after the read raises a new edge, which
+            // `clear_ready` does not clear (tokio compares event ticks).
+            if let Ok(mut ready) = fd.readable().await {
+                let mut count = 0u64;
+                // SAFETY: reads at most 8 bytes into a u64 that outlives
+                // the call.
+                unsafe { libc::read(fd.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+                ready.clear_ready();
+            }
+        }
+    }
+
     /// Returns at `deadline` or later (never earlier). Dropping it midway
     /// (a stop) leaves nothing behind but a spurious wake-up, which the
     /// next sleep ignores.
@@ -121,6 +171,31 @@ mod tests {
                 alarm.sleep_until(at).await;
                 assert!(Instant::now() >= at);
             }
+        });
+    }
+
+    #[test]
+    fn a_repeating_timer_keeps_waking_never_early() {
+        runtime().block_on(async {
+            let alarm = Alarm::new();
+            let every = Duration::from_micros(300);
+            let first = Instant::now() + Duration::from_millis(1);
+            assert!(alarm.repeat(first, every), "no timerfd");
+            // Each expiry must raise a new wake-up (an unread expiry count
+            // leaves the descriptor readable and raises none: this hung),
+            // and none may come before its time; missed ones (this thread
+            // off the CPU) are one wake-up, not a burst.
+            let mut woken = 0u32;
+            let watchdog = tokio::time::timeout(Duration::from_secs(10), async {
+                while woken < 50 {
+                    alarm.expiry().await;
+                    woken += 1;
+                    let now = Instant::now();
+                    assert!(now >= first + every * (woken - 1), "early at {woken}");
+                }
+            })
+            .await;
+            assert!(watchdog.is_ok(), "stopped waking after {woken}");
         });
     }
 

@@ -4,12 +4,14 @@
 //! - [`Pacer`]: a pure function from a request's sequence number to when it is
 //!   due (or that the attack is over), from `-rate`, `-duration`, `-requests`.
 //! - [`Attack`]: the scheduler. Requests run on worker threads (`-cpus`),
-//!   each a single-threaded tokio runtime with its own connections. Up to
-//!   one request per 300 µs tick the worker threads keep the schedule
-//!   themselves, each sleeping on its own timer until the next numbered
-//!   ticket is due; above that (and with `-lazy` or `-max-workers`) a pacer
-//!   thread wakes every tick and hands what is due to a worker thread. The
-//!   closed model's workers take tickets as soon as they are free. A writer
+//!   each a single-threaded tokio runtime with its own connections. With
+//!   fixed targets the worker threads keep the schedule themselves: up to
+//!   one request per 300 µs tick each sleeps on its own timer until the
+//!   numbered ticket it took is due; above that they take turns by tick,
+//!   each sending what fell due when its tick comes. With `-lazy` or
+//!   `-max-workers` a pacer thread wakes every tick and hands what is due
+//!   to a worker thread. The closed model's workers take tickets as soon
+//!   as they are free. A writer
 //!   thread hands every `Hit` to a [`HitSink`] and flushes it at least
 //!   every 100 ms. Stopping (end of the schedule, [`Stopper::stop`], a
 //!   failed sink) sends no new requests and waits for the ones in flight,

@@ -15,7 +15,7 @@ use tokio::{runtime::Runtime, sync::Semaphore};
 use crate::{
     alarm::Alarm,
     client::{Client, Prepared, Serial},
-    tickets::Tickets,
+    tickets::{Next, Tickets},
     workers::Workers,
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
 };
@@ -24,11 +24,11 @@ use crate::{
 /// `attack | report -every 1s` stays live.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
-/// A thread keeping time (the pacer thread, or a worker thread at rates
-/// up to one request per tick) sleeps at least this long between wake-ups
-/// (counted from when it meant to wake); requests that fall due meanwhile
-/// go out together (each still keeps its exact `scheduled`). Bounds the
-/// pacer's wake-ups to 3,333/s at the cost of ≤ 300 µs of lag. Measured
+/// The threads keeping time (the pacer thread, or the worker threads)
+/// wake at most once per tick between them (counted from when they meant
+/// to wake); requests that fall due meanwhile go out together (each still
+/// keeps its exact `scheduled`). Bounds the wake-ups for the clock to
+/// 3,333/s at the cost of ≤ 300 µs of lag. Measured
 /// at 20,000/s against nginx: 200 µs ticks cost ~25% more CPU per
 /// request; 500 µs ticks ~15% less than 300, but the bursts of 10 doubled
 /// the p50 the server showed (0.08-0.10 ms to 0.17-0.19 ms: nginx
@@ -205,12 +205,11 @@ impl Attack {
             drop(tx);
             return Ok(self.finish(writer, seq, reason, target_error));
         }
-        // At rates up to one request per tick the pacer wakes once per
-        // request and buys nothing: the worker threads keep the schedule
-        // themselves (not with -max-workers or -lazy: see run_paced).
-        let sparse = self.config.rate.per_second() <= 1.0 / TICK.as_secs_f64();
+        // With fixed targets and no -max-workers the worker threads keep
+        // the schedule themselves (see run_paced); otherwise this thread
+        // is the pacer.
         let mut targets = match (targets, &slots) {
-            (Targets::Fixed(all), None) if sparse => {
+            (Targets::Fixed(all), None) => {
                 let (sent, reason, _) = self.run_paced(all, &ctx, pacer, &stopper);
                 drop(ctx);
                 drop(tx);
@@ -372,7 +371,7 @@ impl Attack {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, start, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, start, stopper.clone()),
         });
-        self.run_loops(workers as usize, |client| {
+        self.run_loops(workers as usize, |_, client| {
             let (ctx, tickets) = (ctx.clone(), tickets.clone());
             async move {
                 let mut serial = Serial::new();
@@ -394,17 +393,18 @@ impl Attack {
         tickets.finish()
     }
 
-    /// Runs `n` loops made by `make` (given their thread's client), spread
-    /// over the worker threads in turn, and waits for all of them.
+    /// Runs `n` loops made by `make` (given their number and their
+    /// thread's client), spread over the worker threads in turn, and waits
+    /// for all of them.
     fn run_loops<F, L>(&mut self, n: usize, mut make: F)
     where
-        F: FnMut(Arc<Client>) -> L,
+        F: FnMut(u64, Arc<Client>) -> L,
         L: std::future::Future<Output = ()> + Send + 'static,
     {
         let mut loops = Vec::with_capacity(n);
-        for _ in 0..n {
+        for i in 0..n {
             let (handle, client) = self.workers.next();
-            loops.push(handle.spawn(make(client.clone())));
+            loops.push(handle.spawn(make(i as u64, client.clone())));
         }
         self.local.block_on(async {
             for l in loops {
@@ -413,19 +413,19 @@ impl Attack {
         });
     }
 
-    /// The open model at up to one request per [`TICK`], with fixed
-    /// targets and no `-max-workers`: every worker thread takes the next
-    /// ticket, sleeps on its own timer until it is due and sends it (see
-    /// [`Tickets`]). Per request that is one wake-up for the clock and one
-    /// for the response on the same thread, where the pacer thread cost a
-    /// wake-up of its own and a cross-thread one to hand the request over:
-    /// at 2,000/s against nginx, CPU per request 76-80 -> 57-67 µs and lag
-    /// p99 0.12-0.13 -> 0.09-0.10 ms. At higher rates the pacer is cheaper
-    /// (its wake-up hands over a batch, where each worker thread would wake
-    /// for its own: +17% CPU at 5,000/s, +40% at 10,000/s). Lazy targets
-    /// stay with the pacer because reading one may block (a worker thread
-    /// must not), and `-max-workers` because a ticket would hold its slot
-    /// while it sleeps.
+    /// The open model with fixed targets and no `-max-workers`: the worker
+    /// threads keep the schedule themselves (see [`Tickets`]). Up to one
+    /// request per [`TICK`] each takes the next ticket, sleeps on its own
+    /// timer until it is due and sends it ([`keep_time`]): per request one
+    /// wake-up for the clock and one for the response on the same thread,
+    /// where the pacer thread cost a wake-up of its own and a cross-thread
+    /// one to hand the request over (at 2,000/s against nginx, CPU per
+    /// request 76-80 -> 57-67 µs, lag p99 0.12-0.13 -> 0.09-0.10 ms). Above
+    /// that, a ticket each would wake every thread for its own (+17% CPU at
+    /// 5,000/s, +40% at 10,000/s against the pacer); instead they take
+    /// turns by tick ([`keep_ticks`]). Lazy targets stay with the pacer
+    /// because reading one may block (a worker thread must not), and
+    /// `-max-workers` because a ticket would hold its slot while it sleeps.
     fn run_paced(
         &mut self,
         targets: Vec<Arc<Prepared>>,
@@ -439,8 +439,17 @@ impl Attack {
             ctx.clock.start,
             stopper.clone(),
         ));
-        self.run_loops(self.workers.len(), |client| {
-            keep_time(client, ctx.clone(), tickets.clone(), stopper.clone())
+        let lanes = self.workers.len() as u64;
+        let sparse = self.config.rate.per_second() <= 1.0 / TICK.as_secs_f64();
+        self.run_loops(lanes as usize, |lane, client| {
+            let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
+            async move {
+                if sparse {
+                    keep_time(client, ctx, tickets, stopper).await
+                } else {
+                    keep_ticks(client, ctx, tickets, stopper, lane, lanes).await
+                }
+            }
         });
         tickets.finish()
     }
@@ -484,6 +493,66 @@ async fn keep_time(
             slot: None,
         };
         tokio::spawn(run(client.clone(), ctx.clone(), job));
+    }
+}
+
+/// One worker thread's share of the open model above one request per
+/// [`TICK`]. The schedule is cut into ticks (`start + j × TICK`); of
+/// `lanes` worker threads, thread `lane` owns the ticks with
+/// `j % lanes == lane` and wakes at each (at these rates every tick has a
+/// request due), on a timer armed once that repeats every `lanes` ticks.
+/// Awake, it sends every ticket due by then, any another thread left
+/// behind included. Between them the threads wake once per tick, and no
+/// thread wakes another: the pacer thread's wake-up and its hand-over
+/// cost more (20,000/s against nginx, 4 alternating runs: 21.7-23.6 ->
+/// 18.5-20.6 µs of CPU per request; 5,000/s: 42.9-54.9 -> 36.9-46.7 µs;
+/// lag p99 unchanged at ~0.3 ms). Re-arming the timer for each wake-up
+/// instead cost as much as the pacer thread.
+async fn keep_ticks(
+    client: Arc<Client>,
+    ctx: Arc<HitContext>,
+    tickets: Arc<Tickets>,
+    stopper: Stopper,
+    lane: u64,
+    lanes: u64,
+) {
+    let alarm = Alarm::new();
+    let start = ctx.clock.start;
+    let lanes = lanes.max(1);
+    // This thread's first tick at or after `offset` (ns from the start).
+    let own_tick = |offset: u64| {
+        let tick = TICK.as_nanos() as u64;
+        let j = offset.div_ceil(tick);
+        let j = j + (lane + lanes - j % lanes) % lanes;
+        start + Duration::from_nanos(j.saturating_mul(tick))
+    };
+    let every = TICK.saturating_mul(lanes.try_into().unwrap_or(u32::MAX));
+    let repeating = alarm.repeat(own_tick(start.elapsed().as_nanos() as u64), every);
+    loop {
+        let now = start.elapsed().as_nanos() as u64;
+        let next = loop {
+            match tickets.take_due_by(now) {
+                None => return,
+                Some(Next::Later(offset)) => break offset,
+                Some(Next::Take(seq, target, offset)) => {
+                    if tickets.goes_out(offset) {
+                        let job = Job {
+                            target,
+                            seq,
+                            scheduled: ctx.clock.start_unix + offset as i64,
+                            slot: None,
+                        };
+                        tokio::spawn(run(client.clone(), ctx.clone(), job));
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = stopper.stopped() => {}
+            _ = alarm.expiry(), if repeating => {}
+            _ = alarm.sleep_until(own_tick(next)), if !repeating => {}
+        }
     }
 }
 

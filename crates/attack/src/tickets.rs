@@ -5,10 +5,14 @@
 //! - The closed model (`-rate 0` / `infinity` with `-max-workers N`): N
 //!   workers, each taking its next ticket as soon as its last request is
 //!   done.
-//! - The open model with fixed targets: each worker thread takes the next
-//!   ticket, sleeps on its own timer until the ticket is due (see
-//!   [`crate::alarm`]) and sends it, so the threads share the schedule
-//!   between them and one that is off the CPU holds up one ticket at most.
+//! - The open model with fixed targets, up to one request per tick: each
+//!   worker thread takes the next ticket, sleeps on its own timer until
+//!   the ticket is due (see [`crate::alarm`]) and sends it, so the threads
+//!   share the schedule between them and one that is off the CPU holds up
+//!   one ticket at most.
+//! - Above that, each worker thread wakes at its own ticks and takes every
+//!   ticket due by then ([`Tickets::take_due_by`]), so one that is off the
+//!   CPU holds up none: the next to wake sends what it left.
 //!
 //! Sequence numbers stay contiguous: a ticket is only issued while the
 //! attack is open, and every issued ticket is sent, except in the open
@@ -28,6 +32,15 @@ use crate::{client::Prepared, Due, Pacer, StopReason, Stopper, TargetSource};
 
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
+
+/// What [`Tickets::take_due_by`] found next.
+pub(crate) enum Next {
+    /// A ticket due by then: its sequence number, target and due offset
+    /// (ns from the start), now issued.
+    Take(u64, Arc<Prepared>, u64),
+    /// The next ticket is due at this offset, later; not issued.
+    Later(u64),
+}
 
 /// Hands out sequence numbers, targets and due times to workers.
 pub(crate) struct Tickets {
@@ -171,6 +184,36 @@ impl Tickets {
             {
                 let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
                 return Some((seq, target, due));
+            }
+        }
+    }
+
+    /// The next fixed-target ticket if it is due by `by` (ns from the
+    /// start), else when it is due without taking it; `None` when the
+    /// attack is over. Open model only.
+    pub(crate) fn take_due_by(&self, by: u64) -> Option<Next> {
+        if self.fixed.is_empty() {
+            return None;
+        }
+        loop {
+            let seq = self.next.load(Ordering::SeqCst);
+            if seq & CLOSED != 0 {
+                return None;
+            }
+            let offset = match self.due(seq)? {
+                Due::At(offset) => offset,
+                Due::Now | Due::Stop => 0,
+            };
+            if offset > by {
+                return Some(Next::Later(offset));
+            }
+            if self
+                .next
+                .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
+                return Some(Next::Take(seq, target, offset));
             }
         }
     }
