@@ -93,7 +93,7 @@ pub struct Response {
 }
 
 /// The HTTP client of one worker thread: hyper's connection API over its
-/// own [`Pool`](crate::pool::Pool), rustls for TLS.
+/// own connection pool (`pool::Pool`), rustls for TLS.
 pub struct Client {
     pool: Arc<Pool>,
     timeout: Option<Duration>,
