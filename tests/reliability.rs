@@ -613,24 +613,53 @@ fn t14_bad_tls_files() {
     assert_eq!(server.count(), 0);
 }
 
-#[test]
-fn s1_first_sigint_finishes_in_flight_hits() {
-    let server = Server::http();
+/// Runs `barrage attack ARGS` at `path` on `server`, sends SIGINT once
+/// `records` records are out and checks the exit: code 0, a clean stream,
+/// one record per request the server saw. Returns the result and when the
+/// signal went (unix ns).
+fn interrupt_after(
+    server: &Server,
+    args: &[&str],
+    path: &str,
+    records: usize,
+) -> (barrage_testkit::ChildResult, i64) {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
     let child = Child::spawn(
         bin(),
-        &["attack", "-rate", "50", "-duration", "60s"],
-        format!("GET {}\n", server.url("/sleep/300")).as_bytes(),
+        &full,
+        format!("GET {}\n", server.url(path)).as_bytes(),
         None,
     );
     assert!(
-        child.wait_records(20, WATCHDOG),
-        "20 records within the watchdog"
+        child.wait_records(records, WATCHDOG),
+        "{records} records within the watchdog"
     );
+    let signalled = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
     child.signal(libc::SIGINT);
     let r = child.wait(WATCHDOG);
-    assert_eq!(r.code, Some(0));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
     r.assert_clean();
-    assert_eq!(r.hits.len() as u64, server.count(), "no in-flight hit lost");
+    assert_eq!(
+        r.hits.len() as u64,
+        server.count(),
+        "every hit sent is recorded, in flight ones included"
+    );
+    (r, signalled)
+}
+
+#[test]
+fn s1_first_sigint_finishes_in_flight_hits() {
+    let server = Server::http();
+    let (r, _) = interrupt_after(
+        &server,
+        &["-rate", "50", "-duration", "60s"],
+        "/sleep/300",
+        20,
+    );
     assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
 }
 
@@ -639,28 +668,11 @@ fn s9_sigint_between_sparse_hits_sends_nothing_due_later() {
     // Two a second on two worker threads: each thread sleeps on a ticket
     // of its own (due within the next second) when the signal comes.
     let server = Server::http();
-    let child = Child::spawn(
-        bin(),
-        &["attack", "-rate", "2", "-duration", "60s", "-cpus", "2"],
-        format!("GET {}\n", server.url("/")).as_bytes(),
-        None,
-    );
-    assert!(
-        child.wait_records(3, WATCHDOG),
-        "3 records within the watchdog"
-    );
-    let signalled = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
-    child.signal(libc::SIGINT);
-    let r = child.wait(WATCHDOG);
-    assert_eq!(r.code, Some(0));
-    r.assert_clean();
-    assert_eq!(
-        r.hits.len() as u64,
-        server.count(),
-        "every hit sent is recorded"
+    let (r, signalled) = interrupt_after(
+        &server,
+        &["-rate", "2", "-duration", "60s", "-cpus", "2"],
+        "/",
+        3,
     );
     // The tickets the threads held were due 0.5 and 1 s apart: neither may
     // go out once the stop is seen (250 ms: the signal's way to the stop).
@@ -679,25 +691,7 @@ fn s10_sigint_at_a_fast_rate_records_every_hit_sent() {
     // 20,000/s: the worker threads take turns by tick when the signal
     // comes; what was sent is recorded, once, with contiguous numbers.
     let server = Server::http();
-    let child = Child::spawn(
-        bin(),
-        &["attack", "-rate", "20000", "-duration", "60s"],
-        format!("GET {}\n", server.url("/")).as_bytes(),
-        None,
-    );
-    assert!(
-        child.wait_records(2000, WATCHDOG),
-        "2000 records within the watchdog"
-    );
-    child.signal(libc::SIGINT);
-    let r = child.wait(WATCHDOG);
-    assert_eq!(r.code, Some(0));
-    r.assert_clean();
-    assert_eq!(
-        r.hits.len() as u64,
-        server.count(),
-        "every hit sent is recorded"
-    );
+    let (r, _) = interrupt_after(&server, &["-rate", "20000", "-duration", "60s"], "/", 2000);
     let mut seqs: Vec<u64> = r.hits.iter().map(|h| h.seq).collect();
     seqs.sort_unstable();
     assert!(

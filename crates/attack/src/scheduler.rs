@@ -483,17 +483,28 @@ async fn keep_time(
             }
             last_wake = wake;
         }
-        if !tickets.goes_out(offset) {
-            continue;
+        if tickets.goes_out(offset) {
+            spawn_ticket(&client, &ctx, seq, target, offset);
         }
-        let job = Job {
-            target,
-            seq,
-            scheduled: ctx.clock.start_unix + offset as i64,
-            slot: None,
-        };
-        tokio::spawn(run(client.clone(), ctx.clone(), job));
     }
+}
+
+/// Sends a worker thread's ticket, due at `offset` (ns from the start), on
+/// its own task.
+fn spawn_ticket(
+    client: &Arc<Client>,
+    ctx: &Arc<HitContext>,
+    seq: u64,
+    target: Arc<Prepared>,
+    offset: u64,
+) {
+    let job = Job {
+        target,
+        seq,
+        scheduled: ctx.clock.start_unix + offset as i64,
+        slot: None,
+    };
+    tokio::spawn(run(client.clone(), ctx.clone(), job));
 }
 
 /// One worker thread's share of the open model above one request per
@@ -536,13 +547,7 @@ async fn keep_ticks(
                 Some(Next::Later(offset)) => break offset,
                 Some(Next::Take(seq, target, offset)) => {
                     if tickets.goes_out(offset) {
-                        let job = Job {
-                            target,
-                            seq,
-                            scheduled: ctx.clock.start_unix + offset as i64,
-                            slot: None,
-                        };
-                        tokio::spawn(run(client.clone(), ctx.clone(), job));
+                        spawn_ticket(&client, &ctx, seq, target, offset);
                     }
                 }
             }
