@@ -90,6 +90,45 @@ fn p2b_schedule_and_count_above_one_request_per_tick() {
 }
 
 #[test]
+fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
+    // 20,000/s, the whole process stopped for 300 ms midway: the 6,000
+    // requests due meanwhile go out late when it runs again (in batches,
+    // reading answers between them), each with its own schedule, none
+    // dropped and none sent twice.
+    let server = Server::http();
+    let child = Child::spawn(
+        bin(),
+        &["attack", "-rate", "20000", "-duration", "2s"],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+        None,
+    );
+    assert!(
+        child.wait_records(2000, WATCHDOG),
+        "2000 records within the watchdog"
+    );
+    child.signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(300));
+    child.signal(libc::SIGCONT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 40_000);
+    let mut hits = r.hits.clone();
+    hits.sort_by_key(|h| h.seq);
+    for (i, h) in hits.iter().enumerate() {
+        assert_eq!(h.seq, i as u64);
+        assert_eq!(
+            h.scheduled - hits[0].scheduled,
+            i as i64 * 50_000,
+            "seq {i}"
+        );
+    }
+    let worst = hits.iter().map(|h| h.lag()).max().unwrap();
+    assert!(worst >= 250_000_000, "the stop shows as lag: {worst} ns");
+    assert_eq!(server.count(), 40_000);
+}
+
+#[test]
 fn p2c_schedule_and_count_with_the_pacer_thread() {
     // Lazy targets keep the pacer thread (reading one may block).
     let server = Server::http();

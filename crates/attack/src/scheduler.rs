@@ -44,7 +44,8 @@ const WARM_TIMEOUT: Duration = Duration::from_secs(1);
 /// Most closed-model worker loops (`-max-workers` with `-rate 0`).
 const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 
-/// Most requests handed to the runtime in one batch.
+/// Most requests handed to the runtime in one batch (the pacer's, or a
+/// worker thread's between looks at its sockets).
 const MAX_BATCH: usize = 1024;
 
 /// How long the writer thread sleeps when the queue is empty. Polling
@@ -541,16 +542,27 @@ async fn keep_ticks(
     let repeating = alarm.repeat(own_tick(start.elapsed().as_nanos() as u64), every);
     loop {
         let now = start.elapsed().as_nanos() as u64;
+        let mut taken = 0;
         let next = loop {
+            // A thread catching up after a long stall lets the answers
+            // already in be read between batches.
+            if taken == MAX_BATCH {
+                break None;
+            }
             match tickets.take_due_by(now) {
                 None => return,
-                Some(Next::Later(offset)) => break offset,
+                Some(Next::Later(offset)) => break Some(offset),
                 Some(Next::Take(seq, target, offset)) => {
+                    taken += 1;
                     if tickets.goes_out(offset) {
                         spawn_ticket(&client, &ctx, seq, target, offset);
                     }
                 }
             }
+        };
+        let Some(next) = next else {
+            tokio::task::yield_now().await;
+            continue;
         };
         tokio::select! {
             biased;
