@@ -86,9 +86,9 @@ impl Alarm {
             use std::os::fd::AsRawFd;
             // The expiry count must be read: while it is not zero the
             // descriptor stays readable and later expiries raise no new
-            // edge.
-            // An expiry after the read raises a new edge, which
-            // `clear_ready` does not clear (tokio compares event ticks).
+            // edge. An expiry between the read and `clear_ready` raises
+            // one, which `clear_ready` leaves set (tokio compares event
+            // ticks).
             if let Ok(mut ready) = fd.readable().await {
                 let mut count = 0u64;
                 // SAFETY: reads at most 8 bytes into a u64 that outlives

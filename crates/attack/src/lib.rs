@@ -11,11 +11,10 @@
 //!   each sending what fell due when its tick comes. With `-lazy` or
 //!   `-max-workers` a pacer thread wakes every tick and hands what is due
 //!   to a worker thread. The closed model's workers take tickets as soon
-//!   as they are free. A writer
-//!   thread hands every `Hit` to a [`HitSink`] and flushes it at least
-//!   every 100 ms. Stopping (end of the schedule, [`Stopper::stop`], a
-//!   failed sink) sends no new requests and waits for the ones in flight,
-//!   so nothing scheduled goes unrecorded.
+//!   as they are free. A writer thread hands every `Hit` to a [`HitSink`]
+//!   and flushes it at least every 100 ms. Stopping (end of the schedule,
+//!   [`Stopper::stop`], a failed sink) sends no new requests and waits for
+//!   the ones in flight, so nothing scheduled goes unrecorded.
 //! - [`Client`]: hyper 1 over rustls (HTTP/1.1, HTTP/2 by ALPN, h2c), with
 //!   redirects, a whole-request timeout and body capture up to `-max-body`.
 //!

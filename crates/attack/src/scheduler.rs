@@ -513,8 +513,8 @@ fn spawn_ticket(
 /// `lanes` worker threads, thread `lane` owns the ticks with
 /// `j % lanes == lane` and wakes at each (at these rates every tick has a
 /// request due), on a timer armed once that repeats every `lanes` ticks.
-/// Awake, it sends every ticket due by then, any another thread left
-/// behind included. Between them the threads wake once per tick, and no
+/// Awake, it sends every ticket due by then, including any that another
+/// thread left behind. Between them the threads wake once per tick, and no
 /// thread wakes another: the pacer thread's wake-up and its hand-over
 /// cost more (20,000/s against nginx, 4 alternating runs: 21.7-23.6 ->
 /// 18.5-20.6 µs of CPU per request; 5,000/s: 42.9-54.9 -> 36.9-46.7 µs;

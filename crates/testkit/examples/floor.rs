@@ -22,7 +22,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// barrage's pacer tick (`scheduler::TICK`).
+/// barrage's tick (`scheduler::TICK`).
 const TICK: Duration = Duration::from_micros(300);
 
 fn main() -> ExitCode {
