@@ -60,17 +60,8 @@ fn assert_schedule_and_count(rate: u64, secs: u64, extra: &[&str]) {
     r.assert_clean();
     let want = rate * secs;
     assert_eq!(r.hits.len() as u64, want);
-    let start = r.hits.iter().map(|h| h.scheduled).min().unwrap();
-    let period = 1_000_000_000 / rate as i64;
-    for h in &r.hits {
-        assert_eq!(
-            h.scheduled - start,
-            h.seq as i64 * period,
-            "intended offset of seq {}",
-            h.seq
-        );
-        assert!(h.timestamp >= h.scheduled, "seq {} sent early", h.seq);
-    }
+    let mut hits = r.hits.clone();
+    common::assert_exact_schedule(&mut hits, 1_000_000_000 / rate as i64);
     assert_eq!(server.count(), want);
 }
 
@@ -96,12 +87,7 @@ fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
     // reading answers between them), each with its own schedule, none
     // dropped and none sent twice.
     let server = Server::http();
-    let child = Child::spawn(
-        bin(),
-        &["attack", "-rate", "20000", "-duration", "2s"],
-        format!("GET {}\n", server.url("/")).as_bytes(),
-        None,
-    );
+    let child = spawn_attack(&server, &["-rate", "20000", "-duration", "2s"], "/");
     assert!(
         child.wait_records(2000, WATCHDOG),
         "2000 records within the watchdog"
@@ -114,15 +100,7 @@ fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
     r.assert_clean();
     assert_eq!(r.hits.len(), 40_000);
     let mut hits = r.hits.clone();
-    hits.sort_by_key(|h| h.seq);
-    for (i, h) in hits.iter().enumerate() {
-        assert_eq!(h.seq, i as u64);
-        assert_eq!(
-            h.scheduled - hits[0].scheduled,
-            i as i64 * 50_000,
-            "seq {i}"
-        );
-    }
+    common::assert_exact_schedule(&mut hits, 50_000);
     let worst = hits.iter().map(|h| h.lag()).max().unwrap();
     assert!(worst >= 250_000_000, "the stop shows as lag: {worst} ns");
     assert_eq!(server.count(), 40_000);
@@ -140,15 +118,8 @@ fn p2c_schedule_and_count_with_the_pacer_thread() {
     r.assert_clean();
     let mut hits = r.hits.clone();
     assert_eq!(hits.len(), 5000);
-    hits.sort_by_key(|h| h.seq);
+    common::assert_exact_schedule(&mut hits, 200_000);
     for (i, h) in hits.iter().enumerate() {
-        assert_eq!(h.seq, i as u64);
-        assert_eq!(
-            h.scheduled - hits[0].scheduled,
-            i as i64 * 200_000,
-            "seq {i}"
-        );
-        assert!(h.timestamp >= h.scheduled, "seq {i} sent early");
         assert!(
             h.url.ends_with(&format!("/{i}")),
             "seq {i} went to {}",
@@ -652,6 +623,18 @@ fn t14_bad_tls_files() {
     assert_eq!(server.count(), 0);
 }
 
+/// Starts `barrage attack ARGS` with one target: `GET` `path` on `server`.
+fn spawn_attack(server: &Server, args: &[&str], path: &str) -> Child {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    Child::spawn(
+        bin(),
+        &full,
+        format!("GET {}\n", server.url(path)).as_bytes(),
+        None,
+    )
+}
+
 /// Runs `barrage attack ARGS` at `path` on `server`, sends SIGINT once
 /// `records` records are out and checks the exit: code 0, a clean stream,
 /// one record per request the server saw. Returns the result and when the
@@ -662,14 +645,7 @@ fn interrupt_after(
     path: &str,
     records: usize,
 ) -> (barrage_testkit::ChildResult, i64) {
-    let mut full = vec!["attack"];
-    full.extend_from_slice(args);
-    let child = Child::spawn(
-        bin(),
-        &full,
-        format!("GET {}\n", server.url(path)).as_bytes(),
-        None,
-    );
+    let child = spawn_attack(server, args, path);
     assert!(
         child.wait_records(records, WATCHDOG),
         "{records} records within the watchdog"
@@ -731,12 +707,8 @@ fn s10_sigint_at_a_fast_rate_records_every_hit_sent() {
     // comes; what was sent is recorded, once, with contiguous numbers.
     let server = Server::http();
     let (r, _) = interrupt_after(&server, &["-rate", "20000", "-duration", "60s"], "/", 2000);
-    let mut seqs: Vec<u64> = r.hits.iter().map(|h| h.seq).collect();
-    seqs.sort_unstable();
-    assert!(
-        seqs.iter().enumerate().all(|(i, s)| *s == i as u64),
-        "seq gaps"
-    );
+    let mut hits = r.hits.clone();
+    common::assert_seq_complete(&mut hits);
     assert!(
         r.hits.len() < 60 * 20000,
         "the signal did not stop the attack"
@@ -746,12 +718,7 @@ fn s10_sigint_at_a_fast_rate_records_every_hit_sent() {
 #[test]
 fn s2_second_sigint_exits_130() {
     let server = Server::http();
-    let child = Child::spawn(
-        bin(),
-        &["attack", "-rate", "50", "-duration", "60s"],
-        format!("GET {}\n", server.url("/sleep/2000")).as_bytes(),
-        None,
-    );
+    let child = spawn_attack(&server, &["-rate", "50", "-duration", "60s"], "/sleep/2000");
     std::thread::sleep(Duration::from_millis(2500));
     child.signal(libc::SIGINT);
     std::thread::sleep(Duration::from_millis(50));

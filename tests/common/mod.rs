@@ -65,6 +65,23 @@ pub fn assert_seq_complete(hits: &mut [Hit]) {
     }
 }
 
+/// Sorts hits by seq and checks the open model's schedule: seqs exactly
+/// 0..n, seq i scheduled `i × period_ns` after seq 0, none sent before
+/// it was due.
+pub fn assert_exact_schedule(hits: &mut [Hit], period_ns: i64) {
+    assert_seq_complete(hits);
+    let start = hits.first().map_or(0, |h| h.scheduled);
+    for h in hits.iter() {
+        assert_eq!(
+            h.scheduled - start,
+            h.seq as i64 * period_ns,
+            "intended offset of seq {}",
+            h.seq
+        );
+        assert!(h.timestamp >= h.scheduled, "seq {} sent early", h.seq);
+    }
+}
+
 /// A file under tests/.
 pub fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
