@@ -910,7 +910,7 @@ fn s7_disk_full_midway_keeps_complete_records() {
         format!("GET {}\n", server.url("/")).as_bytes(),
     );
     let written = std::fs::read(&out_path).unwrap_or_default();
-    let _ = std::process::Command::new("umount").arg(&dir).status();
+    let _ = std::process::Command::new("umount").arg(&*dir).status();
     assert_eq!(
         out.status.code(),
         Some(1),

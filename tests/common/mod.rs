@@ -3,7 +3,7 @@
 
 use std::{
     io::Write,
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::{Command, Output, Stdio},
 };
 
@@ -89,8 +89,25 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// A fresh temporary directory for one test.
-pub fn tempdir(tag: &str) -> PathBuf {
+/// A fresh temporary directory for one test, removed with what it holds
+/// when the value is dropped (also when the test fails).
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh temporary directory for one test; see [`TempDir`].
+pub fn tempdir(tag: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!(
         "barrage-test-{tag}-{}-{}",
         std::process::id(),
@@ -99,7 +116,7 @@ pub fn tempdir(tag: &str) -> PathBuf {
             .map_or(0, |d| d.as_nanos())
     ));
     std::fs::create_dir_all(&d).expect("tempdir");
-    d
+    TempDir(d)
 }
 
 /// Compares `actual` with the golden file `tests/golden/NAME`, or rewrites
