@@ -343,14 +343,14 @@ impl Client {
                 }
             };
             let status = resp.status();
-            let location = resp
-                .headers()
-                .get(header::LOCATION)
+            // Only a redirect's headers are looked up (a lookup per
+            // response otherwise).
+            let location = (status.is_redirection() && self.redirects >= 0)
+                .then(|| resp.headers().get(header::LOCATION))
+                .flatten()
                 .and_then(|l| l.to_str().ok())
                 .map(str::to_string);
-            if let (true, true, Some(loc)) =
-                (status.is_redirection(), self.redirects >= 0, location)
-            {
+            if let Some(loc) = location {
                 if followed >= self.redirects {
                     return Err(fail(&format!("stopped after {} redirects", self.redirects)));
                 }
