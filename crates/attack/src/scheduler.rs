@@ -190,8 +190,9 @@ impl Attack {
         let mut target_error = None;
         let mut seq = 0u64;
         let ctx = Arc::new(HitContext {
-            tx: tx.clone(),
+            tx,
             clock,
+            _writer: WakeOnDrop(writer.thread().clone()),
         });
         if self.config.rate == barrage_model::Rate::Max {
             let workers = self
@@ -203,7 +204,6 @@ impl Attack {
             seq = issued;
             target_error = error;
             drop(ctx);
-            drop(tx);
             return Ok(self.finish(writer, seq, reason, target_error));
         }
         // With fixed targets and no -max-workers the worker threads keep
@@ -213,7 +213,6 @@ impl Attack {
             (Targets::Fixed(all), None) => {
                 let (sent, reason, _) = self.run_paced(all, &ctx, pacer, &stopper);
                 drop(ctx);
-                drop(tx);
                 return Ok(self.finish(writer, sent, reason, None));
             }
             (targets, _) => targets,
@@ -291,7 +290,6 @@ impl Attack {
         // Everything counted in `seq` is sent, whatever ended the loop.
         self.dispatch(&mut batch, &ctx);
         drop(ctx);
-        drop(tx);
         Ok(self.finish(writer, seq, reason, target_error))
     }
 
@@ -573,10 +571,22 @@ async fn keep_ticks(
     }
 }
 
-/// What every request task shares.
+/// What every request task shares. Its fields drop in this order: when
+/// the last task lets go of it, the queue closes and then the writer is
+/// woken to see that at once.
 struct HitContext {
     tx: SyncSender<Done>,
     clock: Clock,
+    _writer: WakeOnDrop,
+}
+
+/// Wakes a thread sleeping in `park_timeout` when dropped.
+struct WakeOnDrop(thread::Thread);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        self.0.unpark();
+    }
 }
 
 /// A finished request on its way to the writer thread, which describes it
@@ -784,7 +794,8 @@ fn write_hits(
             }
         }
         if got == 0 {
-            thread::sleep(WRITER_POLL);
+            // Woken early when the queue closes (see HitContext).
+            thread::park_timeout(WRITER_POLL);
         }
     }
     if error.is_none() {
