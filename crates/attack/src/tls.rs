@@ -136,7 +136,7 @@ enum Trust {
     /// `-insecure`: any certificate.
     Any,
     /// The system's root certificates, read at the first handshake: an
-    /// attack on plain http:// targets never reads them (4-5 ms and 0.5
+    /// attack on plain http:// targets never reads them (4-5 ms and 0.4
     /// MiB at start-up). None: none could be read, and no certificate is
     /// trusted.
     System(OnceLock<Option<Arc<WebPkiServerVerifier>>>),
