@@ -340,6 +340,48 @@ fn h2c_uses_http2_on_cleartext() {
     assert_eq!(server.count_version("HTTP/1.1"), 5);
 }
 
+/// Every new connection makes a full TLS handshake, as in vegeta, unless
+/// -session-tickets asks to resume sessions (rustls would resume unasked).
+#[test]
+fn tls_sessions_resume_only_with_session_tickets() {
+    let cert = TestCert::generate();
+    let roots = cert.cert_path.to_str().unwrap();
+    // No keep-alive: a connection, and so a handshake, per request.
+    let base = [
+        "-root-certs",
+        roots,
+        "-keepalive=false",
+        "-http2=false",
+        "-rate",
+        "20",
+        "-requests",
+        "5",
+    ];
+    for (extra, resumes) in [(None, false), (Some("-session-tickets"), true)] {
+        let server = Server::https(&cert);
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let (hits, out) = attack(&args, &format!("GET {}\n", server.url("/")));
+        assert_eq!(hits.len(), 5, "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+        assert!(
+            server.connections() >= 5,
+            "{} connections",
+            server.connections()
+        );
+        if resumes {
+            assert!(
+                server.resumed_handshakes() >= 1,
+                "{extra:?}: {} of {} handshakes resumed",
+                server.resumed_handshakes(),
+                server.connections()
+            );
+        } else {
+            assert_eq!(server.resumed_handshakes(), 0, "{extra:?}: none resumed");
+        }
+    }
+}
+
 #[test]
 fn tls_verifies_by_default_and_trusts_what_it_is_told() {
     let cert = TestCert::generate();

@@ -110,6 +110,7 @@ pub fn run(a: AttackArgs) -> i32 {
         cert: a.cert.clone(),
         key: a.key.clone(),
         root_certs: a.root_certs.clone(),
+        session_tickets: a.session_tickets,
         redirects: a.redirects,
         max_body: a.max_body,
         keep_headers: a.keep_headers,

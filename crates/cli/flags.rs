@@ -183,6 +183,9 @@ pub struct AttackArgs {
     /// Comma-separated PEM files that replace the system roots
     #[arg(long, value_delimiter = ',')]
     pub root_certs: Vec<PathBuf>,
+    /// Resume TLS sessions on new connections (default: full handshakes)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub session_tickets: bool,
     /// Redirects to follow (-1 = do not follow; the 3xx counts as success)
     #[arg(long, default_value_t = DEFAULT_REDIRECTS, allow_negative_numbers = true)]
     pub redirects: i64,
@@ -353,7 +356,7 @@ mod tests {
         assert_eq!(a.rate.per_second(), 50.0);
         assert_eq!(a.timeout, Duration::from_secs(30));
         assert_eq!((a.workers, a.connections, a.redirects), (10, 10_000, 10));
-        assert!(a.keepalive && a.http2 && !a.h2c && !a.insecure);
+        assert!(a.keepalive && a.http2 && !a.h2c && !a.insecure && !a.session_tickets);
         assert_eq!(a.max_body, 0);
     }
 

@@ -73,6 +73,9 @@ pub struct ClientConfig {
     pub key: Option<PathBuf>,
     /// `-root-certs`: PEM files that replace the system roots.
     pub root_certs: Vec<PathBuf>,
+    /// `-session-tickets`: resume TLS sessions (off: every new connection
+    /// makes a full handshake, as vegeta's default).
+    pub session_tickets: bool,
     /// `-redirects`: follow at most this many; -1 keeps the 3xx as the result.
     pub redirects: i64,
     /// `-max-body`: bytes of each response body kept; -1 keeps all.
@@ -98,6 +101,7 @@ impl Default for ClientConfig {
             cert: None,
             key: None,
             root_certs: Vec::new(),
+            session_tickets: false,
             redirects: DEFAULT_REDIRECTS,
             max_body: 0,
             keep_headers: false,

@@ -6,7 +6,7 @@ use std::{
 use rustls::{
     client::{
         danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
-        WebPkiServerVerifier,
+        Resumption, WebPkiServerVerifier,
     },
     crypto::{ring, CryptoProvider},
     pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName, UnixTime},
@@ -106,9 +106,9 @@ pub(crate) fn client_config(s: &Settings) -> Result<ClientConfig, TlsError> {
         }
         builder.with_root_certificates(roots)
     };
-    match (&s.cert, &s.key) {
-        (None, None) => Ok(builder.with_no_client_auth()),
-        (None, Some(key)) => Err(bad("-key", key, "needs -cert")),
+    let mut config = match (&s.cert, &s.key) {
+        (None, None) => builder.with_no_client_auth(),
+        (None, Some(key)) => return Err(bad("-key", key, "needs -cert")),
         (Some(cert), key) => {
             let chain = read_certs("-cert", cert)?;
             let key_path = key.as_deref().unwrap_or(cert);
@@ -117,9 +117,18 @@ pub(crate) fn client_config(s: &Settings) -> Result<ClientConfig, TlsError> {
                 .map_err(|e| bad("-key", key_path, format!("bad private key: {e:?}")))?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| bad("-cert", cert, format!("unusable certificate/key pair: {e}")))
+                .map_err(|e| bad("-cert", cert, format!("unusable certificate/key pair: {e}")))?
         }
-    }
+    };
+    // rustls resumes sessions unless told not to; vegeta (Go) does only
+    // with -session-tickets. Resumed handshakes are cheaper for the server,
+    // so an attack that resumed by default would measure something else.
+    config.resumption = if s.session_tickets {
+        Resumption::default()
+    } else {
+        Resumption::disabled()
+    };
+    Ok(config)
 }
 
 /// Checks server certificates without `-root-certs`: against the system's

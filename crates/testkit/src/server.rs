@@ -17,7 +17,7 @@ use hyper_util::{
     server::conn::auto,
 };
 use tokio::{net::TcpListener, sync::oneshot};
-use tokio_rustls::TlsAcceptor;
+use tokio_rustls::{rustls::HandshakeKind, TlsAcceptor};
 
 use crate::TestCert;
 
@@ -43,6 +43,7 @@ pub struct Received {
 struct State {
     count: AtomicU64,
     connections: AtomicU64,
+    resumed: AtomicU64,
     received: Mutex<Vec<Received>>,
 }
 
@@ -117,6 +118,11 @@ impl Server {
         self.state.connections.load(Ordering::SeqCst)
     }
 
+    /// TLS handshakes so far that resumed an earlier session.
+    pub fn resumed_handshakes(&self) -> u64 {
+        self.state.resumed.load(Ordering::SeqCst)
+    }
+
     /// Requests received over `version` (e.g. `HTTP/1.1`, `HTTP/2.0`), of
     /// the first 10,000.
     pub fn count_version(&self, version: &str) -> usize {
@@ -166,8 +172,9 @@ async fn serve(
         let Ok((stream, _)) = accepted else { continue };
         state.connections.fetch_add(1, Ordering::SeqCst);
         let _ = stream.set_nodelay(true);
-        let state = state.clone();
         let tls = tls.clone();
+        let st = state.clone();
+        let state = state.clone();
         tokio::spawn(async move {
             let served = Arc::new(AtomicU64::new(0));
             let enough = Arc::new(tokio::sync::Notify::new());
@@ -193,6 +200,9 @@ async fn serve(
                 }
                 Some(acceptor) => {
                     if let Ok(s) = acceptor.accept(stream).await {
+                        if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) {
+                            st.resumed.fetch_add(1, Ordering::SeqCst);
+                        }
                         let _ = builder.serve_connection(TokioIo::new(s), service).await;
                     }
                 }
