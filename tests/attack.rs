@@ -487,6 +487,8 @@ fn bad_flags_are_one_line_exit_2() {
         vec!["attack", "-duration", "-5s"],
         vec!["attack", "-nonsense"],
         vec!["report", "-type", "pie"],
+        vec!["attack", "-connect-to", "a:80:b"],
+        vec!["attack", "-connect-to", "a:80:b:0"],
     ] {
         let out = run(&args, b"GET http://127.0.0.1:1/\n");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -692,4 +694,87 @@ fn max_connections_caps_open_connections() {
         "{} connections",
         server.connections()
     );
+}
+
+#[test]
+fn unix_socket_carries_every_request_whatever_the_host() {
+    let dir = common::tempdir("unix");
+    let sock = dir.join("s.sock");
+    let server = Server::http_unix(&sock);
+    let sock = sock.to_str().unwrap();
+    let t = "GET http://barrage.invalid:8080/\n";
+    let (hits, _) = attack(&["-unix-socket", sock, "-rate", "100", "-requests", "5"], t);
+    assert_eq!(hits.len(), 5);
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+    let received = server.received();
+    assert_eq!(received.len(), 5);
+    for r in &received {
+        assert_eq!(r.path, "/");
+        let host = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == "host")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(host, Some("barrage.invalid:8080"));
+    }
+
+    let gone = dir.join("gone.sock");
+    let (hits, _) = attack(
+        &[
+            "-unix-socket",
+            gone.to_str().unwrap(),
+            "-rate",
+            "100",
+            "-requests",
+            "3",
+        ],
+        t,
+    );
+    assert_eq!(hits.len(), 3);
+    for h in &hits {
+        assert_eq!(h.code, 0);
+        assert!(
+            h.error.contains("dial unix") && h.error.contains("gone.sock"),
+            "{}",
+            h.error
+        );
+    }
+}
+
+#[test]
+fn connect_to_maps_a_host_and_takes_its_addresses_in_turn() {
+    let (a, b) = (Server::http(), Server::http());
+    let to = |s: &Server| format!("barrage.invalid:80:127.0.0.1:{}", s.addr().port());
+    let (to_a, to_b) = (to(&a), to(&b));
+    let (hits, _) = attack(
+        &[
+            "-connect-to",
+            &to_a,
+            "-connect-to",
+            &to_b,
+            "-keepalive=false",
+            "-rate",
+            "100",
+            "-requests",
+            "10",
+        ],
+        "GET http://barrage.invalid/\n",
+    );
+    assert_eq!(hits.len(), 10);
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+    assert_eq!(a.count() + b.count(), 10);
+    assert!(
+        a.count() >= 1 && b.count() >= 1,
+        "both addresses used: {} and {}",
+        a.count(),
+        b.count()
+    );
+    for r in a.received().iter().chain(&b.received()) {
+        let host = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == "host")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(host, Some("barrage.invalid"));
+    }
 }

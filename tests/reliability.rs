@@ -212,7 +212,7 @@ fn t1_connection_refused() {
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     assert_eq!(r.hits.len(), 50);
-    assert_all_failed_with(&r.hits, "Connection refused");
+    assert_all_failed_with(&r.hits, "connect: connection refused");
 }
 
 #[test]
@@ -461,7 +461,7 @@ fn t10_fd_exhaustion_is_recorded_not_fatal() {
     assert!(
         r.hits
             .iter()
-            .any(|h| h.error.contains("Too many open files")),
+            .any(|h| h.error.contains("socket: too many open files")),
         "{:?}",
         r.hits.last().map(|h| &h.error)
     );
@@ -526,7 +526,7 @@ fn t11_port_exhaustion_in_a_namespace() {
     assert_eq!(hits.len(), 200);
     assert!(
         hits.iter()
-            .any(|h| h.error.contains("Cannot assign requested address")),
+            .any(|h| h.error.contains("connect: cannot assign requested address")),
         "{:?}",
         hits.last().map(|h| &h.error)
     );

@@ -115,6 +115,8 @@ pub fn run(a: AttackArgs) -> i32 {
         max_body: a.max_body,
         keep_headers: a.keep_headers,
         laddr: a.laddr,
+        unix_socket: a.unix_socket.clone(),
+        connect_to: a.connect_to.clone(),
         name: a.name.clone(),
     };
     let attack = match Attack::new(config, client) {
@@ -190,7 +192,7 @@ fn raise_open_files_limit() {
     }
     if lim.rlim_cur < LOW_OPEN_FILES {
         eprintln!(
-            "barrage attack: warning: the open files limit (NOFILE) is {}; requests beyond it fail with \"Too many open files\" (raise it with ulimit -n)",
+            "barrage attack: warning: the open files limit (NOFILE) is {}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)",
             lim.rlim_cur
         );
     }

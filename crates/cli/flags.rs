@@ -198,6 +198,12 @@ pub struct AttackArgs {
     /// Local IP address to connect from
     #[arg(long)]
     pub laddr: Option<std::net::IpAddr>,
+    /// Connect to this Unix socket instead of each URL's host
+    #[arg(long)]
+    pub unix_socket: Option<PathBuf>,
+    /// src_host:port:dst_host:port: connect there instead (repeatable; several for one src are used in turn)
+    #[arg(long = "connect-to")]
+    pub connect_to: Vec<barrage_attack::ConnectTo>,
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,

@@ -9,7 +9,7 @@ use tokio::time::Sleep;
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    pool::{Conn, Key, Pool},
+    pool::{Conn, Dial, Key, Pool},
     tls, ClientConfig, TlsError,
 };
 
@@ -174,7 +174,7 @@ impl Client {
             cfg.keepalive,
             cfg.connections,
             open_limit,
-            cfg.laddr,
+            Dial::new(cfg),
             cfg.timeout,
         ));
         let attack = (!cfg.name.is_empty())

@@ -11,6 +11,44 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// `-redirects`: redirects followed; -1 records the 3xx without following.
 pub const DEFAULT_REDIRECTS: i64 = 10;
 
+/// One `-connect-to` mapping, `src_host:port:dst_host:port` (IPv6
+/// addresses in brackets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTo {
+    /// The URL's host and port.
+    pub from: (String, u16),
+    /// Where its connections go instead.
+    pub to: (String, u16),
+}
+
+impl std::str::FromStr for ConnectTo {
+    type Err = String;
+
+    fn from_str(v: &str) -> Result<Self, String> {
+        let bad = || format!("bad -connect-to {v:?} (use src_host:port:dst_host:port)");
+        let (from, rest) = host_port(v).ok_or_else(bad)?;
+        let (to, rest) = rest.strip_prefix(':').and_then(host_port).ok_or_else(bad)?;
+        if !rest.is_empty() {
+            return Err(bad());
+        }
+        Ok(ConnectTo { from, to })
+    }
+}
+
+/// `host:port` (or `[v6]:port`) at the start of `s`, and what follows it.
+fn host_port(s: &str) -> Option<((String, u16), &str)> {
+    let (host, rest) = match s.strip_prefix('[') {
+        Some(r) => {
+            let (host, r) = r.split_once(']')?;
+            (host, r.strip_prefix(':')?)
+        }
+        None => s.split_once(':')?,
+    };
+    let end = rest.find(':').unwrap_or(rest.len());
+    let port: u16 = rest[..end].parse().ok().filter(|p| *p != 0)?;
+    (!host.is_empty()).then(|| ((host.to_string(), port), &rest[end..]))
+}
+
 /// What to send and when.
 #[derive(Debug, Clone)]
 pub struct AttackConfig {
@@ -84,6 +122,12 @@ pub struct ClientConfig {
     pub keep_headers: bool,
     /// `-laddr`: local address to connect from.
     pub laddr: Option<IpAddr>,
+    /// `-unix-socket`: every connection goes to this Unix socket, whatever
+    /// the URL's host (which still names the Host header and TLS name).
+    pub unix_socket: Option<PathBuf>,
+    /// `-connect-to`: connections for a URL's host:port go to another
+    /// host:port instead (several for one are used in turn).
+    pub connect_to: Vec<ConnectTo>,
     /// Attack name for the `X-Barrage-Attack` header (empty: not sent).
     pub name: String,
 }
@@ -106,7 +150,45 @@ impl Default for ClientConfig {
             max_body: 0,
             keep_headers: false,
             laddr: None,
+            unix_socket: None,
+            connect_to: Vec::new(),
             name: String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_to_values() {
+        let ok = |v: &str, from: (&str, u16), to: (&str, u16)| {
+            let c: ConnectTo = v.parse().unwrap_or_else(|e| panic!("{v}: {e}"));
+            assert_eq!(c.from, (from.0.to_string(), from.1), "{v}");
+            assert_eq!(c.to, (to.0.to_string(), to.1), "{v}");
+        };
+        ok(
+            "a.com:80:127.0.0.1:8080",
+            ("a.com", 80),
+            ("127.0.0.1", 8080),
+        );
+        ok("[::1]:443:[fe80::1]:8443", ("::1", 443), ("fe80::1", 8443));
+        ok("a:1:[::1]:2", ("a", 1), ("::1", 2));
+        for bad in [
+            "",
+            "a:80",
+            "a:80:b",
+            "a:80:b:",
+            "a:80:b:0",
+            ":80:b:81",
+            "a:x:b:81",
+            "a:80:b:81:c",
+            "[::1:80:b:81",
+            "::1:80:b:81",
+        ] {
+            let e = bad.parse::<ConnectTo>().unwrap_err();
+            assert!(e.contains("-connect-to") && e.contains(bad), "{bad}: {e}");
         }
     }
 }

@@ -54,7 +54,7 @@ mod workers;
 pub use barrage_model::{Hit, Rate, Target};
 pub use client::{Client, Prepared};
 pub use config::{
-    AttackConfig, ClientConfig, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
+    AttackConfig, ClientConfig, ConnectTo, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
 };
 pub use pacer::{Due, Pacer};

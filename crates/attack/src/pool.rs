@@ -3,6 +3,7 @@ use std::{
     hash::{BuildHasherDefault, Hasher},
     io,
     net::{IpAddr, SocketAddr},
+    path::PathBuf,
     sync::{
         atomic::{AtomicUsize, Ordering},
         Arc, Mutex,
@@ -17,7 +18,8 @@ use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
 use tokio::{
-    net::{lookup_host, TcpSocket},
+    io::{AsyncRead, AsyncWrite},
+    net::{lookup_host, TcpSocket, UnixStream},
     sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore},
 };
 use tokio_rustls::TlsConnector;
@@ -60,6 +62,54 @@ impl Key {
     }
 }
 
+/// Where connections go when not to the URL's host:port (`-unix-socket`,
+/// `-connect-to`), and from where (`-laddr`).
+#[derive(Default)]
+pub(crate) struct Dial {
+    pub laddr: Option<IpAddr>,
+    pub unix_socket: Option<PathBuf>,
+    /// For each mapped host:port, where to instead, taken in turn.
+    connect_to: HashMap<HostPort, Turns>,
+}
+
+type HostPort = (String, u16);
+
+/// Addresses used in turn: the next is `next % len`.
+#[derive(Default)]
+struct Turns {
+    to: Vec<HostPort>,
+    next: AtomicUsize,
+}
+
+impl Dial {
+    pub(crate) fn new(cfg: &crate::ClientConfig) -> Self {
+        let mut connect_to: HashMap<HostPort, Turns> = HashMap::new();
+        for m in &cfg.connect_to {
+            connect_to
+                .entry(m.from.clone())
+                .or_default()
+                .to
+                .push(m.to.clone());
+        }
+        Dial {
+            laddr: cfg.laddr,
+            unix_socket: cfg.unix_socket.clone(),
+            connect_to,
+        }
+    }
+
+    /// The host and port a new connection for `key` goes to.
+    fn address<'a>(&'a self, key: &'a Key) -> (&'a str, u16) {
+        if !self.connect_to.is_empty() {
+            if let Some(t) = self.connect_to.get(&(key.host.clone(), key.port)) {
+                let (host, port) = &t.to[t.next.fetch_add(1, Ordering::Relaxed) % t.to.len()];
+                return (host, *port);
+            }
+        }
+        (&key.host, key.port)
+    }
+}
+
 /// How long an idle HTTP/1.1 connection is kept unused before it is closed,
 /// the next time another one to its host is given back (so a host keeps the
 /// one it used last, however slow the rate). A stall of a few milliseconds at 20,000/s
@@ -95,7 +145,7 @@ pub(crate) struct Pool {
     connecting: AtomicUsize,
     /// Signalled when a connection attempt ends.
     attempt_ended: Notify,
-    laddr: Option<IpAddr>,
+    dial: Dial,
     /// Longest a TCP connect may take (`-timeout`): an attempt outlives a
     /// request that gave up on it, and holds one of the few attempt slots.
     connect_timeout: Option<Duration>,
@@ -110,7 +160,7 @@ impl Pool {
         keepalive: bool,
         max_idle: usize,
         open_limit: Option<Arc<Semaphore>>,
-        laddr: Option<IpAddr>,
+        dial: Dial,
         connect_timeout: Option<Duration>,
     ) -> Self {
         Pool {
@@ -123,7 +173,7 @@ impl Pool {
             given_back: Notify::new(),
             connecting: AtomicUsize::new(0),
             attempt_ended: Notify::new(),
-            laddr,
+            dial,
             connect_timeout,
             idle_timeout: IDLE_TIMEOUT,
         }
@@ -294,11 +344,19 @@ impl Pool {
         key: &Key,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, String> {
-        let addrs: Vec<SocketAddr> = lookup_host((key.host.as_str(), key.port))
+        if let Some(path) = &self.dial.unix_socket {
+            let stream = self
+                .limited(UnixStream::connect(path))
+                .await
+                .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
+            return self.secure(key, stream, permit).await;
+        }
+        let (host, port) = self.dial.address(key);
+        let addrs: Vec<SocketAddr> = lookup_host((host, port))
             .await
-            .map_err(|e| format!("dial tcp: lookup {}: {e}", key.host))?
+            .map_err(|e| format!("dial tcp: lookup {host}: {e}"))?
             .collect();
-        let mut last_err = format!("dial tcp: lookup {}: no addresses", key.host);
+        let mut last_err = format!("dial tcp: lookup {host}: no addresses");
         let mut stream = None;
         for addr in addrs {
             let socket = if addr.is_ipv4() {
@@ -306,29 +364,50 @@ impl Pool {
             } else {
                 TcpSocket::new_v6()
             };
-            let socket = socket.map_err(|e| format!("dial tcp {addr}: {e}"))?;
-            if let Some(ip) = self.laddr {
+            let socket =
+                socket.map_err(|e| format!("dial tcp {addr}: socket: {}", go_error(&e)))?;
+            if let Some(ip) = self.dial.laddr {
                 socket
                     .bind(SocketAddr::new(ip, 0))
-                    .map_err(|e| format!("dial tcp {addr}: bind {ip}: {e}"))?;
+                    .map_err(|e| format!("dial tcp {addr}: bind {ip}: {}", go_error(&e)))?;
             }
-            let connect = socket.connect(addr);
-            let connected = match self.connect_timeout {
-                Some(t) => tokio::time::timeout(t, connect)
-                    .await
-                    .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
-                None => connect.await,
-            };
-            match connected {
+            match self.limited(socket.connect(addr)).await {
                 Ok(s) => {
                     stream = Some(s);
                     break;
                 }
-                Err(e) => last_err = format!("dial tcp {addr}: connect: {e}"),
+                Err(e) => last_err = format!("dial tcp {addr}: connect: {}", go_error(&e)),
             }
         }
         let stream = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
+        self.secure(key, stream, permit).await
+    }
+
+    /// `connect`, given up after `-timeout`.
+    async fn limited<S>(
+        &self,
+        connect: impl std::future::Future<Output = io::Result<S>>,
+    ) -> io::Result<S> {
+        match self.connect_timeout {
+            Some(t) => tokio::time::timeout(t, connect)
+                .await
+                .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
+            None => connect.await,
+        }
+    }
+
+    /// TLS over `stream` for https:// (named by the URL's host), then the
+    /// HTTP handshake.
+    async fn secure<S>(
+        &self,
+        key: &Key,
+        stream: S,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         if key.tls {
             let name = ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
@@ -404,6 +483,21 @@ impl Hasher for Fnv {
     }
 }
 
+/// A system error as Go words it ("connection refused"), not as Rust does
+/// ("Connection refused (os error 111)"): vegeta users match on the text.
+fn go_error(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(i)) => &text[..i],
+        _ => &text[..],
+    };
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// rustls errors, worded for people ("invalid peer certificate: UnknownIssuer").
 fn tls_error(e: &std::io::Error) -> String {
     match e.get_ref() {
@@ -443,7 +537,7 @@ mod tests {
         rt.block_on(async {
             let cfg = crate::ClientConfig::default();
             let tls = crate::Client::tls(&cfg).unwrap();
-            let mut pool = Pool::new(tls, false, true, 100, None, None, None);
+            let mut pool = Pool::new(tls, false, true, 100, None, Dial::default(), None);
             pool.idle_timeout = Duration::from_millis(100);
             let pool = Arc::new(pool);
             let key = Key::of(&server.url("/").parse().unwrap()).unwrap();
@@ -477,5 +571,14 @@ mod tests {
             assert_eq!(idle(&pool, &key), 1);
             assert_eq!(server.connections(), 3, "no connection opened again");
         });
+    }
+
+    #[test]
+    fn system_errors_read_as_in_go() {
+        let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(go_error(&refused), "connection refused");
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(go_error(&missing), "no such file or directory");
+        assert_eq!(go_error(&io::Error::other("i/o timeout")), "i/o timeout");
     }
 }

@@ -16,7 +16,11 @@ use hyper_util::{
     rt::{TokioExecutor, TokioIo},
     server::conn::auto,
 };
-use tokio::{net::TcpListener, sync::oneshot};
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::{TcpListener, UnixListener},
+    sync::oneshot,
+};
 use tokio_rustls::{rustls::HandshakeKind, TlsAcceptor};
 
 use crate::TestCert;
@@ -74,7 +78,21 @@ impl Server {
         Self::start(Some(TlsAcceptor::from(cert.server_config())), None)
     }
 
+    /// As [`Server::http`], listening on the Unix socket `path` instead
+    /// (its [`Server::url`] names a TCP port nobody listens on).
+    pub fn http_unix(path: &std::path::Path) -> Self {
+        Self::start_on(Some(path.to_path_buf()), None, None)
+    }
+
     fn start(tls: Option<TlsAcceptor>, goaway_after: Option<u64>) -> Self {
+        Self::start_on(None, tls, goaway_after)
+    }
+
+    fn start_on(
+        unix: Option<std::path::PathBuf>,
+        tls: Option<TlsAcceptor>,
+        goaway_after: Option<u64>,
+    ) -> Self {
         let state = Arc::new(State::default());
         let (stop_tx, stop_rx) = oneshot::channel();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -86,7 +104,7 @@ impl Server {
                 .enable_all()
                 .build()
                 .expect("test server runtime");
-            rt.block_on(serve(st, tls, goaway_after, addr_tx, stop_rx));
+            rt.block_on(serve(st, unix, tls, goaway_after, addr_tx, stop_rx));
         });
         let addr = addr_rx.recv().expect("test server started");
         Server {
@@ -155,6 +173,7 @@ impl Drop for Server {
 
 async fn serve(
     state: Arc<State>,
+    unix: Option<std::path::PathBuf>,
     tls: Option<TlsAcceptor>,
     goaway_after: Option<u64>,
     addr_tx: std::sync::mpsc::Sender<SocketAddr>,
@@ -164,50 +183,70 @@ async fn serve(
         .await
         .expect("bind loopback port 0");
     let _ = addr_tx.send(listener.local_addr().expect("local addr"));
+    if let Some(path) = unix {
+        let _ = std::fs::remove_file(&path);
+        let unix = UnixListener::bind(&path).expect("bind unix socket");
+        loop {
+            let accepted = tokio::select! {
+                a = unix.accept() => a,
+                _ = &mut stop => return,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after));
+        }
+    }
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = &mut stop => return,
         };
         let Ok((stream, _)) = accepted else { continue };
-        state.connections.fetch_add(1, Ordering::SeqCst);
         let _ = stream.set_nodelay(true);
-        let tls = tls.clone();
-        let st = state.clone();
-        let state = state.clone();
-        tokio::spawn(async move {
-            let served = Arc::new(AtomicU64::new(0));
-            let enough = Arc::new(tokio::sync::Notify::new());
-            let (n, e) = (served.clone(), enough.clone());
-            let service = service_fn(move |req| {
-                if goaway_after.is_some_and(|limit| n.fetch_add(1, Ordering::SeqCst) + 1 == limit) {
-                    e.notify_one();
-                }
-                handle(state.clone(), req)
-            });
-            let builder = auto::Builder::new(TokioExecutor::new());
-            match tls {
-                None => {
-                    let conn = builder.serve_connection(TokioIo::new(stream), service);
-                    tokio::pin!(conn);
-                    tokio::select! {
-                        _ = conn.as_mut() => {}
-                        _ = enough.notified() => {
-                            conn.as_mut().graceful_shutdown();
-                            let _ = conn.await;
-                        }
-                    }
-                }
-                Some(acceptor) => {
-                    if let Ok(s) = acceptor.accept(stream).await {
-                        if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) {
-                            st.resumed.fetch_add(1, Ordering::SeqCst);
-                        }
-                        let _ = builder.serve_connection(TokioIo::new(s), service).await;
-                    }
+        tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after));
+    }
+}
+
+/// Serves one accepted connection (TCP or Unix socket).
+async fn serve_conn<S>(
+    state: Arc<State>,
+    stream: S,
+    tls: Option<TlsAcceptor>,
+    goaway_after: Option<u64>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    state.connections.fetch_add(1, Ordering::SeqCst);
+    let st = state.clone();
+    let served = Arc::new(AtomicU64::new(0));
+    let enough = Arc::new(tokio::sync::Notify::new());
+    let (n, e) = (served.clone(), enough.clone());
+    let service = service_fn(move |req| {
+        if goaway_after.is_some_and(|limit| n.fetch_add(1, Ordering::SeqCst) + 1 == limit) {
+            e.notify_one();
+        }
+        handle(state.clone(), req)
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    match tls {
+        None => {
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = enough.notified() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
                 }
             }
-        });
+        }
+        Some(acceptor) => {
+            if let Ok(s) = acceptor.accept(stream).await {
+                if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) {
+                    st.resumed.fetch_add(1, Ordering::SeqCst);
+                }
+                let _ = builder.serve_connection(TokioIo::new(s), service).await;
+            }
+        }
     }
 }
 
