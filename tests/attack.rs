@@ -778,3 +778,21 @@ fn connect_to_maps_a_host_and_takes_its_addresses_in_turn() {
         assert_eq!(host, Some("barrage.invalid"));
     }
 }
+
+#[test]
+fn host_names_work_with_and_without_the_dns_cache() {
+    let server = Server::http();
+    let t = format!("GET http://localhost:{}/\n", server.addr().port());
+    for ttl in ["-dns-ttl=0", "-dns-ttl=-1", "-dns-ttl=1ms"] {
+        let (hits, _) = attack(
+            &[ttl, "-keepalive=false", "-rate", "100", "-requests", "5"],
+            &t,
+        );
+        assert_eq!(hits.len(), 5, "{ttl}");
+        assert!(
+            hits.iter().all(|h| h.code == 200),
+            "{ttl}: {:?}",
+            hits[0].error
+        );
+    }
+}

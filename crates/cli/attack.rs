@@ -117,6 +117,7 @@ pub fn run(a: AttackArgs) -> i32 {
         laddr: a.laddr,
         unix_socket: a.unix_socket.clone(),
         connect_to: a.connect_to.clone(),
+        dns_ttl: a.dns_ttl.0,
         name: a.name.clone(),
     };
     let attack = match Attack::new(config, client) {

@@ -54,6 +54,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(ns as u64))
 }
 
+/// `-dns-ttl`: how long looked-up addresses are kept; `None`: not at all.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DnsTtl(pub Option<Duration>);
+
+/// `-dns-ttl`: a duration (0 = for ever), or any negative value (no cache).
+pub fn parse_dns_ttl(s: &str) -> Result<DnsTtl, String> {
+    if s.trim() == "-1" {
+        return Ok(DnsTtl(None));
+    }
+    let ns = duration::parse(s).map_err(|e| e.to_string())?;
+    Ok(DnsTtl((ns >= 0).then(|| Duration::from_nanos(ns as u64))))
+}
+
 /// `-rate`.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     s.parse::<Rate>().map_err(|e| e.to_string())
@@ -204,6 +217,9 @@ pub struct AttackArgs {
     /// src_host:port:dst_host:port: connect there instead (repeatable; several for one src are used in turn)
     #[arg(long = "connect-to")]
     pub connect_to: Vec<barrage_attack::ConnectTo>,
+    /// Keep a host name's addresses this long (-1 = look up every new connection, 0 = for the whole attack)
+    #[arg(long, default_value = "0s", value_parser = parse_dns_ttl, allow_hyphen_values = true)]
+    pub dns_ttl: DnsTtl,
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,
@@ -363,6 +379,7 @@ mod tests {
         assert_eq!(a.timeout, Duration::from_secs(30));
         assert_eq!((a.workers, a.connections, a.redirects), (10, 10_000, 10));
         assert!(a.keepalive && a.http2 && !a.h2c && !a.insecure && !a.session_tickets);
+        assert_eq!(a.dns_ttl, DnsTtl(Some(Duration::ZERO)), "cached for ever");
         assert_eq!(a.max_body, 0);
     }
 
@@ -387,6 +404,27 @@ mod tests {
         };
         assert!(!a.keepalive && a.insecure);
         assert_eq!((a.redirects, a.max_body), (-1, -1));
+    }
+
+    #[test]
+    fn dns_ttl_values() {
+        for (v, want) in [
+            ("-1", None),
+            ("-1s", None),
+            ("0", Some(Duration::ZERO)),
+            ("5s", Some(Duration::from_secs(5))),
+            ("250ms", Some(Duration::from_millis(250))),
+        ] {
+            let cli = Cli::try_parse_from(normalize(
+                ["barrage", "attack", &format!("-dns-ttl={v}")].map(OsString::from),
+            ))
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+            let Command::Attack(a) = cli.command else {
+                panic!()
+            };
+            assert_eq!(a.dns_ttl, DnsTtl(want), "{v}");
+        }
+        assert!(Cli::try_parse_from(["barrage", "attack", "-dns-ttl", "soon"]).is_err());
     }
 
     #[test]

@@ -128,6 +128,10 @@ pub struct ClientConfig {
     /// `-connect-to`: connections for a URL's host:port go to another
     /// host:port instead (several for one are used in turn).
     pub connect_to: Vec<ConnectTo>,
+    /// `-dns-ttl`: how long a host name's addresses are kept: `None` looks
+    /// the name up for every new connection, zero keeps them for the whole
+    /// attack (vegeta's default).
+    pub dns_ttl: Option<Duration>,
     /// Attack name for the `X-Barrage-Attack` header (empty: not sent).
     pub name: String,
 }
@@ -152,6 +156,7 @@ impl Default for ClientConfig {
             laddr: None,
             unix_socket: None,
             connect_to: Vec::new(),
+            dns_ttl: Some(Duration::ZERO),
             name: String::new(),
         }
     }

@@ -70,7 +70,14 @@ pub(crate) struct Dial {
     pub unix_socket: Option<PathBuf>,
     /// For each mapped host:port, where to instead, taken in turn.
     connect_to: HashMap<HostPort, Turns>,
+    /// `-dns-ttl` (`None`: no cache; zero: for the whole attack).
+    dns_ttl: Option<Duration>,
+    /// Addresses looked up, and when.
+    dns: Mutex<HashMap<HostPort, Looked>>,
 }
+
+/// A host name's addresses and when they were looked up.
+type Looked = (Arc<[SocketAddr]>, Instant);
 
 type HostPort = (String, u16);
 
@@ -95,7 +102,34 @@ impl Dial {
             laddr: cfg.laddr,
             unix_socket: cfg.unix_socket.clone(),
             connect_to,
+            dns_ttl: cfg.dns_ttl,
+            dns: Mutex::default(),
         }
+    }
+
+    /// `host`'s addresses: IP literals as they are, names looked up (on
+    /// tokio's blocking pool) or taken from the cache while fresh, so that
+    /// a burst of new connections does not look the same name up hundreds
+    /// of times.
+    async fn resolve(&self, host: &str, port: u16) -> io::Result<Arc<[SocketAddr]>> {
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Ok(Arc::new([SocketAddr::new(ip, port)]));
+        }
+        let key = (host.to_string(), port);
+        if let Some(ttl) = self.dns_ttl {
+            let cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((addrs, at)) = cache.get(&key) {
+                if ttl.is_zero() || at.elapsed() < ttl {
+                    return Ok(addrs.clone());
+                }
+            }
+        }
+        let addrs: Arc<[SocketAddr]> = lookup_host((host, port)).await?.collect();
+        if self.dns_ttl.is_some() && !addrs.is_empty() {
+            let mut cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
+            cache.insert(key, (addrs.clone(), Instant::now()));
+        }
+        Ok(addrs)
     }
 
     /// The host and port a new connection for `key` goes to.
@@ -352,13 +386,14 @@ impl Pool {
             return self.secure(key, stream, permit).await;
         }
         let (host, port) = self.dial.address(key);
-        let addrs: Vec<SocketAddr> = lookup_host((host, port))
+        let addrs = self
+            .dial
+            .resolve(host, port)
             .await
-            .map_err(|e| format!("dial tcp: lookup {host}: {e}"))?
-            .collect();
+            .map_err(|e| format!("dial tcp: lookup {host}: {e}"))?;
         let mut last_err = format!("dial tcp: lookup {host}: no addresses");
         let mut stream = None;
-        for addr in addrs {
+        for &addr in addrs.iter() {
             let socket = if addr.is_ipv4() {
                 TcpSocket::new_v4()
             } else {
@@ -570,6 +605,64 @@ mod tests {
             pool.put(&key, e);
             assert_eq!(idle(&pool, &key), 1);
             assert_eq!(server.connections(), 3, "no connection opened again");
+        });
+    }
+
+    #[test]
+    fn names_are_looked_up_again_only_when_stale() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dial = |ttl| {
+            let cfg = crate::ClientConfig {
+                dns_ttl: ttl,
+                ..Default::default()
+            };
+            Dial::new(&cfg)
+        };
+        // Addresses no lookup gives (TEST-NET-1; nothing connects to them).
+        let planted: Arc<[SocketAddr]> = Arc::new(["192.0.2.1:80".parse().unwrap()]);
+        let stale = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
+        let key = ("localhost".to_string(), 80);
+        let plant = |d: &Dial| {
+            d.dns
+                .lock()
+                .unwrap()
+                .insert(key.clone(), (planted.clone(), stale));
+        };
+        rt.block_on(async {
+            // -dns-ttl 0: kept for the whole attack, however old.
+            let d = dial(Some(Duration::ZERO));
+            plant(&d);
+            assert_eq!(&*d.resolve("localhost", 80).await.unwrap(), &*planted);
+
+            // A TTL: older than it, looked up again (localhost: from the
+            // hosts file) and the fresh answer kept.
+            let d = dial(Some(Duration::from_secs(1)));
+            plant(&d);
+            let got = d.resolve("localhost", 80).await.unwrap();
+            assert!(
+                !got.is_empty() && got.iter().all(|a| a.ip().is_loopback()),
+                "{got:?}"
+            );
+            let (kept, at) = d.dns.lock().unwrap()[&key].clone();
+            assert!(at > stale);
+            assert_eq!(&*kept, &*got);
+            assert_eq!(&*d.resolve("localhost", 80).await.unwrap(), &*got);
+
+            // -dns-ttl -1: nothing kept.
+            let d = dial(None);
+            plant(&d);
+            let got = d.resolve("localhost", 80).await.unwrap();
+            assert!(got.iter().all(|a| a.ip().is_loopback()), "{got:?}");
+            assert_eq!(d.dns.lock().unwrap()[&key].1, stale, "not replaced");
+
+            // IP literals: neither looked up nor kept.
+            let d = dial(Some(Duration::ZERO));
+            let got = d.resolve("127.0.0.1", 8080).await.unwrap();
+            assert_eq!(&*got, &["127.0.0.1:8080".parse::<SocketAddr>().unwrap()]);
+            assert!(d.dns.lock().unwrap().is_empty());
         });
     }
 
