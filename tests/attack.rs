@@ -796,3 +796,43 @@ fn host_names_work_with_and_without_the_dns_cache() {
         );
     }
 }
+
+#[test]
+fn chunked_sends_bodies_without_a_length() {
+    let dir = common::tempdir("chunked");
+    let body = dir.join("b.txt");
+    std::fs::write(&body, "hello, chunks").unwrap();
+    let body = body.to_str().unwrap();
+    for chunked in [false, true] {
+        let server = Server::http();
+        let t = format!("POST {url}\n\nGET {url}\n", url = server.url("/"));
+        let mut args = vec!["-body", body, "-rate", "100", "-requests", "2"];
+        if chunked {
+            args.push("-chunked");
+        }
+        let (hits, _) = attack(&args, &t);
+        assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+        let received = server.received();
+        assert_eq!(received.len(), 2);
+        for r in &received {
+            let header = |name: &str| {
+                r.headers
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(
+                r.body, b"hello, chunks",
+                "{} (chunked: {chunked})",
+                r.method
+            );
+            if chunked {
+                assert_eq!(header("transfer-encoding").as_deref(), Some("chunked"));
+                assert_eq!(header("content-length"), None);
+            } else {
+                assert_eq!(header("content-length").as_deref(), Some("13"));
+                assert_eq!(header("transfer-encoding"), None);
+            }
+        }
+    }
+}

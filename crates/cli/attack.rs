@@ -111,6 +111,7 @@ pub fn run(a: AttackArgs) -> i32 {
         key: a.key.clone(),
         root_certs: a.root_certs.clone(),
         session_tickets: a.session_tickets,
+        chunked: a.chunked,
         redirects: a.redirects,
         max_body: a.max_body,
         keep_headers: a.keep_headers,

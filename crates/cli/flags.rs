@@ -196,6 +196,9 @@ pub struct AttackArgs {
     /// Comma-separated PEM files that replace the system roots
     #[arg(long, value_delimiter = ',')]
     pub root_certs: Vec<PathBuf>,
+    /// Send request bodies with Transfer-Encoding: chunked
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub chunked: bool,
     /// Resume TLS sessions on new connections (default: full handshakes)
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub session_tickets: bool,

@@ -101,6 +101,8 @@ pub struct Client {
     max_body: i64,
     keep_headers: bool,
     keepalive: bool,
+    /// `-chunked`.
+    chunked: bool,
     /// Whether a [`Serial`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
@@ -186,6 +188,7 @@ impl Client {
             redirects: cfg.redirects,
             max_body: cfg.max_body,
             keep_headers: cfg.keep_headers,
+            chunked: cfg.chunked,
             keepalive: cfg.keepalive,
             hold: cfg.keepalive && cfg.max_connections == 0,
             attack,
@@ -265,8 +268,18 @@ impl Client {
         h.clone_from(headers);
         if h2 {
             h.remove(header::HOST);
-        } else if !self.keepalive {
-            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        } else {
+            if !self.keepalive {
+                h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            // hyper encodes the body in chunks when the header asks for
+            // them, whatever its length.
+            if self.chunked && !body.is_empty() {
+                h.insert(
+                    header::TRANSFER_ENCODING,
+                    HeaderValue::from_static("chunked"),
+                );
+            }
         }
         h.insert(SEQ_NAME, HeaderValue::from(seq));
         if let Some(a) = &self.attack {

@@ -111,6 +111,9 @@ pub struct ClientConfig {
     pub key: Option<PathBuf>,
     /// `-root-certs`: PEM files that replace the system roots.
     pub root_certs: Vec<PathBuf>,
+    /// `-chunked`: send request bodies with `Transfer-Encoding: chunked`
+    /// (HTTP/1.1) instead of a Content-Length.
+    pub chunked: bool,
     /// `-session-tickets`: resume TLS sessions (off: every new connection
     /// makes a full handshake, as vegeta's default).
     pub session_tickets: bool,
@@ -150,6 +153,7 @@ impl Default for ClientConfig {
             key: None,
             root_certs: Vec::new(),
             session_tickets: false,
+            chunked: false,
             redirects: DEFAULT_REDIRECTS,
             max_body: 0,
             keep_headers: false,
