@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use barrage_testkit::{Server, TestCert};
+use barrage_testkit::{DnsServer, Server, TestCert};
 use common::{assert_seq_complete, decode, run};
 
 fn attack(args: &[&str], targets: &str) -> (Vec<barrage_stream::Hit>, std::process::Output) {
@@ -489,6 +489,8 @@ fn bad_flags_are_one_line_exit_2() {
         vec!["report", "-type", "pie"],
         vec!["attack", "-connect-to", "a:80:b"],
         vec!["attack", "-connect-to", "a:80:b:0"],
+        vec!["attack", "-resolvers", "127.0.0.1:53,nope"],
+        vec!["attack", "-dns-ttl", "soon"],
     ] {
         let out = run(&args, b"GET http://127.0.0.1:1/\n");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -835,4 +837,36 @@ fn chunked_sends_bodies_without_a_length() {
             }
         }
     }
+}
+
+#[test]
+fn resolvers_replace_the_system_dns() {
+    let dns = DnsServer::start("barrage.test");
+    let server = Server::http();
+    let resolver = dns.addr().to_string();
+    let url = format!("http://barrage.test:{}/", server.addr().port());
+    let (hits, _) = attack(
+        &["-resolvers", &resolver, "-rate", "100", "-requests", "5"],
+        &format!("GET {url}\n"),
+    );
+    assert_eq!(hits.len(), 5);
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+    assert!(dns.queries() >= 2, "an A and an AAAA query");
+    let host = server.received()[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "host")
+        .map(|(_, v)| v.clone());
+    assert_eq!(host, Some(format!("barrage.test:{}", server.addr().port())));
+
+    let (hits, _) = attack(
+        &["-resolvers", &resolver, "-rate", "100", "-requests", "2"],
+        "GET http://nowhere.test/\n",
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.code == 0 && h.error.contains("lookup nowhere.test: no such host")),
+        "{}",
+        hits[0].error
+    );
 }

@@ -119,6 +119,7 @@ pub fn run(a: AttackArgs) -> i32 {
         unix_socket: a.unix_socket.clone(),
         connect_to: a.connect_to.clone(),
         dns_ttl: a.dns_ttl.0,
+        resolvers: a.resolvers.clone(),
         name: a.name.clone(),
     };
     let attack = match Attack::new(config, client) {

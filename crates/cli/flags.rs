@@ -67,6 +67,14 @@ pub fn parse_dns_ttl(s: &str) -> Result<DnsTtl, String> {
     Ok(DnsTtl((ns >= 0).then(|| Duration::from_nanos(ns as u64))))
 }
 
+/// One `-resolvers` server: `ip:port`, `[ipv6]:port`, or an IP (port 53).
+pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, String> {
+    let s = s.trim();
+    s.parse()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| (ip, 53).into()))
+        .map_err(|_| format!("bad resolver {s:?} (use ip:port)"))
+}
+
 /// `-rate`.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     s.parse::<Rate>().map_err(|e| e.to_string())
@@ -223,6 +231,9 @@ pub struct AttackArgs {
     /// Keep a host name's addresses this long (-1 = look up every new connection, 0 = for the whole attack)
     #[arg(long, default_value = "0s", value_parser = parse_dns_ttl, allow_hyphen_values = true)]
     pub dns_ttl: DnsTtl,
+    /// Comma-separated DNS servers, ip[:port], that replace the system's
+    #[arg(long, value_delimiter = ',', value_parser = parse_resolver)]
+    pub resolvers: Vec<std::net::SocketAddr>,
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,

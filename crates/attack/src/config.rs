@@ -135,6 +135,8 @@ pub struct ClientConfig {
     /// the name up for every new connection, zero keeps them for the whole
     /// attack (vegeta's default).
     pub dns_ttl: Option<Duration>,
+    /// `-resolvers`: DNS servers that replace the system's for host names.
+    pub resolvers: Vec<std::net::SocketAddr>,
     /// Attack name for the `X-Barrage-Attack` header (empty: not sent).
     pub name: String,
 }
@@ -161,6 +163,7 @@ impl Default for ClientConfig {
             unix_socket: None,
             connect_to: Vec::new(),
             dns_ttl: Some(Duration::ZERO),
+            resolvers: Vec::new(),
             name: String::new(),
         }
     }

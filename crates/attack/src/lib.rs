@@ -40,6 +40,7 @@
 mod alarm;
 mod client;
 mod config;
+mod dns;
 mod pacer;
 mod pool;
 mod sched;

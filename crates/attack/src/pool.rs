@@ -74,6 +74,8 @@ pub(crate) struct Dial {
     dns_ttl: Option<Duration>,
     /// Addresses looked up, and when.
     dns: Mutex<HashMap<HostPort, Looked>>,
+    /// `-resolvers` (empty: the system's resolver).
+    resolvers: Vec<SocketAddr>,
 }
 
 /// A host name's addresses and when they were looked up.
@@ -104,6 +106,7 @@ impl Dial {
             connect_to,
             dns_ttl: cfg.dns_ttl,
             dns: Mutex::default(),
+            resolvers: cfg.resolvers.clone(),
         }
     }
 
@@ -124,7 +127,13 @@ impl Dial {
                 }
             }
         }
-        let addrs: Arc<[SocketAddr]> = lookup_host((host, port)).await?.collect();
+        let addrs: Arc<[SocketAddr]> = if self.resolvers.is_empty() {
+            lookup_host((host, port)).await?.collect()
+        } else {
+            crate::dns::lookup(host, port, &self.resolvers)
+                .await?
+                .into()
+        };
         if self.dns_ttl.is_some() && !addrs.is_empty() {
             let mut cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
             cache.insert(key, (addrs.clone(), Instant::now()));

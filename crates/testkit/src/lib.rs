@@ -30,12 +30,14 @@
 
 mod blackhole;
 mod child;
+mod dns;
 mod raw;
 mod server;
 mod tls;
 
 pub use blackhole::Blackhole;
 pub use child::{Child, ChildResult};
+pub use dns::DnsServer;
 pub use raw::{RawServer, Script};
 pub use server::{Received, Server};
 pub use tls::TestCert;
