@@ -99,16 +99,10 @@ fn http_targets_send_headers_and_bodies() {
     assert_eq!(got.len(), 4);
     let post = got.iter().find(|r| r.method == "POST").unwrap();
     assert_eq!(post.body, b"payload from file");
-    let header = |r: &barrage_testkit::Received, n: &str| {
-        r.headers
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| v.clone())
-    };
-    assert_eq!(header(post, "content-type").as_deref(), Some("text/plain"));
-    assert_eq!(header(post, "x-custom").as_deref(), Some("one"));
-    assert_eq!(header(post, "x-global").as_deref(), Some("g"));
-    assert_eq!(header(post, "x-barrage-attack").as_deref(), Some("alpha"));
+    assert_eq!(post.header("content-type"), Some("text/plain"));
+    assert_eq!(post.header("x-custom"), Some("one"));
+    assert_eq!(post.header("x-global"), Some("g"));
+    assert_eq!(post.header("x-barrage-attack"), Some("alpha"));
     let get = got.iter().find(|r| r.method == "GET").unwrap();
     assert_eq!(
         get.body, b"global body",
@@ -116,7 +110,7 @@ fn http_targets_send_headers_and_bodies() {
     );
     let mut seqs: Vec<u64> = got
         .iter()
-        .map(|r| header(r, "x-barrage-seq").unwrap().parse().unwrap())
+        .map(|r| r.header("x-barrage-seq").unwrap().parse().unwrap())
         .collect();
     seqs.sort();
     assert_eq!(seqs, [0, 1, 2, 3]);
@@ -712,11 +706,7 @@ fn unix_socket_carries_every_request_whatever_the_host() {
     assert_eq!(received.len(), 5);
     for r in &received {
         assert_eq!(r.path, "/");
-        let host = r
-            .headers
-            .iter()
-            .find(|(k, _)| k == "host")
-            .map(|(_, v)| v.as_str());
+        let host = r.header("host");
         assert_eq!(host, Some("barrage.invalid:8080"));
     }
 
@@ -772,11 +762,7 @@ fn connect_to_maps_a_host_and_takes_its_addresses_in_turn() {
         b.count()
     );
     for r in a.received().iter().chain(&b.received()) {
-        let host = r
-            .headers
-            .iter()
-            .find(|(k, _)| k == "host")
-            .map(|(_, v)| v.as_str());
+        let host = r.header("host");
         assert_eq!(host, Some("barrage.invalid"));
     }
 }
@@ -817,23 +803,17 @@ fn chunked_sends_bodies_without_a_length() {
         let received = server.received();
         assert_eq!(received.len(), 2);
         for r in &received {
-            let header = |name: &str| {
-                r.headers
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-            };
             assert_eq!(
                 r.body, b"hello, chunks",
                 "{} (chunked: {chunked})",
                 r.method
             );
             if chunked {
-                assert_eq!(header("transfer-encoding").as_deref(), Some("chunked"));
-                assert_eq!(header("content-length"), None);
+                assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+                assert_eq!(r.header("content-length"), None);
             } else {
-                assert_eq!(header("content-length").as_deref(), Some("13"));
-                assert_eq!(header("transfer-encoding"), None);
+                assert_eq!(r.header("content-length"), Some("13"));
+                assert_eq!(r.header("transfer-encoding"), None);
             }
         }
     }
@@ -852,12 +832,8 @@ fn resolvers_replace_the_system_dns() {
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
     assert!(dns.queries() >= 2, "an A and an AAAA query");
-    let host = server.received()[0]
-        .headers
-        .iter()
-        .find(|(k, _)| k == "host")
-        .map(|(_, v)| v.clone());
-    assert_eq!(host, Some(format!("barrage.test:{}", server.addr().port())));
+    let want = format!("barrage.test:{}", server.addr().port());
+    assert_eq!(server.received()[0].header("host"), Some(want.as_str()));
 
     let (hits, _) = attack(
         &["-resolvers", &resolver, "-rate", "100", "-requests", "2"],

@@ -43,6 +43,16 @@ pub struct Received {
     pub body: Vec<u8>,
 }
 
+impl Received {
+    /// The value of header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 #[derive(Default)]
 struct State {
     count: AtomicU64,
