@@ -60,9 +60,16 @@ async fn ask(name: &str, server: SocketAddr) -> io::Result<Vec<IpAddr>> {
     let mut buf = [0u8; 1500];
     let deadline = tokio::time::Instant::now() + ANSWER_TIMEOUT;
     while answered != [true, true] {
-        let n = tokio::time::timeout_at(deadline, socket.recv(&mut buf))
-            .await
-            .map_err(|_| io::Error::other(format!("no answer from DNS server {server}")))??;
+        let Ok(got) = tokio::time::timeout_at(deadline, socket.recv(&mut buf)).await else {
+            // One answer is enough when it has addresses.
+            if v4.is_empty() && v6.is_empty() {
+                return Err(io::Error::other(format!(
+                    "no answer from DNS server {server}"
+                )));
+            }
+            break;
+        };
+        let n = got?;
         let Some(reply) = parse(&buf[..n]) else {
             continue;
         };

@@ -63,7 +63,8 @@ impl Key {
 }
 
 /// Where connections go when not to the URL's host:port (`-unix-socket`,
-/// `-connect-to`), and from where (`-laddr`).
+/// `-connect-to`), from where (`-laddr`), and how host names become
+/// addresses (`-dns-ttl`, `-resolvers`).
 #[derive(Default)]
 pub(crate) struct Dial {
     pub laddr: Option<IpAddr>,
@@ -399,7 +400,7 @@ impl Pool {
             .dial
             .resolve(host, port)
             .await
-            .map_err(|e| format!("dial tcp: lookup {host}: {e}"))?;
+            .map_err(|e| format!("dial tcp: lookup {host}: {}", lookup_error(&e)))?;
         let mut last_err = format!("dial tcp: lookup {host}: no addresses");
         let mut stream = None;
         for &addr in addrs.iter() {
@@ -540,6 +541,19 @@ fn go_error(e: &io::Error) -> String {
         .next()
         .map(|first| first.to_lowercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+/// A failed lookup as Go words it: "no such host" for a name that does not
+/// exist (getaddrinfo says "Name or service not known").
+fn lookup_error(e: &io::Error) -> String {
+    let text = go_error(e);
+    if text.contains("Name or service not known")
+        || text.contains("No address associated with hostname")
+    {
+        "no such host".to_string()
+    } else {
+        text
+    }
 }
 
 /// rustls errors, worded for people ("invalid peer certificate: UnknownIssuer").
