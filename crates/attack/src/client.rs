@@ -164,11 +164,13 @@ impl Client {
     }
 
     /// A client whose connections count against a shared `-max-connections`
-    /// and that shares a TLS configuration ([`Client::tls`]).
-    pub fn sharing(
+    /// and that shares a TLS configuration ([`Client::tls`]) and how it
+    /// dials ([`Dial`]: DNS cache, `-connect-to` turns).
+    pub(crate) fn sharing(
         cfg: &ClientConfig,
         open_limit: Option<Arc<tokio::sync::Semaphore>>,
         tls: TlsConnector,
+        dial: Arc<Dial>,
     ) -> Self {
         let pool = Arc::new(Pool::new(
             tls,
@@ -176,7 +178,7 @@ impl Client {
             cfg.keepalive,
             cfg.connections,
             open_limit,
-            Dial::new(cfg),
+            dial,
             cfg.timeout,
         ));
         let attack = (!cfg.name.is_empty())

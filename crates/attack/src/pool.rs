@@ -189,7 +189,9 @@ pub(crate) struct Pool {
     connecting: AtomicUsize,
     /// Signalled when a connection attempt ends.
     attempt_ended: Notify,
-    dial: Dial,
+    /// Shared by the worker threads' pools: one DNS cache and one turn
+    /// for `-connect-to` per attack.
+    dial: Arc<Dial>,
     /// Longest a TCP connect may take (`-timeout`): an attempt outlives a
     /// request that gave up on it, and holds one of the few attempt slots.
     connect_timeout: Option<Duration>,
@@ -204,7 +206,7 @@ impl Pool {
         keepalive: bool,
         max_idle: usize,
         open_limit: Option<Arc<Semaphore>>,
-        dial: Dial,
+        dial: Arc<Dial>,
         connect_timeout: Option<Duration>,
     ) -> Self {
         Pool {
@@ -595,7 +597,7 @@ mod tests {
         rt.block_on(async {
             let cfg = crate::ClientConfig::default();
             let tls = crate::Client::tls(&cfg).unwrap();
-            let mut pool = Pool::new(tls, false, true, 100, None, Dial::default(), None);
+            let mut pool = Pool::new(tls, false, true, 100, None, Arc::default(), None);
             pool.idle_timeout = Duration::from_millis(100);
             let pool = Arc::new(pool);
             let key = Key::of(&server.url("/").parse().unwrap()).unwrap();

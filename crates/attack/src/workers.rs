@@ -10,7 +10,7 @@ use std::{
 
 use tokio::{runtime::Handle, sync::oneshot};
 
-use crate::{AttackError, Client, ClientConfig};
+use crate::{pool::Dial, AttackError, Client, ClientConfig};
 
 /// One worker thread: a single-threaded tokio runtime with its own client
 /// and connection pool. Tasks never migrate between threads, so a request
@@ -40,13 +40,20 @@ impl Workers {
         let open_limit = Client::open_limit(cfg);
         // Certificates are read and parsed once, not per thread.
         let tls = Client::tls(cfg)?;
+        // One DNS cache and one -connect-to turn for the whole attack.
+        let dial = Arc::new(Dial::new(cfg));
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let client = {
                 let _guard = rt.enter();
-                Arc::new(Client::sharing(cfg, open_limit.clone(), tls.clone()))
+                Arc::new(Client::sharing(
+                    cfg,
+                    open_limit.clone(),
+                    tls.clone(),
+                    dial.clone(),
+                ))
             };
             let handle = rt.handle().clone();
             if let Some(timeout) = cfg.timeout {
