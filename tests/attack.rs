@@ -845,4 +845,21 @@ fn resolvers_replace_the_system_dns() {
         "{}",
         hits[0].error
     );
+
+    // A server that never answers: each record says so (after 2 s).
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap().to_string();
+    let (hits, _) = attack(
+        &["-resolvers", &silent_addr, "-rate", "100", "-requests", "1"],
+        &format!("GET {url}\n"),
+    );
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].code, 0);
+    assert!(
+        hits[0]
+            .error
+            .contains(&format!("no answer from DNS server {silent_addr}")),
+        "{}",
+        hits[0].error
+    );
 }
