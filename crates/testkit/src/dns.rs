@@ -3,20 +3,20 @@
 use std::{
     net::{SocketAddr, UdpSocket},
     sync::{
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicU64, Ordering},
         Arc,
     },
-    thread,
     time::Duration,
 };
+
+use crate::stoppable::Stoppable;
 
 /// Answers A queries for one name with 127.0.0.1 (and AAAA queries with
 /// no record), and any other name with NXDOMAIN. Stopped when dropped.
 pub struct DnsServer {
     addr: SocketAddr,
     queries: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
+    _serving: Stoppable,
 }
 
 impl DnsServer {
@@ -27,13 +27,10 @@ impl DnsServer {
             .set_read_timeout(Some(Duration::from_millis(20)))
             .expect("read timeout");
         let addr = socket.local_addr().expect("local addr");
-        let (queries, stop) = (
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let (q, s) = (queries.clone(), stop.clone());
+        let queries = Arc::new(AtomicU64::new(0));
+        let q = queries.clone();
         let name = name.trim_end_matches('.').to_ascii_lowercase();
-        let thread = thread::spawn(move || {
+        let serving = Stoppable::spawn(move |s| {
             let mut buf = [0u8; 512];
             while !s.load(Ordering::SeqCst) {
                 let Ok((n, from)) = socket.recv_from(&mut buf) else {
@@ -48,8 +45,7 @@ impl DnsServer {
         DnsServer {
             addr,
             queries,
-            stop,
-            thread: Some(thread),
+            _serving: serving,
         }
     }
 
@@ -61,15 +57,6 @@ impl DnsServer {
     /// Queries received so far.
     pub fn queries(&self) -> u64 {
         self.queries.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for DnsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

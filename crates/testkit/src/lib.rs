@@ -33,6 +33,7 @@ mod child;
 mod dns;
 mod raw;
 mod server;
+mod stoppable;
 mod tls;
 
 pub use blackhole::Blackhole;

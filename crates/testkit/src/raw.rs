@@ -9,6 +9,8 @@ use std::{
     time::Duration,
 };
 
+use crate::stoppable::Stoppable;
+
 /// How a [`RawServer`] misbehaves, per connection, after reading a request.
 #[derive(Debug, Clone, Copy)]
 pub enum Script {
@@ -40,8 +42,7 @@ pub struct RawServer {
     addr: SocketAddr,
     connections: Arc<AtomicU64>,
     requests: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
+    _accepting: Stoppable,
 }
 
 impl RawServer {
@@ -54,9 +55,8 @@ impl RawServer {
         let addr = listener.local_addr().expect("local addr");
         let connections = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, r, s) = (connections.clone(), requests.clone(), stop.clone());
-        let thread = thread::spawn(move || {
+        let (c, r) = (connections.clone(), requests.clone());
+        let accepting = Stoppable::spawn(move |s| {
             while !s.load(Ordering::SeqCst) {
                 match listener.accept() {
                     Ok((stream, _)) => {
@@ -72,8 +72,7 @@ impl RawServer {
             addr,
             connections,
             requests,
-            stop,
-            thread: Some(thread),
+            _accepting: accepting,
         }
     }
 
@@ -90,15 +89,6 @@ impl RawServer {
     /// Request heads read.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for RawServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
