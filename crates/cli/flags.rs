@@ -141,6 +141,8 @@ pub enum Command {
     Dump(DumpArgs),
     /// Convert results between encodings (vegeta's `encode`)
     Encode(EncodeArgs),
+    /// Plot latency over time as a self-contained HTML page
+    Plot(PlotArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
 }
@@ -250,7 +252,7 @@ pub struct AttackArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot
+    /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot, plot (HTML, as the plot command)
     #[arg(long = "type", default_value = "text")]
     pub kind: String,
     /// Histogram buckets, e.g. '[0,1ms,5ms,10ms]' (for hist, and added to json)
@@ -293,6 +295,24 @@ pub struct DumpArgs {
     #[arg(long, default_value = "stdout")]
     pub output: String,
     /// Result files
+    pub files: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Title of the page and chart
+    #[arg(long, default_value = crate::plot::DEFAULT_TITLE)]
+    pub title: String,
+    /// Most points drawn per series (each slice of time keeps its lowest and highest latency); 0 draws every record
+    #[arg(long, default_value_t = barrage_plot::DEFAULT_THRESHOLD)]
+    pub threshold: usize,
+    /// Which latency to plot: actual (from the send, as vegeta) or intended (from the scheduled time, at the scheduled time)
+    #[arg(long, default_value = "actual")]
+    pub latency: String,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Result files (default: stdin)
     pub files: Vec<String>,
 }
 

@@ -1,6 +1,6 @@
 //! barrage: an HTTP load-testing toolchain in the style of vegeta.
 //!
-//! `attack` writes a binary result stream; `report`, `dump` and `encode` read
+//! `attack` writes a binary result stream; `report`, `dump`, `encode` and `plot` read
 //! it (or CSV / JSON lines). This file parses the command line, dispatches,
 //! and turns outcomes into exit codes: 0 done, 1 the tool's own I/O failed,
 //! 2 bad usage or input, 130 a second Ctrl-C.
@@ -10,6 +10,7 @@ mod dump;
 mod flags;
 mod inputs;
 mod output;
+mod plot;
 mod report;
 mod serve;
 
@@ -69,6 +70,10 @@ fn main() {
         Command::Encode(e) => {
             outlive_first_interrupt();
             dump::encode(e)
+        }
+        Command::Plot(p) => {
+            outlive_first_interrupt();
+            plot::run(p)
         }
         Command::Serve(s) => serve::run(s),
     };

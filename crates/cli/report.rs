@@ -23,6 +23,7 @@ enum Kind {
     Json,
     Hist,
     HdrPlot,
+    Plot,
 }
 
 /// Everything the flags decide, checked before any input is read.
@@ -41,6 +42,7 @@ fn plan(a: &ReportArgs) -> Result<Plan, String> {
         "text" => Kind::Text,
         "json" => Kind::Json,
         "hdrplot" => Kind::HdrPlot,
+        "plot" => Kind::Plot,
         "hist" => {
             if buckets.is_none() {
                 return Err(
@@ -56,7 +58,7 @@ fn plan(a: &ReportArgs) -> Result<Plan, String> {
         }
         other => {
             return Err(format!(
-                "unknown -type {other:?} (use text, json, hist[BUCKETS] or hdrplot)"
+                "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot or plot)"
             ))
         }
     };
@@ -76,6 +78,9 @@ fn plan(a: &ReportArgs) -> Result<Plan, String> {
         .map(Threshold::parse_list)
         .transpose()?
         .unwrap_or_default();
+    if kind == Kind::Plot && (every.is_some() || by.is_some() || !thresholds.is_empty()) {
+        return Err("-type plot takes none of -every, -by and -fail-on".into());
+    }
     Ok(Plan {
         kind,
         options,
@@ -92,6 +97,8 @@ fn write_kind(kind: Kind, m: &Metrics, p: &Percentiles, out: &mut dyn Write) -> 
         Kind::Json => barrage_report::json(m, p, out),
         Kind::Hist => barrage_report::hist(m, out),
         Kind::HdrPlot => barrage_report::hdrplot(m, out),
+        // Drawn from the records, not the metrics: see `run`.
+        Kind::Plot => Ok(()),
     }
 }
 
@@ -138,6 +145,9 @@ pub fn run(args: ReportArgs) -> i32 {
             return if e.bad_input { EXIT_USAGE } else { EXIT_IO };
         }
     };
+    if plan.kind == Kind::Plot {
+        return crate::plot::from_report(merge, plan.options.latency, &args.output);
+    }
     let mut out = match output::open(&args.output) {
         Ok(o) => o,
         Err(e) => {

@@ -1,0 +1,75 @@
+//! `barrage plot` (and `report -type plot`): latency over time as one HTML
+//! page (vegeta's `plot`). A damaged input is still plotted up to its last
+//! complete record; then where it broke is said and the exit code is 2.
+
+use std::io::{self, BufWriter, Write};
+
+use barrage_metrics::LatencyView;
+use barrage_plot::{Plot, Sample, DEFAULT_THRESHOLD};
+
+use crate::{flags::PlotArgs, inputs, output, EXIT_IO, EXIT_USAGE};
+
+/// The title when none is given.
+pub const DEFAULT_TITLE: &str = "Barrage Plot";
+
+pub fn run(args: PlotArgs) -> i32 {
+    let view = match args.latency.parse::<LatencyView>() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("barrage plot: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let merge = match inputs::Merge::open(&args.files) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("barrage plot: {}", e.message);
+            return if e.bad_input { EXIT_USAGE } else { EXIT_IO };
+        }
+    };
+    draw(
+        "plot",
+        merge,
+        Plot::new(args.threshold, sample(view)),
+        &args.title,
+        &args.output,
+    )
+}
+
+/// `report -type plot`: the page with the default title and threshold.
+pub fn from_report(merge: inputs::Merge, view: LatencyView, out_path: &str) -> i32 {
+    draw(
+        "report",
+        merge,
+        Plot::new(DEFAULT_THRESHOLD, sample(view)),
+        DEFAULT_TITLE,
+        out_path,
+    )
+}
+
+fn sample(view: LatencyView) -> Sample {
+    match view {
+        LatencyView::Actual => Sample::Actual,
+        LatencyView::Intended => Sample::Intended,
+    }
+}
+
+/// Folds every record into `plot`, writes the page to `out_path`, then
+/// says what broke in the inputs, if anything.
+fn draw(cmd: &str, mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -> i32 {
+    while let Some(hit) = merge.next() {
+        plot.add(hit);
+    }
+    let written = (|| -> io::Result<()> {
+        let mut out = BufWriter::new(output::open(out_path)?);
+        plot.write_html(title, &mut out)?;
+        out.flush()
+    })();
+    if let Err(e) = written {
+        if !output::is_closed_pipe(&e) {
+            eprintln!("barrage {cmd}: writing {out_path}: {e}");
+            return EXIT_IO;
+        }
+    }
+    inputs::finish(cmd, &merge)
+}
