@@ -65,6 +65,65 @@ fn requests_cap_and_all_flag_spellings() {
     assert_eq!(server.count(), 100);
 }
 
+/// Each request carries its own target's headers and nothing else, in the
+/// order written, repeated names included: the header maps of responses
+/// already read are reused for the next requests' headers.
+#[test]
+fn every_request_has_exactly_its_targets_headers() {
+    let server = Server::http();
+    let targets = format!(
+        "GET {0}a\nX-A: 1\nX-Multi: first\nX-Multi: second\n\nGET {0}b\nX-B: 2\n\n",
+        server.url("/")
+    );
+    for mode in [
+        &["-rate", "400", "-requests", "40", "-cpus", "1"][..],
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "2",
+            "-requests",
+            "40",
+            "-cpus",
+            "1",
+        ][..],
+    ] {
+        let mut args = mode.to_vec();
+        args.extend(["-header", "X-Global: g"]);
+        let (hits, _) = attack(&args, &targets);
+        assert_eq!(hits.len(), 40, "{mode:?}");
+    }
+    let got = server.received();
+    assert_eq!(got.len(), 80);
+    for r in &got {
+        let names: Vec<(&str, &str)> = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k != "host" && k != "x-barrage-seq")
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let want: &[(&str, &str)] = if r.path == "/a" {
+            &[
+                ("x-global", "g"),
+                ("x-a", "1"),
+                ("x-multi", "first"),
+                ("x-multi", "second"),
+            ]
+        } else {
+            &[("x-global", "g"), ("x-b", "2")]
+        };
+        assert_eq!(names, want, "{} {}", r.method, r.path);
+        assert_eq!(r.headers.iter().filter(|(k, _)| k == "host").count(), 1);
+        assert_eq!(
+            r.headers
+                .iter()
+                .filter(|(k, _)| k == "x-barrage-seq")
+                .count(),
+            1
+        );
+    }
+}
+
 #[test]
 fn http_targets_send_headers_and_bodies() {
     let server = Server::http();

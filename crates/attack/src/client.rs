@@ -1,4 +1,4 @@
-use std::{borrow::Cow, pin::Pin, sync::Arc, time::Duration};
+use std::{borrow::Cow, cell::RefCell, pin::Pin, sync::Arc, time::Duration};
 
 use barrage_model::Target;
 use bytes::Bytes;
@@ -267,7 +267,10 @@ impl Client {
                 .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
         }
         let h = req.headers_mut();
-        h.clone_from(headers);
+        *h = spare();
+        for (k, v) in headers {
+            h.append(k.clone(), v.clone());
+        }
         if h2 {
             h.remove(header::HOST);
         } else {
@@ -357,11 +360,12 @@ impl Client {
                     )
                 }
             };
-            let status = resp.status();
+            let (head, incoming) = resp.into_parts();
+            let status = head.status;
             // Only a redirect's headers are looked up (a lookup per
             // response otherwise).
             let location = (status.is_redirection() && self.redirects >= 0)
-                .then(|| resp.headers().get(header::LOCATION))
+                .then(|| head.headers.get(header::LOCATION))
                 .flatten()
                 .and_then(|l| l.to_str().ok())
                 .map(str::to_string);
@@ -370,7 +374,8 @@ impl Client {
                     return Err(fail(&format!("stopped after {} redirects", self.redirects)));
                 }
                 // Read the body so the connection can be reused.
-                let drained = resp.into_body().collect().await.is_ok();
+                let drained = incoming.collect().await.is_ok();
+                give_back(head.headers);
                 if let (Some(sender), true) = (h1, drained) {
                     self.pool.put(key, sender);
                 }
@@ -392,14 +397,15 @@ impl Client {
                 ..Response::default()
             };
             if self.keep_headers {
-                for (k, v) in resp.headers() {
+                for (k, v) in &head.headers {
                     out.headers.push((
                         k.as_str().to_string(),
                         String::from_utf8_lossy(v.as_bytes()).into_owned(),
                     ));
                 }
             }
-            let mut incoming = resp.into_body();
+            give_back(head.headers);
+            let mut incoming = incoming;
             while let Some(frame) = incoming.frame().await {
                 let frame = match frame {
                     Ok(f) => f,
@@ -437,6 +443,45 @@ impl Client {
             return Ok(out);
         }
     }
+}
+
+thread_local! {
+    /// Header maps of responses read on this thread, emptied, for the
+    /// headers of the next requests.
+    static SPARE_MAPS: RefCell<Vec<HeaderMap>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Most maps kept in [`SPARE_MAPS`], and the most entries one may have
+/// room for (a response with hundreds of headers is not kept).
+const SPARE_MAX: usize = 256;
+const SPARE_MAX_ROOM: usize = 64;
+
+/// An empty header map for a request: a response's, given back.
+///
+/// hyper parses a response's headers into the map of the request it
+/// answers, emptied. A copy of the target's headers has room for just
+/// those (two or three), so every response with more grew it twice
+/// (nginx sends five: two reallocations and copies per request); and the
+/// copy itself cost two allocations. A response's map has room for a
+/// response.
+fn spare() -> HeaderMap {
+    SPARE_MAPS
+        .with(|s| s.borrow_mut().pop())
+        .unwrap_or_else(|| HeaderMap::with_capacity(8))
+}
+
+/// Keeps a response's header map for [`spare`].
+fn give_back(mut map: HeaderMap) {
+    if map.capacity() > SPARE_MAX_ROOM {
+        return;
+    }
+    map.clear();
+    SPARE_MAPS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARE_MAX {
+            s.push(map);
+        }
+    });
 }
 
 /// `headers` with a Host header from `uri` unless they have one, and a
