@@ -52,12 +52,9 @@ fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> i32 {
         );
         return EXIT_USAGE;
     }
-    let mut merge = match inputs::Merge::open(files) {
+    let mut merge = match inputs::open(cmd, files) {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("barrage {cmd}: {}", e.message);
-            return if e.bad_input { EXIT_USAGE } else { EXIT_IO };
-        }
+        Err(code) => return code,
     };
     let result = (|| -> io::Result<()> {
         let out = BufWriter::with_capacity(256 << 10, output::open(out_path)?);

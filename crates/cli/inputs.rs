@@ -119,6 +119,19 @@ impl Merge {
 }
 
 /// Prints the read errors of `merge` for `cmd` and gives the exit code.
+/// [`Merge::open`] for command `cmd`: an input that cannot be opened is
+/// said on stderr, and the exit code returned (2 for bad input, 1 for I/O).
+pub fn open(cmd: &str, files: &[String]) -> Result<Merge, i32> {
+    Merge::open(files).map_err(|e| {
+        eprintln!("barrage {cmd}: {}", e.message);
+        if e.bad_input {
+            crate::EXIT_USAGE
+        } else {
+            crate::EXIT_IO
+        }
+    })
+}
+
 pub fn finish(cmd: &str, merge: &Merge) -> i32 {
     let (lines, bad) = merge.errors();
     for l in &lines {

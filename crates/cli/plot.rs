@@ -20,12 +20,9 @@ pub fn run(args: PlotArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let merge = match inputs::Merge::open(&args.files) {
+    let merge = match inputs::open("plot", &args.files) {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("barrage plot: {}", e.message);
-            return if e.bad_input { EXIT_USAGE } else { EXIT_IO };
-        }
+        Err(code) => return code,
     };
     draw(
         "plot",

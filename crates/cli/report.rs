@@ -138,12 +138,9 @@ pub fn run(args: ReportArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let merge = match inputs::Merge::open(&args.files) {
+    let merge = match inputs::open("report", &args.files) {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("barrage report: {}", e.message);
-            return if e.bad_input { EXIT_USAGE } else { EXIT_IO };
-        }
+        Err(code) => return code,
     };
     if plan.kind == Kind::Plot {
         return crate::plot::from_report(merge, plan.options.latency, &args.output);
