@@ -48,6 +48,75 @@ fn rate_200_for_2s_is_exactly_400_records_5ms_apart() {
     assert_eq!(server.count(), 400);
 }
 
+/// `-stages 1s:1000`: the rate climbs from 0 to 1,000/s in a second, so
+/// n(t) = 500 t² requests are due by t: 500 in all, request i at
+/// sqrt(i / 500) s, on every path that keeps the schedule (the worker
+/// threads' own clocks or ticks, the pacer thread with -max-workers or
+/// -lazy).
+#[test]
+fn stages_ramp_the_rate_on_an_exact_schedule() {
+    let server = Server::http();
+    let t = format!("GET {}\n", server.url("/"));
+    // -lazy reads a target per request. Above 3,333/s the worker threads
+    // keep the clock by ticks: 0 -> 8,000/s in 0.5 s is 8,000 t², 2,000.
+    let many = t.repeat(600);
+    for (stages, extra, n, k) in [
+        ("1s:1000", &[][..], 500, 500.0),
+        ("1s:1000", &["-max-workers", "50"][..], 500, 500.0),
+        ("1s:1000", &["-lazy"][..], 500, 500.0),
+        ("500ms:8000", &[][..], 2000, 8000.0),
+    ] {
+        let mut args = vec!["-stages", stages];
+        args.extend_from_slice(extra);
+        let (mut hits, _) = attack(&args, &many);
+        assert_eq!(hits.len(), n, "{stages} {extra:?}");
+        assert_seq_complete(&mut hits);
+        let start = hits[0].scheduled;
+        for h in &hits {
+            let want = ((h.seq as f64 / k).sqrt() * 1e9) as i64;
+            let got = h.scheduled - start;
+            assert!(
+                (got - want).abs() <= 1,
+                "{extra:?} seq {}: {got} vs {want}",
+                h.seq
+            );
+            assert!(h.timestamp >= h.scheduled, "seq {} sent early", h.seq);
+        }
+    }
+    // Held at 400/s for 0.5 s (200), then down to 0 over 0.5 s, cut by
+    // -duration 610ms: n(0.11 s) = 400 * 0.11 - 400 * 0.11² = 39.16 more.
+    let (mut hits, _) = attack(
+        &["-stages", "0s:400,500ms:400,500ms:0", "-duration", "610ms"],
+        &t,
+    );
+    assert_eq!(hits.len(), 240);
+    assert_seq_complete(&mut hits);
+    let start = hits[0].scheduled;
+    assert_eq!(hits[199].scheduled - start, 497_500_000);
+    assert_eq!(hits[200].scheduled - start, 500_000_000);
+
+    for (args, err) in [
+        (
+            &["-rate", "100", "-stages", "1s:10"][..],
+            "cannot be used with",
+        ),
+        (
+            &["-stages", "1s:10,5s"][..],
+            "stage \"5s\" is not DURATION:RATE (e.g. 30s:1000)",
+        ),
+        (&["-stages", "1s:0"][..], "the stages send no request"),
+    ] {
+        let mut full = vec!["attack"];
+        full.extend_from_slice(args);
+        let out = run(&full, t.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(err), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
 #[test]
 fn requests_cap_and_all_flag_spellings() {
     let server = Server::http();

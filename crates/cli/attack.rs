@@ -48,7 +48,7 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
 }
 
 pub fn run(a: AttackArgs) -> i32 {
-    if a.rate == Rate::Max && a.max_workers.is_none() {
+    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
         return fail(
             EXIT_USAGE,
             "-rate=0 (or infinity) requires setting -max-workers",
@@ -92,6 +92,7 @@ pub fn run(a: AttackArgs) -> i32 {
 
     let config = AttackConfig {
         rate: a.rate,
+        stages: a.stages.clone(),
         duration: Some(a.duration).filter(|d| !d.is_zero()),
         requests: a.requests,
         workers: a.workers,

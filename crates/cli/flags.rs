@@ -5,7 +5,7 @@
 use std::{ffi::OsString, path::PathBuf, time::Duration};
 
 use barrage_attack::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_WORKERS};
-use barrage_model::{duration, Rate};
+use barrage_model::{duration, Rate, Stages};
 use barrage_targets::Format;
 use clap::{ArgAction, Args, Parser, Subcommand};
 
@@ -73,6 +73,11 @@ pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, String> {
     s.parse()
         .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| (ip, 53).into()))
         .map_err(|_| format!("bad resolver {s:?} (use ip:port)"))
+}
+
+/// `-stages`.
+pub fn parse_stages(s: &str) -> Result<Stages, String> {
+    s.parse().map_err(|e: barrage_model::StagesError| e.why)
 }
 
 /// `-rate`.
@@ -152,6 +157,9 @@ pub struct AttackArgs {
     /// Requests per time unit: N, N/s, N/1m, N/500ms; 0 or infinity with -max-workers
     #[arg(long, default_value = DEFAULT_RATE, value_parser = parse_rate, allow_hyphen_values = true)]
     pub rate: Rate,
+    /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
+    #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
+    pub stages: Option<Stages>,
     /// How long to attack (0 = until stopped or, with -lazy, until targets run out)
     #[arg(long, default_value = "0s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,

@@ -1,6 +1,6 @@
 use std::{net::IpAddr, path::PathBuf, time::Duration};
 
-use barrage_model::Rate;
+use barrage_model::{Rate, Stages};
 
 /// `-workers`: workers ready at the start (vegeta's default).
 pub const DEFAULT_WORKERS: u64 = 10;
@@ -57,6 +57,8 @@ pub struct AttackConfig {
     /// `-duration`: no request is scheduled at or after this offset; `None`
     /// runs until stopped (or until lazy targets run out).
     pub duration: Option<Duration>,
+    /// `-stages`: the rate ramped in straight lines (`rate` is then unused).
+    pub stages: Option<Stages>,
     /// `-requests`: schedule at most this many.
     pub requests: Option<u64>,
     /// `-workers`: concurrency available from the start.
@@ -78,6 +80,7 @@ impl Default for AttackConfig {
                 per_ns: 1_000_000_000,
             },
             duration: None,
+            stages: None,
             requests: None,
             workers: DEFAULT_WORKERS,
             max_workers: None,

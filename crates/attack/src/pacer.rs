@@ -1,6 +1,6 @@
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use barrage_model::Rate;
+use barrage_model::{Rate, Stages};
 
 /// When a request is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,12 +14,14 @@ pub enum Due {
 }
 
 /// The schedule as a pure function: request `seq` is due at
-/// `seq × period` after the start, computed exactly, whatever happened to
+/// `seq × period` after the start (or, with `-stages`, when the ramped
+/// rate's integral reaches `seq`), computed exactly, whatever happened to
 /// the requests before it. Being late never skips or bunches the schedule;
 /// the scheduler records the lateness instead.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Pacer {
     rate: Rate,
+    stages: Option<Arc<Stages>>,
     duration_ns: Option<u64>,
     requests: Option<u64>,
 }
@@ -33,9 +35,29 @@ impl Pacer {
             .map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
         Pacer {
             rate,
+            stages: None,
             duration_ns,
             requests,
         }
+    }
+
+    /// This pacer following `stages` instead of its rate.
+    pub fn with_stages(mut self, stages: Option<Stages>) -> Self {
+        self.stages = stages.map(Arc::new);
+        self
+    }
+
+    /// The highest rate it reaches, requests per second.
+    pub fn peak_per_second(&self) -> f64 {
+        match &self.stages {
+            Some(s) => s.peak_per_second(),
+            None => self.rate.per_second(),
+        }
+    }
+
+    /// Whether requests have times (false: the closed model).
+    pub fn is_paced(&self) -> bool {
+        self.stages.is_some() || self.rate != Rate::Max
     }
 
     /// When request `seq` is due; `elapsed_ns` is the time since the start
@@ -44,8 +66,12 @@ impl Pacer {
         if self.requests.is_some_and(|n| seq >= n) {
             return Due::Stop;
         }
-        match self.rate.offset_ns(seq) {
-            None if self.rate == Rate::Max => {
+        let at = match &self.stages {
+            Some(s) => s.offset_ns(seq),
+            None => self.rate.offset_ns(seq),
+        };
+        match at {
+            None if !self.is_paced() => {
                 if self.duration_ns.is_some_and(|d| elapsed_ns >= d) {
                     Due::Stop
                 } else {

@@ -149,7 +149,7 @@ impl Attack {
         let cpus = if client.max_connections > 0 { 1 } else { cpus };
         // The closed model keeps no clock: its workers stay busy, and short
         // slices only cost them context switches (~3% of throughput).
-        let paced = config.rate != barrage_model::Rate::Max;
+        let paced = config.rate != barrage_model::Rate::Max || config.stages.is_some();
         let workers = Workers::start(cpus, &client, paced)?;
         let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -177,7 +177,8 @@ impl Attack {
                 .name("barrage-writer".into())
                 .spawn(move || write_hits(rx, name, sink, stopper))?
         };
-        let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests);
+        let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests)
+            .with_stages(self.config.stages.clone());
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(
                 n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
@@ -194,7 +195,7 @@ impl Attack {
             clock,
             _writer: WakeOnDrop(writer.thread().clone()),
         });
-        if self.config.rate == barrage_model::Rate::Max {
+        if !pacer.is_paced() {
             let workers = self
                 .config
                 .max_workers
@@ -432,6 +433,8 @@ impl Attack {
         pacer: Pacer,
         stopper: &Stopper,
     ) -> (u64, StopReason, Option<String>) {
+        // A ramp is kept as its highest rate needs.
+        let sparse = pacer.peak_per_second() <= 1.0 / TICK.as_secs_f64();
         let tickets = Arc::new(Tickets::fixed(
             targets,
             pacer,
@@ -439,7 +442,6 @@ impl Attack {
             stopper.clone(),
         ));
         let lanes = self.workers.len() as u64;
-        let sparse = self.config.rate.per_second() <= 1.0 / TICK.as_secs_f64();
         self.run_loops(lanes as usize, |lane, client| {
             let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
             async move {

@@ -5,6 +5,8 @@
 //! - [`Target`]: one request to send (method, URL, headers, body).
 //! - [`Rate`]: `-rate` (`50/1s`, `2.5/100ms`, `0`, `infinity`) and the exact
 //!   due offset of request *i* on the absolute schedule.
+//! - [`Stages`]: `-stages` (`30s:1000,2m:1000,10s:0`), a rate ramped in
+//!   straight lines, with the same exact due offsets.
 //! - [`duration`]: Go-compatible duration parsing and formatting, so flags and
 //!   reports read like vegeta's (`1m30s`, `363.985µs`).
 //! - [`time`]: unix nanoseconds to and from RFC 3339.
@@ -23,10 +25,12 @@ pub mod duration;
 pub mod gojson;
 mod hit;
 mod rate;
+mod stages;
 pub mod status;
 mod target;
 pub mod time;
 
 pub use hit::Hit;
 pub use rate::{Rate, RateError};
+pub use stages::{Stages, StagesError};
 pub use target::Target;

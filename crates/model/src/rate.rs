@@ -93,7 +93,7 @@ impl FromStr for Rate {
 }
 
 /// `"2.5"` → `(25, 10)`; rejects signs, exponents and empty parts.
-fn parse_decimal(s: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_decimal(s: &str) -> Option<(u64, u64)> {
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     if (int.is_empty() && frac.is_empty()) || frac.len() > 9 {
         return None;
