@@ -16,7 +16,7 @@ use barrage_model::Target;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
 
-use crate::{flags::AttackArgs, output, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE};
+use crate::{flags::AttackArgs, output, prom, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE};
 
 /// The stream encoder as the attack's sink; errors name the output.
 struct StreamSink {
@@ -130,6 +130,15 @@ pub fn run(a: AttackArgs) -> i32 {
         }
         Err(e) => return fail(EXIT_IO, e),
     };
+    // Bound before anything is written or sent: a taken port ends the
+    // attack before it starts.
+    let exporter = match a.prometheus_addr.map(prom::Exporter::start).transpose() {
+        Ok(e) => e,
+        Err(e) => {
+            let addr = a.prometheus_addr.map(|a| a.to_string()).unwrap_or_default();
+            return fail(EXIT_IO, format!("-prometheus-addr {addr}: {e}"));
+        }
+    };
     let sink = match output::open(&a.output).and_then(|out| {
         let mut encoder = Encoder::new(out)?;
         encoder.flush()?;
@@ -146,7 +155,14 @@ pub fn run(a: AttackArgs) -> i32 {
     raise_open_files_limit();
     let stopper = Stopper::new();
     install_signals(stopper.clone());
-    let report = match attack.run(targets, Box::new(sink), stopper) {
+    let sink: Box<dyn HitSink> = match &exporter {
+        Some(e) => {
+            eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
+            e.sink(Box::new(sink))
+        }
+        None => Box::new(sink),
+    };
+    let report = match attack.run(targets, sink, stopper) {
         Ok(r) => r,
         Err(e) => return fail(EXIT_IO, e),
     };

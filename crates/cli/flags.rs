@@ -160,6 +160,9 @@ pub struct AttackArgs {
     /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
     #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
     pub stages: Option<Stages>,
+    /// Serve Prometheus metrics of the records so far at http://ADDR/metrics while the attack runs (e.g. 127.0.0.1:8880)
+    #[arg(long)]
+    pub prometheus_addr: Option<std::net::SocketAddr>,
     /// How long to attack (0 = until stopped or, with -lazy, until targets run out)
     #[arg(long, default_value = "0s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,

@@ -11,6 +11,7 @@ mod flags;
 mod inputs;
 mod output;
 mod plot;
+mod prom;
 mod report;
 mod serve;
 
