@@ -117,6 +117,138 @@ fn stages_ramp_the_rate_on_an_exact_schedule() {
     }
 }
 
+fn unix_now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+/// Two processes with `-shard 0/2` and `-shard 1/2` and one `-start-at`
+/// make one attack: together every number of the schedule once, each
+/// request scheduled where a single attacker would have (start + seq ×
+/// period, to the nanosecond), none sent before its time.
+#[test]
+fn shards_started_at_one_time_make_one_schedule() {
+    let server = Server::http();
+    let t = format!(
+        "GET {}\nX-Which: a\n\nGET {}\nX-Which: b\n",
+        server.url("/a"),
+        server.url("/b")
+    );
+    let start = unix_now_ns() + 1_500_000_000;
+    let at = format!("{}.{:09}", start / 1_000_000_000, start % 1_000_000_000);
+    let shards: Vec<_> = ["0/2", "1/2"]
+        .into_iter()
+        .map(|shard| {
+            let (at, t) = (at.clone(), t.clone());
+            std::thread::spawn(move || {
+                attack(
+                    &[
+                        "-rate",
+                        "200",
+                        "-duration",
+                        "1s",
+                        "-shard",
+                        shard,
+                        "-start-at",
+                        &at,
+                    ],
+                    &t,
+                )
+                .0
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for (i, s) in shards.into_iter().enumerate() {
+        let hits = s.join().unwrap();
+        assert_eq!(hits.len(), 100, "shard {i}/2");
+        assert!(
+            hits.iter().all(|h| h.seq % 2 == i as u64),
+            "shard {i}/2 numbers"
+        );
+        all.extend(hits);
+    }
+    assert_seq_complete(&mut all);
+    assert_eq!(all.len(), 200);
+    for h in &all {
+        assert_eq!(
+            h.scheduled,
+            start + h.seq as i64 * 5_000_000,
+            "seq {}",
+            h.seq
+        );
+        assert!(h.timestamp >= h.scheduled, "seq {} sent early", h.seq);
+        // Round-robin over the targets by the schedule's numbers.
+        let want = if h.seq % 2 == 0 { "/a" } else { "/b" };
+        assert!(h.url.ends_with(want), "seq {}: {}", h.seq, h.url);
+    }
+
+    let future = (unix_now_ns() / 1_000_000_000 + 3600).to_string();
+    for (args, err) in [
+        (
+            &["-shard", "2/2"][..],
+            "invalid shard \"2/2\" (use i/n with 0 <= i < n, e.g. 0/3)",
+        ),
+        (&["-shard", "1"][..], "invalid shard \"1\""),
+        (
+            &["-start-at", "1000000000"][..],
+            "-start-at 2001-09-09T01:46:40Z is in the past",
+        ),
+        (&["-start-at", "soon"][..], "invalid time \"soon\""),
+        (
+            &["-start-at", &future, "-shard", "0/0"][..],
+            "invalid shard \"0/0\"",
+        ),
+    ] {
+        let mut full = vec!["attack", "-duration", "1s"];
+        full.extend_from_slice(args);
+        let out = run(&full, t.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(err), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(server.count(), 200, "nothing sent by the refused ones");
+}
+
+/// Ctrl-C while waiting for `-start-at`: nothing sent, a valid empty
+/// stream, exit 0, at once.
+#[test]
+fn interrupted_before_the_start_time_leaves_an_empty_stream() {
+    let server = Server::http();
+    let at = (unix_now_ns() / 1_000_000_000 + 60).to_string();
+    let child = barrage_testkit::Child::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_barrage")),
+        &[
+            "attack",
+            "-rate",
+            "100",
+            "-duration",
+            "1s",
+            "-start-at",
+            &at,
+        ],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+        None,
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = Instant::now();
+    child.signal(libc::SIGINT);
+    let r = child.wait(Duration::from_secs(30));
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.hits.is_empty());
+    assert_eq!(r.stream_error, None, "a valid stream");
+    assert_eq!(server.count(), 0);
+}
+
 #[test]
 fn requests_cap_and_all_flag_spellings() {
     let server = Server::http();

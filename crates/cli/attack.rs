@@ -54,6 +54,21 @@ pub fn run(a: AttackArgs) -> i32 {
             "-rate=0 (or infinity) requires setting -max-workers",
         );
     }
+    if let Some(at) = a.start_at {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        if at < now {
+            return fail(
+                EXIT_USAGE,
+                format!(
+                    "-start-at {} is in the past (it is {} now)",
+                    barrage_model::time::format_rfc3339(at),
+                    barrage_model::time::format_rfc3339(now)
+                ),
+            );
+        }
+    }
     if a.max_workers == Some(0) {
         return fail(EXIT_USAGE, "-max-workers must be at least 1");
     }
@@ -93,6 +108,8 @@ pub fn run(a: AttackArgs) -> i32 {
     let config = AttackConfig {
         rate: a.rate,
         stages: a.stages.clone(),
+        shard: a.shard,
+        start_at: a.start_at,
         duration: Some(a.duration).filter(|d| !d.is_zero()),
         requests: a.requests,
         workers: a.workers,

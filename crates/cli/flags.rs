@@ -75,6 +75,37 @@ pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, String> {
         .map_err(|_| format!("bad resolver {s:?} (use ip:port)"))
 }
 
+/// `-shard i/n`.
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("invalid shard {s:?} (use i/n with 0 <= i < n, e.g. 0/3)");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// `-start-at`: RFC 3339 or unix seconds (decimals allowed), as unix ns.
+pub fn parse_start_at(s: &str) -> Result<i64, String> {
+    let bad =
+        || format!("invalid time {s:?} (use RFC 3339, e.g. 2026-11-30T12:00:00Z, or unix seconds)");
+    if let Ok(ns) = barrage_model::time::parse_rfc3339(s) {
+        return Ok(ns);
+    }
+    // Exact to the nanosecond (an f64 of unix nanoseconds is not).
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || (!frac.is_empty() && !digits(frac)) || frac.len() > 9 {
+        return Err(bad());
+    }
+    let secs: i64 = int.parse().map_err(|_| bad())?;
+    let frac_ns: i64 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(frac_ns))
+        .ok_or_else(bad)
+}
+
 /// `-stages`.
 pub fn parse_stages(s: &str) -> Result<Stages, String> {
     s.parse().map_err(|e: barrage_model::StagesError| e.why)
@@ -160,6 +191,12 @@ pub struct AttackArgs {
     /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
     #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
     pub stages: Option<Stages>,
+    /// Send only this share of the attack: i/n sends requests i, i+n, i+2n, ... of the schedule the other flags describe (run n processes, 0/n to n-1/n, with -start-at)
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Start the schedule at this time (RFC 3339, or unix seconds such as $(date -d +10sec +%s)), after opening connections
+    #[arg(long, value_parser = parse_start_at)]
+    pub start_at: Option<i64>,
     /// Serve Prometheus metrics of the records so far at http://ADDR/metrics while the attack runs (e.g. 127.0.0.1:8880)
     #[arg(long)]
     pub prometheus_addr: Option<std::net::SocketAddr>,

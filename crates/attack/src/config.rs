@@ -61,6 +61,12 @@ pub struct AttackConfig {
     pub stages: Option<Stages>,
     /// `-requests`: schedule at most this many.
     pub requests: Option<u64>,
+    /// `-shard i/n`: send only requests i, i + n, i + 2n, … of the schedule
+    /// (numbered as in the whole schedule), so n processes with the same
+    /// flags and start share one attack.
+    pub shard: Option<(u64, u64)>,
+    /// `-start-at`: when the schedule starts, unix ns (`None`: now).
+    pub start_at: Option<i64>,
     /// `-workers`: concurrency available from the start.
     pub workers: u64,
     /// `-max-workers`: cap on requests in flight; `None` is unlimited.
@@ -82,6 +88,8 @@ impl Default for AttackConfig {
             duration: None,
             stages: None,
             requests: None,
+            shard: None,
+            start_at: None,
             workers: DEFAULT_WORKERS,
             max_workers: None,
             name: String::new(),

@@ -22,6 +22,9 @@ pub enum Due {
 pub struct Pacer {
     rate: Rate,
     stages: Option<Arc<Stages>>,
+    /// `-shard i/n`: this process sends requests i, i + n, i + 2n, … of
+    /// the whole schedule.
+    shard: (u64, u64),
     duration_ns: Option<u64>,
     requests: Option<u64>,
 }
@@ -36,6 +39,7 @@ impl Pacer {
         Pacer {
             rate,
             stages: None,
+            shard: (0, 1),
             duration_ns,
             requests,
         }
@@ -47,8 +51,26 @@ impl Pacer {
         self
     }
 
-    /// The highest rate it reaches, requests per second.
+    /// This pacer sending only shard `index` of `count` (`-shard`): its
+    /// k-th request is request `k × count + index` of the whole schedule.
+    pub fn with_shard(mut self, shard: Option<(u64, u64)>) -> Self {
+        self.shard = shard.filter(|(i, n)| i < n).unwrap_or((0, 1));
+        self
+    }
+
+    /// The sequence number in the whole schedule of this process's `k`-th
+    /// request (the same number without `-shard`).
+    pub fn global(&self, k: u64) -> u64 {
+        k.saturating_mul(self.shard.1).saturating_add(self.shard.0)
+    }
+
+    /// The highest rate it reaches, requests per second (of this shard).
     pub fn peak_per_second(&self) -> f64 {
+        self.whole_peak_per_second() / self.shard.1 as f64
+    }
+
+    /// The highest rate of the whole schedule, requests per second.
+    fn whole_peak_per_second(&self) -> f64 {
         match &self.stages {
             Some(s) => s.peak_per_second(),
             None => self.rate.per_second(),
@@ -60,9 +82,11 @@ impl Pacer {
         self.stages.is_some() || self.rate != Rate::Max
     }
 
-    /// When request `seq` is due; `elapsed_ns` is the time since the start
-    /// (used only by the unpaced closed model to honour `-duration`).
-    pub fn due(&self, seq: u64, elapsed_ns: u64) -> Due {
+    /// When this process's request `k` is due; `elapsed_ns` is the time
+    /// since the start (used only by the unpaced closed model to honour
+    /// `-duration`).
+    pub fn due(&self, k: u64, elapsed_ns: u64) -> Due {
+        let seq = self.global(k);
         if self.requests.is_some_and(|n| seq >= n) {
             return Due::Stop;
         }

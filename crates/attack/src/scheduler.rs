@@ -107,13 +107,21 @@ struct Clock {
 }
 
 impl Clock {
-    fn new() -> Self {
-        let start_unix = SystemTime::now()
+    /// Starting now, or at `at` (unix ns, `-start-at`) if that is later.
+    fn new(at: Option<i64>) -> Self {
+        let now = Instant::now();
+        let now_unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
-        Clock {
-            start: Instant::now(),
-            start_unix,
+        match at {
+            Some(at) if at > now_unix => Clock {
+                start: now + Duration::from_nanos((at - now_unix) as u64),
+                start_unix: at,
+            },
+            _ => Clock {
+                start: now,
+                start_unix: now_unix,
+            },
         }
     }
 
@@ -178,7 +186,8 @@ impl Attack {
                 .spawn(move || write_hits(rx, name, sink, stopper))?
         };
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests)
-            .with_stages(self.config.stages.clone());
+            .with_stages(self.config.stages.clone())
+            .with_shard(self.config.shard);
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(
                 n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
@@ -187,7 +196,14 @@ impl Attack {
         if let Targets::Fixed(all) = &targets {
             self.warm(all);
         }
-        let clock = Clock::new();
+        let clock = Clock::new(self.config.start_at);
+        // -start-at: nothing goes out before it (the connections are
+        // already open).
+        if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
+            drop(tx);
+            writer.thread().unpark();
+            return Ok(self.finish(writer, 0, StopReason::Stopped, None));
+        }
         let mut target_error = None;
         let mut seq = 0u64;
         let ctx = Arc::new(HitContext {
@@ -238,7 +254,7 @@ impl Attack {
             let Due::At(offset) = pacer.due(seq, elapsed) else {
                 break StopReason::Done;
             };
-            let target = match targets.get(seq) {
+            let target = match targets.get(pacer.global(seq)) {
                 Ok(Some(t)) => t,
                 Ok(None) => break StopReason::TargetsExhausted,
                 Err(e) => {
@@ -279,7 +295,7 @@ impl Attack {
             let scheduled = clock.start_unix + offset as i64;
             batch.push(Job {
                 target,
-                seq,
+                seq: pacer.global(seq),
                 scheduled,
                 slot,
             });

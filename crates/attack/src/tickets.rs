@@ -169,7 +169,7 @@ impl Tickets {
                 }
             };
             self.next.store(seq + 1, Ordering::SeqCst);
-            return Some((seq, target, due));
+            return Some((self.pacer.global(seq), target, due));
         }
         loop {
             let seq = self.next.load(Ordering::SeqCst);
@@ -182,6 +182,7 @@ impl Tickets {
                 .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
+                let seq = self.pacer.global(seq);
                 let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
                 return Some((seq, target, due));
             }
@@ -212,6 +213,7 @@ impl Tickets {
                 .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
+                let seq = self.pacer.global(seq);
                 let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
                 return Some(Next::Take(seq, target, offset));
             }
