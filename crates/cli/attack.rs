@@ -117,6 +117,14 @@ pub fn run(a: AttackArgs) -> i32 {
         name: a.name.clone(),
         cpus: a.cpus,
     };
+    // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
+    let proxies = match barrage_attack::Proxies::from_env(
+        |name| std::env::var(name).ok(),
+        a.proxy_headers.clone(),
+    ) {
+        Ok(p) => p,
+        Err(e) => return fail(EXIT_USAGE, e),
+    };
     let client = ClientConfig {
         timeout: Some(a.timeout).filter(|d| !d.is_zero()),
         keepalive: a.keepalive,
@@ -138,6 +146,7 @@ pub fn run(a: AttackArgs) -> i32 {
         connect_to: a.connect_to.clone(),
         dns_ttl: a.dns_ttl.0,
         resolvers: a.resolvers.clone(),
+        proxies,
         name: a.name.clone(),
     };
     let attack = match Attack::new(config, client) {

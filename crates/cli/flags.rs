@@ -266,6 +266,9 @@ pub struct AttackArgs {
     /// Request header for every target, "Name: value" (repeatable)
     #[arg(long = "header", value_parser = parse_header)]
     pub headers: Vec<(String, String)>,
+    /// Header for the CONNECT request to an HTTPS_PROXY, "Name: value" (repeatable)
+    #[arg(long = "proxy-header", value_parser = parse_header)]
+    pub proxy_headers: Vec<(String, String)>,
     /// Body file for targets without one
     #[arg(long)]
     pub body: Option<PathBuf>,

@@ -9,9 +9,13 @@ use std::{
 
 use barrage_stream::{Decoder, Hit, StreamError};
 
-/// The built binary.
+/// The built binary, without proxy variables.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_barrage"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_barrage"));
+    for v in barrage_testkit::PROXY_VARS {
+        cmd.env_remove(v);
+    }
+    cmd
 }
 
 /// Runs barrage with `args`, feeding `stdin`, and waits.

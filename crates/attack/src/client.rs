@@ -10,6 +10,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::{
     pool::{Conn, Dial, Key, Pool},
+    proxy::ProxyUrl,
     tls, ClientConfig, TlsError,
 };
 
@@ -246,7 +247,8 @@ impl Client {
 
     /// The request for `uri` over `conn`: origin-form URI for HTTP/1.1
     /// (`headers` then carry Host: see [`with_host`]), the absolute URI
-    /// (`:authority`) for HTTP/2.
+    /// (`:authority`) for HTTP/2 and for a plain-HTTP `proxy`.
+    #[allow(clippy::too_many_arguments)]
     fn request(
         &self,
         h2: bool,
@@ -255,12 +257,15 @@ impl Client {
         headers: &HeaderMap,
         body: &Bytes,
         seq: u64,
+        proxy: Option<&ProxyUrl>,
     ) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body.clone()));
         *req.method_mut() = method.clone();
         if h2 {
             *req.uri_mut() = uri.clone();
             *req.version_mut() = http::Version::HTTP_2;
+        } else if proxy.is_some() {
+            *req.uri_mut() = uri.clone();
         } else {
             *req.uri_mut() = uri
                 .path_and_query()
@@ -287,6 +292,9 @@ impl Client {
             }
         }
         h.insert(SEQ_NAME, HeaderValue::from(seq));
+        if let Some(auth) = proxy.and_then(|p| p.auth.as_ref()) {
+            h.insert(header::PROXY_AUTHORIZATION, auth.clone());
+        }
         if let Some(a) = &self.attack {
             h.insert(ATTACK_NAME, a.clone());
         }
@@ -341,7 +349,10 @@ impl Client {
             let (resp, h1) = match conn {
                 Conn::H1(mut sender) => {
                     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
-                    let req = self.request(false, &method, &uri, &h1_headers, &body, seq);
+                    // A proxy of plain HTTP takes the absolute URL (a
+                    // tunnel's requests are the server's own).
+                    let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
+                    let req = self.request(false, &method, &uri, &h1_headers, &body, seq, proxy);
                     let resp = sender
                         .send_request(req)
                         .await
@@ -350,7 +361,7 @@ impl Client {
                 }
                 Conn::H2(mut sender) => {
                     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
-                    let req = self.request(true, &method, &uri, &target.headers, &body, seq);
+                    let req = self.request(true, &method, &uri, &target.headers, &body, seq, None);
                     (
                         sender
                             .send_request(req)

@@ -148,6 +148,9 @@ pub struct ClientConfig {
     pub dns_ttl: Option<Duration>,
     /// `-resolvers`: DNS servers that replace the system's for host names.
     pub resolvers: Vec<std::net::SocketAddr>,
+    /// Proxies from `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY`, with the
+    /// `-proxy-header`s for `CONNECT` (`None`: no proxy).
+    pub proxies: Option<crate::Proxies>,
     /// Attack name for the `X-Barrage-Attack` header (empty: not sent).
     pub name: String,
 }
@@ -175,6 +178,7 @@ impl Default for ClientConfig {
             connect_to: Vec::new(),
             dns_ttl: Some(Duration::ZERO),
             resolvers: Vec::new(),
+            proxies: None,
             name: String::new(),
         }
     }

@@ -43,6 +43,7 @@ mod config;
 mod dns;
 mod pacer;
 mod pool;
+mod proxy;
 mod sched;
 mod scheduler;
 mod sink;
@@ -59,6 +60,7 @@ pub use config::{
     DEFAULT_WORKERS,
 };
 pub use pacer::{Due, Pacer};
+pub use proxy::Proxies;
 pub use scheduler::{Attack, AttackError, AttackReport, StopReason};
 pub use sink::HitSink;
 pub use stopper::Stopper;

@@ -24,6 +24,8 @@ use tokio::{
 };
 use tokio_rustls::TlsConnector;
 
+use crate::proxy::{Proxies, ProxyUrl};
+
 /// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
 pub(crate) enum Conn {
     H1(http1::SendRequest<Full<Bytes>>),
@@ -77,6 +79,8 @@ pub(crate) struct Dial {
     dns: Mutex<HashMap<HostPort, Looked>>,
     /// `-resolvers` (empty: the system's resolver).
     resolvers: Vec<SocketAddr>,
+    /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
+    proxies: Option<Proxies>,
 }
 
 /// A host name's addresses and when they were looked up.
@@ -108,7 +112,17 @@ impl Dial {
             dns_ttl: cfg.dns_ttl,
             dns: Mutex::default(),
             resolvers: cfg.resolvers.clone(),
+            // vegeta's h2c transport and a Unix socket dial no proxy.
+            proxies: cfg
+                .proxies
+                .clone()
+                .filter(|_| cfg.unix_socket.is_none() && !cfg.h2c),
         }
+    }
+
+    /// The proxy that connections to `key` go through, if any.
+    pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
+        self.proxies.as_ref()?.for_key(key)
     }
 
     /// `host`'s addresses: IP literals as they are, names looked up (on
@@ -324,6 +338,11 @@ impl Pool {
         None
     }
 
+    /// The proxy that connections to `key` go through, if any.
+    pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
+        self.dial.proxy(key)
+    }
+
     /// Opens a connection to `key` ahead of the first request and leaves
     /// it idle (`-workers`); failures are left for the requests to record.
     pub(crate) async fn warm(&self, key: &Key) {
@@ -397,13 +416,23 @@ impl Pool {
                 .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
             return self.secure(key, stream, permit).await;
         }
-        let (host, port) = self.dial.address(key);
+        let proxy = self.dial.proxy(key);
+        let (host, port) = match proxy {
+            Some(p) => (p.host.as_str(), p.port),
+            None => self.dial.address(key),
+        };
+        // Go's words for a failure on the way to a proxy.
+        let via = if proxy.is_some() {
+            "proxyconnect tcp: "
+        } else {
+            ""
+        };
         let addrs = self
             .dial
             .resolve(host, port)
             .await
-            .map_err(|e| format!("dial tcp: lookup {host}: {}", lookup_error(&e)))?;
-        let mut last_err = format!("dial tcp: lookup {host}: no addresses");
+            .map_err(|e| format!("{via}dial tcp: lookup {host}: {}", lookup_error(&e)))?;
+        let mut last_err = format!("{via}dial tcp: lookup {host}: no addresses");
         let mut stream = None;
         for &addr in addrs.iter() {
             let socket = if addr.is_ipv4() {
@@ -423,12 +452,31 @@ impl Pool {
                     stream = Some(s);
                     break;
                 }
-                Err(e) => last_err = format!("dial tcp {addr}: connect: {}", go_error(&e)),
+                Err(e) => last_err = format!("{via}dial tcp {addr}: connect: {}", go_error(&e)),
             }
         }
-        let stream = stream.ok_or(last_err)?;
+        let mut stream = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
+        if let (Some(p), true) = (proxy, key.tls) {
+            if let Some(proxies) = &self.dial.proxies {
+                self.limited_tunnel(proxies.connect(&mut stream, key, p))
+                    .await?;
+            }
+        }
         self.secure(key, stream, permit).await
+    }
+
+    /// A `CONNECT` through a proxy, given up after `-timeout`.
+    async fn limited_tunnel(
+        &self,
+        tunnel: impl std::future::Future<Output = Result<(), String>>,
+    ) -> Result<(), String> {
+        match self.connect_timeout {
+            Some(t) => tokio::time::timeout(t, tunnel)
+                .await
+                .unwrap_or_else(|_| Err("proxyconnect tcp: i/o timeout".into())),
+            None => tunnel.await,
+        }
     }
 
     /// `connect`, given up after `-timeout`.

@@ -56,6 +56,9 @@ impl Child {
                 c
             }
         };
+        for v in crate::PROXY_VARS {
+            cmd.env_remove(v);
+        }
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -17,7 +17,8 @@
 //!
 //! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
 //! bodies, stalls, closes); [`Blackhole`] never completes a TCP handshake;
-//! [`TestCert`] makes self-signed, expired,
+//! [`ProxyServer`] is a forward proxy (plain requests and `CONNECT`
+//! tunnels); [`TestCert`] makes self-signed, expired,
 //! wrong-name and CA-signed certificates; [`Child`] runs the real binary,
 //! decodes its stream as it arrives, signals it and reports its peak RSS.
 //!
@@ -31,6 +32,7 @@
 mod blackhole;
 mod child;
 mod dns;
+mod proxy;
 mod raw;
 mod server;
 mod stoppable;
@@ -39,6 +41,19 @@ mod tls;
 pub use blackhole::Blackhole;
 pub use child::{Child, ChildResult};
 pub use dns::DnsServer;
+pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};
 pub use raw::{RawServer, Script};
 pub use server::{Received, Server};
 pub use tls::TestCert;
+
+/// The proxy variables barrage reads (as Go does). Runs of barrage in
+/// tests remove them, so that a proxy set where the tests run cannot take
+/// requests for the tests' made-up names (`barrage.test`) off the machine.
+pub const PROXY_VARS: [&str; 6] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
