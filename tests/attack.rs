@@ -108,12 +108,7 @@ fn stages_ramp_the_rate_on_an_exact_schedule() {
     ] {
         let mut full = vec!["attack"];
         full.extend_from_slice(args);
-        let out = run(&full, t.as_bytes());
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.contains(err), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty());
+        common::refused(&full, t.as_bytes(), err);
     }
 }
 
@@ -204,12 +199,7 @@ fn shards_started_at_one_time_make_one_schedule() {
     ] {
         let mut full = vec!["attack", "-duration", "1s"];
         full.extend_from_slice(args);
-        let out = run(&full, t.as_bytes());
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.contains(err), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty());
+        common::refused(&full, t.as_bytes(), err);
     }
     assert_eq!(server.count(), 200, "nothing sent by the refused ones");
 }

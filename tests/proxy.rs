@@ -152,9 +152,8 @@ fn a_refusing_proxy_and_a_bad_proxy_url() {
         "GET https://tls.test/\n",
     );
     assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
-        stderr.trim(),
+        String::from_utf8_lossy(&out.stderr).trim(),
         "barrage attack: HTTPS_PROXY=\"socks5://127.0.0.1:1080\": proxy scheme \"socks5\" is not supported (http only)"
     );
     assert!(out.stdout.is_empty());

@@ -160,3 +160,15 @@ pub fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
 pub fn path(rel: &str) -> String {
     fixture(rel).to_str().unwrap().to_string()
 }
+
+/// Runs `barrage ARGS` and checks it refused them as bad usage: exit 2, one
+/// line on stderr containing `needle`, nothing on stdout. Returns the line.
+pub fn refused(args: &[&str], stdin: &[u8], needle: &str) -> String {
+    let out = run(args, stdin);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}: wrote to stdout");
+    stderr
+}
