@@ -7,7 +7,7 @@ mod common;
 
 use barrage_stream::Encoder;
 use barrage_testkit::Server;
-use common::{decode, decode_lossy, ok, path, refused, run};
+use common::{decode, decode_lossy, golden, ok, path, refused, run};
 
 /// One chart of the page.
 struct Chart {
@@ -151,6 +151,16 @@ fn every_record_is_a_dot_where_its_send_time_and_latency_put_it() {
         .flat_map(|(_, d)| d.iter().map(|p| p.0))
         .fold(f64::INFINITY, f64::min);
     assert!(linear.seconds(left).abs() < 0.002, "first dot at 0 s");
+}
+
+/// The whole page for `alpha.bin`, byte for byte (as vegeta's
+/// `TestPlot.golden.html`): any change to the page shows up here first.
+#[test]
+fn golden_page() {
+    golden(
+        "alpha-plot.html",
+        &ok(&["plot", "-threshold", "40", &path("fixtures/alpha.bin")], b""),
+    );
 }
 
 #[test]
