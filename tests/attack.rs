@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use barrage_testkit::{DnsServer, Server, TestCert};
+use barrage_testkit::{DnsServer, RawServer, Script, Server, TestCert};
 use common::{assert_seq_complete, decode, run};
 
 fn attack(args: &[&str], targets: &str) -> (Vec<barrage_stream::Hit>, std::process::Output) {
@@ -237,6 +237,61 @@ fn interrupted_before_the_start_time_leaves_an_empty_stream() {
     assert!(r.hits.is_empty());
     assert_eq!(r.stream_error, None, "a valid stream");
     assert_eq!(server.count(), 0);
+}
+
+/// `first_byte`: from the send to the response's head. A server that
+/// thinks 100 ms before answering: at least 100 ms, and all of the
+/// latency but the body's transfer; a server that sends its head at once
+/// and its body 300 ms later: under the 300 ms the latency holds. The
+/// binary stream, the JSON lines and `report -latency first-byte` carry it.
+#[test]
+fn time_to_first_byte_is_recorded_apart_from_the_body() {
+    let thinking = Server::http();
+    let (hits, out) = attack(
+        &["-rate", "20", "-requests", "4"],
+        &format!("GET {}\n", thinking.url("/sleep/100")),
+    );
+    assert_eq!(hits.len(), 4);
+    for h in &hits {
+        assert!(h.first_byte >= 100_000_000, "{} ns", h.first_byte);
+        assert!(
+            h.first_byte <= h.latency,
+            "{} > {}",
+            h.first_byte,
+            h.latency
+        );
+    }
+    let json = String::from_utf8(common::ok(&["dump", "-dumper", "json"], &out.stdout)).unwrap();
+    for (line, h) in json.lines().zip(&hits) {
+        assert!(
+            line.ends_with(&format!(",\"first_byte\":{}}}", h.first_byte)),
+            "{line}"
+        );
+    }
+    let report: serde_json::Value = serde_json::from_slice(&common::ok(
+        &["report", "-type", "json", "-latency", "first-byte"],
+        &out.stdout,
+    ))
+    .unwrap();
+    let max = hits.iter().map(|h| h.first_byte).max().unwrap() as f64;
+    let reported = report["latencies"]["max"].as_f64().unwrap();
+    assert!((reported - max).abs() <= max * 0.001, "{reported} vs {max}");
+
+    let slow = RawServer::start(Script::SlowBody(Duration::from_millis(300)));
+    let (hits, _) = attack(
+        &["-rate", "20", "-requests", "2"],
+        &format!("GET {}\n", slow.url("/")),
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert_eq!((h.code, h.bytes_in), (200, 6));
+        assert!(h.latency >= 300_000_000, "{} ns", h.latency);
+        assert!(
+            h.first_byte > 0 && h.first_byte < 300_000_000,
+            "{} ns",
+            h.first_byte
+        );
+    }
 }
 
 #[test]

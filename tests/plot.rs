@@ -159,7 +159,10 @@ fn every_record_is_a_dot_where_its_send_time_and_latency_put_it() {
 fn golden_page() {
     golden(
         "alpha-plot.html",
-        &ok(&["plot", "-threshold", "40", &path("fixtures/alpha.bin")], b""),
+        &ok(
+            &["plot", "-threshold", "40", &path("fixtures/alpha.bin")],
+            b"",
+        ),
     );
 }
 
@@ -240,7 +243,7 @@ fn bad_flags_and_hostile_titles() {
     refused(
         &["plot", "-latency", "sideways", &alpha],
         b"",
-        "barrage plot: unknown -latency \"sideways\" (use actual or intended)",
+        "barrage plot: unknown -latency \"sideways\" (use actual, intended or first-byte)",
     );
 
     let page = String::from_utf8(ok(

@@ -312,7 +312,7 @@ pub struct ReportArgs {
     /// Print the figures of each interval while reading (e.g. 1s), then the whole report
     #[arg(long, value_parser = parse_duration)]
     pub every: Option<Duration>,
-    /// Which latency the main figures show: actual (from the send, as vegeta) or intended (from the scheduled time)
+    /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time) or first-byte (from the send to the response's head)
     #[arg(long, default_value = "actual")]
     pub latency: String,
     /// Latency percentiles to show
@@ -357,7 +357,7 @@ pub struct PlotArgs {
     /// Most points drawn per series (each slice of time keeps its lowest and highest latency); 0 draws every record
     #[arg(long, default_value_t = barrage_plot::DEFAULT_THRESHOLD)]
     pub threshold: usize,
-    /// Which latency to plot: actual (from the send, as vegeta) or intended (from the scheduled time, at the scheduled time)
+    /// Which latency to plot: actual (from the send, as vegeta), intended (from the scheduled time, at the scheduled time) or first-byte (from the send to the response's head)
     #[arg(long, default_value = "actual")]
     pub latency: String,
     /// Output file

@@ -48,6 +48,7 @@ fn sample(view: LatencyView) -> Sample {
     match view {
         LatencyView::Actual => Sample::Actual,
         LatencyView::Intended => Sample::Intended,
+        LatencyView::FirstByte => Sample::FirstByte,
     }
 }
 

@@ -91,6 +91,8 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// Set when the body broke off after the status arrived.
     pub error: Option<String>,
+    /// When the final response's head (status and headers) arrived.
+    pub head_at: Option<std::time::Instant>,
 }
 
 /// The HTTP client of one worker thread: hyper's connection API over its
@@ -371,6 +373,7 @@ impl Client {
                     )
                 }
             };
+            let head_at = std::time::Instant::now();
             let (head, incoming) = resp.into_parts();
             let status = head.status;
             // Only a redirect's headers are looked up (a lookup per
@@ -405,6 +408,7 @@ impl Client {
             }
             let mut out = Response {
                 code: status.as_u16(),
+                head_at: Some(head_at),
                 ..Response::default()
             };
             if self.keep_headers {

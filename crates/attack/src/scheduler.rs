@@ -621,6 +621,7 @@ struct Done {
     scheduled: i64,
     timestamp: i64,
     latency: u64,
+    first_byte: u64,
     code: u16,
     bytes_in: u64,
     error: String,
@@ -700,6 +701,7 @@ async fn hit(
         scheduled,
         timestamp: clock.unix(sent),
         latency,
+        first_byte: 0,
         code: 0,
         bytes_in: 0,
         error: String::new(),
@@ -708,6 +710,10 @@ async fn hit(
     };
     match result {
         Ok(r) => {
+            done.first_byte = r
+                .head_at
+                .map_or(0, |at| at.saturating_duration_since(sent).as_nanos() as u64)
+                .min(latency);
             done.code = r.code;
             done.bytes_in = r.bytes_in;
             done.body = r.body;
@@ -777,6 +783,7 @@ fn write_hits(
                     hit.scheduled = done.scheduled;
                     hit.timestamp = done.timestamp;
                     hit.latency = done.latency;
+                    hit.first_byte = done.first_byte;
                     hit.code = done.code;
                     hit.bytes_in = done.bytes_in;
                     hit.error = done.error;

@@ -6,7 +6,7 @@
 //!   wait, success ratio, bytes, status codes, error set in first-seen
 //!   order), latency and lag [`Distribution`]s from HdrHistograms exact to
 //!   3 significant digits, and exact [`Buckets`] counts. [`Options`] choose
-//!   the latency view (actual or intended send time), the [`SuccessRule`]
+//!   the latency view (from the actual or the intended send, or to the first byte), the [`SuccessRule`]
 //!   and the buckets.
 //! - [`Windows`]: per-interval metrics for `report -every`.
 //! - [`Groups`]: per-URL / method / code / attack / error metrics for `-by`.

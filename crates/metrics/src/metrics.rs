@@ -16,6 +16,9 @@ pub enum LatencyView {
     Actual,
     /// From the intended send (`scheduled`): free of coordinated omission.
     Intended,
+    /// From the actual send to the response's head: the server's time to
+    /// first byte, without the body's transfer (0 for records without one).
+    FirstByte,
 }
 
 impl std::str::FromStr for LatencyView {
@@ -24,8 +27,9 @@ impl std::str::FromStr for LatencyView {
         match s {
             "actual" => Ok(LatencyView::Actual),
             "intended" => Ok(LatencyView::Intended),
+            "first-byte" => Ok(LatencyView::FirstByte),
             other => Err(format!(
-                "unknown -latency {other:?} (use actual or intended)"
+                "unknown -latency {other:?} (use actual, intended or first-byte)"
             )),
         }
     }
@@ -221,6 +225,7 @@ impl Metrics {
         let latency = match self.options.latency {
             LatencyView::Actual => hit.latency,
             LatencyView::Intended => hit.intended_latency(),
+            LatencyView::FirstByte => hit.first_byte,
         };
         self.latency.record(latency);
         self.lag.record(hit.lag());

@@ -16,6 +16,11 @@ pub struct Hit {
     pub timestamp: i64,
     /// From send to the last byte of the body (or the error), nanoseconds.
     pub latency: u64,
+    /// From send to the response's head (status line and headers),
+    /// nanoseconds: the server's time to first byte, where `latency` also
+    /// holds the body's transfer. 0 when no response came (and in results
+    /// from before barrage measured it, or from CSV).
+    pub first_byte: u64,
     /// HTTP status code, 0 when there was no response.
     pub code: u16,
     /// Request body bytes sent.

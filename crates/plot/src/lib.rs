@@ -37,6 +37,8 @@ pub enum Sample {
     /// From the scheduled time to the end of the response, at the
     /// scheduled time: a generator that fell behind shows here.
     Intended,
+    /// From the send to the response's head, at the send time.
+    FirstByte,
 }
 
 /// Records folded into series, ready to draw.
@@ -67,6 +69,10 @@ impl Plot {
             Sample::Intended => Point {
                 t: hit.scheduled,
                 latency: hit.intended_latency(),
+            },
+            Sample::FirstByte => Point {
+                t: hit.timestamp,
+                latency: hit.first_byte,
             },
         };
         let i = match self

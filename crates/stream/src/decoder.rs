@@ -6,7 +6,8 @@ use crate::{
     error::StreamError,
     wire::{
         Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
-        F_METHOD, F_URL, HEADER_LEN, ITEM_HIT, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
+        F_METHOD, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC,
+        MAX_FRAME, MAX_TABLE,
     },
 };
 
@@ -263,7 +264,7 @@ fn decode_item(
             table.push(s.to_owned());
             Ok(false)
         }
-        ITEM_HIT => {
+        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE) => {
             let flags = c.byte()?;
             if flags & 0x80 != 0 {
                 return Err(format!("unknown record flags {flags:#04x}"));
@@ -276,6 +277,15 @@ fn decode_item(
             hit.bytes_in = c.u64()?;
             hit.bytes_out = if flags & F_BYTES_OUT != 0 {
                 c.u64()?
+            } else {
+                0
+            };
+            hit.first_byte = if kind == ITEM_HIT_FIRST_BYTE {
+                let after_head = c.u64()?;
+                if after_head > hit.latency {
+                    return Err("first byte after the end of the response".into());
+                }
+                hit.latency - after_head
             } else {
                 0
             };
@@ -334,4 +344,49 @@ fn decode_item(
 fn set(dst: &mut String, src: &str) {
     dst.clear();
     dst.push_str(src);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{put_varint, put_zigzag};
+
+    /// A version 2 stream of one frame holding `payload`.
+    fn stream(payload: &[u8]) -> Vec<u8> {
+        let mut s = MAGIC.to_vec();
+        s.extend_from_slice(&2u16.to_le_bytes());
+        s.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        s.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        s.extend_from_slice(payload);
+        s
+    }
+
+    /// One record of kind 3: latency 1000 ns, `after_head` ns of it after
+    /// the response's head.
+    fn record(after_head: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        put_varint(&mut p, ITEM_HIT_FIRST_BYTE);
+        p.push(0);
+        for _ in 0..3 {
+            put_zigzag(&mut p, 0);
+        }
+        for v in [1000, 200, 6, after_head] {
+            put_varint(&mut p, v);
+        }
+        p
+    }
+
+    #[test]
+    fn the_first_byte_is_read_and_checked_against_the_latency() {
+        let (hits, err) = Decoder::read_all(&stream(&record(400))[..]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!((hits[0].latency, hits[0].first_byte), (1000, 600));
+        let (hits, err) = Decoder::read_all(&stream(&record(1001))[..]);
+        assert!(hits.is_empty());
+        let err = err.expect("an error").to_string();
+        assert!(
+            err.contains("first byte after the end of the response"),
+            "{err}"
+        );
+    }
 }

@@ -4,8 +4,8 @@ use barrage_model::Hit;
 
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
-    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT, ITEM_RESET,
-    ITEM_STR, MAGIC, MAX_TABLE,
+    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT,
+    ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_TABLE,
 };
 
 /// Writes [`Hit`]s as a binary result stream (layout in [`crate::wire`]).
@@ -139,8 +139,19 @@ impl<W: Write> Encoder<W> {
         if attack != prev.attack {
             flags |= F_ATTACK;
         }
+        // The time to first byte, as what the body took after it (a byte or
+        // two for small bodies); left out when none was measured.
+        let first_byte = (hit.first_byte > 0 && hit.first_byte <= hit.latency)
+            .then(|| hit.latency - hit.first_byte);
         let f = &mut self.frame;
-        put_varint(f, ITEM_HIT);
+        put_varint(
+            f,
+            if first_byte.is_some() {
+                ITEM_HIT_FIRST_BYTE
+            } else {
+                ITEM_HIT
+            },
+        );
         f.push(flags);
         put_zigzag(f, hit.seq.wrapping_sub(prev.seq) as i64);
         put_zigzag(f, hit.scheduled.wrapping_sub(prev.scheduled));
@@ -150,6 +161,9 @@ impl<W: Write> Encoder<W> {
         put_varint(f, hit.bytes_in);
         if flags & F_BYTES_OUT != 0 {
             put_varint(f, hit.bytes_out);
+        }
+        if let Some(after_head) = first_byte {
+            put_varint(f, after_head);
         }
         for (flag, idx) in [
             (F_ERROR, error),

@@ -13,7 +13,8 @@ use crate::error::StreamError;
 /// Writes hits as JSON lines with vegeta's field names and order (`attack`,
 /// `seq`, `code`, `timestamp` RFC 3339, `latency` ns, `bytes_out`,
 /// `bytes_in`, `error`, `body` base64 or null, `method`, `url`, `headers`
-/// object of arrays or null), plus barrage's `scheduled` (RFC 3339).
+/// object of arrays or null), plus barrage's `scheduled` (RFC 3339) and,
+/// when measured, `first_byte` (ns from the send to the response's head).
 pub struct JsonWriter<W: Write> {
     out: W,
     line: Vec<u8>,
@@ -89,7 +90,11 @@ impl<W: Write> JsonWriter<W> {
         }
         l.extend_from_slice(b",\"scheduled\":\"");
         l.extend_from_slice(time::format_rfc3339(hit.scheduled).as_bytes());
-        l.extend_from_slice(b"\"}\n");
+        l.push(b'"');
+        if hit.first_byte > 0 {
+            l.extend_from_slice(format!(",\"first_byte\":{}", hit.first_byte).as_bytes());
+        }
+        l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
 
@@ -133,10 +138,12 @@ struct JsonHit<'a> {
     headers: Option<BTreeMap<String, Vec<String>>>,
     #[serde(default, borrow)]
     scheduled: Option<Cow<'a, str>>,
+    #[serde(default)]
+    first_byte: u64,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
-/// timestamp). Blank lines are skipped.
+/// timestamp; `first_byte` optional). Blank lines are skipped.
 pub struct JsonReader<R: BufRead> {
     input: R,
     line: Vec<u8>,
@@ -177,6 +184,7 @@ impl<R: BufRead> JsonReader<R> {
             hit.seq = j.seq;
             hit.code = j.code;
             hit.latency = j.latency;
+            hit.first_byte = j.first_byte;
             hit.bytes_out = j.bytes_out;
             hit.bytes_in = j.bytes_in;
             set(&mut hit.error, &j.error);

@@ -10,6 +10,7 @@
 //!          seq_delta:zigzag scheduled_delta:zigzag lag:zigzag
 //!          latency:varint code:varint bytes_in:varint
 //!          [bytes_out:varint]      if flags & BYTES_OUT
+//!          [after_head:varint]     if the kind is 3 (latency - first_byte)
 //!          [error:varint]          if flags & ERROR   (string index)
 //!          [method:varint]         if flags & METHOD
 //!          [url:varint]            if flags & URL
@@ -17,6 +18,7 @@
 //!          [len:varint bytes]      if flags & BODY
 //!          [n:varint (name:varint len:varint utf8)*n]  if flags & HEADERS
 //! 2 Reset                                 empties the table (index 0 = "")
+//! 3 Hit    as 1, with the time to first byte (version 2)
 //! ```
 //!
 //! Deltas, and the indices that a record leaves out (meaning "same as the
@@ -28,7 +30,9 @@
 pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// Version 2 added records with the time to first byte (kind 3); version 1
+/// streams are read as they are (their records have none).
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -50,6 +54,7 @@ pub(crate) const MAX_TABLE: usize = 1 << 16;
 pub(crate) const ITEM_STR: u64 = 0;
 pub(crate) const ITEM_HIT: u64 = 1;
 pub(crate) const ITEM_RESET: u64 = 2;
+pub(crate) const ITEM_HIT_FIRST_BYTE: u64 = 3;
 
 /// Hit flags.
 pub(crate) const F_BODY: u8 = 0x01;

@@ -34,6 +34,9 @@ pub enum Script {
     /// Answers `200 hello` keeping the connection, but closes it once idle
     /// for this long.
     IdleClose(Duration),
+    /// Sends the head of `200 hello` at once and its body this much later
+    /// (keep-alive).
+    SlowBody(Duration),
 }
 
 /// A loopback TCP server on port 0 that speaks just enough HTTP/1.1 to
@@ -170,6 +173,18 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                 );
                 let _ = stream.shutdown(std::net::Shutdown::Write);
                 return;
+            }
+            Script::SlowBody(d) => {
+                if stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n")
+                    .is_err()
+                {
+                    return;
+                }
+                thread::sleep(d);
+                if stream.write_all(b"hello\n").is_err() {
+                    return;
+                }
             }
             Script::IdleClose(_) => {
                 if stream
