@@ -213,6 +213,55 @@ mod tests {
                 0,
                 Due::Stop,
             ),
+            (
+                "shard 1 of 3: its first is the schedule's second",
+                Pacer::new(rate("200"), two, None).with_shard(Some((1, 3))),
+                0,
+                0,
+                Due::At(5_000_000),
+            ),
+            (
+                "shard 1 of 3: its third is the schedule's eighth",
+                Pacer::new(rate("200"), two, None).with_shard(Some((1, 3))),
+                2,
+                0,
+                Due::At(35_000_000),
+            ),
+            (
+                "shard 2 of 3: -requests counts the whole schedule",
+                Pacer::new(rate("200"), two, Some(10)).with_shard(Some((2, 3))),
+                3,
+                0,
+                Due::Stop,
+            ),
+            (
+                "shard 2 of 3: the last of 10 is its third",
+                Pacer::new(rate("200"), two, Some(10)).with_shard(Some((2, 3))),
+                2,
+                0,
+                Due::At(40_000_000),
+            ),
+            (
+                "stages instead of the rate",
+                Pacer::new(rate("200"), None, None).with_stages("1s:1000".parse().ok()),
+                125,
+                0,
+                Due::At(500_000_000),
+            ),
+            (
+                "stages end the schedule",
+                Pacer::new(rate("200"), None, None).with_stages("1s:1000".parse().ok()),
+                500,
+                0,
+                Due::Stop,
+            ),
+            (
+                "-duration cuts the stages",
+                Pacer::new(rate("200"), sec, None).with_stages("2s:1000".parse().ok()),
+                250,
+                0,
+                Due::Stop,
+            ),
         ];
         for (name, pacer, seq, elapsed, want) in cases {
             assert_eq!(pacer.due(*seq, *elapsed), *want, "{name}");
