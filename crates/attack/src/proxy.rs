@@ -260,28 +260,16 @@ impl Exempt {
     }
 }
 
+/// Whether `ip` is in the network `net`/`bits` (of the same family).
 fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
-    match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let bits = u32::from(bits.min(32));
-            let mask = if bits == 0 {
-                0
-            } else {
-                u32::MAX << (32 - bits)
-            };
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let bits = u32::from(bits.min(128));
-            let mask = if bits == 0 {
-                0
-            } else {
-                u128::MAX << (128 - bits)
-            };
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        _ => false,
-    }
+    let (a, n, width) = match (ip, net) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => (u32::from(a).into(), u32::from(n).into(), 32),
+        (IpAddr::V6(a), IpAddr::V6(n)) => (u128::from(a), u128::from(n), 128),
+        _ => return false,
+    };
+    let bits = u32::from(bits).min(width);
+    // The top `bits` of both, compared (a /0 network holds everything).
+    bits == 0 || a >> (width - bits) == n >> (width - bits)
 }
 
 /// `%XX` escapes of a URL's user or password, decoded.
@@ -413,6 +401,28 @@ mod tests {
             Proxies::from_env(env(&[("HTTP_PROXY", "http://p:port")]), vec![]).unwrap_err(),
             "HTTP_PROXY=\"http://p:port\": bad proxy port \"port\""
         );
+    }
+
+    #[test]
+    fn networks_of_both_families() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        for (addr, net, bits, want) in [
+            ("10.1.200.3", "10.1.0.0", 16, true),
+            ("10.2.0.1", "10.1.0.0", 16, false),
+            ("192.168.1.7", "192.168.1.7", 32, true),
+            ("192.168.1.8", "192.168.1.7", 32, false),
+            ("8.8.8.8", "0.0.0.0", 0, true),
+            ("fd12::1", "fd00::", 8, true),
+            ("fe80::1", "fd00::", 8, false),
+            ("::1", "::", 0, true),
+            ("10.0.0.1", "::", 0, false),
+        ] {
+            assert_eq!(
+                in_network(ip(addr), ip(net), bits),
+                want,
+                "{addr} in {net}/{bits}"
+            );
+        }
     }
 
     #[test]
