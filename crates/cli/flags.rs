@@ -45,6 +45,22 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     out
 }
 
+/// `-max-header-bytes`: a size of at least 1 KB.
+pub fn parse_header_bytes(s: &str) -> Result<usize, String> {
+    match parse_size(s)? {
+        n if n < 1024 => Err(format!("{s:?} is under 1KB")),
+        n => Ok(n as usize),
+    }
+}
+
+/// `-pipeline`: 1 to 1024 requests per connection.
+pub fn parse_pipeline(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?} is not a number from 1 to 1024")),
+    }
+}
+
 /// A Go duration flag value (`30s`, `1m30s`, `0`); negatives refused.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let ns = duration::parse(s).map_err(|e| e.to_string())?;
@@ -272,9 +288,18 @@ pub struct AttackArgs {
     /// Body file for targets without one
     #[arg(long)]
     pub body: Option<PathBuf>,
-    /// Local IP address to connect from
-    #[arg(long)]
-    pub laddr: Option<std::net::IpAddr>,
+    /// Local IP addresses to connect from (comma-separated or repeated; used in turn for new connections)
+    #[arg(long, value_delimiter = ',')]
+    pub laddr: Vec<std::net::IpAddr>,
+    /// HTTP/1.1 engine: barrage (its own) or hyper
+    #[arg(long = "h1-engine", default_value = "barrage")]
+    pub h1_engine: barrage_attack::H1Engine,
+    /// Longest response head read, in bytes (sizes like 1MB); larger is an error result
+    #[arg(long, default_value = "64KiB", value_parser = parse_header_bytes)]
+    pub max_header_bytes: usize,
+    /// Requests written on an HTTP/1.1 connection before their answers (closed model)
+    #[arg(long, default_value_t = barrage_attack::DEFAULT_PIPELINE, value_parser = parse_pipeline)]
+    pub pipeline: usize,
     /// Connect to this Unix socket instead of each URL's host
     #[arg(long)]
     pub unix_socket: Option<PathBuf>,

@@ -15,8 +15,8 @@
 //!   and flushes it at least every 100 ms. Stopping (end of the schedule,
 //!   [`Stopper::stop`], a failed sink) sends no new requests and waits for
 //!   the ones in flight, so nothing scheduled goes unrecorded.
-//! - [`Client`]: hyper 1 over rustls (HTTP/1.1, HTTP/2 by ALPN, h2c), with
-//!   redirects, a whole-request timeout and body capture up to `-max-body`.
+//! - How each request goes is `barrage-client`'s: the scheduler hands a
+//!   due request to a [`Client`] and gets its response back.
 //!
 //! The attacker does not know the stream format: the CLI plugs an encoder in
 //! as the sink.
@@ -38,31 +38,24 @@
 #![deny(missing_docs)]
 
 mod alarm;
-mod client;
 mod config;
-mod dns;
 mod pacer;
-mod pool;
-mod proxy;
 mod sched;
 mod scheduler;
 mod sink;
 mod stopper;
 mod targets;
 mod tickets;
-mod tls;
 mod workers;
 
 pub use barrage_model::{Hit, Rate, Target};
-pub use client::{Client, Prepared};
-pub use config::{
-    AttackConfig, ClientConfig, ConnectTo, DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
-    DEFAULT_WORKERS,
+pub use barrage_client::{
+    Client, ClientConfig, ConnectTo, H1Engine, Prepared, Proxies, TlsError, DEFAULT_CONNECTIONS,
+    DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
 };
+pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use pacer::{Due, Pacer};
-pub use proxy::Proxies;
 pub use scheduler::{Attack, AttackError, AttackReport, StopReason};
 pub use sink::HitSink;
 pub use stopper::Stopper;
 pub use targets::{TargetSource, Targets};
-pub use tls::TlsError;

@@ -12,9 +12,10 @@ use barrage_model::Hit;
 use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
+use barrage_client::{Client, Prepared, Serial};
+
 use crate::{
     alarm::Alarm,
-    client::{Client, Prepared, Serial},
     tickets::{Next, Tickets},
     workers::Workers,
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,

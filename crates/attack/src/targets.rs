@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use barrage_model::Target;
 
-use crate::client::Prepared;
+use barrage_client::Prepared;
 
 /// A source of targets read one per request (`-lazy`).
 pub trait TargetSource: Send {

@@ -28,7 +28,9 @@ use std::{
     time::Instant,
 };
 
-use crate::{client::Prepared, Due, Pacer, StopReason, Stopper, TargetSource};
+use barrage_client::Prepared;
+
+use crate::{Due, Pacer, StopReason, Stopper, TargetSource};
 
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;

@@ -10,7 +10,9 @@ use std::{
 
 use tokio::{runtime::Handle, sync::oneshot};
 
-use crate::{pool::Dial, AttackError, Client, ClientConfig};
+use barrage_client::{Client, ClientConfig, Shared};
+
+use crate::AttackError;
 
 /// One worker thread: a single-threaded tokio runtime with its own client
 /// and connection pool. Tasks never migrate between threads, so a request
@@ -36,24 +38,16 @@ impl Workers {
     /// `paced`, threads that wake for the clock (see [`crate::sched`]).
     pub(crate) fn start(n: usize, cfg: &ClientConfig, paced: bool) -> Result<Self, AttackError> {
         let mut lanes = Vec::with_capacity(n.max(1));
-        // One -max-connections cap for the whole attack, not per thread.
-        let open_limit = Client::open_limit(cfg);
-        // Certificates are read and parsed once, not per thread.
-        let tls = Client::tls(cfg)?;
-        // One DNS cache and one -connect-to turn for the whole attack.
-        let dial = Arc::new(Dial::new(cfg));
+        // One -max-connections cap, one reading of the certificates, one
+        // DNS cache and one -connect-to turn for the whole attack.
+        let shared = Shared::new(cfg)?;
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let client = {
                 let _guard = rt.enter();
-                Arc::new(Client::sharing(
-                    cfg,
-                    open_limit.clone(),
-                    tls.clone(),
-                    dial.clone(),
-                ))
+                Arc::new(Client::sharing(cfg, &shared))
             };
             let handle = rt.handle().clone();
             if let Some(timeout) = cfg.timeout {

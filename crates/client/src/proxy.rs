@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use http::HeaderValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::pool::Key;
+use crate::key::Key;
 
 /// The proxies of an attack.
 #[derive(Debug, Clone, Default)]
@@ -274,40 +274,15 @@ fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
 
 /// `%XX` escapes of a URL's user or password, decoded.
 fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let hex = |i: usize| b.get(i).and_then(|c| (*c as char).to_digit(16));
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if let (b'%', Some(h), Some(l)) = (b[i], hex(i + 1), hex(i + 2)) {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Standard base64 with padding (for `Basic` credentials).
 fn base64(data: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(data)
 }
 
 #[cfg(test)]

@@ -1,0 +1,383 @@
+//! How a connection is opened: where to (`-unix-socket`, `-connect-to`, a
+//! proxy), from where (`-laddr`), and how host names become addresses
+//! (`-dns-ttl`, `-resolvers`). TLS and HTTP come after, in the pool.
+
+use std::{
+    collections::HashMap,
+    io,
+    net::{IpAddr, SocketAddr},
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::{lookup_host, TcpSocket, UnixStream},
+};
+
+use crate::{
+    key::Key,
+    proxy::{Proxies, ProxyUrl},
+};
+
+/// A connection's byte stream, whatever carries it (TCP, a Unix socket,
+/// TLS over either, a proxy's tunnel).
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
+
+/// A boxed [`Stream`].
+pub(crate) type BoxStream = Box<dyn Stream>;
+
+/// A host name's addresses and when they were looked up.
+type Looked = (Arc<[SocketAddr]>, Instant);
+
+type HostPort = (String, u16);
+
+/// Addresses used in turn: the next is `next % len`.
+#[derive(Default)]
+struct Turns {
+    to: Vec<HostPort>,
+    next: AtomicUsize,
+}
+
+/// Where connections go when not to the URL's host:port (`-unix-socket`,
+/// `-connect-to`), from where (`-laddr`), and how host names become
+/// addresses (`-dns-ttl`, `-resolvers`). One per attack, shared by the
+/// worker threads' pools.
+#[derive(Default)]
+pub(crate) struct Dial {
+    /// `-laddr`: local addresses, used in turn for new connections.
+    laddrs: Vec<IpAddr>,
+    next_laddr: AtomicUsize,
+    unix_socket: Option<PathBuf>,
+    /// For each mapped host:port, where to instead, taken in turn.
+    connect_to: HashMap<HostPort, Turns>,
+    /// `-dns-ttl` (`None`: no cache; zero: for the whole attack).
+    dns_ttl: Option<Duration>,
+    /// Addresses looked up, and when.
+    dns: Mutex<HashMap<HostPort, Looked>>,
+    /// `-resolvers` (empty: the system's resolver).
+    resolvers: Vec<SocketAddr>,
+    /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
+    proxies: Option<Proxies>,
+    /// Longest a TCP connect (or a proxy's `CONNECT`) may take (`-timeout`).
+    connect_timeout: Option<Duration>,
+}
+
+impl Dial {
+    pub(crate) fn new(cfg: &crate::ClientConfig) -> Self {
+        let mut connect_to: HashMap<HostPort, Turns> = HashMap::new();
+        for m in &cfg.connect_to {
+            connect_to
+                .entry(m.from.clone())
+                .or_default()
+                .to
+                .push(m.to.clone());
+        }
+        Dial {
+            laddrs: cfg.laddr.clone(),
+            next_laddr: AtomicUsize::new(0),
+            unix_socket: cfg.unix_socket.clone(),
+            connect_to,
+            dns_ttl: cfg.dns_ttl,
+            dns: Mutex::default(),
+            resolvers: cfg.resolvers.clone(),
+            // vegeta's h2c transport and a Unix socket dial no proxy.
+            proxies: cfg
+                .proxies
+                .clone()
+                .filter(|_| cfg.unix_socket.is_none() && !cfg.h2c),
+            connect_timeout: cfg.timeout,
+        }
+    }
+
+    /// The proxy that connections to `key` go through, if any.
+    pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
+        self.proxies.as_ref()?.for_key(key)
+    }
+
+    /// `host`'s addresses: IP literals as they are, names looked up (on
+    /// tokio's blocking pool) or taken from the cache while fresh, so that
+    /// a burst of new connections does not look the same name up hundreds
+    /// of times.
+    pub(crate) async fn resolve(&self, host: &str, port: u16) -> io::Result<Arc<[SocketAddr]>> {
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Ok(Arc::new([SocketAddr::new(ip, port)]));
+        }
+        let key = (host.to_string(), port);
+        if let Some(ttl) = self.dns_ttl {
+            let cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((addrs, at)) = cache.get(&key) {
+                if ttl.is_zero() || at.elapsed() < ttl {
+                    return Ok(addrs.clone());
+                }
+            }
+        }
+        let addrs: Arc<[SocketAddr]> = if self.resolvers.is_empty() {
+            lookup_host((host, port)).await?.collect()
+        } else {
+            crate::dns::lookup(host, port, &self.resolvers)
+                .await?
+                .into()
+        };
+        if self.dns_ttl.is_some() && !addrs.is_empty() {
+            let mut cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
+            cache.insert(key, (addrs.clone(), Instant::now()));
+        }
+        Ok(addrs)
+    }
+
+    /// The host and port a new connection for `key` goes to.
+    fn address<'a>(&'a self, key: &'a Key) -> (&'a str, u16) {
+        if !self.connect_to.is_empty() {
+            if let Some(t) = self.connect_to.get(&(key.host.clone(), key.port)) {
+                let (host, port) = &t.to[t.next.fetch_add(1, Ordering::Relaxed) % t.to.len()];
+                return (host, *port);
+            }
+        }
+        (&key.host, key.port)
+    }
+
+    /// The local address for the next connection (`-laddr`, in turn).
+    fn laddr(&self, v6: bool) -> Option<IpAddr> {
+        if self.laddrs.is_empty() {
+            return None;
+        }
+        // Of the addresses of the destination's family, the next in turn.
+        let fit: Vec<&IpAddr> = self
+            .laddrs
+            .iter()
+            .filter(|ip| ip.is_ipv6() == v6)
+            .collect();
+        let pick = if fit.is_empty() { &self.laddrs[..] } else { &[] };
+        let n = self.next_laddr.fetch_add(1, Ordering::Relaxed);
+        match fit.len() {
+            0 => pick.get(n % pick.len()).copied(),
+            len => Some(*fit[n % len]),
+        }
+    }
+
+    /// Opens the byte stream for a connection to `key`: a Unix socket, TCP
+    /// to the host (or its `-connect-to` destination), or a proxy's
+    /// tunnel. TLS is the caller's. Errors are worded as Go's.
+    pub(crate) async fn open(&self, key: &Key) -> Result<BoxStream, String> {
+        if let Some(path) = &self.unix_socket {
+            let stream = self
+                .limited(UnixStream::connect(path))
+                .await
+                .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
+            return Ok(Box::new(stream));
+        }
+        let proxy = self.proxy(key);
+        let (host, port) = match proxy {
+            Some(p) => (p.host.as_str(), p.port),
+            None => self.address(key),
+        };
+        // Go's words for a failure on the way to a proxy.
+        let via = if proxy.is_some() {
+            "proxyconnect tcp: "
+        } else {
+            ""
+        };
+        let addrs = self
+            .resolve(host, port)
+            .await
+            .map_err(|e| format!("{via}dial tcp: lookup {host}: {}", lookup_error(&e)))?;
+        let mut last_err = format!("{via}dial tcp: lookup {host}: no addresses");
+        let mut stream = None;
+        for &addr in addrs.iter() {
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            };
+            let socket =
+                socket.map_err(|e| format!("dial tcp {addr}: socket: {}", go_error(&e)))?;
+            if let Some(ip) = self.laddr(addr.is_ipv6()) {
+                socket
+                    .bind(SocketAddr::new(ip, 0))
+                    .map_err(|e| format!("dial tcp {addr}: bind {ip}: {}", go_error(&e)))?;
+            }
+            match self.limited(socket.connect(addr)).await {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last_err = format!("{via}dial tcp {addr}: connect: {}", go_error(&e)),
+            }
+        }
+        let mut stream = stream.ok_or(last_err)?;
+        let _ = stream.set_nodelay(true);
+        if let (Some(p), true) = (proxy, key.tls) {
+            if let Some(proxies) = &self.proxies {
+                let tunnel = proxies.connect(&mut stream, key, p);
+                match self.connect_timeout {
+                    Some(t) => tokio::time::timeout(t, tunnel)
+                        .await
+                        .unwrap_or_else(|_| Err("proxyconnect tcp: i/o timeout".into()))?,
+                    None => tunnel.await?,
+                }
+            }
+        }
+        Ok(Box::new(stream))
+    }
+
+    /// `connect`, given up after `-timeout`.
+    async fn limited<S>(
+        &self,
+        connect: impl std::future::Future<Output = io::Result<S>>,
+    ) -> io::Result<S> {
+        match self.connect_timeout {
+            Some(t) => tokio::time::timeout(t, connect)
+                .await
+                .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
+            None => connect.await,
+        }
+    }
+}
+
+/// A system error as Go words it ("connection refused"), not as Rust does
+/// ("Connection refused (os error 111)"): vegeta users match on the text.
+/// Running out of descriptors names the limit, which is what to raise.
+pub(crate) fn go_error(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(i)) => &text[..i],
+        _ => &text[..],
+    };
+    let mut chars = text.chars();
+    let mut out: String = chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())
+        .unwrap_or_default();
+    if e.raw_os_error() == Some(libc::EMFILE) {
+        if let Some(limit) = descriptor_limit() {
+            out.push_str(&format!(" (limit {limit})"));
+        }
+    }
+    out
+}
+
+/// This process's soft limit on open descriptors.
+fn descriptor_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    ok.then_some(lim.rlim_cur as u64)
+}
+
+/// A failed lookup as Go words it: "no such host" for a name that does not
+/// exist (getaddrinfo says "Name or service not known").
+pub(crate) fn lookup_error(e: &io::Error) -> String {
+    let text = go_error(e);
+    if text.contains("Name or service not known")
+        || text.contains("No address associated with hostname")
+    {
+        "no such host".to_string()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_looked_up_again_only_when_stale() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dial = |ttl| {
+            let cfg = crate::ClientConfig {
+                dns_ttl: ttl,
+                ..Default::default()
+            };
+            Dial::new(&cfg)
+        };
+        // Addresses no lookup gives (TEST-NET-1; nothing connects to them).
+        let planted: Arc<[SocketAddr]> = Arc::new(["192.0.2.1:80".parse().unwrap()]);
+        let stale = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
+        let key = ("localhost".to_string(), 80);
+        let plant = |d: &Dial| {
+            d.dns
+                .lock()
+                .unwrap()
+                .insert(key.clone(), (planted.clone(), stale));
+        };
+        rt.block_on(async {
+            // -dns-ttl 0: kept for the whole attack, however old.
+            let d = dial(Some(Duration::ZERO));
+            plant(&d);
+            assert_eq!(&*d.resolve("localhost", 80).await.unwrap(), &*planted);
+
+            // A TTL: older than it, looked up again (localhost: from the
+            // hosts file) and the fresh answer kept.
+            let d = dial(Some(Duration::from_secs(1)));
+            plant(&d);
+            let got = d.resolve("localhost", 80).await.unwrap();
+            assert!(
+                !got.is_empty() && got.iter().all(|a| a.ip().is_loopback()),
+                "{got:?}"
+            );
+            let (kept, at) = d.dns.lock().unwrap()[&key].clone();
+            assert!(at > stale);
+            assert_eq!(&*kept, &*got);
+            assert_eq!(&*d.resolve("localhost", 80).await.unwrap(), &*got);
+
+            // -dns-ttl -1: nothing kept.
+            let d = dial(None);
+            plant(&d);
+            let got = d.resolve("localhost", 80).await.unwrap();
+            assert!(got.iter().all(|a| a.ip().is_loopback()), "{got:?}");
+            assert_eq!(d.dns.lock().unwrap()[&key].1, stale, "not replaced");
+
+            // IP literals: neither looked up nor kept.
+            let d = dial(Some(Duration::ZERO));
+            let got = d.resolve("127.0.0.1", 8080).await.unwrap();
+            assert_eq!(&*got, &["127.0.0.1:8080".parse::<SocketAddr>().unwrap()]);
+            assert!(d.dns.lock().unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn local_addresses_are_used_in_turn_by_family() {
+        let cfg = crate::ClientConfig {
+            laddr: vec![
+                "127.0.0.2".parse().unwrap(),
+                "::1".parse().unwrap(),
+                "127.0.0.3".parse().unwrap(),
+            ],
+            ..Default::default()
+        };
+        let d = Dial::new(&cfg);
+        let v4: Vec<String> = (0..4)
+            .map(|_| d.laddr(false).unwrap().to_string())
+            .collect();
+        assert_eq!(v4, ["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"]);
+        assert_eq!(d.laddr(true).unwrap().to_string(), "::1");
+        assert!(Dial::default().laddr(false).is_none());
+    }
+
+    #[test]
+    fn system_errors_read_as_in_go() {
+        let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(go_error(&refused), "connection refused");
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(go_error(&missing), "no such file or directory");
+        assert_eq!(go_error(&io::Error::other("i/o timeout")), "i/o timeout");
+        let emfile = go_error(&io::Error::from_raw_os_error(libc::EMFILE));
+        assert!(
+            emfile.starts_with("too many open files (limit "),
+            "{emfile}"
+        );
+    }
+}

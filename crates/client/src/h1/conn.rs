@@ -1,0 +1,266 @@
+//! One HTTP/1.1 connection of the engine: a byte stream and a few words
+//! of state. Reads land in a buffer owned by the worker thread; the
+//! connection keeps bytes only while a response is partly received (in
+//! its [`Framer`]) or, pipelined, when a read brought the start of the
+//! next answer.
+
+use std::{
+    cell::RefCell,
+    future::poll_fn,
+    io::{self, IoSlice},
+    pin::Pin,
+    task::{Context, Poll},
+    time::Instant,
+};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::{
+    framer::{Fed, FrameError, Framer},
+    wire::Wire,
+};
+use crate::dial::BoxStream;
+
+/// The worker thread's read buffer.
+const READ_BUF: usize = 64 * 1024;
+
+/// Request buffers kept per thread for reuse (each is emptied after its
+/// write, so a waiting connection holds none).
+const SPARE_WRITE_BUFS: usize = 64;
+
+thread_local! {
+    static READ: RefCell<Box<[u8]>> = RefCell::new(vec![0; READ_BUF].into_boxed_slice());
+    static WRITE_BUFS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Why an exchange failed.
+#[derive(Debug)]
+pub enum ExchangeError {
+    /// Reading or writing failed.
+    Io(io::Error),
+    /// The response could not be read.
+    Frame(FrameError),
+}
+
+impl std::fmt::Display for ExchangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExchangeError::Io(e) => f.write_str(&crate::dial::go_error(e)),
+            ExchangeError::Frame(e) => e.fmt(f),
+        }
+    }
+}
+
+/// An open HTTP/1.1 connection.
+pub struct Conn {
+    io: BoxStream,
+    /// Bytes read past the last complete response: with pipelining, the
+    /// start of the next answer; otherwise the server's mistake.
+    leftover: Vec<u8>,
+    /// Responses read on it.
+    served: u64,
+    /// Whether it may carry another request.
+    open: bool,
+    /// Its place under `-max-connections`, given up when it closes.
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Conn {
+    /// A connection over `io`, nothing sent yet.
+    pub(crate) fn new(io: BoxStream, permit: Option<tokio::sync::OwnedSemaphorePermit>) -> Self {
+        Conn {
+            io,
+            leftover: Vec::new(),
+            served: 0,
+            open: true,
+            _permit: permit,
+        }
+    }
+
+    /// Whether it may carry another request.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Whether it has answered a request before (a reused connection the
+    /// server closed while idle may be retried on a new one).
+    pub fn reused(&self) -> bool {
+        self.served > 0
+    }
+
+    /// Writes requests `seqs` of `wire` in one write and reads the first
+    /// answer into `framer`; `head_at` is set when its head is complete.
+    /// With more than one (pipelined), the others are answered through
+    /// [`Conn::read_next`]. A response sent before the request was fully
+    /// written (an early 413, say) is read, and the connection is then
+    /// closed.
+    pub async fn exchange(
+        &mut self,
+        wire: &Wire,
+        seqs: std::ops::Range<u64>,
+        framer: &mut Framer,
+        head_at: &mut Option<Instant>,
+    ) -> Result<(), ExchangeError> {
+        let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
+        let apart = wire.body_apart();
+        for seq in seqs.clone() {
+            wire.write_to(seq, &mut buf);
+            if apart && seqs.end - seqs.start > 1 {
+                buf.extend_from_slice(wire.body());
+            }
+        }
+        let body: &[u8] = if apart && seqs.end - seqs.start == 1 {
+            wire.body()
+        } else {
+            &[]
+        };
+        let total = buf.len() + body.len();
+        let mut written = 0usize;
+        let mut flushed = false;
+        let mut write_error: Option<io::Error> = None;
+        let result = poll_fn(|cx| {
+            while written < total && write_error.is_none() {
+                let io = Pin::new(&mut self.io);
+                let polled = if written < buf.len() {
+                    let slices = [IoSlice::new(&buf[written..]), IoSlice::new(body)];
+                    io.poll_write_vectored(cx, &slices)
+                } else {
+                    io.poll_write(cx, &body[written - buf.len()..])
+                };
+                match polled {
+                    Poll::Ready(Ok(0)) => write_error = Some(io::ErrorKind::WriteZero.into()),
+                    Poll::Ready(Ok(n)) => written += n,
+                    Poll::Ready(Err(e)) => write_error = Some(e),
+                    Poll::Pending => break,
+                }
+            }
+            if written == total && !flushed && write_error.is_none() {
+                match Pin::new(&mut self.io).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => flushed = true,
+                    Poll::Ready(Err(e)) => write_error = Some(e),
+                    Poll::Pending => {}
+                }
+            }
+            match self.poll_response(cx, framer, head_at) {
+                Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
+                Poll::Ready(Err(e)) => Poll::Ready(Err(match write_error.take() {
+                    // Nothing came back: what broke was the write.
+                    Some(w) if !framer.started() => ExchangeError::Io(w),
+                    _ => e,
+                })),
+                Poll::Pending => match write_error.take() {
+                    // Not even the head went out: nothing to wait for.
+                    Some(w) if written == 0 => Poll::Ready(Err(ExchangeError::Io(w))),
+                    Some(w) => {
+                        // The rest of an answer may still come.
+                        self.open = false;
+                        write_error = Some(w);
+                        Poll::Pending
+                    }
+                    None => Poll::Pending,
+                },
+            }
+        })
+        .await;
+        if written < total || write_error.is_some() {
+            self.open = false;
+        }
+        buf.clear();
+        WRITE_BUFS.with_borrow_mut(|b| {
+            if b.len() < SPARE_WRITE_BUFS && buf.capacity() <= 64 * 1024 {
+                b.push(buf);
+            }
+        });
+        result
+    }
+
+    /// Reads the next pipelined answer into `framer`.
+    pub async fn read_next(
+        &mut self,
+        framer: &mut Framer,
+        head_at: &mut Option<Instant>,
+    ) -> Result<(), ExchangeError> {
+        poll_fn(|cx| self.poll_response(cx, framer, head_at)).await
+    }
+
+    /// Feeds what arrives to `framer` until its response is complete.
+    fn poll_response(
+        &mut self,
+        cx: &mut Context<'_>,
+        framer: &mut Framer,
+        head_at: &mut Option<Instant>,
+    ) -> Poll<Result<(), ExchangeError>> {
+        if !self.leftover.is_empty() {
+            let left = std::mem::take(&mut self.leftover);
+            if let Some(done) = self.take(&left, framer, head_at) {
+                return Poll::Ready(done);
+            }
+        }
+        loop {
+            let polled = READ.with_borrow_mut(|space| {
+                let mut rb = ReadBuf::new(space);
+                match Pin::new(&mut self.io).poll_read(cx, &mut rb) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(Err(e)) => {
+                        self.open = false;
+                        Poll::Ready(Some(Err(ExchangeError::Io(e))))
+                    }
+                    Poll::Ready(Ok(())) if rb.filled().is_empty() => {
+                        self.open = false;
+                        Poll::Ready(Some(match framer.eof() {
+                            Ok(()) => Ok(()),
+                            Err(_) if !framer.started() => Err(ExchangeError::Io(io::Error::new(
+                                io::ErrorKind::UnexpectedEof,
+                                "EOF",
+                            ))),
+                            Err(e) => Err(ExchangeError::Frame(e)),
+                        }))
+                    }
+                    Poll::Ready(Ok(())) => Poll::Ready(self.take(rb.filled(), framer, head_at)),
+                }
+            });
+            match polled {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(done)) => return Poll::Ready(done),
+                Poll::Ready(None) => continue,
+            }
+        }
+    }
+
+    /// Feeds `data`; `Some` when the response ended (or failed).
+    fn take(
+        &mut self,
+        data: &[u8],
+        framer: &mut Framer,
+        head_at: &mut Option<Instant>,
+    ) -> Option<Result<(), ExchangeError>> {
+        let had_head = framer.head_done();
+        let fed = framer.feed(data);
+        if !had_head && framer.head_done() {
+            *head_at = Some(Instant::now());
+        }
+        match fed {
+            Ok(Fed::More) => None,
+            Ok(Fed::Complete(n)) => {
+                if n < data.len() {
+                    self.leftover.extend_from_slice(&data[n..]);
+                }
+                if !framer.reusable() {
+                    self.open = false;
+                }
+                self.served += 1;
+                Some(Ok(()))
+            }
+            Err(e) => {
+                self.open = false;
+                Some(Err(ExchangeError::Frame(e)))
+            }
+        }
+    }
+
+    /// Whether unread bytes are waiting (the start of a pipelined answer;
+    /// for a connection about to go idle, the server's mistake).
+    pub fn has_leftover(&self) -> bool {
+        !self.leftover.is_empty()
+    }
+}

@@ -1,0 +1,32 @@
+//! Where a connection goes.
+
+use http::Uri;
+
+/// Where a connection goes: scheme, host and port.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct Key {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Key {
+    /// The key of `uri`; the error names what cannot be dialed.
+    pub(crate) fn of(uri: &Uri) -> Result<Key, String> {
+        let tls = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            Some(other) => return Err(format!("unsupported protocol scheme \"{other}\"")),
+            None => return Err("unsupported protocol scheme \"\"".to_string()),
+        };
+        let host = uri
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or("no Host in request URL")?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        Ok(Key { tls, host, port })
+    }
+}

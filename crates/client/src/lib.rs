@@ -1,0 +1,50 @@
+//! barrage-client: how a request goes. The scheduler (`barrage-attack`)
+//! decides when; it hands a due request to a [`Client`] and gets a
+//! [`Response`] (or a transport error worded as Go's) back.
+//!
+//! - Dialing: DNS (the system's resolver or `-resolvers`, cached for
+//!   `-dns-ttl`), `-connect-to`, `-laddr` (several, in turn), Unix
+//!   sockets, proxies from the environment (`HTTP_PROXY`, `HTTPS_PROXY`
+//!   through `CONNECT`).
+//! - TLS with rustls; ALPN picks HTTP/2 (hyper) or HTTP/1.1.
+//! - HTTP/1.1 with barrage's own engine ([`h1`]): each target's request
+//!   encoded once ([`h1::Wire`]), responses framed by a pure reader on
+//!   `httparse` ([`h1::Framer`]), reads into a buffer of the worker
+//!   thread so a waiting connection holds none, pipelining. hyper's
+//!   HTTP/1.1 stays selectable ([`H1Engine::Hyper`]).
+//! - A pool per worker thread ([`Client`]): idle HTTP/1.1 connections
+//!   reused, one shared HTTP/2 connection per host, `-max-connections`.
+//! - Redirects resolved as RFC 3986 says (the `url` crate), a
+//!   whole-request `-timeout`, body capture up to `-max-body`.
+//!
+//! ```no_run
+//! use barrage_client::{Client, ClientConfig, Prepared, Shared};
+//! use barrage_model::Target;
+//! let cfg = ClientConfig::default();
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! let shared = Shared::new(&cfg).unwrap();
+//! let client = rt.block_on(async { Client::sharing(&cfg, &shared) });
+//! let target = Prepared::new(Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() }).unwrap();
+//! let response = rt.block_on(client.send(&target, 0));
+//! ```
+#![deny(missing_docs)]
+
+mod client;
+mod config;
+mod dial;
+mod dns;
+pub mod h1;
+mod key;
+mod pool;
+mod prepared;
+mod proxy;
+mod tls;
+
+pub use client::{Client, Response, Serial, Shared};
+pub use config::{
+    ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
+    DEFAULT_TIMEOUT,
+};
+pub use prepared::{Prepared, ATTACK_HEADER, SEQ_HEADER};
+pub use proxy::Proxies;
+pub use tls::TlsError;

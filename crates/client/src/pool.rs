@@ -1,0 +1,456 @@
+//! Connections per host for one worker thread: idle HTTP/1.1 ones kept
+//! for reuse (either engine's), one shared HTTP/2 connection, and the
+//! `-max-connections` cap.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsConnector;
+
+use crate::{
+    dial::{BoxStream, Dial},
+    h1,
+    key::Key,
+    proxy::ProxyUrl,
+    H1Engine,
+};
+
+/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
+pub(crate) enum Conn {
+    H1(H1),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+/// An HTTP/1.1 connection of either engine.
+pub(crate) enum H1 {
+    /// hyper's (`-h1-engine hyper`): a handle to the connection's task.
+    Hyper(http1::SendRequest<Full<Bytes>>),
+    /// barrage's own.
+    Own(h1::Conn),
+}
+
+impl H1 {
+    /// Whether it can take a request now.
+    pub(crate) fn is_ready(&self) -> bool {
+        match self {
+            H1::Hyper(s) => s.is_ready(),
+            H1::Own(c) => c.is_open() && !c.has_leftover(),
+        }
+    }
+
+    /// It, once it can take a request (hyper's finishes its handshake on
+    /// its task); `None` when it closed meanwhile.
+    pub(crate) async fn ready(self) -> Option<H1> {
+        match self {
+            H1::Hyper(mut s) => s.ready().await.is_ok().then_some(H1::Hyper(s)),
+            own => own.is_ready().then_some(own),
+        }
+    }
+}
+
+/// Most connections a worker thread opens at once; requests beyond wait
+/// for one of them or for a connection given back. On loopback a connection
+/// takes ~50 µs to open, so this still opens hundreds of thousands a
+/// second when a slow server needs them; `-workers` opens them up front.
+const MAX_CONNECTING: usize = 16;
+
+/// How long an idle HTTP/1.1 connection is kept unused before it is closed,
+/// the next time another one to its host is given back (so a host keeps the
+/// one it used last, however slow the rate). A stall of a few milliseconds at 20,000/s
+/// opens hundreds of connections for the requests due meanwhile; kept for
+/// ever, each held ~30 KiB of this process (and a slot of the server's) for
+/// the rest of the attack: RSS climbed 25 -> 33 MiB over 60 s at 20,000/s
+/// on this machine. Go's transport closes idle connections after 90 s.
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+struct HostPool {
+    /// Idle connections, least recently given back first: the next request
+    /// takes the newest (warm in cache), the oldest is the one to close.
+    idle: VecDeque<(H1, Instant)>,
+    h2: Option<http2::SendRequest<Full<Bytes>>>,
+}
+
+/// Connections per host, opened on demand: idle HTTP/1.1 connections are
+/// reused (up to `-connections` kept per host), an HTTP/2 connection is
+/// shared by every request until the server closes it (GOAWAY), and
+/// `-max-connections` caps how many are open at once.
+pub(crate) struct Pool {
+    hosts: Mutex<HashMap<Key, HostPool, foldhash::fast::RandomState>>,
+    tls: TlsConnector,
+    h2c: bool,
+    keepalive: bool,
+    max_idle: usize,
+    open_limit: Option<Arc<Semaphore>>,
+    /// Signalled when an idle connection is given back (wakes a request
+    /// waiting for one).
+    given_back: Notify,
+    /// Connections being opened now, at most [`MAX_CONNECTING`].
+    connecting: AtomicUsize,
+    /// Signalled when a connection attempt ends.
+    attempt_ended: Notify,
+    /// Shared by the worker threads' pools: one DNS cache and one turn
+    /// for `-connect-to` per attack.
+    dial: Arc<Dial>,
+    /// `-h1-engine`.
+    engine: H1Engine,
+    /// [`IDLE_TIMEOUT`] (shorter in tests).
+    idle_timeout: Duration,
+}
+
+impl Pool {
+    pub(crate) fn new(
+        tls: TlsConnector,
+        h2c: bool,
+        keepalive: bool,
+        max_idle: usize,
+        open_limit: Option<Arc<Semaphore>>,
+        dial: Arc<Dial>,
+        engine: H1Engine,
+    ) -> Self {
+        Pool {
+            hosts: Mutex::new(HashMap::default()),
+            tls,
+            h2c,
+            keepalive,
+            max_idle,
+            open_limit,
+            given_back: Notify::new(),
+            connecting: AtomicUsize::new(0),
+            attempt_ended: Notify::new(),
+            dial,
+            engine,
+            idle_timeout: IDLE_TIMEOUT,
+        }
+    }
+
+    /// A connection to `key`: a live idle or shared one, else the first of
+    /// a connection given back and one opened for this request (which, if
+    /// it loses, goes to the pool). At most [`MAX_CONNECTING`] are being
+    /// opened at once, and at the `-max-connections` cap a request waits
+    /// for a connection given back or one closing.
+    ///
+    /// Without the race and the bound, a worker that fell behind (its
+    /// responses waiting to be read, so its connections look busy) opened
+    /// a connection for every request due meanwhile, and fell further
+    /// behind: at 20,000/s on one thread, 8,000 connections and seconds of
+    /// lag after a hiccup of a few milliseconds.
+    pub(crate) async fn get(self: &Arc<Self>, key: &Key) -> Result<Conn, String> {
+        loop {
+            if let Some(c) = self.reuse(key) {
+                return Ok(c);
+            }
+            if self.connecting.load(Ordering::Acquire) >= MAX_CONNECTING {
+                let given_back = self.given_back.notified();
+                let ended = self.attempt_ended.notified();
+                tokio::select! {
+                    _ = given_back => {}
+                    _ = ended => {}
+                }
+                continue;
+            }
+            let permit = match &self.open_limit {
+                None => None,
+                Some(limit) => match limit.clone().try_acquire_owned() {
+                    Ok(p) => Some(p),
+                    Err(_) => {
+                        let given_back = self.given_back.notified();
+                        tokio::select! {
+                            p = limit.clone().acquire_owned() => Some(p.map_err(|e| e.to_string())?),
+                            _ = given_back => continue,
+                        }
+                    }
+                },
+            };
+            let mut opened = self.open(key, permit);
+            loop {
+                let given_back = self.given_back.notified();
+                tokio::select! {
+                    r = &mut opened => {
+                        return r.unwrap_or_else(|_| Err("connection attempt cancelled".into()));
+                    }
+                    _ = given_back => {
+                        if let Some(c) = self.reuse(key) {
+                            return Ok(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a connection on its own task; the receiver gets it, or the
+    /// pool does when the receiver is gone.
+    fn open(
+        self: &Arc<Self>,
+        key: &Key,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> oneshot::Receiver<Result<Conn, String>> {
+        self.connecting.fetch_add(1, Ordering::AcqRel);
+        let (tx, rx) = oneshot::channel();
+        let (pool, key) = (self.clone(), key.clone());
+        tokio::spawn(async move {
+            let result = pool.connect(&key, permit).await;
+            pool.connecting.fetch_sub(1, Ordering::AcqRel);
+            pool.attempt_ended.notify_one();
+            if let Err(Ok(Conn::H1(conn))) = tx.send(result) {
+                // Nobody waits for it: keep it once it can take a request.
+                if let Some(conn) = conn.ready().await {
+                    pool.put(&key, conn);
+                }
+            }
+        });
+        rx
+    }
+
+    fn reuse(&self, key: &Key) -> Option<Conn> {
+        if !self.keepalive {
+            return None;
+        }
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let host = hosts.get_mut(key)?;
+        if let Some(h2) = &host.h2 {
+            if !h2.is_closed() {
+                return Some(Conn::H2(h2.clone()));
+            }
+            host.h2 = None;
+        }
+        while let Some((c, _)) = host.idle.pop_back() {
+            if c.is_ready() {
+                return Some(Conn::H1(c));
+            }
+        }
+        None
+    }
+
+    /// The proxy that connections to `key` go through, if any.
+    pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
+        self.dial.proxy(key)
+    }
+
+    /// Opens a connection to `key` ahead of the first request and leaves
+    /// it idle (`-workers`); failures are left for the requests to record.
+    pub(crate) async fn warm(&self, key: &Key) {
+        if !self.keepalive {
+            return;
+        }
+        // An HTTP/2 connection is stored as the host's shared one by connect().
+        let permit = match &self.open_limit {
+            None => None,
+            // Never wait for the cap here: warming is only a head start.
+            Some(limit) => match limit.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => return,
+            },
+        };
+        if let Ok(Conn::H1(conn)) = Box::pin(self.connect(key, permit)).await {
+            if let Some(conn) = conn.ready().await {
+                self.put(key, conn);
+            }
+        }
+    }
+
+    /// Gives an HTTP/1.1 connection back after its response was read.
+    pub(crate) fn put(&self, key: &Key, conn: H1) {
+        if !self.keepalive || !conn.is_ready() {
+            return;
+        }
+        let now = Instant::now();
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        // One lookup when the host is known (every request but the first).
+        let kept = match hosts.get_mut(key) {
+            Some(host) if host.idle.len() < self.max_idle => {
+                host.idle.push_back((conn, now));
+                // Close what has not been needed for the idle timeout
+                // (sorted by the time given back: the oldest in front; the
+                // one given back now is never among them).
+                while let Some((_, at)) = host.idle.front() {
+                    if now.duration_since(*at) <= self.idle_timeout {
+                        break;
+                    }
+                    host.idle.pop_front();
+                }
+                true
+            }
+            Some(_) => false,
+            None if self.max_idle > 0 => {
+                let host = HostPool {
+                    idle: VecDeque::from([(conn, now)]),
+                    h2: None,
+                };
+                hosts.insert(key.clone(), host);
+                true
+            }
+            None => false,
+        };
+        drop(hosts);
+        if kept {
+            self.given_back.notify_one();
+        }
+    }
+
+    /// Opens a connection to `key`: the dialer's stream, TLS for
+    /// https:// (ALPN may pick HTTP/2), then the HTTP handshake.
+    async fn connect(
+        &self,
+        key: &Key,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String> {
+        let stream = self.dial.open(key).await?;
+        self.secure(key, stream, permit).await
+    }
+
+    /// TLS over `stream` for https:// (named by the URL's host), then the
+    /// HTTP handshake.
+    async fn secure(
+        &self,
+        key: &Key,
+        stream: BoxStream,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String> {
+        if key.tls {
+            let name = ServerName::try_from(key.host.clone())
+                .map_err(|e| format!("bad server name {}: {e}", key.host))?;
+            let tls = self
+                .tls
+                .connect(name, stream)
+                .await
+                .map_err(|e| format!("tls: {}", tls_error(&e)))?;
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            self.handshake(key, Box::new(tls), h2, permit).await
+        } else {
+            self.handshake(key, stream, self.h2c, permit).await
+        }
+    }
+
+    async fn handshake(
+        &self,
+        key: &Key,
+        stream: BoxStream,
+        h2: bool,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, String> {
+        if !h2 && self.engine == H1Engine::Own {
+            return Ok(Conn::H1(H1::Own(h1::Conn::new(stream, permit))));
+        }
+        let io = TokioIo::new(stream);
+        if h2 {
+            let (sender, conn) = http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(|e| format!("http2 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+                drop(permit);
+            });
+            if self.keepalive {
+                let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+                hosts.entry(key.clone()).or_default().h2 = Some(sender.clone());
+            }
+            Ok(Conn::H2(sender))
+        } else {
+            let (sender, conn) = http1::handshake(io)
+                .await
+                .map_err(|e| format!("http1 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+                drop(permit);
+            });
+            Ok(Conn::H1(H1::Hyper(sender)))
+        }
+    }
+}
+
+/// rustls errors, worded for people ("invalid peer certificate: UnknownIssuer").
+fn tls_error(e: &std::io::Error) -> String {
+    match e.get_ref() {
+        Some(inner) => inner.to_string(),
+        None => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use barrage_testkit::Server;
+
+    fn idle(pool: &Pool, key: &Key) -> usize {
+        let hosts = pool.hosts.lock().unwrap();
+        hosts.get(key).map_or(0, |h| h.idle.len())
+    }
+
+    async fn ready(pool: &Arc<Pool>, key: &Key) -> H1 {
+        match pool.get(key).await {
+            Ok(Conn::H1(conn)) => conn.ready().await.unwrap(),
+            Ok(Conn::H2(_)) => panic!("HTTP/2 on plain HTTP"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn idle_connections_unused_for_the_timeout_are_closed_at_the_next_give_back() {
+        let server = Server::http();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let cfg = crate::ClientConfig::default();
+            let tls = crate::Client::tls(&cfg).unwrap();
+            let mut pool = Pool::new(
+                tls,
+                false,
+                true,
+                100,
+                None,
+                Arc::default(),
+                H1Engine::Hyper,
+            );
+            pool.idle_timeout = Duration::from_millis(100);
+            let pool = Arc::new(pool);
+            let key = Key::of(&server.url("/").parse().unwrap()).unwrap();
+
+            // Three needed at once: three opened, all kept while fresh.
+            let (a, b, c) =
+                tokio::join!(ready(&pool, &key), ready(&pool, &key), ready(&pool, &key));
+            for s in [a, b, c] {
+                pool.put(&key, s);
+            }
+            assert_eq!(idle(&pool, &key), 3);
+
+            // Then one at a time for longer than the timeout: the two not
+            // needed are closed at the next give-back; the one in use stays.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let d = ready(&pool, &key).await;
+            assert_eq!(idle(&pool, &key), 2);
+            pool.put(&key, d);
+            assert_eq!(idle(&pool, &key), 1);
+
+            // The one used last stays however long it waits, and serves.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let H1::Hyper(mut e) = ready(&pool, &key).await else {
+                panic!("hyper's engine was asked for");
+            };
+            let req = http::Request::get("/")
+                .header(http::header::HOST, key.host.as_str())
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            assert_eq!(e.send_request(req).await.unwrap().status(), 200);
+            e.ready().await.unwrap();
+            pool.put(&key, H1::Hyper(e));
+            assert_eq!(idle(&pool, &key), 1);
+            assert_eq!(server.connections(), 3, "no connection opened again");
+        });
+    }
+}
