@@ -48,11 +48,11 @@ mod targets;
 mod tickets;
 mod workers;
 
-pub use barrage_model::{Hit, Rate, Target};
 pub use barrage_client::{
     Client, ClientConfig, ConnectTo, H1Engine, Prepared, Proxies, TlsError, DEFAULT_CONNECTIONS,
     DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
 };
+pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use pacer::{Due, Pacer};
 pub use scheduler::{Attack, AttackError, AttackReport, StopReason};

@@ -39,6 +39,9 @@ const TICK: Duration = Duration::from_micros(300);
 /// Most distinct hosts whose connections are opened before the attack.
 const WARM_HOSTS: usize = 16;
 
+/// Requests per second above which connections are opened ahead.
+const WARM_MIN_RATE: f64 = 1000.0;
+
 /// Longest the attack waits for those connections before it starts.
 const WARM_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -194,7 +197,14 @@ impl Attack {
                 n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
             ))
         });
-        if let Targets::Fixed(all) = &targets {
+        // Connections opened ahead only where opening them on demand
+        // would make the first requests late: at a few hundred a second a
+        // connect (~50 µs on loopback) fits between requests, and a server
+        // that serves one connection at a time (Python's http.server,
+        // embedded devices) waits on a connection opened ahead while the
+        // request goes out on another (issue 15).
+        let warm = pacer.is_paced() && pacer.peak_per_second() > WARM_MIN_RATE;
+        if let (Targets::Fixed(all), true) = (&targets, warm) {
             self.warm(all);
         }
         let clock = Clock::new(self.config.start_at);
@@ -392,6 +402,9 @@ impl Attack {
             let (ctx, tickets) = (ctx.clone(), tickets.clone());
             async move {
                 let mut serial = Serial::new();
+                if client.pipeline() > 1 {
+                    return pipelined(&client, &ctx, &tickets, &mut serial).await;
+                }
                 while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
                     let done = hit(
@@ -680,6 +693,43 @@ async fn run(client: Arc<Client>, ctx: Arc<HitContext>, job: Job) {
     deliver(&ctx.tx, done);
 }
 
+/// A closed-model loop with `-pipeline N`: takes up to N tickets (to one
+/// host), writes them at once on its connection, and records each answer
+/// as it arrives; then the next batch (wrk's pipelining, as its Lua
+/// scripts do it).
+async fn pipelined(client: &Client, ctx: &HitContext, tickets: &Tickets, serial: &mut Serial) {
+    let n = client.pipeline();
+    let mut batch: Vec<(Arc<Prepared>, u64)> = Vec::with_capacity(n);
+    loop {
+        batch.clear();
+        while batch.len() < n {
+            match tickets.take() {
+                Some((seq, target, _)) => batch.push((target, seq)),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let sent = Instant::now();
+        let scheduled = ctx.clock.unix(sent);
+        let answers = client.send_pipelined(&batch, serial).await;
+        for ((target, seq), piped) in batch.drain(..).zip(answers) {
+            let latency = piped.done.saturating_duration_since(sent).as_nanos() as u64;
+            let done = record(
+                target,
+                seq,
+                scheduled,
+                ctx.clock.unix(sent),
+                sent,
+                latency,
+                piped.result,
+            );
+            deliver(&ctx.tx, done);
+        }
+    }
+}
+
 /// Sends one request and tells how it went; `serial`, when given, is what
 /// the sending loop keeps between its requests (see [`Serial`]).
 async fn hit(
@@ -696,11 +746,32 @@ async fn hit(
         None => client.send(&target, seq).await,
     };
     let latency = sent.elapsed().as_nanos() as u64;
+    record(
+        target,
+        seq,
+        scheduled,
+        clock.unix(sent),
+        sent,
+        latency,
+        result,
+    )
+}
+
+/// A request's outcome as the record the writer describes.
+fn record(
+    target: Arc<Prepared>,
+    seq: u64,
+    scheduled: i64,
+    timestamp: i64,
+    sent: Instant,
+    latency: u64,
+    result: Result<barrage_client::Response, String>,
+) -> Done {
     let mut done = Done {
         target,
         seq,
         scheduled,
-        timestamp: clock.unix(sent),
+        timestamp,
         latency,
         first_byte: 0,
         code: 0,
@@ -722,7 +793,12 @@ async fn hit(
             if let Some(e) = r.error {
                 done.error = e;
             } else if !(200..400).contains(&r.code) {
-                done.error = barrage_model::status::error_text(r.code);
+                // The server's own status line where the engine kept it
+                // ("503 Backend Down", as Go's Status), else the code's
+                // standard text.
+                done.error = r
+                    .status
+                    .unwrap_or_else(|| barrage_model::status::error_text(r.code));
             }
         }
         Err(e) => done.error = e,

@@ -16,6 +16,10 @@ use crate::{
     tls, ClientConfig, TlsError,
 };
 
+mod pipeline;
+
+pub use pipeline::Piped;
+
 /// Most times a request is sent again because the reused connection it
 /// went out on turned out closed by the server before answering (Go's
 /// transport retries such requests too, for GET, HEAD, OPTIONS and TRACE).
@@ -48,6 +52,8 @@ pub struct Client {
     pool: Arc<Pool>,
     /// How responses are read by barrage's HTTP/1.1 engine.
     limits: Limits,
+    /// `-pipeline`.
+    pipeline: usize,
     timeout: Option<Duration>,
     redirects: i64,
     max_body: i64,
@@ -159,6 +165,7 @@ impl Client {
                 keep_body: cfg.max_body,
                 keep_headers: cfg.keep_headers,
             },
+            pipeline: cfg.pipeline.max(1),
             timeout: cfg.timeout,
             redirects: cfg.redirects,
             max_body: cfg.max_body,
@@ -331,7 +338,7 @@ impl Client {
                     let mut framer = Framer::new(self.limits, wire.head_request);
                     let mut head_at = None;
                     let sent = conn
-                        .exchange(wire, seq..seq + 1, &mut framer, &mut head_at)
+                        .exchange(&[(wire, seq)], &mut framer, &mut head_at)
                         .await;
                     if let Err(e) = sent {
                         // A kept connection the server closed while it was
@@ -359,24 +366,12 @@ impl Client {
                             status: None,
                         });
                     }
-                    let head = std::mem::take(&mut framer.head);
-                    let status = if head.reason.is_empty() {
-                        head.code.to_string()
-                    } else {
-                        format!("{} {}", head.code, head.reason)
-                    };
+                    let location = framer.head.location.take();
+                    let response = self.response(framer, head_at);
                     Answer {
-                        code: head.code,
-                        location: head.location,
-                        response: Response {
-                            code: head.code,
-                            bytes_in: framer.bytes_in,
-                            body: framer.body,
-                            headers: head.headers,
-                            error: None,
-                            head_at,
-                            status: Some(status),
-                        },
+                        code: response.code,
+                        location,
+                        response,
                         conn: Some(H1::Own(conn)),
                     }
                 }
@@ -451,6 +446,25 @@ impl Client {
                 k.conn = Some(conn);
             }
             None => self.pool.put(key, conn),
+        }
+    }
+
+    /// A complete response read by barrage's HTTP/1.1 engine.
+    fn response(&self, framer: Framer, head_at: Option<std::time::Instant>) -> Response {
+        let head = framer.head;
+        let status = if head.reason.is_empty() {
+            head.code.to_string()
+        } else {
+            format!("{} {}", head.code, head.reason)
+        };
+        Response {
+            code: head.code,
+            bytes_in: framer.bytes_in,
+            body: framer.body,
+            headers: head.headers,
+            error: None,
+            head_at,
+            status: Some(status),
         }
     }
 
@@ -606,7 +620,6 @@ fn give_back(mut map: HeaderMap) {
     });
 }
 
-
 /// The error of a request that took longer than `-timeout` (`t`).
 fn timed_out(target: &Prepared, t: Duration) -> String {
     format!(
@@ -724,7 +737,11 @@ mod tests {
             ("g#s/../x", "http://a/b/c/g#s/../x"),
         ];
         for (loc, want) in cases {
-            assert_eq!(join(base, loc.as_bytes()).unwrap().as_str(), want, "{loc:?}");
+            assert_eq!(
+                join(base, loc.as_bytes()).unwrap().as_str(),
+                want,
+                "{loc:?}"
+            );
         }
     }
 
@@ -735,7 +752,11 @@ mod tests {
             ("http://h:1/a/b", b"?q=1", "http://h:1/a/b?q=1"),
             ("http://h:1/a/c/d", b"../x/./y", "http://h:1/a/x/y"),
             ("http://h:1/a/b", b"http://o:2/x#frag", "http://o:2/x"),
-            ("http://h/", "/a b/\u{fc}?q=\u{2603}".as_bytes(), "http://h/a%20b/%C3%BC?q=%E2%98%83"),
+            (
+                "http://h/",
+                "/a b/\u{fc}?q=\u{2603}".as_bytes(),
+                "http://h/a%20b/%C3%BC?q=%E2%98%83",
+            ),
             ("http://h/", b"/caf\xe9", "http://h/caf%E9"),
             ("https://h/x", b"//other/p", "https://other/p"),
         ];

@@ -148,12 +148,12 @@ impl Dial {
             return None;
         }
         // Of the addresses of the destination's family, the next in turn.
-        let fit: Vec<&IpAddr> = self
-            .laddrs
-            .iter()
-            .filter(|ip| ip.is_ipv6() == v6)
-            .collect();
-        let pick = if fit.is_empty() { &self.laddrs[..] } else { &[] };
+        let fit: Vec<&IpAddr> = self.laddrs.iter().filter(|ip| ip.is_ipv6() == v6).collect();
+        let pick = if fit.is_empty() {
+            &self.laddrs[..]
+        } else {
+            &[]
+        };
         let n = self.next_laddr.fetch_add(1, Ordering::Relaxed);
         match fit.len() {
             0 => pick.get(n % pick.len()).copied(),

@@ -40,7 +40,7 @@ mod prepared;
 mod proxy;
 mod tls;
 
-pub use client::{Client, Response, Serial, Shared};
+pub use client::{Client, Piped, Response, Serial, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT,

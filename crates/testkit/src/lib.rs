@@ -42,7 +42,7 @@ pub use blackhole::Blackhole;
 pub use child::{Child, ChildResult};
 pub use dns::DnsServer;
 pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};
-pub use raw::{RawServer, Script};
+pub use raw::{RawServer, Script, SequentialServer};
 pub use server::{Received, Server};
 pub use tls::TestCert;
 

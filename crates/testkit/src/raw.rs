@@ -37,6 +37,29 @@ pub enum Script {
     /// Sends the head of `200 hello` at once and its body this much later
     /// (keep-alive).
     SlowBody(Duration),
+    /// Answers each request with these bytes, as they are (any framing,
+    /// right or wrong); `trickle` writes them one byte per write, a
+    /// millisecond apart; `close` closes after the first answer.
+    Reply {
+        /// The answer.
+        bytes: &'static [u8],
+        /// One byte per write.
+        trickle: bool,
+        /// Close after answering.
+        close: bool,
+    },
+    /// Answers `413` with `Connection: close` as soon as the head is in,
+    /// before reading the request's body; then reads and drops what
+    /// comes for a second and closes.
+    EarlyAnswer,
+    /// Answers each request (pipelined ones in order) with its
+    /// `X-Barrage-Seq` in a header and as the body; with `close_after`,
+    /// closes the connection after that many answers, reading and leaving
+    /// unanswered whatever else was sent.
+    EchoSeq {
+        /// Answers per connection before it closes.
+        close_after: Option<u64>,
+    },
 }
 
 /// A loopback TCP server on port 0 that speaks just enough HTTP/1.1 to
@@ -95,32 +118,42 @@ impl RawServer {
     }
 }
 
-/// Reads one request head (up to the blank line); false at EOF or timeout.
-fn read_head(stream: &mut TcpStream) -> bool {
+/// Reads one request head (up to the blank line); `None` at EOF or
+/// timeout.
+fn read_head(stream: &mut TcpStream) -> Option<Vec<u8>> {
     let mut buf = Vec::with_capacity(512);
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
         match stream.read(&mut byte) {
             Ok(1) => buf.push(byte[0]),
-            _ => return false,
+            _ => return None,
         }
         if buf.len() > 64 << 10 {
-            return false;
+            return None;
         }
     }
-    true
+    Some(buf)
+}
+
+/// A header's value in a request head.
+fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
+    std::str::from_utf8(head).ok()?.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
 }
 
 fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &AtomicBool) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_nodelay(true);
+    let mut answered = 0u64;
     loop {
         if let Script::IdleClose(d) = script {
             let _ = stream.set_read_timeout(Some(d));
         }
-        if !read_head(&mut stream) {
+        let Some(head) = read_head(&mut stream) else {
             return;
-        }
+        };
         requests.fetch_add(1, Ordering::SeqCst);
         match script {
             Script::Reset => {
@@ -186,6 +219,61 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                     return;
                 }
             }
+            Script::Reply {
+                bytes,
+                trickle,
+                close,
+            } => {
+                if trickle {
+                    for b in bytes {
+                        if stream.write_all(std::slice::from_ref(b)).is_err() {
+                            return;
+                        }
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                } else if stream.write_all(bytes).is_err() {
+                    return;
+                }
+                if close {
+                    let _ = stream.shutdown(std::net::Shutdown::Write);
+                    return;
+                }
+            }
+            Script::EarlyAnswer => {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbig\n",
+                );
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+                let mut sink = vec![0u8; 64 << 10];
+                while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+                return;
+            }
+            Script::EchoSeq { close_after } => {
+                if close_after.is_some_and(|n| answered >= n) {
+                    // Read what else comes, answer none of it, close.
+                    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+                    while read_head(&mut stream).is_some() {
+                        requests.fetch_add(1, Ordering::SeqCst);
+                    }
+                    return;
+                }
+                let seq = header(&head, "x-barrage-seq").unwrap_or("none").to_string();
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nX-Seq-Echo: {seq}\r\nContent-Length: {}\r\n\r\n{seq}",
+                    seq.len()
+                );
+                if stream.write_all(answer.as_bytes()).is_err() {
+                    return;
+                }
+                answered += 1;
+                if close_after == Some(answered) {
+                    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+                    while read_head(&mut stream).is_some() {
+                        requests.fetch_add(1, Ordering::SeqCst);
+                    }
+                    return;
+                }
+            }
             Script::IdleClose(_) => {
                 if stream
                     .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
@@ -195,5 +283,62 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                 }
             }
         }
+    }
+}
+
+/// A server that handles one connection at a time, as Python's
+/// `http.server.HTTPServer` and many embedded devices do: it accepts a
+/// connection, answers one request with HTTP/1.0 (closing the
+/// connection), and only then accepts the next.
+pub struct SequentialServer {
+    addr: SocketAddr,
+    requests: Arc<AtomicU64>,
+    _accepting: Stoppable,
+}
+
+impl SequentialServer {
+    /// Starts it on a loopback port.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback port 0");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let addr = listener.local_addr().expect("local addr");
+        let requests = Arc::new(AtomicU64::new(0));
+        let r = requests.clone();
+        let accepting = Stoppable::spawn(move |s| {
+            while !s.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        let _ = stream.set_nonblocking(false);
+                        // Waits on this connection alone, as such servers
+                        // do (bounded, so a test cannot hang).
+                        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                        if read_head(&mut stream).is_some() {
+                            r.fetch_add(1, Ordering::SeqCst);
+                            let _ = stream
+                                .write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n");
+                        }
+                        let _ = stream.shutdown(std::net::Shutdown::Both);
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        SequentialServer {
+            addr,
+            requests,
+            _accepting: accepting,
+        }
+    }
+
+    /// An absolute `http://` URL for `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Requests answered.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
     }
 }

@@ -40,6 +40,8 @@ pub enum ExchangeError {
     Io(io::Error),
     /// The response could not be read.
     Frame(FrameError),
+    /// The connection closed before any of the response came.
+    Eof,
 }
 
 impl std::fmt::Display for ExchangeError {
@@ -47,6 +49,7 @@ impl std::fmt::Display for ExchangeError {
         match self {
             ExchangeError::Io(e) => f.write_str(&crate::dial::go_error(e)),
             ExchangeError::Frame(e) => e.fmt(f),
+            ExchangeError::Eof => f.write_str("EOF"),
         }
     }
 }
@@ -88,31 +91,29 @@ impl Conn {
         self.served > 0
     }
 
-    /// Writes requests `seqs` of `wire` in one write and reads the first
-    /// answer into `framer`; `head_at` is set when its head is complete.
-    /// With more than one (pipelined), the others are answered through
-    /// [`Conn::read_next`]. A response sent before the request was fully
-    /// written (an early 413, say) is read, and the connection is then
-    /// closed.
+    /// Writes `requests` (each a wire and its sequence number) in one
+    /// write and reads the first answer into `framer`; `head_at` is set
+    /// when its head is complete. With more than one (pipelined), the
+    /// others are answered through [`Conn::read_next`]. A response sent
+    /// before the request was fully written (an early 413, say) is read,
+    /// and the connection is then closed.
     pub async fn exchange(
         &mut self,
-        wire: &Wire,
-        seqs: std::ops::Range<u64>,
+        requests: &[(&Wire, u64)],
         framer: &mut Framer,
         head_at: &mut Option<Instant>,
     ) -> Result<(), ExchangeError> {
         let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
-        let apart = wire.body_apart();
-        for seq in seqs.clone() {
-            wire.write_to(seq, &mut buf);
-            if apart && seqs.end - seqs.start > 1 {
+        let alone = requests.len() == 1;
+        for (wire, seq) in requests {
+            wire.write_to(*seq, &mut buf);
+            if wire.body_apart() && !alone {
                 buf.extend_from_slice(wire.body());
             }
         }
-        let body: &[u8] = if apart && seqs.end - seqs.start == 1 {
-            wire.body()
-        } else {
-            &[]
+        let body: &[u8] = match requests {
+            [(wire, _)] if wire.body_apart() => wire.body(),
+            _ => &[],
         };
         let total = buf.len() + body.len();
         let mut written = 0usize;
@@ -209,10 +210,7 @@ impl Conn {
                         self.open = false;
                         Poll::Ready(Some(match framer.eof() {
                             Ok(()) => Ok(()),
-                            Err(_) if !framer.started() => Err(ExchangeError::Io(io::Error::new(
-                                io::ErrorKind::UnexpectedEof,
-                                "EOF",
-                            ))),
+                            Err(_) if !framer.started() => Err(ExchangeError::Eof),
                             Err(e) => Err(ExchangeError::Frame(e)),
                         }))
                     }

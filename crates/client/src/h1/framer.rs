@@ -86,7 +86,10 @@ enum State {
     ChunkEnd(u8),
     /// Chunked: in the trailers; whether the last byte ended a line (and
     /// the trailer bytes so far).
-    Trailers { at_line_start: bool, seen: usize },
+    Trailers {
+        at_line_start: bool,
+        seen: usize,
+    },
     Done,
 }
 
@@ -424,7 +427,9 @@ impl Framer {
             (rest, 0)
         } else {
             let before = self.partial.len();
-            let take = rest.len().min(MAX_CHUNK_LINE + 2 - before.min(MAX_CHUNK_LINE));
+            let take = rest
+                .len()
+                .min(MAX_CHUNK_LINE + 2 - before.min(MAX_CHUNK_LINE));
             self.partial.extend_from_slice(&rest[..take]);
             (&self.partial, before)
         };

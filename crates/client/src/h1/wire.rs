@@ -228,6 +228,9 @@ mod tests {
             attack: None,
             proxy_auth: None,
         });
-        assert_eq!(text(&w, 3), "GET / HTTP/1.1\r\nHost: h\r\nX-Barrage-Seq: 3\r\n\r\n");
+        assert_eq!(
+            text(&w, 3),
+            "GET / HTTP/1.1\r\nHost: h\r\nX-Barrage-Seq: 3\r\n\r\n"
+        );
     }
 }

@@ -158,13 +158,33 @@ fn head_limits() {
 #[test]
 fn odd_but_readable_heads_are_responses() {
     for (wire, code, reason) in [
-        (&b"HTTP/1.1 503 Backend Down\r\nContent-Length: 0\r\n\r\n"[..], 503, "Backend Down"),
-        (b"HTTP/1.1 999 Weird\r\nContent-Length: 0\r\n\r\n", 999, "Weird"),
+        (
+            &b"HTTP/1.1 503 Backend Down\r\nContent-Length: 0\r\n\r\n"[..],
+            503,
+            "Backend Down",
+        ),
+        (
+            b"HTTP/1.1 999 Weird\r\nContent-Length: 0\r\n\r\n",
+            999,
+            "Weird",
+        ),
         (b"HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", 200, ""),
         (b"HTTP/1.1 200 OK\nContent-Length: 0\n\n", 200, "OK"),
-        (b"HTTP/1.1 200 OK\r\nX-Fold: a\r\n  b\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
-        (b"HTTP/1.1 200 OK\r\nX-Nul: a\0b\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
-        (b"HTTP/1.1 200 OK\r\nX-Space : a\r\nContent-Length: 0\r\n\r\n", 200, "OK"),
+        (
+            b"HTTP/1.1 200 OK\r\nX-Fold: a\r\n  b\r\nContent-Length: 0\r\n\r\n",
+            200,
+            "OK",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nX-Nul: a\0b\r\nContent-Length: 0\r\n\r\n",
+            200,
+            "OK",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nX-Space : a\r\nContent-Length: 0\r\n\r\n",
+            200,
+            "OK",
+        ),
     ] {
         each_step(wire, false, |f, r| {
             assert_eq!(r, Ok(wire.len()), "{:?}", String::from_utf8_lossy(wire));

@@ -1,0 +1,180 @@
+//! `-pipeline N`: up to N requests written on one HTTP/1.1 connection in
+//! one write before their answers, which arrive in order (RFC 9112
+//! §9.3.2) and are matched to them in order. Nothing is sent again: when
+//! the connection closes with requests unanswered, each of them is a
+//! record with an error.
+
+use std::{pin::pin, sync::Arc, time::Instant};
+
+use super::{go_op, timed_out, Client, Serial};
+use crate::{
+    h1::{Framer, Wire},
+    pool::{Conn, H1},
+    Prepared, Response,
+};
+
+/// One pipelined request's outcome, and when its answer was complete.
+pub struct Piped {
+    /// The response, or the transport error worded as Go's.
+    pub result: Result<Response, String>,
+    /// When it was complete (or failed).
+    pub done: Instant,
+}
+
+impl Client {
+    /// `-pipeline`: requests a closed-model loop writes at once.
+    pub fn pipeline(&self) -> usize {
+        self.pipeline
+    }
+
+    /// Sends `batch` (requests with their sequence numbers) pipelined on
+    /// one connection and reads their answers in order; one [`Piped`] per
+    /// request, in order. A batch whose requests go to more than one host,
+    /// or a connection that is not barrage's HTTP/1.1 (HTTP/2, `-h1-engine
+    /// hyper`), is sent one request after another instead. Redirects are
+    /// recorded, not followed.
+    pub async fn send_pipelined(
+        &self,
+        batch: &[(Arc<Prepared>, u64)],
+        serial: &mut Serial,
+    ) -> Vec<Piped> {
+        let mut out: Vec<Piped> = Vec::with_capacity(batch.len());
+        let Some((first, _)) = batch.first() else {
+            return out;
+        };
+        let key = match &first.key {
+            Ok(k) if batch.iter().all(|(t, _)| t.key.as_ref().ok() == Some(k)) => k,
+            _ => return self.one_by_one(batch, serial).await,
+        };
+        let conn = match self.take_kept(&mut serial.kept, key) {
+            Some(c) => Conn::H1(c),
+            None => match self.pool.get(key).await {
+                Ok(c) => c,
+                Err(e) => {
+                    for (t, _) in batch {
+                        let e = format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri);
+                        out.push(Piped {
+                            result: Err(e),
+                            done: Instant::now(),
+                        });
+                    }
+                    return out;
+                }
+            },
+        };
+        let mut conn = match conn {
+            Conn::H1(H1::Own(c)) => c,
+            Conn::H1(other) => {
+                self.keep(Some(&mut serial.kept), key, other);
+                return self.one_by_one(batch, serial).await;
+            }
+            Conn::H2(_) => return self.one_by_one(batch, serial).await,
+        };
+        let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
+        let wires: Vec<&Wire> = batch
+            .iter()
+            .map(|(t, _)| {
+                t.wire
+                    .get_or_init(|| self.wire(t, &t.method, &t.uri, &t.body, proxy))
+            })
+            .collect();
+        let requests: Vec<(&Wire, u64)> = wires
+            .iter()
+            .zip(batch)
+            .map(|(w, (_, seq))| (*w, *seq))
+            .collect();
+        let mut failed: Option<String> = None;
+        let timed_out_at = {
+            let work = pin!(async {
+                for (i, (t, _)) in batch.iter().enumerate() {
+                    let mut framer = Framer::new(self.limits, wires[i].head_request);
+                    let mut head_at = None;
+                    let r = if i == 0 {
+                        conn.exchange(&requests, &mut framer, &mut head_at).await
+                    } else {
+                        conn.read_next(&mut framer, &mut head_at).await
+                    };
+                    let fail = |e: &dyn std::fmt::Display| {
+                        format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri)
+                    };
+                    let result = match r {
+                        Ok(()) => Ok(self.response(framer, head_at)),
+                        Err(e) if framer.head_done() => Ok(Response {
+                            code: 0,
+                            bytes_in: framer.bytes_in,
+                            body: framer.body,
+                            headers: framer.head.headers,
+                            error: Some(fail(&e)),
+                            head_at,
+                            status: None,
+                        }),
+                        Err(e) if requests.len() > 1 => {
+                            Err(fail(&format!("pipelined request unanswered: {e}")))
+                        }
+                        Err(e) => Err(fail(&e)),
+                    };
+                    let broken = result.as_ref().map_or(true, |r| r.error.is_some());
+                    out.push(Piped {
+                        result,
+                        done: Instant::now(),
+                    });
+                    if broken {
+                        failed = Some("the connection failed before its answer".into());
+                        return;
+                    }
+                    if !conn.is_open() && i + 1 < batch.len() {
+                        failed = Some("the server closed the connection".into());
+                        return;
+                    }
+                }
+            });
+            match self.timeout {
+                None => {
+                    work.await;
+                    None
+                }
+                Some(t) => {
+                    serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
+                    tokio::select! {
+                        biased;
+                        () = work => None,
+                        () = serial.timer.as_mut() => Some(t),
+                    }
+                }
+            }
+        };
+        // The requests left unanswered: each a record saying why.
+        for (t, _) in &batch[out.len()..] {
+            let result = match (timed_out_at, &failed) {
+                (Some(d), _) => Err(timed_out(t, d)),
+                (None, why) => Err(format!(
+                    "{} \"{}\": pipelined request unanswered: {}",
+                    go_op(&t.method_text),
+                    t.uri,
+                    why.as_deref().unwrap_or("the connection closed")
+                )),
+            };
+            out.push(Piped {
+                result,
+                done: Instant::now(),
+            });
+        }
+        if timed_out_at.is_none() && conn.is_open() && !conn.has_leftover() {
+            self.keep(Some(&mut serial.kept), key, H1::Own(conn));
+        }
+        out
+    }
+
+    /// A batch sent one request after another.
+    async fn one_by_one(&self, batch: &[(Arc<Prepared>, u64)], serial: &mut Serial) -> Vec<Piped> {
+        let mut out = Vec::with_capacity(batch.len());
+        for (t, seq) in batch {
+            let result = self.send_serial(t, *seq, serial).await;
+            out.push(Piped {
+                result,
+                done: Instant::now(),
+            });
+        }
+        out
+    }
+}

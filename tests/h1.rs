@@ -1,0 +1,395 @@
+//! barrage's own HTTP/1.1 engine against servers that frame their answers
+//! every way RFC 9112 allows, and some ways it does not: each case is one
+//! attack, checked for exactly one record per request and for what the
+//! records say. The same cases run on hyper's engine (`-h1-engine hyper`)
+//! where its behaviour is the same, so the two stay comparable.
+
+mod common;
+
+use std::{path::Path, time::Duration};
+
+use barrage_testkit::{Child, ChildResult, RawServer, Script, SequentialServer};
+
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+fn attack(args: &[&str], targets: &str) -> ChildResult {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
+    Child::spawn(bin, &full, targets.as_bytes(), None).wait(WATCHDOG)
+}
+
+/// Attacks a server answering every request with `bytes` (as `trickle`d
+/// or all at once; closing after each when `close`), `n` requests at
+/// 100/s, and returns the records, every seq once, the stream clean.
+fn against(
+    bytes: &'static [u8],
+    trickle: bool,
+    close: bool,
+    n: u64,
+    extra: &[&str],
+) -> ChildResult {
+    let server = RawServer::start(Script::Reply {
+        bytes,
+        trickle,
+        close,
+    });
+    let requests = n.to_string();
+    let mut args = vec!["-rate", "100", "-requests", &requests, "-max-body", "-1"];
+    args.extend_from_slice(extra);
+    let mut r = attack(&args, &format!("GET {}\n", server.url("/")));
+    r.assert_clean();
+    assert_eq!(r.hits.len() as u64, n, "one record per request");
+    common::assert_seq_complete(&mut r.hits);
+    r
+}
+
+#[test]
+fn a_response_written_one_byte_at_a_time() {
+    let r = against(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello",
+        true,
+        false,
+        3,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.bytes_in, h.error.as_str()),
+            (200, 5, ""),
+            "{h:?}"
+        );
+        assert_eq!(h.body, b"hello");
+        assert!(h.first_byte > 0 && h.first_byte <= h.latency, "{h:?}");
+    }
+}
+
+#[test]
+fn chunked_with_extensions_and_trailers() {
+    let r = against(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n6;c=\"d\"\r\n world\r\n0\r\nX-T: 1\r\n\r\n",
+        false,
+        false,
+        4,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.bytes_in, h.error.as_str()),
+            (200, 11, ""),
+            "{h:?}"
+        );
+        assert_eq!(h.body, b"hello world");
+    }
+}
+
+#[test]
+fn interim_responses_before_the_final_one() {
+    let r = against(
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        false,
+        false,
+        3,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.body.as_slice(), h.error.as_str()),
+            (200, &b"ok"[..], "")
+        );
+    }
+}
+
+#[test]
+fn endless_interim_responses_are_an_error_not_a_spin() {
+    static ENDLESS: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n";
+    let r = against(ENDLESS, false, true, 3, &["-timeout", "5s"]);
+    for h in &r.hits {
+        assert_eq!(h.code, 0);
+        assert!(
+            h.error.contains("too many 1xx informational responses"),
+            "{}",
+            h.error
+        );
+        assert!(
+            h.latency < 4_000_000_000,
+            "did not wait for the timeout: {h:?}"
+        );
+    }
+}
+
+#[test]
+fn head_204_and_304_carry_no_body_whatever_their_length_says() {
+    let server = RawServer::start(Script::Reply {
+        bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+        trickle: false,
+        close: false,
+    });
+    let mut r = attack(
+        &["-rate", "100", "-requests", "3", "-cpus", "1"],
+        &format!("HEAD {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    common::assert_seq_complete(&mut r.hits);
+    assert_eq!(
+        server.connections(),
+        1,
+        "HEAD answers leave the connection usable"
+    );
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.bytes_in, h.error.as_str()),
+            (200, 0, ""),
+            "{h:?}"
+        );
+    }
+    for wire in [
+        &b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"[..],
+        b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+    ] {
+        let r = against(wire, false, false, 3, &[]);
+        for h in &r.hits {
+            assert!(h.code == 204 || h.code == 304, "{h:?}");
+            assert_eq!((h.bytes_in, h.error.as_str()), (0, ""), "{h:?}");
+        }
+    }
+}
+
+#[test]
+fn a_body_delimited_by_close_and_an_http_1_0_server() {
+    let r = against(b"HTTP/1.1 200 OK\r\n\r\nuntil the end", false, true, 3, &[]);
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.body.as_slice(), h.error.as_str()),
+            (200, &b"until the end"[..], "")
+        );
+    }
+    let r = against(
+        b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+        false,
+        false,
+        3,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.body.as_slice(), h.error.as_str()),
+            (200, &b"hi"[..], "")
+        );
+    }
+}
+
+#[test]
+fn a_70_kib_head_is_an_error_record_naming_the_limit() {
+    static BIG: std::sync::OnceLock<&'static [u8]> = std::sync::OnceLock::new();
+    let big = BIG.get_or_init(|| {
+        let mut b = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while b.len() < 70 * 1024 {
+            b.extend_from_slice(b"X-Filler: 0123456789012345678901234567890123456789\r\n");
+        }
+        b.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+        Box::leak(b.into_boxed_slice())
+    });
+    let r = against(big, false, false, 2, &[]);
+    for h in &r.hits {
+        assert_eq!(h.code, 0);
+        assert!(
+            h.error
+                .contains("larger than 65536 bytes (-max-header-bytes)"),
+            "{}",
+            h.error
+        );
+    }
+    // Raised, it is a response.
+    let r = against(big, false, false, 2, &["-max-header-bytes", "1MiB"]);
+    assert!(r.hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+}
+
+#[test]
+fn a_malformed_status_line_is_an_error_that_names_it() {
+    let r = against(
+        b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",
+        false,
+        false,
+        2,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(h.code, 0);
+        assert!(
+            h.error.contains("malformed HTTP response status line") && h.error.contains("2x0"),
+            "{}",
+            h.error
+        );
+    }
+}
+
+#[test]
+fn the_servers_reason_phrase_is_kept() {
+    let r = against(
+        b"HTTP/1.1 503 Backend Down\r\nContent-Length: 0\r\n\r\n",
+        false,
+        false,
+        2,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!((h.code, h.error.as_str()), (503, "503 Backend Down"));
+    }
+}
+
+#[test]
+fn an_answer_sent_before_the_body_is_written() {
+    let server = RawServer::start(Script::EarlyAnswer);
+    let dir = common::tempdir("early");
+    let body = dir.join("body");
+    std::fs::write(&body, vec![b'x'; 8 << 20]).unwrap();
+    let mut r = attack(
+        &["-rate", "10", "-requests", "2", "-timeout", "10s"],
+        &format!("POST {}\n@{}\n", server.url("/"), body.display()),
+    );
+    r.assert_clean();
+    common::assert_seq_complete(&mut r.hits);
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.error.as_str()),
+            (413, "413 Payload Too Large"),
+            "{h:?}"
+        );
+        assert_eq!(h.bytes_in, 4);
+    }
+}
+
+#[test]
+fn pipelined_answers_are_matched_in_order() {
+    let server = RawServer::start(Script::EchoSeq { close_after: None });
+    let mut r = attack(
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "4",
+            "-pipeline",
+            "10",
+            "-requests",
+            "400",
+            "-keep-headers",
+            "-max-body",
+            "-1",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 400);
+    common::assert_seq_complete(&mut r.hits);
+    for h in &r.hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+        assert_eq!(
+            h.body,
+            h.seq.to_string().as_bytes(),
+            "answer matched to its request"
+        );
+        let echo = h
+            .headers
+            .iter()
+            .find(|(k, _)| k == "X-Seq-Echo")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(echo, Some(h.seq.to_string().as_str()));
+    }
+    assert!(
+        server.connections() <= 4,
+        "{} connections",
+        server.connections()
+    );
+    assert_eq!(server.requests(), 400, "nothing sent twice");
+}
+
+#[test]
+fn a_server_closing_mid_pipeline_leaves_exact_error_records() {
+    // Each connection answers 3 of the 10 pipelined requests, then closes.
+    let server = RawServer::start(Script::EchoSeq {
+        close_after: Some(3),
+    });
+    let mut r = attack(
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "1",
+            "-pipeline",
+            "10",
+            "-requests",
+            "20",
+            "-max-body",
+            "-1",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 20, "one record per request");
+    common::assert_seq_complete(&mut r.hits);
+    for h in &r.hits {
+        if h.seq % 10 < 3 {
+            assert_eq!(
+                (h.code, h.body.clone()),
+                (200, h.seq.to_string().into_bytes()),
+                "{h:?}"
+            );
+        } else {
+            assert_eq!(h.code, 0, "{h:?}");
+            assert!(
+                h.error.contains("pipelined request unanswered: "),
+                "{}",
+                h.error
+            );
+        }
+    }
+    assert_eq!(
+        server.connections(),
+        2,
+        "a new connection per batch, nothing re-sent"
+    );
+    assert_eq!(server.requests(), 20, "nothing sent twice");
+}
+
+#[test]
+fn a_server_that_handles_one_connection_at_a_time() {
+    // Issue 15: -workers connections opened ahead left such a server
+    // waiting on one of them while the request went on another.
+    let server = SequentialServer::start();
+    let mut r = attack(
+        &["-rate", "20", "-requests", "10", "-timeout", "3s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    common::assert_seq_complete(&mut r.hits);
+    for h in &r.hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+    }
+    assert_eq!(server.requests(), 10);
+}
+
+#[test]
+fn both_engines_answer_alike() {
+    for engine in ["barrage", "hyper"] {
+        let r = against(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            false,
+            false,
+            5,
+            &["-h1-engine", engine],
+        );
+        for h in &r.hits {
+            assert_eq!(
+                (h.code, h.bytes_in, h.error.as_str()),
+                (200, 5, ""),
+                "{engine}: {h:?}"
+            );
+        }
+    }
+    common::refused(
+        &["attack", "-h1-engine", "curl"],
+        b"GET http://127.0.0.1:1/\n",
+        "-h1-engine",
+    );
+}
