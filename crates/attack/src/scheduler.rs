@@ -403,7 +403,9 @@ impl Attack {
             async move {
                 let mut serial = Serial::new();
                 if client.pipeline() > 1 {
-                    return pipelined(&client, &ctx, &tickets, &mut serial).await;
+                    // Boxed: a loop's future is held for the whole attack,
+                    // and 18,000 of them should not each carry this one.
+                    return Box::pin(pipelined(&client, &ctx, &tickets, &mut serial)).await;
                 }
                 while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
