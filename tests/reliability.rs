@@ -315,7 +315,11 @@ fn t6_server_closes_connections() {
         "{:?}",
         r.hits.iter().find(|h| h.code != 200)
     );
-    assert_eq!(each.connections(), 50);
+    // Every request answered, each on a connection of its own. Counted as
+    // requests read, not as connections accepted: the count must not
+    // depend on the host's socket table or on when accepts happen.
+    assert_eq!(each.requests(), 50);
+    assert!(each.connections() >= 50, "{}", each.connections());
     let idle = RawServer::start(Script::IdleClose(Duration::from_millis(50)));
     let r = attack(
         &["-rate", "10", "-requests", "50", "-max-workers", "1"],
@@ -327,7 +331,8 @@ fn t6_server_closes_connections() {
         "{:?}",
         r.hits.iter().find(|h| h.code != 200)
     );
-    assert_eq!(idle.connections(), 50);
+    assert_eq!(idle.requests(), 50);
+    assert!(idle.connections() >= 50, "{}", idle.connections());
 }
 
 /// Decision: streams refused by a GOAWAY are not re-sent (a load tester

@@ -142,22 +142,18 @@ impl Dial {
         (&key.host, key.port)
     }
 
-    /// The local address for the next connection (`-laddr`, in turn).
+    /// The local address for the next connection (`-laddr`, in turn):
+    /// the next of those of the destination's family, or of all when none
+    /// is (the bind then says what is wrong).
     fn laddr(&self, v6: bool) -> Option<IpAddr> {
         if self.laddrs.is_empty() {
             return None;
         }
-        // Of the addresses of the destination's family, the next in turn.
-        let fit: Vec<&IpAddr> = self.laddrs.iter().filter(|ip| ip.is_ipv6() == v6).collect();
-        let pick = if fit.is_empty() {
-            &self.laddrs[..]
-        } else {
-            &[]
-        };
         let n = self.next_laddr.fetch_add(1, Ordering::Relaxed);
-        match fit.len() {
-            0 => pick.get(n % pick.len()).copied(),
-            len => Some(*fit[n % len]),
+        let fit = || self.laddrs.iter().filter(|ip| ip.is_ipv6() == v6);
+        match fit().count() {
+            0 => Some(self.laddrs[n % self.laddrs.len()]),
+            count => fit().nth(n % count).copied(),
         }
     }
 
@@ -270,7 +266,7 @@ fn descriptor_limit() -> Option<u64> {
     };
     // SAFETY: getrlimit writes into the struct it is given.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
-    ok.then_some(lim.rlim_cur as u64)
+    ok.then_some(lim.rlim_cur)
 }
 
 /// A failed lookup as Go words it: "no such host" for a name that does not

@@ -50,7 +50,7 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, TimeError> {
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60 {
         return Err(err());
     }
     let mut i = 19;
@@ -91,6 +91,17 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, TimeError> {
 }
 
 // Howard Hinnant's civil calendar algorithms.
+/// Days in month `m` (1-12) of year `y`, leap years as the Gregorian
+/// calendar has them.
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
@@ -149,8 +160,22 @@ mod tests {
             "2026-13-01T00:00:00Z",
             "2026-11-29T18:34:54",
             "2026-11-29T18:34:54.Z",
+            // Issue 15: days the month does not have.
+            "2026-02-31T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-11-00T00:00:00Z",
         ] {
             assert!(parse_rfc3339(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "2028-02-29T00:00:00Z",
+            "2000-02-29T00:00:00Z",
+            "2026-12-31T23:59:59Z",
+            "2026-04-30T00:00:00Z",
+        ] {
+            assert!(parse_rfc3339(good).is_ok(), "{good}");
         }
     }
 
