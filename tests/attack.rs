@@ -1124,6 +1124,28 @@ fn chunked_sends_bodies_without_a_length() {
     }
 }
 
+/// Issue 15: an answer too large for a datagram comes truncated (TC) over
+/// UDP and is asked again over TCP.
+#[test]
+fn truncated_dns_answers_are_asked_again_over_tcp() {
+    let dns = DnsServer::truncating("barrage.test");
+    let server = Server::http();
+    let resolver = dns.addr().to_string();
+    let url = format!("http://barrage.test:{}/", server.addr().port());
+    let (hits, _) = attack(
+        &["-resolvers", &resolver, "-rate", "100", "-requests", "3"],
+        &format!("GET {url}\n"),
+    );
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
+    assert!(
+        dns.queries() >= 1 && dns.tcp_queries() >= 1,
+        "{} {}",
+        dns.queries(),
+        dns.tcp_queries()
+    );
+}
+
 #[test]
 fn resolvers_replace_the_system_dns() {
     let dns = DnsServer::start("barrage.test");

@@ -48,7 +48,6 @@ struct Turns {
 /// `-connect-to`), from where (`-laddr`), and how host names become
 /// addresses (`-dns-ttl`, `-resolvers`). One per attack, shared by the
 /// worker threads' pools.
-#[derive(Default)]
 pub(crate) struct Dial {
     /// `-laddr`: local addresses, used in turn for new connections.
     laddrs: Vec<IpAddr>,
@@ -61,7 +60,7 @@ pub(crate) struct Dial {
     /// Addresses looked up, and when.
     dns: Mutex<HashMap<HostPort, Looked>>,
     /// `-resolvers` (empty: the system's resolver).
-    resolvers: Vec<SocketAddr>,
+    resolvers: crate::dns::Resolvers,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
     proxies: Option<Proxies>,
     /// Longest a TCP connect (or a proxy's `CONNECT`) may take (`-timeout`).
@@ -85,7 +84,7 @@ impl Dial {
             connect_to,
             dns_ttl: cfg.dns_ttl,
             dns: Mutex::default(),
-            resolvers: cfg.resolvers.clone(),
+            resolvers: crate::dns::Resolvers::new(cfg.resolvers.clone()),
             // vegeta's h2c transport and a Unix socket dial no proxy.
             proxies: cfg
                 .proxies
@@ -120,9 +119,7 @@ impl Dial {
         let addrs: Arc<[SocketAddr]> = if self.resolvers.is_empty() {
             lookup_host((host, port)).await?.collect()
         } else {
-            crate::dns::lookup(host, port, &self.resolvers)
-                .await?
-                .into()
+            self.resolvers.lookup(host, port).await?.into()
         };
         if self.dns_ttl.is_some() && !addrs.is_empty() {
             let mut cache = self.dns.lock().unwrap_or_else(|p| p.into_inner());
@@ -360,7 +357,9 @@ mod tests {
             .collect();
         assert_eq!(v4, ["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"]);
         assert_eq!(d.laddr(true).unwrap().to_string(), "::1");
-        assert!(Dial::default().laddr(false).is_none());
+        assert!(Dial::new(&crate::ClientConfig::default())
+            .laddr(false)
+            .is_none());
     }
 
     #[test]

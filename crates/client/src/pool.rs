@@ -408,7 +408,8 @@ mod tests {
         rt.block_on(async {
             let cfg = crate::ClientConfig::default();
             let tls = crate::Client::tls(&cfg).unwrap();
-            let mut pool = Pool::new(tls, false, true, 100, None, Arc::default(), H1Engine::Hyper);
+            let dial = Arc::new(Dial::new(&cfg));
+            let mut pool = Pool::new(tls, false, true, 100, None, dial, H1Engine::Hyper);
             pool.idle_timeout = Duration::from_millis(100);
             let pool = Arc::new(pool);
             let key = Key::of(&server.url("/").parse().unwrap()).unwrap();

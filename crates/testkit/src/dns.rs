@@ -1,7 +1,8 @@
 //! A DNS server on a loopback UDP port, for `-resolvers`.
 
 use std::{
-    net::{SocketAddr, UdpSocket},
+    io::{Read, Write},
+    net::{SocketAddr, TcpListener, UdpSocket},
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc,
@@ -16,20 +17,35 @@ use crate::stoppable::Stoppable;
 pub struct DnsServer {
     addr: SocketAddr,
     queries: Arc<AtomicU64>,
+    tcp_queries: Arc<AtomicU64>,
     _serving: Stoppable,
+    _tcp: Option<Stoppable>,
 }
 
 impl DnsServer {
     /// Serves `name` (e.g. `barrage.test`).
     pub fn start(name: &str) -> Self {
+        Self::serve(name, false)
+    }
+
+    /// Serves `name`, but over UDP only with truncated answers (the TC
+    /// bit set, no records), as a server does when an answer is too large
+    /// for a datagram; the whole answer comes over TCP on the same port.
+    pub fn truncating(name: &str) -> Self {
+        Self::serve(name, true)
+    }
+
+    fn serve(name: &str, truncate: bool) -> Self {
         let socket = UdpSocket::bind("127.0.0.1:0").expect("bind loopback UDP port");
         socket
             .set_read_timeout(Some(Duration::from_millis(20)))
             .expect("read timeout");
         let addr = socket.local_addr().expect("local addr");
         let queries = Arc::new(AtomicU64::new(0));
+        let tcp_queries = Arc::new(AtomicU64::new(0));
         let q = queries.clone();
         let name = name.trim_end_matches('.').to_ascii_lowercase();
+        let udp_name = name.clone();
         let serving = Stoppable::spawn(move |s| {
             let mut buf = [0u8; 512];
             while !s.load(Ordering::SeqCst) {
@@ -37,16 +53,63 @@ impl DnsServer {
                     continue;
                 };
                 q.fetch_add(1, Ordering::SeqCst);
-                if let Some(reply) = answer(&buf[..n], &name) {
+                if let Some(mut reply) = answer(&buf[..n], &udp_name) {
+                    if truncate {
+                        // TC set, the answer record (16 bytes, last) left out.
+                        reply[2] |= 0x02;
+                        if reply[7] == 1 {
+                            reply.truncate(reply.len() - 16);
+                            reply[7] = 0;
+                        }
+                    }
                     let _ = socket.send_to(&reply, from);
                 }
             }
         });
+        let tcp = truncate.then(|| {
+            let listener = TcpListener::bind(addr).expect("bind the DNS port over TCP");
+            listener.set_nonblocking(true).expect("nonblocking");
+            let q = tcp_queries.clone();
+            Stoppable::spawn(move |s| {
+                while !s.load(Ordering::SeqCst) {
+                    let Ok((mut conn, _)) = listener.accept() else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    let _ = conn.set_nonblocking(false);
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+                    // Length-prefixed queries until the client closes.
+                    loop {
+                        let mut len = [0u8; 2];
+                        if conn.read_exact(&mut len).is_err() {
+                            break;
+                        }
+                        let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                        if conn.read_exact(&mut query).is_err() {
+                            break;
+                        }
+                        q.fetch_add(1, Ordering::SeqCst);
+                        if let Some(reply) = answer(&query, &name) {
+                            let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
+                            framed.extend_from_slice(&reply);
+                            let _ = conn.write_all(&framed);
+                        }
+                    }
+                }
+            })
+        });
         DnsServer {
             addr,
             queries,
+            tcp_queries,
             _serving: serving,
+            _tcp: tcp,
         }
+    }
+
+    /// Queries received over TCP so far.
+    pub fn tcp_queries(&self) -> u64 {
+        self.tcp_queries.load(Ordering::SeqCst)
     }
 
     /// Where it listens.
