@@ -51,3 +51,8 @@ fn json_targets_seeds() {
 fn results_reader_seeds() {
     replay("results_reader", bodies::results_reader);
 }
+
+#[test]
+fn h1_response_seeds() {
+    replay("h1_response", bodies::h1_response);
+}

@@ -78,3 +78,49 @@ pub fn results_reader(data: &[u8]) {
         }
     }
 }
+
+/// barrage's HTTP/1.1 response reader: the first byte picks the size of
+/// the pieces the rest is fed in (1 to 256 bytes; a read may return any
+/// amount), the second whether the request was HEAD. Whatever the bytes,
+/// it never panics, never claims more bytes than it was given, keeps no
+/// more body than asked and no more of a head than the limit.
+pub fn h1_response(data: &[u8]) {
+    use barrage_client::h1::{Fed, Framer, Limits};
+    let (Some(&step), Some(&head)) = (data.first(), data.get(1)) else {
+        return;
+    };
+    let limits = Limits {
+        head_bytes: 4096,
+        keep_body: 100,
+        keep_headers: true,
+    };
+    let mut framer = Framer::new(limits, head & 1 == 1);
+    let rest = &data[2..];
+    let step = usize::from(step).max(1);
+    let mut responses = 0;
+    for piece in rest.chunks(step) {
+        let mut piece = piece;
+        loop {
+            match framer.feed(piece) {
+                Ok(Fed::More) => break,
+                Ok(Fed::Complete(n)) => {
+                    assert!(n <= piece.len(), "took {n} of {} bytes", piece.len());
+                    assert!(framer.body.len() <= 100, "kept {} body bytes", framer.body.len());
+                    responses += 1;
+                    if responses > MAX_ITEMS || !framer.reusable() {
+                        return;
+                    }
+                    // The next pipelined response starts where this ended.
+                    piece = &piece[n..];
+                    framer = Framer::new(limits, head & 1 == 1);
+                    if piece.is_empty() {
+                        break;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+        assert!(framer.body.len() <= 100);
+    }
+    let _ = framer.eof();
+}
