@@ -262,7 +262,10 @@ fn an_answer_sent_before_the_body_is_written() {
 
 #[test]
 fn pipelined_answers_are_matched_in_order() {
-    let server = RawServer::start(Script::EchoSeq { close_after: None });
+    let server = RawServer::start(Script::EchoSeq {
+        close_after: None,
+        delay: Duration::ZERO,
+    });
     let mut r = attack(
         &[
             "-rate",
@@ -309,6 +312,7 @@ fn a_server_closing_mid_pipeline_leaves_exact_error_records() {
     // Each connection answers 3 of the 10 pipelined requests, then closes.
     let server = RawServer::start(Script::EchoSeq {
         close_after: Some(3),
+        delay: Duration::ZERO,
     });
     let mut r = attack(
         &[
@@ -391,5 +395,94 @@ fn both_engines_answer_alike() {
         &["attack", "-h1-engine", "curl"],
         b"GET http://127.0.0.1:1/\n",
         "-h1-engine",
+    );
+}
+
+#[test]
+fn open_model_requests_queue_onto_busy_connections() {
+    // Each answer takes 50 ms and requests come every millisecond: without
+    // pipelining ~50 connections would be open; with -pipeline 10 a request
+    // queues onto a connection owing fewer than 10 answers first.
+    let server = RawServer::start(Script::EchoSeq {
+        close_after: None,
+        delay: Duration::from_millis(50),
+    });
+    let mut r = attack(
+        &[
+            "-rate",
+            "1000",
+            "-requests",
+            "100",
+            "-pipeline",
+            "10",
+            "-cpus",
+            "1",
+            "-max-body",
+            "-1",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 100);
+    common::assert_exact_schedule(&mut r.hits, 1_000_000);
+    for h in &r.hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+        assert_eq!(
+            h.body,
+            h.seq.to_string().as_bytes(),
+            "answer matched to its request"
+        );
+    }
+    assert!(
+        server.connections() <= 15,
+        "{} connections",
+        server.connections()
+    );
+    assert_eq!(server.requests(), 100, "nothing sent twice");
+}
+
+#[test]
+fn open_model_pipelines_closed_mid_way_leave_exact_records() {
+    let server = RawServer::start(Script::EchoSeq {
+        close_after: Some(3),
+        delay: Duration::from_millis(20),
+    });
+    let mut r = attack(
+        &[
+            "-rate",
+            "1000",
+            "-requests",
+            "60",
+            "-pipeline",
+            "10",
+            "-cpus",
+            "1",
+            "-max-body",
+            "-1",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 60, "one record per request");
+    common::assert_seq_complete(&mut r.hits);
+    let mut unanswered = 0;
+    for h in &r.hits {
+        if h.code == 200 {
+            assert_eq!(h.body, h.seq.to_string().as_bytes(), "{h:?}");
+        } else {
+            assert_eq!(h.code, 0, "{h:?}");
+            assert!(
+                h.error.contains("pipelined request unanswered"),
+                "{}",
+                h.error
+            );
+            unanswered += 1;
+        }
+    }
+    assert!(unanswered > 0, "the server closed with requests owed");
+    assert!(
+        server.requests() <= 60,
+        "nothing sent twice: {}",
+        server.requests()
     );
 }

@@ -63,7 +63,7 @@ fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> i32 {
             "bin" => Writer::Bin(Encoder::new(out)?),
             _ => Writer::Json(JsonWriter::new(out)),
         };
-        while let Some(hit) = merge.next() {
+        while let Some(hit) = merge.next_hit() {
             w.write(hit)?;
         }
         w.flush()

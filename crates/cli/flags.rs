@@ -329,34 +329,73 @@ pub struct AttackArgs {
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot, plot (HTML, as the plot command)
-    #[arg(long = "type", default_value = "text")]
-    pub kind: String,
+    #[arg(long = "type", default_value = "text", value_parser = parse_report_type)]
+    pub kind: barrage_report::ReportType,
     /// Histogram buckets, e.g. '[0,1ms,5ms,10ms]' (for hist, and added to json)
-    #[arg(long)]
-    pub buckets: Option<String>,
+    #[arg(long, value_parser = parse_buckets)]
+    pub buckets: Option<barrage_metrics::Buckets>,
     /// Print the figures of each interval while reading (e.g. 1s), then the whole report
     #[arg(long, value_parser = parse_duration)]
     pub every: Option<Duration>,
     /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time) or first-byte (from the send to the response's head)
-    #[arg(long, default_value = "actual")]
-    pub latency: String,
+    #[arg(long, default_value = "actual", value_parser = parse_latency)]
+    pub latency: barrage_metrics::LatencyView,
     /// Latency percentiles to show
-    #[arg(long, default_value = "50,90,95,99")]
-    pub percentiles: String,
+    #[arg(long, default_value = "50,90,95,99", value_parser = parse_percentiles)]
+    pub percentiles: barrage_report::Percentiles,
     /// One report per url, method, code, attack or error, plus the total
-    #[arg(long)]
-    pub by: Option<String>,
+    #[arg(long, value_parser = parse_group_by)]
+    pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
-    #[arg(long, default_value = "2xx,3xx")]
-    pub success: String,
+    #[arg(long, default_value = "2xx,3xx", value_parser = parse_success)]
+    pub success: barrage_metrics::SuccessRule,
     /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms'
-    #[arg(long)]
-    pub fail_on: Option<String>,
+    #[arg(long, value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,
     /// Result files (default: stdin)
     pub files: Vec<String>,
+}
+
+/// `-type`.
+pub fn parse_report_type(s: &str) -> Result<barrage_report::ReportType, String> {
+    s.parse()
+}
+
+/// `-buckets`.
+pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, String> {
+    barrage_metrics::Buckets::parse(s)
+}
+
+/// `-latency`.
+pub fn parse_latency(s: &str) -> Result<barrage_metrics::LatencyView, String> {
+    s.parse()
+}
+
+/// `-percentiles`.
+pub fn parse_percentiles(s: &str) -> Result<barrage_report::Percentiles, String> {
+    s.parse()
+}
+
+/// `-by`.
+pub fn parse_group_by(s: &str) -> Result<barrage_metrics::GroupBy, String> {
+    s.parse()
+}
+
+/// `-success`.
+pub fn parse_success(s: &str) -> Result<barrage_metrics::SuccessRule, String> {
+    s.parse()
+}
+
+/// `-fail-on`'s conditions.
+#[derive(Clone, Debug, Default)]
+pub struct FailOn(pub Vec<barrage_metrics::Threshold>);
+
+/// `-fail-on`: the conditions, all at once.
+pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    barrage_metrics::Threshold::parse_list(s).map(FailOn)
 }
 
 #[derive(Args, Debug)]

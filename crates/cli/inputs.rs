@@ -1,124 +1,8 @@
-//! Opening result inputs and merging them in timestamp order, one record
-//! in memory per input.
+//! Opening result inputs for a reading command: `barrage_stream::Merge`,
+//! with its errors said on stderr and turned into exit codes.
 
-use std::{fs::File, io::Read};
+pub use barrage_stream::Merge;
 
-use barrage_stream::{Hit, HitReader, StreamError};
-
-/// One opened input.
-struct Head {
-    name: String,
-    reader: HitReader<Box<dyn Read + Send>>,
-    hit: Hit,
-    live: bool,
-}
-
-/// A k-way merge of inputs by timestamp. Read errors end that input and are
-/// kept for the caller to print after the report.
-pub struct Merge {
-    heads: Vec<Head>,
-    advance: Option<usize>,
-    errors: Vec<(String, StreamError)>,
-}
-
-/// Why an input could not be opened: its name and the error, ready to print.
-pub struct OpenError {
-    pub message: String,
-    pub bad_input: bool,
-}
-
-impl Merge {
-    /// Opens `files` (`stdin` or none means standard input).
-    pub fn open(files: &[String]) -> Result<Self, OpenError> {
-        let files: Vec<String> = if files.is_empty() {
-            vec!["stdin".into()]
-        } else {
-            files.to_vec()
-        };
-        let mut heads = Vec::with_capacity(files.len());
-        let mut empty_inputs: Vec<usize> = Vec::new();
-        for name in files {
-            let input: Box<dyn Read + Send> = if name == "stdin" || name == "-" {
-                Box::new(std::io::stdin())
-            } else {
-                Box::new(File::open(&name).map_err(|e| OpenError {
-                    message: format!("{name}: {e}"),
-                    bad_input: false,
-                })?)
-            };
-            let reader = HitReader::open(input).map_err(|e| OpenError {
-                message: format!("{name}: {e}"),
-                bad_input: e.is_bad_input(),
-            })?;
-            if matches!(reader, HitReader::Empty) {
-                empty_inputs.push(heads.len());
-            }
-            heads.push(Head {
-                name,
-                reader,
-                hit: Hit::default(),
-                live: true,
-            });
-        }
-        // An input with no bytes at all is reported (exit 2) but does not
-        // stop the others from being read.
-        let errors = empty_inputs
-            .iter()
-            .map(|&i| (heads[i].name.clone(), StreamError::Empty))
-            .collect();
-        let mut merge = Merge {
-            heads,
-            advance: None,
-            errors,
-        };
-        for i in 0..merge.heads.len() {
-            merge.fill(i);
-        }
-        Ok(merge)
-    }
-
-    fn fill(&mut self, i: usize) {
-        let h = &mut self.heads[i];
-        match h.reader.read(&mut h.hit) {
-            Ok(true) => {}
-            Ok(false) => h.live = false,
-            Err(e) => {
-                h.live = false;
-                self.errors.push((h.name.clone(), e));
-            }
-        }
-    }
-
-    /// The next record across all inputs, earliest timestamp first.
-    pub fn next(&mut self) -> Option<&Hit> {
-        if let Some(i) = self.advance.take() {
-            self.fill(i);
-        }
-        let mut best: Option<usize> = None;
-        for (i, h) in self.heads.iter().enumerate() {
-            if h.live && best.is_none_or(|b| h.hit.timestamp < self.heads[b].hit.timestamp) {
-                best = Some(i);
-            }
-        }
-        let i = best?;
-        self.advance = Some(i);
-        Some(&self.heads[i].hit)
-    }
-
-    /// Errors met while reading, as `name: error`, and whether any is a
-    /// bad-input error (exit 2) rather than I/O (exit 1).
-    pub fn errors(&self) -> (Vec<String>, bool) {
-        let lines = self
-            .errors
-            .iter()
-            .map(|(n, e)| format!("{n}: {e}"))
-            .collect();
-        let bad = self.errors.iter().any(|(_, e)| e.is_bad_input());
-        (lines, bad)
-    }
-}
-
-/// Prints the read errors of `merge` for `cmd` and gives the exit code.
 /// [`Merge::open`] for command `cmd`: an input that cannot be opened is
 /// said on stderr, and the exit code returned (2 for bad input, 1 for I/O).
 pub fn open(cmd: &str, files: &[String]) -> Result<Merge, i32> {
@@ -132,6 +16,7 @@ pub fn open(cmd: &str, files: &[String]) -> Result<Merge, i32> {
     })
 }
 
+/// Prints the read errors of `merge` for `cmd` and gives the exit code.
 pub fn finish(cmd: &str, merge: &Merge) -> i32 {
     let (lines, bad) = merge.errors();
     for l in &lines {
@@ -141,5 +26,14 @@ pub fn finish(cmd: &str, merge: &Merge) -> i32 {
         (true, _) => 0,
         (false, true) => crate::EXIT_USAGE,
         (false, false) => crate::EXIT_IO,
+    }
+}
+
+/// The merge as the report's live source (`-every`).
+pub struct Records(pub Merge);
+
+impl barrage_report::Source for Records {
+    fn next_hit(&mut self) -> Option<&barrage_stream::Hit> {
+        self.0.next_hit()
     }
 }

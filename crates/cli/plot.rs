@@ -55,7 +55,7 @@ fn sample(view: LatencyView) -> Sample {
 /// Folds every record into `plot`, writes the page to `out_path`, then
 /// says what broke in the inputs, if anything.
 fn draw(cmd: &str, mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -> i32 {
-    while let Some(hit) = merge.next() {
+    while let Some(hit) = merge.next_hit() {
         plot.add(hit);
     }
     let written = (|| -> io::Result<()> {

@@ -8,14 +8,11 @@
 //! an error).
 //!
 //! The records are added on the writer thread, as they are written; the
-//! server has a thread of its own. Memory is bounded: past
-//! [`MAX_SERIES`] label sets (an endless `-lazy` generator of URLs), new
-//! ones are counted under `url="other"`.
+//! server has a thread of its own. What is counted and how it is written
+//! is `barrage_metrics::Prometheus`'s.
 
 use std::{
-    collections::HashMap,
     convert::Infallible,
-    fmt::Write as _,
     io,
     net::SocketAddr,
     sync::{Arc, Mutex},
@@ -23,155 +20,16 @@ use std::{
 };
 
 use barrage_attack::HitSink;
+use barrage_metrics::Prometheus;
 use barrage_stream::Hit;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{body::Incoming, server::conn::http1, service::service_fn, Request, Response};
 use hyper_util::rt::TokioIo;
 
-/// Prometheus's default histogram buckets, seconds (`prometheus.DefBuckets`).
-const BUCKETS: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
-/// Most label sets kept per metric family.
-pub const MAX_SERIES: usize = 1000;
-
-/// The URL label that series past [`MAX_SERIES`] share.
-const OTHER: &str = "other";
-
-#[derive(Default)]
-struct Series {
-    /// Records at or below each bucket's bound (not cumulative here).
-    buckets: [u64; BUCKETS.len()],
-    count: u64,
-    sum_ns: u128,
-    bytes_in: u64,
-    bytes_out: u64,
-}
-
-#[derive(Default)]
-struct Totals {
-    /// By (method, url, status).
-    series: HashMap<(String, String, u16), Series>,
-    /// By (method, url, code, message).
-    fails: HashMap<(String, String, u16, String), u64>,
-}
-
-impl Totals {
-    fn add(&mut self, hit: &Hit) {
-        let key = (hit.method.clone(), hit.url.clone(), hit.code);
-        let key = if self.series.len() < MAX_SERIES || self.series.contains_key(&key) {
-            key
-        } else {
-            (key.0, OTHER.to_string(), key.2)
-        };
-        let s = self.series.entry(key).or_default();
-        let secs = hit.latency as f64 / 1e9;
-        if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
-            s.buckets[b] += 1;
-        }
-        s.count += 1;
-        s.sum_ns += u128::from(hit.latency);
-        s.bytes_in += hit.bytes_in;
-        s.bytes_out += hit.bytes_out;
-        if hit.error.is_empty() {
-            return;
-        }
-        let key = (
-            hit.method.clone(),
-            hit.url.clone(),
-            hit.code,
-            hit.error.clone(),
-        );
-        let key = if self.fails.len() < MAX_SERIES || self.fails.contains_key(&key) {
-            key
-        } else {
-            (key.0, OTHER.to_string(), key.2, key.3)
-        };
-        *self.fails.entry(key).or_default() += 1;
-    }
-
-    /// The text exposition format, series sorted for stable output.
-    fn render(&self) -> String {
-        let mut out = String::with_capacity(4096);
-        let mut series: Vec<_> = self.series.iter().collect();
-        series.sort_by(|a, b| a.0.cmp(b.0));
-        let labels = |(method, url, code): &(String, String, u16)| {
-            format!(
-                "method=\"{}\",url=\"{}\",status=\"{code}\"",
-                escape(method),
-                escape(url)
-            )
-        };
-        out.push_str("# HELP request_seconds Request latency\n# TYPE request_seconds histogram\n");
-        for (key, s) in &series {
-            let l = labels(key);
-            let mut cumulative = 0;
-            for (le, n) in BUCKETS.iter().zip(s.buckets) {
-                cumulative += n;
-                let _ = writeln!(
-                    out,
-                    "request_seconds_bucket{{{l},le=\"{le}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(out, "request_seconds_bucket{{{l},le=\"+Inf\"}} {}", s.count);
-            let _ = writeln!(out, "request_seconds_sum{{{l}}} {}", s.sum_ns as f64 / 1e9);
-            let _ = writeln!(out, "request_seconds_count{{{l}}} {}", s.count);
-        }
-        for (name, help, value) in [
-            (
-                "request_bytes_in",
-                "Bytes received from servers as response to requests",
-                (|s: &Series| s.bytes_in) as fn(&Series) -> u64,
-            ),
-            (
-                "request_bytes_out",
-                "Bytes sent to servers during requests",
-                |s: &Series| s.bytes_out,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for (key, s) in &series {
-                let _ = writeln!(out, "{name}{{{}}} {}", labels(key), value(s));
-            }
-        }
-        out.push_str(
-            "# HELP request_fail_count Internal failures that prevented a hit to the target server\n\
-             # TYPE request_fail_count counter\n",
-        );
-        let mut fails: Vec<_> = self.fails.iter().collect();
-        fails.sort_by(|a, b| a.0.cmp(b.0));
-        for ((method, url, code, message), n) in fails {
-            let _ = writeln!(
-                out,
-                "request_fail_count{{method=\"{}\",url=\"{}\",code=\"{code}\",message=\"{}\"}} {n}",
-                escape(method),
-                escape(url),
-                escape(message)
-            );
-        }
-        out
-    }
-}
-
-/// A label value as the text format wants it.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The exporter: its totals and the server thread answering scrapes.
 pub struct Exporter {
-    totals: Arc<Mutex<Totals>>,
+    totals: Arc<Mutex<Prometheus>>,
     addr: SocketAddr,
 }
 
@@ -183,7 +41,7 @@ impl Exporter {
         let listener = std::net::TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let totals = Arc::new(Mutex::new(Totals::default()));
+        let totals = Arc::new(Mutex::new(Prometheus::default()));
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .build()?;
@@ -208,7 +66,7 @@ impl Exporter {
     }
 }
 
-async fn serve(listener: std::net::TcpListener, totals: Arc<Mutex<Totals>>) {
+async fn serve(listener: std::net::TcpListener, totals: Arc<Mutex<Prometheus>>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
@@ -229,7 +87,7 @@ async fn serve(listener: std::net::TcpListener, totals: Arc<Mutex<Totals>>) {
     }
 }
 
-fn answer(req: &Request<Incoming>, totals: &Mutex<Totals>) -> Response<Full<Bytes>> {
+fn answer(req: &Request<Incoming>, totals: &Mutex<Prometheus>) -> Response<Full<Bytes>> {
     let mut resp = Response::new(Full::new(Bytes::new()));
     if req.uri().path() != "/metrics" && req.uri().path() != "/" {
         *resp.status_mut() = hyper::StatusCode::NOT_FOUND;
@@ -247,7 +105,7 @@ fn answer(req: &Request<Incoming>, totals: &Mutex<Totals>) -> Response<Full<Byte
 /// The attack's sink, counting each record before passing it on.
 struct Counting {
     inner: Box<dyn HitSink>,
-    totals: Arc<Mutex<Totals>>,
+    totals: Arc<Mutex<Prometheus>>,
 }
 
 impl HitSink for Counting {
@@ -261,78 +119,5 @@ impl HitSink for Counting {
 
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hit(url: &str, code: u16, latency_ms: u64, error: &str) -> Hit {
-        Hit {
-            method: "GET".into(),
-            url: url.into(),
-            code,
-            latency: latency_ms * 1_000_000,
-            bytes_in: 6,
-            bytes_out: 2,
-            error: error.into(),
-            ..Hit::default()
-        }
-    }
-
-    #[test]
-    fn renders_vegeta_names_with_cumulative_buckets() {
-        let mut t = Totals::default();
-        t.add(&hit("http://a/", 200, 3, ""));
-        t.add(&hit("http://a/", 200, 30, ""));
-        t.add(&hit("http://a/", 200, 20_000, ""));
-        t.add(&hit(
-            "http://b/\"q\"",
-            0,
-            1,
-            "dial tcp: connect: connection refused",
-        ));
-        let text = t.render();
-        let l = "method=\"GET\",url=\"http://a/\",status=\"200\"";
-        for line in [
-            format!("request_seconds_bucket{{{l},le=\"0.005\"}} 1"),
-            format!("request_seconds_bucket{{{l},le=\"0.025\"}} 1"),
-            format!("request_seconds_bucket{{{l},le=\"0.05\"}} 2"),
-            format!("request_seconds_bucket{{{l},le=\"10\"}} 2"),
-            format!("request_seconds_bucket{{{l},le=\"+Inf\"}} 3"),
-            format!("request_seconds_sum{{{l}}} 20.033"),
-            format!("request_seconds_count{{{l}}} 3"),
-            format!("request_bytes_in{{{l}}} 18"),
-            format!("request_bytes_out{{{l}}} 6"),
-            "request_fail_count{method=\"GET\",url=\"http://b/\\\"q\\\"\",code=\"0\",message=\"dial tcp: connect: connection refused\"} 1".to_string(),
-        ] {
-            assert!(text.lines().any(|x| x == line), "missing {line}\n{text}");
-        }
-        assert!(text.contains("# TYPE request_seconds histogram\n"));
-        assert!(text.contains("# TYPE request_fail_count counter\n"));
-    }
-
-    #[test]
-    fn label_sets_are_bounded() {
-        let mut t = Totals::default();
-        for i in 0..MAX_SERIES + 500 {
-            t.add(&hit(
-                &format!("http://a/{i}"),
-                500,
-                1,
-                "500 Internal Server Error",
-            ));
-        }
-        assert_eq!(t.series.len(), MAX_SERIES + 1);
-        assert_eq!(t.fails.len(), MAX_SERIES + 1);
-        let other = &t.series[&("GET".to_string(), OTHER.to_string(), 500)];
-        assert_eq!(other.count, 500);
-        // A URL already known keeps its own series past the bound.
-        t.add(&hit("http://a/7", 500, 1, "500 Internal Server Error"));
-        assert_eq!(
-            t.series[&("GET".to_string(), "http://a/7".to_string(), 500)].count,
-            2
-        );
     }
 }

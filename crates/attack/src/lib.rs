@@ -38,24 +38,27 @@
 #![deny(missing_docs)]
 
 mod alarm;
+mod attack;
 mod config;
+mod lanes;
 mod pacer;
-mod sched;
-mod scheduler;
 mod sink;
+mod source;
 mod stopper;
-mod targets;
 mod tickets;
+mod timeslice;
 mod workers;
+mod writer;
 
+pub use attack::{Attack, AttackError, AttackReport, StopReason};
 pub use barrage_client::{
-    Client, ClientConfig, ConnectTo, H1Engine, Prepared, Proxies, TlsError, DEFAULT_CONNECTIONS,
-    DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
+    Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget, Proxies, TlsError,
+    DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
 };
 pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use pacer::{Due, Pacer};
-pub use scheduler::{Attack, AttackError, AttackReport, StopReason};
 pub use sink::HitSink;
+pub use source::{TargetSource, Targets};
 pub use stopper::Stopper;
-pub use targets::{TargetSource, Targets};
+pub use writer::FLUSH_INTERVAL;

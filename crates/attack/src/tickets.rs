@@ -28,7 +28,7 @@ use std::{
     time::Instant,
 };
 
-use barrage_client::Prepared;
+use barrage_client::PreparedTarget;
 
 use crate::{Due, Pacer, StopReason, Stopper, TargetSource};
 
@@ -39,7 +39,7 @@ const CLOSED: u64 = 1 << 63;
 pub(crate) enum Next {
     /// A ticket due by then: its sequence number, target and due offset
     /// (ns from the start), now issued.
-    Take(u64, Arc<Prepared>, u64),
+    Take(u64, Arc<PreparedTarget>, u64),
     /// The next ticket is due at this offset, later; not issued.
     Later(u64),
 }
@@ -55,14 +55,14 @@ pub(crate) struct Tickets {
     pacer: Pacer,
     start: Instant,
     stopper: Stopper,
-    fixed: Vec<Arc<Prepared>>,
+    fixed: Vec<Arc<PreparedTarget>>,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
     outcome: Mutex<(Option<StopReason>, Option<String>)>,
 }
 
 impl Tickets {
     pub(crate) fn fixed(
-        targets: Vec<Arc<Prepared>>,
+        targets: Vec<Arc<PreparedTarget>>,
         pacer: Pacer,
         start: Instant,
         stopper: Stopper,
@@ -80,7 +80,7 @@ impl Tickets {
     }
 
     fn new(
-        fixed: Vec<Arc<Prepared>>,
+        fixed: Vec<Arc<PreparedTarget>>,
         lazy: Option<Mutex<Box<dyn TargetSource>>>,
         pacer: Pacer,
         start: Instant,
@@ -148,7 +148,7 @@ impl Tickets {
 
     /// The next request to send and when it is due, or `None` when the
     /// attack is over.
-    pub(crate) fn take(&self) -> Option<(u64, Arc<Prepared>, Due)> {
+    pub(crate) fn take(&self) -> Option<(u64, Arc<PreparedTarget>, Due)> {
         if let Some(source) = &self.lazy {
             let mut src = source.lock().unwrap_or_else(|p| p.into_inner());
             let seq = self.next.load(Ordering::SeqCst);
@@ -158,7 +158,7 @@ impl Tickets {
             let due = self.due(seq)?;
             let target = match src
                 .next_target()
-                .and_then(|t| t.map(Prepared::new).transpose())
+                .and_then(|t| t.map(PreparedTarget::new).transpose())
             {
                 Ok(Some(t)) => Arc::new(t),
                 Ok(None) => {
@@ -246,7 +246,7 @@ mod tests {
             ..Target::default()
         };
         Tickets::fixed(
-            vec![Arc::new(Prepared::new(target).unwrap())],
+            vec![Arc::new(PreparedTarget::new(target).unwrap())],
             Pacer::new(rate, None, None),
             Instant::now(),
             stopper.clone(),

@@ -18,7 +18,7 @@ use crate::AttackError;
 /// and connection pool. Tasks never migrate between threads, so a request
 /// costs no cross-thread wake-ups (a multi-threaded runtime's workers
 /// parking and waking each other were the largest cost in the profile).
-struct Lane {
+struct WorkerThread {
     handle: Handle,
     client: Arc<Client>,
     /// Batches handed to this thread that it has not started yet.
@@ -29,13 +29,13 @@ struct Lane {
 
 /// The worker threads of an attack (`-cpus`), fed round-robin.
 pub(crate) struct Workers {
-    lanes: Vec<Lane>,
+    lanes: Vec<WorkerThread>,
     next: usize,
 }
 
 impl Workers {
     /// Starts `n` worker threads (at least one), each with a client; with
-    /// `paced`, threads that wake for the clock (see [`crate::sched`]).
+    /// `paced`, threads that wake for the clock (see [`crate::timeslice`]).
     pub(crate) fn start(n: usize, cfg: &ClientConfig, paced: bool) -> Result<Self, AttackError> {
         let mut lanes = Vec::with_capacity(n.max(1));
         // One -max-connections cap, one reading of the certificates, one
@@ -58,13 +58,13 @@ impl Workers {
                 .name(format!("barrage-worker-{i}"))
                 .spawn(move || {
                     if paced {
-                        crate::sched::prefer_short_slices();
+                        crate::timeslice::prefer_short_slices();
                     }
                     let _ = rt.block_on(stopped);
                     rt.shutdown_timeout(Duration::from_millis(200));
                 })
                 .map_err(|e: io::Error| AttackError::Start(e))?;
-            lanes.push(Lane {
+            lanes.push(WorkerThread {
                 handle,
                 client,
                 waiting: Arc::new(AtomicUsize::new(0)),

@@ -33,13 +33,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
 pub(crate) type BoxStream = Box<dyn Stream>;
 
 /// A host name's addresses and when they were looked up.
-type Looked = (Arc<[SocketAddr]>, Instant);
+type Resolved = (Arc<[SocketAddr]>, Instant);
 
 type HostPort = (String, u16);
 
 /// Addresses used in turn: the next is `next % len`.
 #[derive(Default)]
-struct Turns {
+struct RoundRobin {
     to: Vec<HostPort>,
     next: AtomicUsize,
 }
@@ -54,11 +54,11 @@ pub(crate) struct Dial {
     next_laddr: AtomicUsize,
     unix_socket: Option<PathBuf>,
     /// For each mapped host:port, where to instead, taken in turn.
-    connect_to: HashMap<HostPort, Turns>,
+    connect_to: HashMap<HostPort, RoundRobin>,
     /// `-dns-ttl` (`None`: no cache; zero: for the whole attack).
     dns_ttl: Option<Duration>,
     /// Addresses looked up, and when.
-    dns: Mutex<HashMap<HostPort, Looked>>,
+    dns: Mutex<HashMap<HostPort, Resolved>>,
     /// `-resolvers` (empty: the system's resolver).
     resolvers: crate::dns::Resolvers,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
@@ -69,7 +69,7 @@ pub(crate) struct Dial {
 
 impl Dial {
     pub(crate) fn new(cfg: &crate::ClientConfig) -> Self {
-        let mut connect_to: HashMap<HostPort, Turns> = HashMap::new();
+        let mut connect_to: HashMap<HostPort, RoundRobin> = HashMap::new();
         for m in &cfg.connect_to {
             connect_to
                 .entry(m.from.clone())

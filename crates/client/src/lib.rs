@@ -18,13 +18,13 @@
 //!   whole-request `-timeout`, body capture up to `-max-body`.
 //!
 //! ```no_run
-//! use barrage_client::{Client, ClientConfig, Prepared, Shared};
+//! use barrage_client::{Client, ClientConfig, PreparedTarget, Shared};
 //! use barrage_model::Target;
 //! let cfg = ClientConfig::default();
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! let shared = Shared::new(&cfg).unwrap();
 //! let client = rt.block_on(async { Client::sharing(&cfg, &shared) });
-//! let target = Prepared::new(Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() }).unwrap();
+//! let target = PreparedTarget::new(Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() }).unwrap();
 //! let response = rt.block_on(client.send(&target, 0));
 //! ```
 #![deny(missing_docs)]
@@ -36,15 +36,15 @@ mod dns;
 pub mod h1;
 mod key;
 mod pool;
-mod prepared;
 mod proxy;
+mod target;
 mod tls;
 
-pub use client::{Client, Piped, Response, Serial, Shared};
+pub use client::{Client, LoopState, Piped, Response, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT,
 };
-pub use prepared::{Prepared, ATTACK_HEADER, SEQ_HEADER};
 pub use proxy::Proxies;
+pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;

@@ -20,6 +20,7 @@ use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
+    client::SharedConn,
     dial::{BoxStream, Dial},
     h1,
     key::Key,
@@ -81,6 +82,8 @@ struct HostPool {
     /// takes the newest (warm in cache), the oldest is the one to close.
     idle: VecDeque<(H1, Instant)>,
     h2: Option<http2::SendRequest<Full<Bytes>>>,
+    /// Shared, pipelined connections (`-pipeline` in the open model).
+    shared: Vec<SharedConn>,
 }
 
 /// Connections per host, opened on demand: idle HTTP/1.1 connections are
@@ -235,6 +238,25 @@ impl Pool {
         None
     }
 
+    /// Of the shared connections to `key`, the one owing the fewest
+    /// answers if it owes fewer than `depth`; closed ones are dropped.
+    pub(crate) fn shared_with_room(&self, key: &Key, depth: usize) -> Option<SharedConn> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let host = hosts.get_mut(key)?;
+        host.shared.retain(SharedConn::is_open);
+        host.shared
+            .iter()
+            .filter(|c| c.owed() < depth)
+            .min_by_key(|c| c.owed())
+            .cloned()
+    }
+
+    /// Keeps a new shared connection to `key`.
+    pub(crate) fn add_shared(&self, key: &Key, conn: SharedConn) {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        hosts.entry(key.clone()).or_default().shared.push(conn);
+    }
+
     /// The proxy that connections to `key` go through, if any.
     pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
         self.dial.proxy(key)
@@ -288,7 +310,7 @@ impl Pool {
             None if self.max_idle > 0 => {
                 let host = HostPool {
                     idle: VecDeque::from([(conn, now)]),
-                    h2: None,
+                    ..HostPool::default()
                 };
                 hosts.insert(key.clone(), host);
                 true

@@ -105,7 +105,11 @@ pub fn h1_response(data: &[u8]) {
                 Ok(Fed::More) => break,
                 Ok(Fed::Complete(n)) => {
                     assert!(n <= piece.len(), "took {n} of {} bytes", piece.len());
-                    assert!(framer.body.len() <= 100, "kept {} body bytes", framer.body.len());
+                    assert!(
+                        framer.body.len() <= 100,
+                        "kept {} body bytes",
+                        framer.body.len()
+                    );
                     responses += 1;
                     if responses > MAX_ITEMS || !framer.reusable() {
                         return;

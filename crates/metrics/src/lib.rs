@@ -28,6 +28,7 @@
 mod buckets;
 mod groups;
 mod metrics;
+mod prometheus;
 mod success;
 mod threshold;
 mod windows;
@@ -35,6 +36,7 @@ mod windows;
 pub use buckets::Buckets;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
 pub use metrics::{Distribution, LatencyView, Metrics, Options, SIGFIGS};
+pub use prometheus::{Prometheus, MAX_SERIES};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
 pub use windows::Windows;

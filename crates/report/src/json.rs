@@ -43,13 +43,35 @@ fn quantiles(s: &mut Vec<u8>, d: &Distribution, p: &Percentiles) -> io::Result<(
 /// order (durations in integer ns, RFC 3339 times, Go's number and string
 /// notation), then barrage's own keys (`lag`).
 pub fn json_object(m: &Metrics, p: &Percentiles) -> io::Result<Vec<u8>> {
+    json_object_of(m, p, None)
+}
+
+/// [`json_object`] for one group of `report -by`: a leading
+/// `"group":{"by":…,"key":…}` key, then the same keys.
+pub fn json_group_object(m: &Metrics, p: &Percentiles, by: &str, key: &str) -> io::Result<Vec<u8>> {
+    json_object_of(m, p, Some((by, key)))
+}
+
+fn json_object_of(
+    m: &Metrics,
+    p: &Percentiles,
+    group: Option<(&str, &str)>,
+) -> io::Result<Vec<u8>> {
     let (bin, bin_mean) = m.bytes_in();
     let (bout, bout_mean) = m.bytes_out();
     let lat = m.latency();
     let mut s = Vec::with_capacity(1024);
+    s.push(b'{');
+    if let Some((by, key)) = group {
+        s.extend_from_slice(b"\"group\":{\"by\":");
+        gojson::push_str(&mut s, by);
+        s.extend_from_slice(b",\"key\":");
+        gojson::push_str(&mut s, key);
+        s.extend_from_slice(b"},");
+    }
     write!(
         s,
-        "{{\"latencies\":{{\"total\":{},\"mean\":{},",
+        "\"latencies\":{{\"total\":{},\"mean\":{},",
         lat.total(),
         lat.mean()
     )?;

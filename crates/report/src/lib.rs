@@ -9,7 +9,9 @@
 //!   and string notation), then barrage's `lag` object.
 //! - [`hist`]: vegeta's bucket histogram; [`hdrplot`]: HdrHistogram's
 //!   percentile distribution.
-//! - [`window_row`], [`window_json`]: one line per interval for `-every`.
+//! - [`window_row`], [`window_json`]: one line per interval for `-every`;
+//!   [`live`] reads records and prints them as the intervals complete.
+//! - [`ReportType`] (`-type`), [`write`] and [`write_groups`] (`-by`).
 //!
 //! Every writer takes the [`Percentiles`] to show (vegeta's 50, 90, 95, 99
 //! by default).
@@ -29,6 +31,8 @@
 mod hdrplot;
 mod hist;
 mod json;
+mod layout;
+mod live;
 mod percentiles;
 mod tabwriter;
 mod text;
@@ -37,7 +41,9 @@ mod window;
 pub use barrage_metrics::Metrics;
 pub use hdrplot::hdrplot;
 pub use hist::hist;
-pub use json::{json, json_object};
+pub use json::{json, json_group_object, json_object};
+pub use layout::{write, write_groups, Kind, ReportType};
+pub use live::{live, LiveEnd, Source};
 pub use percentiles::Percentiles;
 pub use tabwriter::TabWriter;
 pub use text::text;

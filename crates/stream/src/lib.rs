@@ -38,6 +38,7 @@ mod decoder;
 mod encoder;
 mod error;
 mod json;
+mod merge;
 mod reader;
 pub mod wire;
 
@@ -47,5 +48,6 @@ pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use error::StreamError;
 pub use json::{JsonReader, JsonWriter};
+pub use merge::{Merge, OpenError};
 pub use reader::HitReader;
 pub use wire::{FORMAT_VERSION, MAGIC, MAX_FRAME};

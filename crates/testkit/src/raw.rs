@@ -59,6 +59,8 @@ pub enum Script {
     EchoSeq {
         /// Answers per connection before it closes.
         close_after: Option<u64>,
+        /// How long each answer takes (a busy server).
+        delay: Duration,
     },
 }
 
@@ -248,7 +250,7 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                 while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
                 return;
             }
-            Script::EchoSeq { close_after } => {
+            Script::EchoSeq { close_after, delay } => {
                 if close_after.is_some_and(|n| answered >= n) {
                     // Read what else comes, answer none of it, close.
                     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
@@ -258,6 +260,9 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                     return;
                 }
                 let seq = header(&head, "x-barrage-seq").unwrap_or("none").to_string();
+                if !delay.is_zero() {
+                    thread::sleep(delay);
+                }
                 let answer = format!(
                     "HTTP/1.1 200 OK\r\nX-Seq-Echo: {seq}\r\nContent-Length: {}\r\n\r\n{seq}",
                     seq.len()

@@ -6,11 +6,11 @@
 
 use std::{pin::pin, sync::Arc, time::Instant};
 
-use super::{go_op, timed_out, Client, Serial};
+use super::{go_op, timed_out, Client, LoopState};
 use crate::{
     h1::{Framer, Wire},
     pool::{Conn, H1},
-    Prepared, Response,
+    PreparedTarget, Response,
 };
 
 /// One pipelined request's outcome, and when its answer was complete.
@@ -35,8 +35,8 @@ impl Client {
     /// recorded, not followed.
     pub async fn send_pipelined(
         &self,
-        batch: &[(Arc<Prepared>, u64)],
-        serial: &mut Serial,
+        batch: &[(Arc<PreparedTarget>, u64)],
+        serial: &mut LoopState,
     ) -> Vec<Piped> {
         let mut out: Vec<Piped> = Vec::with_capacity(batch.len());
         let Some((first, _)) = batch.first() else {
@@ -166,7 +166,11 @@ impl Client {
     }
 
     /// A batch sent one request after another.
-    async fn one_by_one(&self, batch: &[(Arc<Prepared>, u64)], serial: &mut Serial) -> Vec<Piped> {
+    async fn one_by_one(
+        &self,
+        batch: &[(Arc<PreparedTarget>, u64)],
+        serial: &mut LoopState,
+    ) -> Vec<Piped> {
         let mut out = Vec::with_capacity(batch.len());
         for (t, seq) in batch {
             let result = self.send_serial(t, *seq, serial).await;

@@ -184,6 +184,41 @@ impl Conn {
         poll_fn(|cx| self.poll_response(cx, framer, head_at)).await
     }
 
+    /// [`Conn::poll_response`] for a connection driven by hand (a shared,
+    /// pipelined one).
+    pub(crate) fn poll_answer(
+        &mut self,
+        cx: &mut Context<'_>,
+        framer: &mut Framer,
+        head_at: &mut Option<Instant>,
+    ) -> Poll<Result<(), ExchangeError>> {
+        self.poll_response(cx, framer, head_at)
+    }
+
+    /// Writes some of `bytes` (flushing what a TLS stream holds once all
+    /// are out); a failure closes the connection.
+    pub(crate) fn poll_write_bytes(
+        &mut self,
+        cx: &mut Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = match Pin::new(&mut self.io).poll_write(cx, bytes) {
+            Poll::Ready(Ok(0)) => Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+            other => other,
+        };
+        if let Poll::Ready(Ok(n)) = polled {
+            if n == bytes.len() {
+                // Best effort: a plain socket has nothing to flush, TLS
+                // sends its records.
+                let _ = Pin::new(&mut self.io).poll_flush(cx);
+            }
+        }
+        if matches!(polled, Poll::Ready(Err(_))) {
+            self.open = false;
+        }
+        polled
+    }
+
     /// Feeds what arrives to `framer` until its response is complete.
     fn poll_response(
         &mut self,

@@ -1,29 +1,27 @@
+//! The attack: starts the worker threads, opens connections ahead, picks
+//! how the schedule is kept (the worker threads' lanes, the closed
+//! model's loops, or the pacer thread for `-lazy` and `-max-workers`) and
+//! sums up how it ended.
+
 use std::{
     io,
-    sync::{
-        mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError},
-        Arc,
-    },
+    sync::{mpsc, Arc},
     thread,
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use barrage_model::Hit;
 use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
-use barrage_client::{Client, Prepared, Serial};
+use barrage_client::{Client, LoopState, PreparedTarget};
 
 use crate::{
-    alarm::Alarm,
-    tickets::{Next, Tickets},
+    lanes::{keep_ticks, keep_time, pipelined, send},
+    tickets::Tickets,
     workers::Workers,
+    writer::{deliver, write_hits, Finished, RequestContext, WakeOnDrop},
     AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
 };
-
-/// Longest a finished hit waits in the sink's buffer before a flush, so
-/// `attack | report -every 1s` stays live.
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The threads keeping time (the pacer thread, or the worker threads)
 /// wake at most once per tick between them (counted from when they meant
@@ -34,7 +32,7 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// request; 500 µs ticks ~15% less than 300, but the bursts of 10 doubled
 /// the p50 the server showed (0.08-0.10 ms to 0.17-0.19 ms: nginx
 /// queueing the burst).
-const TICK: Duration = Duration::from_micros(300);
+pub(crate) const TICK: Duration = Duration::from_micros(300);
 
 /// Most distinct hosts whose connections are opened before the attack.
 const WARM_HOSTS: usize = 16;
@@ -50,12 +48,7 @@ const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 
 /// Most requests handed to the runtime in one batch (the pacer's, or a
 /// worker thread's between looks at its sockets).
-const MAX_BATCH: usize = 1024;
-
-/// How long the writer thread sleeps when the queue is empty. Polling
-/// (rather than blocking on the queue) spares every worker a wake-up call
-/// per hit; 20 ms is 2,000 hits at 100,000/s, well within [`QUEUE`].
-const WRITER_POLL: Duration = Duration::from_millis(20);
+pub(crate) const MAX_BATCH: usize = 1024;
 
 /// Hits queued between the workers and the writer thread. When the output
 /// is slower than this, workers wait (the lag shows in later hits).
@@ -105,9 +98,9 @@ pub struct AttackReport {
 /// Maps the monotonic clock to unix nanoseconds, fixed at the start so that
 /// scheduled and actual times share one timeline.
 #[derive(Clone, Copy)]
-struct Clock {
-    start: Instant,
-    start_unix: i64,
+pub(crate) struct Clock {
+    pub(crate) start: Instant,
+    pub(crate) start_unix: i64,
 }
 
 impl Clock {
@@ -129,7 +122,7 @@ impl Clock {
         }
     }
 
-    fn unix(&self, at: Instant) -> i64 {
+    pub(crate) fn unix(&self, at: Instant) -> i64 {
         self.start_unix + at.saturating_duration_since(self.start).as_nanos() as i64
     }
 }
@@ -181,7 +174,7 @@ impl Attack {
         sink: Box<dyn HitSink>,
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
-        let (tx, rx) = mpsc::sync_channel::<Done>(QUEUE);
+        let (tx, rx) = mpsc::sync_channel::<Finished>(QUEUE);
         let writer = {
             let stopper = stopper.clone();
             let name = self.config.name.clone();
@@ -217,7 +210,7 @@ impl Attack {
         }
         let mut target_error = None;
         let mut seq = 0u64;
-        let ctx = Arc::new(HitContext {
+        let ctx = Arc::new(RequestContext {
             tx,
             clock,
             _writer: WakeOnDrop(writer.thread().clone()),
@@ -248,9 +241,9 @@ impl Attack {
         // This thread is the pacer from here on (the writer keeps the
         // default slice: it is not woken by the clock; in the other models
         // this thread only waits).
-        crate::sched::prefer_short_slices();
-        crate::sched::precise_timers();
-        let mut batch: Vec<Job> = Vec::new();
+        crate::timeslice::prefer_short_slices();
+        crate::timeslice::precise_timers();
+        let mut batch: Vec<Scheduled> = Vec::new();
         // When the pacer last meant to wake (not when it did: a late wake-up
         // must not push the next one back, or at rates near one request per
         // tick every request would inherit the last one's lateness).
@@ -304,7 +297,7 @@ impl Attack {
                 },
             };
             let scheduled = clock.start_unix + offset as i64;
-            batch.push(Job {
+            batch.push(Scheduled {
                 target,
                 seq: pacer.global(seq),
                 scheduled,
@@ -325,7 +318,7 @@ impl Attack {
     /// the first hosts, spread over the worker threads, before the clock
     /// starts: otherwise the first milliseconds of a fast attack open them
     /// all at once and go out late. Bounded by [`WARM_TIMEOUT`].
-    fn warm(&mut self, targets: &[Arc<Prepared>]) {
+    fn warm(&mut self, targets: &[Arc<PreparedTarget>]) {
         let conns = self
             .config
             .workers
@@ -388,7 +381,7 @@ impl Attack {
     fn run_closed(
         &mut self,
         targets: Targets,
-        ctx: &Arc<HitContext>,
+        ctx: &Arc<RequestContext>,
         pacer: Pacer,
         workers: u64,
         stopper: &Stopper,
@@ -401,7 +394,7 @@ impl Attack {
         self.run_loops(workers as usize, |_, client| {
             let (ctx, tickets) = (ctx.clone(), tickets.clone());
             async move {
-                let mut serial = Serial::new();
+                let mut serial = LoopState::new();
                 if client.pipeline() > 1 {
                     // Boxed: a loop's future is held for the whole attack,
                     // and 18,000 of them should not each carry this one.
@@ -409,7 +402,7 @@ impl Attack {
                 }
                 while let Some((seq, target, _)) = tickets.take() {
                     let scheduled = ctx.clock.unix(Instant::now());
-                    let done = hit(
+                    let done = crate::writer::request(
                         &client,
                         target,
                         seq,
@@ -460,8 +453,8 @@ impl Attack {
     /// `-max-workers` because a ticket would hold its slot while it sleeps.
     fn run_paced(
         &mut self,
-        targets: Vec<Arc<Prepared>>,
-        ctx: &Arc<HitContext>,
+        targets: Vec<Arc<PreparedTarget>>,
+        ctx: &Arc<RequestContext>,
         pacer: Pacer,
         stopper: &Stopper,
     ) -> (u64, StopReason, Option<String>) {
@@ -488,175 +481,18 @@ impl Attack {
     }
 }
 
-/// One worker thread's share of the open model: take a ticket, sleep until
-/// it is due (at least [`TICK`] after the last wake-up, so that a thread
-/// catching up sends what fell due meanwhile together), send it on its own
-/// task, repeat.
-async fn keep_time(
-    client: Arc<Client>,
-    ctx: Arc<HitContext>,
-    tickets: Arc<Tickets>,
-    stopper: Stopper,
-) {
-    let alarm = Alarm::new();
-    let start = ctx.clock.start;
-    let mut last_wake = Instant::now();
-    while let Some((seq, target, due)) = tickets.take() {
-        let offset = match due {
-            Due::At(offset) => offset,
-            Due::Now | Due::Stop => start.elapsed().as_nanos() as u64,
-        };
-        let at = start + Duration::from_nanos(offset);
-        if at > Instant::now() {
-            let wake = at.max(last_wake + TICK);
-            tokio::select! {
-                biased;
-                _ = stopper.stopped() => {}
-                _ = alarm.sleep_until(wake) => {}
-            }
-            last_wake = wake;
-        }
-        if tickets.goes_out(offset) {
-            spawn_ticket(&client, &ctx, seq, target, offset);
-        }
-    }
-}
-
-/// Sends a worker thread's ticket, due at `offset` (ns from the start), on
-/// its own task.
-fn spawn_ticket(
-    client: &Arc<Client>,
-    ctx: &Arc<HitContext>,
-    seq: u64,
-    target: Arc<Prepared>,
-    offset: u64,
-) {
-    let job = Job {
-        target,
-        seq,
-        scheduled: ctx.clock.start_unix + offset as i64,
-        slot: None,
-    };
-    // Boxed: tokio moves a task's future by value into and out of its cell
-    // (spawn, done, dropped), and `run`'s is 432 bytes: 3 copies of it per
-    // request were 2-3% of the open model's instructions (callgrind at
-    // 500/s: ~25.8k -> ~25.3k per request).
-    tokio::spawn(Box::pin(run(client.clone(), ctx.clone(), job)));
-}
-
-/// One worker thread's share of the open model above one request per
-/// [`TICK`]. The schedule is cut into ticks (`start + j × TICK`); of
-/// `lanes` worker threads, thread `lane` owns the ticks with
-/// `j % lanes == lane` and wakes at each (at these rates every tick has a
-/// request due), on a timer armed once that repeats every `lanes` ticks.
-/// Awake, it sends every ticket due by then, including any that another
-/// thread left behind. Between them the threads wake once per tick, and no
-/// thread wakes another: the pacer thread's wake-up and its hand-over
-/// cost more (20,000/s against nginx, 4 alternating runs: 21.7-23.6 ->
-/// 18.5-20.6 µs of CPU per request; 5,000/s: 42.9-54.9 -> 36.9-46.7 µs;
-/// lag p99 unchanged at ~0.3 ms). Re-arming the timer for each wake-up
-/// instead cost as much as the pacer thread.
-async fn keep_ticks(
-    client: Arc<Client>,
-    ctx: Arc<HitContext>,
-    tickets: Arc<Tickets>,
-    stopper: Stopper,
-    lane: u64,
-    lanes: u64,
-) {
-    let alarm = Alarm::new();
-    let start = ctx.clock.start;
-    let lanes = lanes.max(1);
-    // This thread's first tick at or after `offset` (ns from the start).
-    let own_tick = |offset: u64| {
-        let tick = TICK.as_nanos() as u64;
-        let j = offset.div_ceil(tick);
-        let j = j + (lane + lanes - j % lanes) % lanes;
-        start + Duration::from_nanos(j.saturating_mul(tick))
-    };
-    let every = TICK.saturating_mul(lanes.try_into().unwrap_or(u32::MAX));
-    let repeating = alarm.repeat(own_tick(start.elapsed().as_nanos() as u64), every);
-    loop {
-        let now = start.elapsed().as_nanos() as u64;
-        let mut taken = 0;
-        let next = loop {
-            // A thread catching up after a long stall lets the answers
-            // already in be read between batches.
-            if taken == MAX_BATCH {
-                break None;
-            }
-            match tickets.take_due_by(now) {
-                None => return,
-                Some(Next::Later(offset)) => break Some(offset),
-                Some(Next::Take(seq, target, offset)) => {
-                    taken += 1;
-                    if tickets.goes_out(offset) {
-                        spawn_ticket(&client, &ctx, seq, target, offset);
-                    }
-                }
-            }
-        };
-        let Some(next) = next else {
-            tokio::task::yield_now().await;
-            continue;
-        };
-        tokio::select! {
-            biased;
-            _ = stopper.stopped() => {}
-            _ = alarm.expiry(), if repeating => {}
-            _ = alarm.sleep_until(own_tick(next)), if !repeating => {}
-        }
-    }
-}
-
-/// What every request task shares. Its fields drop in this order: when
-/// the last task lets go of it, the queue closes and then the writer is
-/// woken to see that at once.
-struct HitContext {
-    tx: SyncSender<Done>,
-    clock: Clock,
-    _writer: WakeOnDrop,
-}
-
-/// Wakes a thread sleeping in `park_timeout` when dropped.
-struct WakeOnDrop(thread::Thread);
-
-impl Drop for WakeOnDrop {
-    fn drop(&mut self) {
-        self.0.unpark();
-    }
-}
-
-/// A finished request on its way to the writer thread, which describes it
-/// as a [`Hit`]: the method, URL and attack name are copied there into one
-/// reused Hit (and only when the target changes), so a request allocates
-/// none of them.
-struct Done {
-    target: Arc<Prepared>,
-    seq: u64,
-    scheduled: i64,
-    timestamp: i64,
-    latency: u64,
-    first_byte: u64,
-    code: u16,
-    bytes_in: u64,
-    error: String,
-    body: Vec<u8>,
-    headers: Vec<(String, String)>,
-}
-
 /// A request the pacer has scheduled (and counted); it will be sent.
-struct Job {
-    target: Arc<Prepared>,
-    seq: u64,
-    scheduled: i64,
-    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+pub(crate) struct Scheduled {
+    pub(crate) target: Arc<PreparedTarget>,
+    pub(crate) seq: u64,
+    pub(crate) scheduled: i64,
+    pub(crate) slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Attack {
     /// Hands a batch of scheduled requests to the next worker thread with
     /// one cross-thread wake-up; each becomes its own task there.
-    fn dispatch(&mut self, batch: &mut Vec<Job>, ctx: &Arc<HitContext>) {
+    fn dispatch(&mut self, batch: &mut Vec<Scheduled>, ctx: &Arc<RequestContext>) {
         if batch.is_empty() {
             return;
         }
@@ -669,7 +505,7 @@ impl Attack {
                     let (client, ctx) = (client.clone(), ctx.clone());
                     handle.spawn(Box::pin(async move {
                         drop(started);
-                        run(client, ctx, job).await
+                        send(client, ctx, job).await
                     }));
                 }
             }
@@ -680,236 +516,10 @@ impl Attack {
                 handle.spawn(async move {
                     drop(started);
                     for job in jobs {
-                        tokio::spawn(Box::pin(run(client.clone(), ctx.clone(), job)));
+                        tokio::spawn(Box::pin(send(client.clone(), ctx.clone(), job)));
                     }
                 });
             }
         }
     }
-}
-
-/// One scheduled request, from send to its record in the writer's queue.
-async fn run(client: Arc<Client>, ctx: Arc<HitContext>, job: Job) {
-    let done = hit(&client, job.target, job.seq, job.scheduled, ctx.clock, None).await;
-    drop(job.slot);
-    deliver(&ctx.tx, done);
-}
-
-/// A closed-model loop with `-pipeline N`: takes up to N tickets (to one
-/// host), writes them at once on its connection, and records each answer
-/// as it arrives; then the next batch (wrk's pipelining, as its Lua
-/// scripts do it).
-async fn pipelined(client: &Client, ctx: &HitContext, tickets: &Tickets, serial: &mut Serial) {
-    let n = client.pipeline();
-    let mut batch: Vec<(Arc<Prepared>, u64)> = Vec::with_capacity(n);
-    loop {
-        batch.clear();
-        while batch.len() < n {
-            match tickets.take() {
-                Some((seq, target, _)) => batch.push((target, seq)),
-                None => break,
-            }
-        }
-        if batch.is_empty() {
-            return;
-        }
-        let sent = Instant::now();
-        let scheduled = ctx.clock.unix(sent);
-        let answers = client.send_pipelined(&batch, serial).await;
-        for ((target, seq), piped) in batch.drain(..).zip(answers) {
-            let latency = piped.done.saturating_duration_since(sent).as_nanos() as u64;
-            let done = record(
-                target,
-                seq,
-                scheduled,
-                ctx.clock.unix(sent),
-                sent,
-                latency,
-                piped.result,
-            );
-            deliver(&ctx.tx, done);
-        }
-    }
-}
-
-/// Sends one request and tells how it went; `serial`, when given, is what
-/// the sending loop keeps between its requests (see [`Serial`]).
-async fn hit(
-    client: &Client,
-    target: Arc<Prepared>,
-    seq: u64,
-    scheduled: i64,
-    clock: Clock,
-    serial: Option<&mut Serial>,
-) -> Done {
-    let sent = Instant::now();
-    let result = match serial {
-        Some(serial) => client.send_serial(&target, seq, serial).await,
-        None => client.send(&target, seq).await,
-    };
-    let latency = sent.elapsed().as_nanos() as u64;
-    record(
-        target,
-        seq,
-        scheduled,
-        clock.unix(sent),
-        sent,
-        latency,
-        result,
-    )
-}
-
-/// A request's outcome as the record the writer describes.
-fn record(
-    target: Arc<Prepared>,
-    seq: u64,
-    scheduled: i64,
-    timestamp: i64,
-    sent: Instant,
-    latency: u64,
-    result: Result<barrage_client::Response, String>,
-) -> Done {
-    let mut done = Done {
-        target,
-        seq,
-        scheduled,
-        timestamp,
-        latency,
-        first_byte: 0,
-        code: 0,
-        bytes_in: 0,
-        error: String::new(),
-        body: Vec::new(),
-        headers: Vec::new(),
-    };
-    match result {
-        Ok(r) => {
-            done.first_byte = r
-                .head_at
-                .map_or(0, |at| at.saturating_duration_since(sent).as_nanos() as u64)
-                .min(latency);
-            done.code = r.code;
-            done.bytes_in = r.bytes_in;
-            done.body = r.body;
-            done.headers = r.headers;
-            if let Some(e) = r.error {
-                done.error = e;
-            } else if !(200..400).contains(&r.code) {
-                // The server's own status line where the engine kept it
-                // ("503 Backend Down", as Go's Status), else the code's
-                // standard text.
-                done.error = r
-                    .status
-                    .unwrap_or_else(|| barrage_model::status::error_text(r.code));
-            }
-        }
-        Err(e) => done.error = e,
-    }
-    done
-}
-
-/// Queues a finished request for the writer, waiting when the queue is
-/// full. A gone writer means the attack is already failing.
-fn deliver(tx: &SyncSender<Done>, done: Done) {
-    match tx.try_send(done) {
-        Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-        Err(TrySendError::Full(hit)) => {
-            // The output is slower than the requests: block this worker
-            // thread until the writer catches up (its other requests wait,
-            // and their lateness shows in the records that follow).
-            let _ = tx.send(hit);
-        }
-    }
-}
-
-/// The writer thread: hands hits to the sink, flushes within
-/// [`FLUSH_INTERVAL`] of the first unflushed hit, and on a sink error stops
-/// the attack and drains the rest so that workers never block.
-fn write_hits(
-    rx: Receiver<Done>,
-    name: String,
-    mut sink: Box<dyn HitSink>,
-    stopper: Stopper,
-) -> (u64, Option<io::Error>) {
-    let mut hit = Hit {
-        attack: name,
-        ..Hit::default()
-    };
-    let mut last_target: Option<Arc<Prepared>> = None;
-    let mut written = 0u64;
-    let mut error: Option<io::Error> = None;
-    let mut flush_at: Option<Instant> = None;
-    loop {
-        let mut got = 0usize;
-        let mut closed = false;
-        loop {
-            match rx.try_recv() {
-                Ok(done) => {
-                    got += 1;
-                    if error.is_some() {
-                        continue;
-                    }
-                    if !last_target
-                        .as_ref()
-                        .is_some_and(|t| Arc::ptr_eq(t, &done.target))
-                    {
-                        hit.method.clone_from(&done.target.method_text);
-                        hit.url.clone_from(&done.target.url_text);
-                        hit.bytes_out = done.target.body.len() as u64;
-                        last_target = Some(done.target);
-                    }
-                    hit.seq = done.seq;
-                    hit.scheduled = done.scheduled;
-                    hit.timestamp = done.timestamp;
-                    hit.latency = done.latency;
-                    hit.first_byte = done.first_byte;
-                    hit.code = done.code;
-                    hit.bytes_in = done.bytes_in;
-                    hit.error = done.error;
-                    hit.body = done.body;
-                    hit.headers = done.headers;
-                    match sink.write(&hit) {
-                        Ok(()) => {
-                            written += 1;
-                            flush_at.get_or_insert_with(|| Instant::now() + FLUSH_INTERVAL);
-                        }
-                        Err(e) => {
-                            error = Some(e);
-                            stopper.stop();
-                        }
-                    }
-                    if got.is_multiple_of(4096) {
-                        break;
-                    }
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    closed = true;
-                    break;
-                }
-            }
-        }
-        if closed {
-            break;
-        }
-        if flush_at.is_some_and(|at| Instant::now() >= at) {
-            flush_at = None;
-            if error.is_none() {
-                if let Err(e) = sink.flush() {
-                    error = Some(e);
-                    stopper.stop();
-                }
-            }
-        }
-        if got == 0 {
-            // Woken early when the queue closes (see HitContext).
-            thread::park_timeout(WRITER_POLL);
-        }
-    }
-    if error.is_none() {
-        if let Err(e) = sink.flush() {
-            error = Some(e);
-        }
-    }
-    (written, error)
 }

@@ -21,7 +21,7 @@ pub(crate) const ATTACK_NAME: HeaderName = HeaderName::from_static(ATTACK_HEADER
 /// A target parsed once into what the engines send, shared by every hit
 /// of it.
 #[derive(Debug)]
-pub struct Prepared {
+pub struct PreparedTarget {
     /// The method.
     pub method: Method,
     /// The URL.
@@ -48,7 +48,7 @@ pub struct Prepared {
     pub url_text: String,
 }
 
-impl Prepared {
+impl PreparedTarget {
     /// Parses `t`; the error says which part cannot be sent.
     pub fn new(t: Target) -> Result<Self, String> {
         let method = Method::from_bytes(t.method.as_bytes())
@@ -66,7 +66,7 @@ impl Prepared {
         }
         let key = Key::of(&uri);
         let h1_headers = with_host(&headers, &uri);
-        Ok(Prepared {
+        Ok(PreparedTarget {
             method,
             key,
             h1_headers,

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use barrage_model::Target;
 
-use barrage_client::Prepared;
+use barrage_client::PreparedTarget;
 
 /// A source of targets read one per request (`-lazy`).
 pub trait TargetSource: Send {
@@ -14,7 +14,7 @@ pub trait TargetSource: Send {
 /// The targets of an attack.
 pub enum Targets {
     /// All read up front and used round-robin.
-    Fixed(Vec<Arc<Prepared>>),
+    Fixed(Vec<Arc<PreparedTarget>>),
     /// Read one per request; the attack ends when they run out.
     Lazy(Box<dyn TargetSource>),
 }
@@ -27,18 +27,18 @@ impl Targets {
         }
         let prepared = targets
             .into_iter()
-            .map(|t| Prepared::new(t).map(Arc::new))
+            .map(|t| PreparedTarget::new(t).map(Arc::new))
             .collect::<Result<_, _>>()?;
         Ok(Targets::Fixed(prepared))
     }
 
     /// The target for request `seq`; `Ok(None)` when lazy targets ran out.
-    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<Prepared>>, String> {
+    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<PreparedTarget>>, String> {
         match self {
             Targets::Fixed(all) => Ok(Some(all[(seq % all.len() as u64) as usize].clone())),
             Targets::Lazy(src) => match src.next_target()? {
                 None => Ok(None),
-                Some(t) => Prepared::new(t).map(|p| Some(Arc::new(p))),
+                Some(t) => PreparedTarget::new(t).map(|p| Some(Arc::new(p))),
             },
         }
     }

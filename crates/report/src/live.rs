@@ -1,0 +1,153 @@
+//! `report -every`: one row (or JSON line) per interval while records
+//! arrive, then the whole report. A reader thread folds records into
+//! windows and prints each window once the data shows it complete; the
+//! calling thread also prints windows when the input has been idle for an
+//! interval (a live attack that paused or ended).
+
+use std::{
+    io::{self, Write},
+    sync::{mpsc, Arc, Mutex},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use barrage_metrics::{Metrics, Options, Windows};
+use barrage_model::Hit;
+
+use crate::{layout, Kind, Percentiles};
+
+/// Where `-every` reads its records from (the CLI's merge of its inputs).
+pub trait Source: Send + 'static {
+    /// The next record, `None` at the end.
+    fn next_hit(&mut self) -> Option<&Hit>;
+}
+
+/// State shared by the reading thread and the ticking one.
+struct Live {
+    windows: Windows,
+    total: Metrics,
+    out: Box<dyn Write + Send>,
+    last_data: Instant,
+    error: Option<io::Error>,
+    /// Records that arrived after their window was printed.
+    kind: Kind,
+    percentiles: Percentiles,
+}
+
+impl Live {
+    fn emit(&mut self, ready: Vec<(i64, Metrics)>) {
+        for (start, m) in ready {
+            if self.error.is_some() {
+                return;
+            }
+            let every = self.windows.every();
+            let res = if self.kind == Kind::Json {
+                crate::window_json(start, every, &m, &self.percentiles, &mut self.out)
+            } else {
+                crate::window_row(start, every, &m, &self.percentiles, &mut self.out)
+            };
+            if let Err(e) = res {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
+/// What [`live`] leaves: the source (to ask how its inputs ended), the
+/// whole attack's metrics, and how writing went.
+pub struct LiveEnd<S> {
+    /// The source, read to its end.
+    pub source: S,
+    /// Every record's metrics.
+    pub total: Metrics,
+    /// Whether writing succeeded.
+    pub written: io::Result<()>,
+    /// Records that arrived after their interval was printed (they count
+    /// in the final report only).
+    pub late: u64,
+}
+
+/// Reads `source` to its end, printing a row per `every` of send time as
+/// `kind` (text rows or JSON lines), then the whole report.
+pub fn live<S: Source>(
+    kind: Kind,
+    options: Options,
+    percentiles: &Percentiles,
+    source: S,
+    every: Duration,
+    out: Box<dyn Write + Send>,
+) -> io::Result<LiveEnd<S>> {
+    let total = Metrics::with_options(options);
+    let every_ns = every.as_nanos().min(i64::MAX as u128) as u64;
+    let mut state = Live {
+        windows: Windows::new(every_ns, &total),
+        total,
+        out,
+        last_data: Instant::now(),
+        error: None,
+        kind,
+        percentiles: percentiles.clone(),
+    };
+    if kind != Kind::Json {
+        if let Err(e) = crate::window_header(percentiles, &mut state.out) {
+            state.error = Some(e);
+        }
+    }
+    let state = Arc::new(Mutex::new(state));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let reader = {
+        let state = state.clone();
+        std::thread::Builder::new()
+            .name("barrage-report-reader".into())
+            .spawn(move || {
+                let mut source = source;
+                while let Some(hit) = source.next_hit() {
+                    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+                    s.total.add(hit);
+                    s.windows.add(hit);
+                    s.last_data = Instant::now();
+                    let ready = s.windows.ready();
+                    if !ready.is_empty() {
+                        s.emit(ready);
+                    }
+                }
+                drop(done_tx);
+                source
+            })?
+    };
+    while let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(every) {
+        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.last_data.elapsed() >= every {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i64);
+            let ready = s.windows.ready_before(now - every_ns as i64);
+            s.emit(ready);
+        }
+    }
+    let source = reader
+        .join()
+        .map_err(|_| io::Error::other("the report's reader thread failed"))?;
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let rest = s.windows.finish();
+    s.emit(rest);
+    let total = s.total.clone();
+    let late = s.windows.late();
+    let written = match s.error.take() {
+        Some(e) => Err(e),
+        None => {
+            let out = &mut s.out;
+            (|| {
+                if kind != Kind::Json {
+                    writeln!(out)?;
+                }
+                layout::write(kind, &total, percentiles, out)
+            })()
+        }
+    };
+    Ok(LiveEnd {
+        source,
+        total,
+        written,
+        late,
+    })
+}
