@@ -37,8 +37,10 @@ impl HitSink for StreamSink {
 struct Lazy(TargetReader<Box<dyn BufRead + Send>>);
 
 impl TargetSource for Lazy {
-    fn next_target(&mut self) -> Result<Option<Target>, String> {
-        self.0.next().map_err(|e| e.to_string())
+    fn next_target(&mut self) -> Result<Option<Target>, barrage_attack::SourceError> {
+        self.0
+            .next()
+            .map_err(|e| barrage_attack::SourceError(e.to_string()))
     }
 }
 
@@ -196,7 +198,10 @@ pub fn run(a: AttackArgs) -> i32 {
         Err(e) => return fail(EXIT_IO, e),
     };
     match report.reason {
-        StopReason::BadTarget => fail(EXIT_USAGE, report.target_error.unwrap_or_default()),
+        StopReason::BadTarget => fail(
+            EXIT_USAGE,
+            report.target_error.map(|e| e.0).unwrap_or_default(),
+        ),
         StopReason::OutputFailed => match report.output_error {
             Some(e) if output::is_closed_pipe(&e) => 0,
             Some(e) => fail(EXIT_IO, format!("writing {}: {e}", a.output)),

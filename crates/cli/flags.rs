@@ -166,7 +166,7 @@ pub fn parse_header(s: &str) -> Result<(String, String), String> {
 }
 
 /// `-format`.
-pub fn parse_format(s: &str) -> Result<Format, String> {
+pub fn parse_format(s: &str) -> Result<Format, barrage_targets::BadValue> {
     s.parse()
 }
 
@@ -360,32 +360,36 @@ pub struct ReportArgs {
 }
 
 /// `-type`.
-pub fn parse_report_type(s: &str) -> Result<barrage_report::ReportType, String> {
+pub fn parse_report_type(
+    s: &str,
+) -> Result<barrage_report::ReportType, barrage_report::ParseError> {
     s.parse()
 }
 
 /// `-buckets`.
-pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, String> {
+pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, barrage_metrics::ParseError> {
     barrage_metrics::Buckets::parse(s)
 }
 
 /// `-latency`.
-pub fn parse_latency(s: &str) -> Result<barrage_metrics::LatencyView, String> {
+pub fn parse_latency(s: &str) -> Result<barrage_metrics::LatencyView, barrage_metrics::ParseError> {
     s.parse()
 }
 
 /// `-percentiles`.
-pub fn parse_percentiles(s: &str) -> Result<barrage_report::Percentiles, String> {
+pub fn parse_percentiles(
+    s: &str,
+) -> Result<barrage_report::Percentiles, barrage_report::ParseError> {
     s.parse()
 }
 
 /// `-by`.
-pub fn parse_group_by(s: &str) -> Result<barrage_metrics::GroupBy, String> {
+pub fn parse_group_by(s: &str) -> Result<barrage_metrics::GroupBy, barrage_metrics::ParseError> {
     s.parse()
 }
 
 /// `-success`.
-pub fn parse_success(s: &str) -> Result<barrage_metrics::SuccessRule, String> {
+pub fn parse_success(s: &str) -> Result<barrage_metrics::SuccessRule, barrage_metrics::ParseError> {
     s.parse()
 }
 
@@ -394,7 +398,7 @@ pub fn parse_success(s: &str) -> Result<barrage_metrics::SuccessRule, String> {
 pub struct FailOn(pub Vec<barrage_metrics::Threshold>);
 
 /// `-fail-on`: the conditions, all at once.
-pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
     barrage_metrics::Threshold::parse_list(s).map(FailOn)
 }
 

@@ -92,7 +92,7 @@ pub struct AttackReport {
     /// The sink's first error; later hits were dropped.
     pub output_error: Option<io::Error>,
     /// A `-lazy` target that did not parse.
-    pub target_error: Option<String>,
+    pub target_error: Option<crate::SourceError>,
 }
 
 /// Maps the monotonic clock to unix nanoseconds, fixed at the start so that
@@ -356,7 +356,7 @@ impl Attack {
         writer: thread::JoinHandle<(u64, Option<io::Error>)>,
         scheduled: u64,
         reason: StopReason,
-        target_error: Option<String>,
+        target_error: Option<crate::SourceError>,
     ) -> AttackReport {
         let (written, output_error) = writer
             .join()
@@ -385,7 +385,7 @@ impl Attack {
         pacer: Pacer,
         workers: u64,
         stopper: &Stopper,
-    ) -> (u64, StopReason, Option<String>) {
+    ) -> (u64, StopReason, Option<crate::SourceError>) {
         let start = ctx.clock.start;
         let tickets = Arc::new(match targets {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, start, stopper.clone()),
@@ -457,7 +457,7 @@ impl Attack {
         ctx: &Arc<RequestContext>,
         pacer: Pacer,
         stopper: &Stopper,
-    ) -> (u64, StopReason, Option<String>) {
+    ) -> (u64, StopReason, Option<crate::SourceError>) {
         // A ramp is kept as its highest rate needs.
         let sparse = pacer.peak_per_second() <= 1.0 / TICK.as_secs_f64();
         let tickets = Arc::new(Tickets::fixed(

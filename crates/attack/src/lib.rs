@@ -59,6 +59,6 @@ pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use pacer::{Due, Pacer};
 pub use sink::HitSink;
-pub use source::{TargetSource, Targets};
+pub use source::{SourceError, TargetSource, Targets};
 pub use stopper::Stopper;
 pub use writer::FLUSH_INTERVAL;

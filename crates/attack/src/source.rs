@@ -4,11 +4,22 @@ use barrage_model::Target;
 
 use barrage_client::PreparedTarget;
 
+/// A target that cannot be read or sent; the text names where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(pub String);
+
+impl From<barrage_client::Failure> for SourceError {
+    fn from(f: barrage_client::Failure) -> Self {
+        SourceError(f.0)
+    }
+}
+
 /// A source of targets read one per request (`-lazy`).
 pub trait TargetSource: Send {
     /// The next target, `Ok(None)` when there are no more; errors are shown
     /// to the user as they are (they name the file and line).
-    fn next_target(&mut self) -> Result<Option<Target>, String>;
+    fn next_target(&mut self) -> Result<Option<Target>, SourceError>;
 }
 
 /// The targets of an attack.
@@ -21,9 +32,9 @@ pub enum Targets {
 
 impl Targets {
     /// Prepares fixed targets; fails on the first that hyper cannot send.
-    pub fn fixed(targets: Vec<Target>) -> Result<Self, String> {
+    pub fn fixed(targets: Vec<Target>) -> Result<Self, SourceError> {
         if targets.is_empty() {
-            return Err("no targets to attack".into());
+            return Err(SourceError("no targets to attack".into()));
         }
         let prepared = targets
             .into_iter()
@@ -33,12 +44,12 @@ impl Targets {
     }
 
     /// The target for request `seq`; `Ok(None)` when lazy targets ran out.
-    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<PreparedTarget>>, String> {
+    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<PreparedTarget>>, SourceError> {
         match self {
             Targets::Fixed(all) => Ok(Some(all[(seq % all.len() as u64) as usize].clone())),
             Targets::Lazy(src) => match src.next_target()? {
                 None => Ok(None),
-                Some(t) => PreparedTarget::new(t).map(|p| Some(Arc::new(p))),
+                Some(t) => Ok(Some(Arc::new(PreparedTarget::new(t)?))),
             },
         }
     }

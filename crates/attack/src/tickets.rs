@@ -57,7 +57,7 @@ pub(crate) struct Tickets {
     stopper: Stopper,
     fixed: Vec<Arc<PreparedTarget>>,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
-    outcome: Mutex<(Option<StopReason>, Option<String>)>,
+    outcome: Mutex<(Option<StopReason>, Option<crate::SourceError>)>,
 }
 
 impl Tickets {
@@ -99,7 +99,7 @@ impl Tickets {
         }
     }
 
-    fn close(&self, reason: StopReason, error: Option<String>) {
+    fn close(&self, reason: StopReason, error: Option<crate::SourceError>) {
         self.next.fetch_or(CLOSED, Ordering::SeqCst);
         let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         if o.0.is_none() {
@@ -158,7 +158,7 @@ impl Tickets {
             let due = self.due(seq)?;
             let target = match src
                 .next_target()
-                .and_then(|t| t.map(PreparedTarget::new).transpose())
+                .and_then(|t| Ok(t.map(PreparedTarget::new).transpose()?))
             {
                 Ok(Some(t)) => Arc::new(t),
                 Ok(None) => {
@@ -224,7 +224,7 @@ impl Tickets {
 
     /// Tickets sent (issued and not given back), why it ended, and a bad
     /// lazy target's error.
-    pub(crate) fn finish(&self) -> (u64, StopReason, Option<String>) {
+    pub(crate) fn finish(&self) -> (u64, StopReason, Option<crate::SourceError>) {
         let issued = self.next.load(Ordering::SeqCst) & !CLOSED;
         let issued = issued - self.returned.load(Ordering::SeqCst);
         let o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());

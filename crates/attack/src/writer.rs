@@ -97,7 +97,7 @@ pub(crate) fn record(
     timestamp: i64,
     sent: Instant,
     latency: u64,
-    result: Result<barrage_client::Response, String>,
+    result: Result<barrage_client::Response, barrage_client::Failure>,
 ) -> Finished {
     let mut done = Finished {
         target,
@@ -133,7 +133,7 @@ pub(crate) fn record(
                     .unwrap_or_else(|| barrage_model::status::error_text(r.code));
             }
         }
-        Err(e) => done.error = e,
+        Err(e) => done.error = e.0,
     }
     done
 }

@@ -196,7 +196,11 @@ impl Client {
 
     /// Sends `target` as hit `seq`, follows redirects, reads the whole body.
     /// Errors are the transport's, worded like Go's: `Get "url": …`.
-    pub async fn send(&self, target: &Arc<PreparedTarget>, seq: u64) -> Result<Response, String> {
+    pub async fn send(
+        &self,
+        target: &Arc<PreparedTarget>,
+        seq: u64,
+    ) -> Result<Response, crate::Failure> {
         if self.pipeline > 1 && self.queue {
             return self
                 .limited(target, Box::pin(self.send_queued(target, seq)))
@@ -212,8 +216,8 @@ impl Client {
     async fn limited(
         &self,
         target: &PreparedTarget,
-        exchange: impl std::future::Future<Output = Result<Response, String>>,
-    ) -> Result<Response, String> {
+        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
+    ) -> Result<Response, crate::Failure> {
         match self.timeout {
             Some(t) => match tokio::time::timeout(t, exchange).await {
                 Ok(r) => r,
@@ -230,7 +234,7 @@ impl Client {
         target: &PreparedTarget,
         seq: u64,
         serial: &mut LoopState,
-    ) -> Result<Response, String> {
+    ) -> Result<Response, crate::Failure> {
         let kept = if self.hold {
             Some(&mut serial.kept)
         } else {
@@ -267,7 +271,7 @@ impl Client {
         target: &PreparedTarget,
         seq: u64,
         mut kept: Option<&mut HeldConn>,
-    ) -> Result<Response, String> {
+    ) -> Result<Response, crate::Failure> {
         // A redirect's request, boxed: a request's future is held as long
         // as it waits for its answer, so what only redirects need stays
         // out of it (18,000 held connections: see the engine's notes).
@@ -323,7 +327,7 @@ impl Client {
                             continue;
                         }
                         if !framer.head_done() {
-                            return Err(fail(&e));
+                            return Err(crate::Failure::from(fail(&e)));
                         }
                         // The body broke off: a failure (code 0, as vegeta
                         // records it) that keeps the bytes that did arrive.
@@ -373,7 +377,10 @@ impl Client {
             // can be reused); a 3xx without a Location is the answer.
             if let Some(loc) = location.filter(|_| self.redirects >= 0) {
                 if followed >= self.redirects {
-                    return Err(fail(&format!("stopped after {} redirects", self.redirects)));
+                    return Err(crate::Failure::from(fail(&format!(
+                        "stopped after {} redirects",
+                        self.redirects
+                    ))));
                 }
                 if let Some(conn) = conn {
                     self.keep(kept.as_deref_mut(), key, conn);
@@ -482,7 +489,7 @@ struct Hop {
     method: Method,
     uri: Uri,
     body: Bytes,
-    key: Result<Key, String>,
+    key: Result<Key, crate::Failure>,
 }
 
 /// A response read by either engine, with what following it needs.
@@ -496,13 +503,13 @@ struct Answer {
 }
 
 /// The error of a request that took longer than `-timeout` (`t`).
-fn timed_out(target: &PreparedTarget, t: Duration) -> String {
-    format!(
+fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure {
+    crate::Failure(format!(
         "{} \"{}\": timeout after {} (-timeout)",
         go_op(&target.method_text),
         target.url_text,
         barrage_model::duration::format(t.as_nanos() as i64)
-    )
+    ))
 }
 
 /// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.

@@ -21,13 +21,15 @@ pub enum H1Engine {
 }
 
 impl std::str::FromStr for H1Engine {
-    type Err = String;
+    type Err = crate::Failure;
 
-    fn from_str(v: &str) -> Result<Self, String> {
+    fn from_str(v: &str) -> Result<Self, crate::Failure> {
         match v {
             "barrage" | "own" => Ok(H1Engine::Own),
             "hyper" => Ok(H1Engine::Hyper),
-            _ => Err(format!("bad -h1-engine {v:?} (use barrage or hyper)")),
+            _ => Err(crate::Failure::from(format!(
+                "bad -h1-engine {v:?} (use barrage or hyper)"
+            ))),
         }
     }
 }
@@ -43,14 +45,14 @@ pub struct ConnectTo {
 }
 
 impl std::str::FromStr for ConnectTo {
-    type Err = String;
+    type Err = crate::Failure;
 
-    fn from_str(v: &str) -> Result<Self, String> {
+    fn from_str(v: &str) -> Result<Self, crate::Failure> {
         let bad = || format!("bad -connect-to {v:?} (use src_host:port:dst_host:port)");
         let (from, rest) = host_port(v).ok_or_else(bad)?;
         let (to, rest) = rest.strip_prefix(':').and_then(host_port).ok_or_else(bad)?;
         if !rest.is_empty() {
-            return Err(bad());
+            return Err(crate::Failure::from(bad()));
         }
         Ok(ConnectTo { from, to })
     }

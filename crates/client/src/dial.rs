@@ -157,7 +157,7 @@ impl Dial {
     /// Opens the byte stream for a connection to `key`: a Unix socket, TCP
     /// to the host (or its `-connect-to` destination), or a proxy's
     /// tunnel. TLS is the caller's. Errors are worded as Go's.
-    pub(crate) async fn open(&self, key: &Key) -> Result<BoxStream, String> {
+    pub(crate) async fn open(&self, key: &Key) -> Result<BoxStream, crate::Failure> {
         if let Some(path) = &self.unix_socket {
             let stream = self
                 .limited(UnixStream::connect(path))
@@ -209,9 +209,9 @@ impl Dial {
             if let Some(proxies) = &self.proxies {
                 let tunnel = proxies.connect(&mut stream, key, p);
                 match self.connect_timeout {
-                    Some(t) => tokio::time::timeout(t, tunnel)
-                        .await
-                        .unwrap_or_else(|_| Err("proxyconnect tcp: i/o timeout".into()))?,
+                    Some(t) => tokio::time::timeout(t, tunnel).await.unwrap_or_else(|_| {
+                        Err(crate::Failure::from("proxyconnect tcp: i/o timeout"))
+                    })?,
                     None => tunnel.await?,
                 }
             }

@@ -25,7 +25,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 /// use (inside a worker thread's runtime, where its connections live).
 pub(crate) struct Resolvers {
     servers: Vec<SocketAddr>,
-    resolver: OnceLock<Result<TokioResolver, String>>,
+    resolver: OnceLock<Result<TokioResolver, crate::Failure>>,
 }
 
 impl Resolvers {
@@ -42,7 +42,7 @@ impl Resolvers {
         self.servers.is_empty()
     }
 
-    fn build(&self) -> Result<TokioResolver, String> {
+    fn build(&self) -> Result<TokioResolver, crate::Failure> {
         let name_servers = self
             .servers
             .iter()
@@ -66,7 +66,7 @@ impl Resolvers {
         )
         .with_options(opts)
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| crate::Failure(e.to_string()))
     }
 
     /// `name`'s addresses (IPv4 first) with `port`; "no such host" when

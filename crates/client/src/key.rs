@@ -12,12 +12,20 @@ pub(crate) struct Key {
 
 impl Key {
     /// The key of `uri`; the error names what cannot be dialed.
-    pub(crate) fn of(uri: &Uri) -> Result<Key, String> {
+    pub(crate) fn of(uri: &Uri) -> Result<Key, crate::Failure> {
         let tls = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
-            Some(other) => return Err(format!("unsupported protocol scheme \"{other}\"")),
-            None => return Err("unsupported protocol scheme \"\"".to_string()),
+            Some(other) => {
+                return Err(crate::Failure::from(format!(
+                    "unsupported protocol scheme \"{other}\""
+                )))
+            }
+            None => {
+                return Err(crate::Failure::from(
+                    "unsupported protocol scheme \"\"".to_string(),
+                ))
+            }
         };
         let host = uri
             .host()

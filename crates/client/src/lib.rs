@@ -24,7 +24,7 @@
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! let shared = Shared::new(&cfg).unwrap();
 //! let client = rt.block_on(async { Client::sharing(&cfg, &shared) });
-//! let target = PreparedTarget::new(Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() }).unwrap();
+//! let target = std::sync::Arc::new(PreparedTarget::new(Target { method: "GET".into(), url: "http://127.0.0.1:8080/".into(), ..Target::default() }).unwrap());
 //! let response = rt.block_on(client.send(&target, 0));
 //! ```
 #![deny(missing_docs)]
@@ -33,6 +33,7 @@ mod client;
 mod config;
 mod dial;
 mod dns;
+mod error;
 pub mod h1;
 mod key;
 mod pool;
@@ -45,6 +46,7 @@ pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT,
 };
+pub use error::Failure;
 pub use proxy::Proxies;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;

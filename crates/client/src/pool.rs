@@ -150,7 +150,7 @@ impl Pool {
     /// a connection for every request due meanwhile, and fell further
     /// behind: at 20,000/s on one thread, 8,000 connections and seconds of
     /// lag after a hiccup of a few milliseconds.
-    pub(crate) async fn get(self: &Arc<Self>, key: &Key) -> Result<Conn, String> {
+    pub(crate) async fn get(self: &Arc<Self>, key: &Key) -> Result<Conn, crate::Failure> {
         loop {
             if let Some(c) = self.reuse(key) {
                 return Ok(c);
@@ -182,7 +182,7 @@ impl Pool {
                 let given_back = self.given_back.notified();
                 tokio::select! {
                     r = &mut opened => {
-                        return r.unwrap_or_else(|_| Err("connection attempt cancelled".into()));
+                        return r.unwrap_or_else(|_| Err(crate::Failure::from("connection attempt cancelled")));
                     }
                     _ = given_back => {
                         if let Some(c) = self.reuse(key) {
@@ -200,7 +200,7 @@ impl Pool {
         self: &Arc<Self>,
         key: &Key,
         permit: Option<OwnedSemaphorePermit>,
-    ) -> oneshot::Receiver<Result<Conn, String>> {
+    ) -> oneshot::Receiver<Result<Conn, crate::Failure>> {
         self.connecting.fetch_add(1, Ordering::AcqRel);
         let (tx, rx) = oneshot::channel();
         let (pool, key) = (self.clone(), key.clone());
@@ -329,7 +329,7 @@ impl Pool {
         &self,
         key: &Key,
         permit: Option<OwnedSemaphorePermit>,
-    ) -> Result<Conn, String> {
+    ) -> Result<Conn, crate::Failure> {
         let stream = self.dial.open(key).await?;
         self.secure(key, stream, permit).await
     }
@@ -341,7 +341,7 @@ impl Pool {
         key: &Key,
         stream: BoxStream,
         permit: Option<OwnedSemaphorePermit>,
-    ) -> Result<Conn, String> {
+    ) -> Result<Conn, crate::Failure> {
         if key.tls {
             let name = ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
@@ -363,7 +363,7 @@ impl Pool {
         stream: BoxStream,
         h2: bool,
         permit: Option<OwnedSemaphorePermit>,
-    ) -> Result<Conn, String> {
+    ) -> Result<Conn, crate::Failure> {
         if !h2 && self.engine == H1Engine::Own {
             return Ok(Conn::H1(H1::Own(h1::Conn::new(stream, permit))));
         }

@@ -54,7 +54,7 @@ impl Proxies {
     pub fn from_env(
         var: impl Fn(&str) -> Option<String>,
         connect_headers: Vec<(String, String)>,
-    ) -> Result<Option<Proxies>, String> {
+    ) -> Result<Option<Proxies>, crate::Failure> {
         let any = |names: [&'static str; 2]| {
             names
                 .into_iter()
@@ -116,7 +116,7 @@ impl Proxies {
         stream: &mut S,
         key: &Key,
         proxy: &ProxyUrl,
-    ) -> Result<(), String>
+    ) -> Result<(), crate::Failure>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
@@ -138,7 +138,9 @@ impl Proxies {
         let mut answer = Vec::with_capacity(256);
         while !answer.ends_with(b"\r\n\r\n") {
             if answer.len() >= MAX_CONNECT_ANSWER {
-                return Err("proxyconnect tcp: the proxy's answer to CONNECT is too long".into());
+                return Err(crate::Failure::from(
+                    "proxyconnect tcp: the proxy's answer to CONNECT is too long",
+                ));
             }
             let b = stream.read_u8().await.map_err(|e| {
                 if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -154,7 +156,9 @@ impl Proxies {
         let code = status.split(' ').nth(1).unwrap_or_default();
         if !code.starts_with('2') || code.len() != 3 {
             let reason = status.split_once(' ').map_or(status, |(_, r)| r);
-            return Err(format!("proxyconnect tcp: CONNECT {target}: {reason}"));
+            return Err(crate::Failure::from(format!(
+                "proxyconnect tcp: CONNECT {target}: {reason}"
+            )));
         }
         Ok(())
     }
@@ -166,13 +170,13 @@ const MAX_CONNECT_ANSWER: usize = 16 << 10;
 impl ProxyUrl {
     /// `http://[user:password@]host[:port]`, the scheme optional as in Go;
     /// other schemes are refused.
-    fn parse(text: &str) -> Result<ProxyUrl, String> {
+    fn parse(text: &str) -> Result<ProxyUrl, crate::Failure> {
         let rest = match text.split_once("://") {
             Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
             Some((scheme, _)) => {
-                return Err(format!(
+                return Err(crate::Failure::from(format!(
                     "proxy scheme {scheme:?} is not supported (http only)"
-                ))
+                )))
             }
             None => text,
         };
@@ -191,7 +195,7 @@ impl ProxyUrl {
         };
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if host.is_empty() {
-            return Err("no proxy host".into());
+            return Err(crate::Failure::from("no proxy host"));
         }
         let auth = userinfo.map(|u| {
             let (user, pass) = u.split_once(':').unwrap_or((u, ""));
@@ -369,11 +373,15 @@ mod tests {
             .unwrap()
             .is_none());
         assert_eq!(
-            Proxies::from_env(env(&[("HTTPS_PROXY", "socks5://p:1080")]), vec![]).unwrap_err(),
+            Proxies::from_env(env(&[("HTTPS_PROXY", "socks5://p:1080")]), vec![])
+                .unwrap_err()
+                .0,
             "HTTPS_PROXY=\"socks5://p:1080\": proxy scheme \"socks5\" is not supported (http only)"
         );
         assert_eq!(
-            Proxies::from_env(env(&[("HTTP_PROXY", "http://p:port")]), vec![]).unwrap_err(),
+            Proxies::from_env(env(&[("HTTP_PROXY", "http://p:port")]), vec![])
+                .unwrap_err()
+                .0,
             "HTTP_PROXY=\"http://p:port\": bad proxy port \"port\""
         );
     }

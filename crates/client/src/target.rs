@@ -34,7 +34,7 @@ pub struct PreparedTarget {
     /// Its body.
     pub body: Bytes,
     /// Where its connections go, or why it cannot be sent.
-    pub(crate) key: Result<Key, String>,
+    pub(crate) key: Result<Key, crate::Failure>,
     /// Its headers with a Host header, for hyper's HTTP/1.1 (built once:
     /// per request only X-Barrage-Seq, and with `-name` or `-keepalive
     /// false` their headers, are added).
@@ -50,7 +50,7 @@ pub struct PreparedTarget {
 
 impl PreparedTarget {
     /// Parses `t`; the error says which part cannot be sent.
-    pub fn new(t: Target) -> Result<Self, String> {
+    pub fn new(t: Target) -> Result<Self, crate::Failure> {
         let method = Method::from_bytes(t.method.as_bytes())
             .map_err(|_| format!("bad method: {}", t.method))?;
         let uri: Uri = t

@@ -10,10 +10,12 @@ pub struct Buckets {
 impl Buckets {
     /// Parses `[0,1ms,5ms]` (brackets optional). A `0` bound is prepended
     /// when the first is above 0, as vegeta does; bounds must increase.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, crate::ParseError> {
         let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
         if inner.trim().is_empty() {
-            return Err(format!("bad buckets {text:?}: no bounds (use [0,1ms,5ms])"));
+            return Err(crate::ParseError::from(format!(
+                "bad buckets {text:?}: no bounds (use [0,1ms,5ms])"
+            )));
         }
         let mut bounds = Vec::new();
         for part in inner.split(',').map(str::trim) {
@@ -21,14 +23,16 @@ impl Buckets {
                 format!("bad bucket bound {part:?} in {text:?} (use durations: 0, 500us, 1ms)")
             })?;
             if ns < 0 {
-                return Err(format!("bad bucket bound {part:?}: negative"));
+                return Err(crate::ParseError::from(format!(
+                    "bad bucket bound {part:?}: negative"
+                )));
             }
             if let Some(&prev) = bounds.last() {
                 if ns as u64 <= prev {
-                    return Err(format!(
+                    return Err(crate::ParseError::from(format!(
                         "bucket bounds must increase: {part} after {}",
                         duration::format(prev as i64)
-                    ));
+                    )));
                 }
             }
             bounds.push(ns as u64);

@@ -25,8 +25,8 @@ pub enum GroupBy {
 }
 
 impl std::str::FromStr for GroupBy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         Ok(match s {
             "url" => GroupBy::Url,
             "method" => GroupBy::Method,
@@ -34,9 +34,9 @@ impl std::str::FromStr for GroupBy {
             "attack" => GroupBy::Attack,
             "error" => GroupBy::Error,
             other => {
-                return Err(format!(
+                return Err(crate::ParseError::from(format!(
                     "unknown -by {other:?} (use url, method, code, attack or error)"
-                ))
+                )))
             }
         })
     }

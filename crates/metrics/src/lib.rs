@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 mod buckets;
+mod error;
 mod groups;
 mod metrics;
 mod prometheus;
@@ -34,6 +35,7 @@ mod threshold;
 mod windows;
 
 pub use buckets::Buckets;
+pub use error::ParseError;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
 pub use metrics::{Distribution, LatencyView, Metrics, Options, SIGFIGS};
 pub use prometheus::{Prometheus, MAX_SERIES};

@@ -22,15 +22,15 @@ pub enum LatencyView {
 }
 
 impl std::str::FromStr for LatencyView {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         match s {
             "actual" => Ok(LatencyView::Actual),
             "intended" => Ok(LatencyView::Intended),
             "first-byte" => Ok(LatencyView::FirstByte),
-            other => Err(format!(
+            other => Err(crate::ParseError::from(format!(
                 "unknown -latency {other:?} (use actual, intended or first-byte)"
-            )),
+            ))),
         }
     }
 }

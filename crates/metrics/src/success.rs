@@ -30,9 +30,9 @@ impl SuccessRule {
 }
 
 impl std::str::FromStr for SuccessRule {
-    type Err = String;
+    type Err = crate::ParseError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         let mut ranges = Vec::new();
         for part in s.split(',').map(str::trim) {
             let bad = || {
@@ -42,7 +42,7 @@ impl std::str::FromStr for SuccessRule {
                 if let Some(class) = part.strip_suffix("xx").or_else(|| part.strip_suffix("XX")) {
                     let d: u16 = class.parse().map_err(|_| bad())?;
                     if !(1..=5).contains(&d) {
-                        return Err(bad());
+                        return Err(crate::ParseError::from(bad()));
                     }
                     (d * 100, d * 100 + 99)
                 } else if let Some((a, b)) = part.split_once('-') {
@@ -51,13 +51,13 @@ impl std::str::FromStr for SuccessRule {
                         b.trim().parse().map_err(|_| bad())?,
                     );
                     if a > b || !(100..=999).contains(&a) || b > 999 {
-                        return Err(bad());
+                        return Err(crate::ParseError::from(bad()));
                     }
                     (a, b)
                 } else {
                     let c: u16 = part.parse().map_err(|_| bad())?;
                     if !(100..=999).contains(&c) {
-                        return Err(bad());
+                        return Err(crate::ParseError::from(bad()));
                     }
                     (c, c)
                 };

@@ -98,7 +98,7 @@ impl Threshold {
     /// `rate`, `throughput`, `requests`, `errors`, `mean`, `max`, `pNN`,
     /// `lag.mean`, `lag.max`, `lag.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
     /// durations for latency figures, `NN%` (or a fraction) for `success`.
-    pub fn parse_list(text: &str) -> Result<Vec<Threshold>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Threshold>, crate::ParseError> {
         text.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -107,7 +107,7 @@ impl Threshold {
     }
 
     /// Parses one condition.
-    pub fn parse(text: &str) -> Result<Threshold, String> {
+    pub fn parse(text: &str) -> Result<Threshold, crate::ParseError> {
         let bad = |why: &str| format!("bad -fail-on condition {text:?}: {why}");
         let at = text
             .find(['<', '>', '='])
@@ -124,7 +124,7 @@ impl Threshold {
         } else if let Some(v) = rest.strip_prefix('>') {
             (Op::Gt, v)
         } else {
-            return Err(bad("unknown operator"));
+            return Err(crate::ParseError::from(bad("unknown operator")));
         };
         let name = name.trim();
         let value = value.trim();
@@ -146,9 +146,9 @@ impl Threshold {
                         .parse()
                         .map_err(|_| bad("success takes a percentage such as 99.9%"))?;
                     if f > 1.0 {
-                        return Err(bad(
+                        return Err(crate::ParseError::from(bad(
                             "success takes a percentage such as 99.9% (or a fraction up to 1)",
-                        ));
+                        )));
                     }
                     f
                 }

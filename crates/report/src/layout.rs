@@ -33,9 +33,9 @@ pub struct ReportType {
 }
 
 impl FromStr for ReportType {
-    type Err = String;
+    type Err = crate::ParseError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         let kind = |kind| ReportType {
             kind,
             buckets: None,
@@ -51,9 +51,9 @@ impl FromStr for ReportType {
                 buckets: Some(Buckets::parse(&other[4..])?),
             },
             other => {
-                return Err(format!(
+                return Err(crate::ParseError::from(format!(
                     "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot or plot)"
-                ))
+                )))
             }
         })
     }
@@ -110,6 +110,6 @@ mod tests {
         assert!(h.buckets.is_some());
         assert_eq!("hist".parse::<ReportType>().unwrap().buckets, None);
         let e = "xml".parse::<ReportType>().unwrap_err();
-        assert!(e.contains("unknown -type \"xml\""), "{e}");
+        assert!(e.0.contains("unknown -type \"xml\""), "{e}");
     }
 }

@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod error;
 mod hdrplot;
 mod hist;
 mod json;
@@ -39,6 +40,7 @@ mod text;
 mod window;
 
 pub use barrage_metrics::Metrics;
+pub use error::ParseError;
 pub use hdrplot::hdrplot;
 pub use hist::hist;
 pub use json::{json, json_group_object, json_object};

@@ -26,8 +26,8 @@ fn label(p: f64) -> String {
 }
 
 impl std::str::FromStr for Percentiles {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, crate::ParseError> {
         let mut v = Vec::new();
         for part in s.split(',').map(str::trim) {
             let p: f64 = part

@@ -170,9 +170,32 @@ impl<R: Read> Decoder<R> {
                         return Ok(true);
                     }
                 }
-                Err(what) => return Err(StreamError::Corrupt { offset: at, what }),
+                Err(what) => {
+                    return Err(StreamError::Corrupt {
+                        offset: at,
+                        what: what.to_string(),
+                    })
+                }
             }
         }
+    }
+}
+
+/// What is wrong inside a frame (the frame's checksum held): a fixed text
+/// on the hot path, a formatted one for the rare cases.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Malformed(std::borrow::Cow<'static, str>);
+
+impl From<&'static str> for Malformed {
+    fn from(s: &'static str) -> Self {
+        Malformed(std::borrow::Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Malformed {
+    fn from(s: String) -> Self {
+        Malformed(std::borrow::Cow::Owned(s))
     }
 }
 
@@ -186,7 +209,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     #[inline]
-    fn varint(&mut self, max_bytes: usize) -> Result<u64, String> {
+    fn varint(&mut self, max_bytes: usize) -> Result<u64, Malformed> {
         let mut v: u64 = 0;
         for i in 0..max_bytes {
             let Some(&b) = self.buf.get(self.pos) else {
@@ -202,35 +225,35 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    fn byte(&mut self) -> Result<u8, String> {
+    fn byte(&mut self) -> Result<u8, Malformed> {
         let b = *self.buf.get(self.pos).ok_or("record cut short")?;
         self.pos += 1;
         Ok(b)
     }
 
     #[inline]
-    fn u64(&mut self) -> Result<u64, String> {
+    fn u64(&mut self) -> Result<u64, Malformed> {
         self.varint(10)
     }
 
     #[inline]
-    fn i64(&mut self) -> Result<i64, String> {
+    fn i64(&mut self) -> Result<i64, Malformed> {
         let z = self.u64()?;
         Ok((z >> 1) as i64 ^ -((z & 1) as i64))
     }
 
     #[inline]
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, Malformed> {
         u32::try_from(self.varint(5)?).map_err(|_| "value out of range".into())
     }
 
     #[inline]
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, Malformed> {
         u16::try_from(self.varint(3)?).map_err(|_| "value out of range".into())
     }
 
     #[inline]
-    fn bytes(&mut self) -> Result<&'a [u8], String> {
+    fn bytes(&mut self) -> Result<&'a [u8], Malformed> {
         let n = self.u64()? as usize;
         let end = self
             .pos
@@ -243,7 +266,7 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    fn str(&mut self) -> Result<&'a str, String> {
+    fn str(&mut self) -> Result<&'a str, Malformed> {
         std::str::from_utf8(self.bytes()?).map_err(|_| "string is not UTF-8".into())
     }
 }
@@ -254,7 +277,7 @@ fn decode_item(
     table: &mut Vec<String>,
     hit: &mut Hit,
     prev: &mut Prev,
-) -> Result<bool, String> {
+) -> Result<bool, Malformed> {
     match c.u64()? {
         ITEM_STR => {
             let s = c.str()?;
@@ -267,7 +290,7 @@ fn decode_item(
         kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE) => {
             let flags = c.byte()?;
             if flags & 0x80 != 0 {
-                return Err(format!("unknown record flags {flags:#04x}"));
+                return Err(format!("unknown record flags {flags:#04x}").into());
             }
             let seq_delta = c.i64()?;
             let scheduled_delta = c.i64()?;
@@ -289,7 +312,7 @@ fn decode_item(
             } else {
                 0
             };
-            let mut index = |flag: u8, last: u32| -> Result<u32, String> {
+            let mut index = |flag: u8, last: u32| -> Result<u32, Malformed> {
                 if flags & flag != 0 {
                     c.u32()
                 } else {
@@ -303,7 +326,7 @@ fn decode_item(
             let get = |i: u32| {
                 table
                     .get(i as usize)
-                    .ok_or_else(|| format!("string index {i} not in the table"))
+                    .ok_or_else(|| Malformed::from(format!("string index {i} not in the table")))
             };
             set(&mut hit.error, get(error)?);
             set(&mut hit.method, get(method)?);
@@ -337,7 +360,7 @@ fn decode_item(
             };
             Ok(false)
         }
-        other => Err(format!("unknown item kind {other}")),
+        other => Err(format!("unknown item kind {other}").into()),
     }
 }
 

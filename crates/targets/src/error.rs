@@ -12,3 +12,9 @@ pub struct TargetError {
     /// `bad header: …`, `bad body: …`.
     pub message: String,
 }
+
+/// A value that is not what it should be, without a place in a file: a
+/// `-format` flag, a URL before it is placed at its line.
+#[derive(Debug, Error, PartialEq, Eq, Clone)]
+#[error("{0}")]
+pub struct BadValue(pub String);

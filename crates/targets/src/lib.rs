@@ -27,21 +27,25 @@ mod http;
 mod json;
 mod reader;
 
-pub use error::TargetError;
+pub use error::{BadValue, TargetError};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use reader::{Defaults, Format, TargetReader};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
-pub fn check_url(url: &str) -> Result<(), String> {
-    let uri: ::http::Uri = url.parse().map_err(|e| format!("{e}"))?;
+pub fn check_url(url: &str) -> Result<(), BadValue> {
+    let bad = |why: String| Err(BadValue(why));
+    let uri: ::http::Uri = match url.parse() {
+        Ok(u) => u,
+        Err(e) => return bad(e.to_string()),
+    };
     match uri.scheme_str() {
         Some("http" | "https") => {}
-        Some(other) => return Err(format!("unsupported scheme {other:?} (use http or https)")),
-        None => return Err("not an absolute URL (missing http:// or https://)".into()),
+        Some(other) => return bad(format!("unsupported scheme {other:?} (use http or https)")),
+        None => return bad("not an absolute URL (missing http:// or https://)".into()),
     }
     if uri.host().is_none_or(str::is_empty) {
-        return Err("missing host".into());
+        return bad("missing host".into());
     }
     Ok(())
 }

@@ -15,14 +15,14 @@ pub enum Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::BadValue;
+    fn from_str(s: &str) -> Result<Self, crate::BadValue> {
         match s {
             "http" => Ok(Format::Http),
             "json" => Ok(Format::Json),
-            other => Err(format!(
+            other => Err(crate::BadValue(format!(
                 "unknown target format {other:?} (use http or json)"
-            )),
+            ))),
         }
     }
 }

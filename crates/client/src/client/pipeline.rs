@@ -16,7 +16,7 @@ use crate::{
 /// One pipelined request's outcome, and when its answer was complete.
 pub struct Piped {
     /// The response, or the transport error worded as Go's.
-    pub result: Result<Response, String>,
+    pub result: Result<Response, crate::Failure>,
     /// When it was complete (or failed).
     pub done: Instant,
 }
@@ -54,7 +54,7 @@ impl Client {
                     for (t, _) in batch {
                         let e = format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri);
                         out.push(Piped {
-                            result: Err(e),
+                            result: Err(crate::Failure(e)),
                             done: Instant::now(),
                         });
                     }
@@ -108,10 +108,10 @@ impl Client {
                             head_at,
                             status: None,
                         }),
-                        Err(e) if requests.len() > 1 => {
-                            Err(fail(&format!("pipelined request unanswered: {e}")))
-                        }
-                        Err(e) => Err(fail(&e)),
+                        Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
+                            "pipelined request unanswered: {e}"
+                        )))),
+                        Err(e) => Err(crate::Failure::from(fail(&e))),
                     };
                     let broken = result.as_ref().map_or(true, |r| r.error.is_some());
                     out.push(Piped {
@@ -147,12 +147,12 @@ impl Client {
         for (t, _) in &batch[out.len()..] {
             let result = match (timed_out_at, &failed) {
                 (Some(d), _) => Err(timed_out(t, d)),
-                (None, why) => Err(format!(
+                (None, why) => Err(crate::Failure::from(format!(
                     "{} \"{}\": pipelined request unanswered: {}",
                     go_op(&t.method_text),
                     t.uri,
                     why.as_deref().unwrap_or("the connection closed")
-                )),
+                ))),
             };
             out.push(Piped {
                 result,

@@ -30,7 +30,7 @@ use crate::{
 pub(crate) struct Queued {
     target: Arc<PreparedTarget>,
     seq: u64,
-    reply: oneshot::Sender<Result<Response, String>>,
+    reply: oneshot::Sender<Result<Response, crate::Failure>>,
 }
 
 /// A shared connection, as the pool keeps it: where to queue requests
@@ -60,7 +60,7 @@ impl Client {
         &self,
         target: &Arc<PreparedTarget>,
         seq: u64,
-    ) -> Result<Response, String> {
+    ) -> Result<Response, crate::Failure> {
         let fail = |e: &dyn std::fmt::Display| {
             format!("{} \"{}\": {e}", go_op(&target.method_text), target.uri)
         };
@@ -80,7 +80,9 @@ impl Client {
                 };
                 if shared.tx.send(job).is_ok() {
                     return answer.await.unwrap_or_else(|_| {
-                        Err(fail(&"pipelined request unanswered: the connection closed"))
+                        Err(crate::Failure::from(fail(
+                            &"pipelined request unanswered: the connection closed",
+                        )))
                     });
                 }
                 // Its task ended meanwhile: another.
@@ -135,7 +137,9 @@ async fn drive(
             match rx.poll_recv(cx) {
                 Poll::Ready(Some(job)) => {
                     let Some(wire) = job.target.wire.get() else {
-                        let _ = job.reply.send(Err("request not encoded".into()));
+                        let _ = job
+                            .reply
+                            .send(Err(crate::Failure::from("request not encoded")));
                         owed.fetch_sub(1, Ordering::AcqRel);
                         continue;
                     };
@@ -190,7 +194,9 @@ async fn drive(
                             head_at: done.head_at,
                             status: None,
                         }),
-                        Err(e) => Err(fail(&format!("pipelined request unanswered: {e}"))),
+                        Err(e) => Err(crate::Failure::from(fail(&format!(
+                            "pipelined request unanswered: {e}"
+                        )))),
                     };
                     let failed = !matches!(&answer, Ok(r) if r.error.is_none());
                     let _ = done.job.reply.send(answer);
@@ -227,7 +233,7 @@ async fn drive(
     for w in waiting {
         owed.fetch_sub(1, Ordering::AcqRel);
         let t = &w.job.target;
-        let _ = w.job.reply.send(Err(format!(
+        let _ = w.job.reply.send(Err(crate::Failure::from(format!(
             "{} \"{}\": pipelined request unanswered: {}",
             go_op(&t.method_text),
             t.uri,
@@ -236,6 +242,6 @@ async fn drive(
             } else {
                 &why
             }
-        )));
+        ))));
     }
 }

@@ -6,7 +6,7 @@ use http::Uri;
 /// 3986 reference resolution (the `url` crate), bytes outside ASCII
 /// percent-encoded (a Latin-1 or UTF-8 `Location` is followed), the
 /// fragment dropped.
-pub(super) fn resolve(base: &Uri, location: &[u8]) -> Result<Uri, String> {
+pub(super) fn resolve(base: &Uri, location: &[u8]) -> Result<Uri, crate::Failure> {
     let mut next = join(&base.to_string(), location)?;
     next.set_fragment(None);
     next.as_str()
@@ -15,18 +15,18 @@ pub(super) fn resolve(base: &Uri, location: &[u8]) -> Result<Uri, String> {
 }
 
 /// `location` resolved against `base` (RFC 3986 §5.2).
-fn join(base: &str, location: &[u8]) -> Result<url::Url, String> {
+fn join(base: &str, location: &[u8]) -> Result<url::Url, crate::Failure> {
     let loc = percent_encoding::percent_encode(location, percent_encoding::CONTROLS).to_string();
     let base = url::Url::parse(base).map_err(|e| location_error(location, &e))?;
     base.join(&loc).map_err(|e| location_error(location, &e))
 }
 
 /// Go's words for a `Location` that is not a URL.
-fn location_error(location: &[u8], e: &dyn std::fmt::Display) -> String {
-    format!(
+fn location_error(location: &[u8], e: &dyn std::fmt::Display) -> crate::Failure {
+    crate::Failure(format!(
         "failed to parse Location header {:?}: {e}",
         String::from_utf8_lossy(location)
-    )
+    ))
 }
 
 #[cfg(test)]

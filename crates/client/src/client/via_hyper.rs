@@ -85,7 +85,7 @@ impl Client {
         sender: Hyper,
         req: Request<Full<Bytes>>,
         fail: &(dyn Fn(&dyn std::fmt::Display) -> String + Sync),
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, crate::Failure> {
         match sender {
             Hyper::H1(mut sender) => {
                 sender.ready().await.map_err(|e| fail(&chain(&e)))?;
