@@ -128,7 +128,7 @@ pub fn run(a: AttackArgs) -> i32 {
         Err(e) => return fail(EXIT_USAGE, e),
     };
     let client = ClientConfig {
-        timeout: Some(a.timeout).filter(|d| !d.is_zero()),
+        timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
         keepalive: a.keepalive,
         connections: a.connections,
         max_connections: a.max_connections,

@@ -9,10 +9,21 @@ use barrage_model::{duration, Rate, Stages};
 use barrage_targets::Format;
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-/// `-rate` default, as in vegeta.
-pub const DEFAULT_RATE: &str = "50/1s";
-/// `-timeout` default, as in vegeta.
-pub const DEFAULT_TIMEOUT: &str = "30s";
+/// A duration shown in Go's notation (`30s`), for defaults given as a
+/// `Duration` where they are defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoDuration(pub Duration);
+
+impl std::fmt::Display for GoDuration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&duration::format(self.0.as_nanos() as i64))
+    }
+}
+
+/// A Go duration flag value as a [`GoDuration`].
+pub fn parse_go_duration(s: &str) -> Result<GoDuration, String> {
+    parse_duration(s).map(GoDuration)
+}
 
 /// Rewrites `-name` and `-name=value` to `--name…` so clap parses vegeta's
 /// single-dash long flags. Negative numbers (`-1`) and one-letter flags
@@ -202,7 +213,7 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct AttackArgs {
     /// Requests per time unit: N, N/s, N/1m, N/500ms; 0 or infinity with -max-workers
-    #[arg(long, default_value = DEFAULT_RATE, value_parser = parse_rate, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = barrage_model::DEFAULT_RATE, value_parser = parse_rate, allow_hyphen_values = true)]
     pub rate: Rate,
     /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
     #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
@@ -247,8 +258,8 @@ pub struct AttackArgs {
     #[arg(long, default_value_t = 0)]
     pub max_connections: usize,
     /// Limit on a whole request, body included (0 = none)
-    #[arg(long, default_value = DEFAULT_TIMEOUT, value_parser = parse_duration, allow_hyphen_values = true)]
-    pub timeout: Duration,
+    #[arg(long, default_value_t = GoDuration(barrage_attack::DEFAULT_TIMEOUT), value_parser = parse_go_duration, allow_hyphen_values = true)]
+    pub timeout: GoDuration,
     /// Reuse connections
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
     pub keepalive: bool,
@@ -529,7 +540,7 @@ mod tests {
             panic!()
         };
         assert_eq!(a.rate.per_second(), 50.0);
-        assert_eq!(a.timeout, Duration::from_secs(30));
+        assert_eq!(a.timeout.0, Duration::from_secs(30));
         assert_eq!((a.workers, a.connections, a.redirects), (10, 10_000, 10));
         assert!(a.keepalive && a.http2 && !a.h2c && !a.insecure && !a.session_tickets);
         assert_eq!(a.dns_ttl, DnsTtl(Some(Duration::ZERO)), "cached for ever");

@@ -36,11 +36,7 @@ pub struct AttackConfig {
 impl Default for AttackConfig {
     fn default() -> Self {
         AttackConfig {
-            rate: Rate::Paced {
-                hits_num: 50,
-                hits_den: 1,
-                per_ns: 1_000_000_000,
-            },
+            rate: barrage_model::DEFAULT_RATE,
             duration: None,
             stages: None,
             requests: None,

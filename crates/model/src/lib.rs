@@ -31,6 +31,6 @@ mod target;
 pub mod time;
 
 pub use hit::Hit;
-pub use rate::{Rate, RateError};
+pub use rate::{Rate, RateError, DEFAULT_RATE};
 pub use stages::{Stages, StagesError};
 pub use target::Target;

@@ -111,6 +111,13 @@ pub(crate) fn parse_decimal(s: &str) -> Option<(u64, u64)> {
     Some((int_v.checked_mul(den)?.checked_add(frac_v)?, den))
 }
 
+/// `-rate`'s default: 50 a second, as in vegeta.
+pub const DEFAULT_RATE: Rate = Rate::Paced {
+    hits_num: 50,
+    hits_den: 1,
+    per_ns: 1_000_000_000,
+};
+
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
