@@ -16,7 +16,11 @@ use barrage_model::Target;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
 
-use crate::{flags::AttackArgs, output, prom, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE};
+use crate::{
+    failed::{Failed, Outcome},
+    flags::AttackArgs,
+    output, prom, EXIT_INTERRUPTED,
+};
 
 /// The stream encoder as the attack's sink; errors name the output.
 struct StreamSink {
@@ -44,41 +48,40 @@ impl TargetSource for Lazy {
     }
 }
 
-fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("barrage attack: {msg}");
-    code
+/// Bad usage, in one line.
+fn usage(msg: impl std::fmt::Display) -> Outcome {
+    Err(Failed::usage(msg))
 }
 
-pub fn run(a: AttackArgs) -> i32 {
+/// The tool's own I/O, in one line.
+fn io(msg: impl std::fmt::Display) -> Outcome {
+    Err(Failed::io(msg))
+}
+
+pub fn run(a: AttackArgs) -> Outcome {
     if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
-        return fail(
-            EXIT_USAGE,
-            "-rate=0 (or infinity) requires setting -max-workers",
-        );
+        return usage("-rate=0 (or infinity) requires setting -max-workers");
     }
     if let Some(at) = a.start_at {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
         if at < now {
-            return fail(
-                EXIT_USAGE,
-                format!(
-                    "-start-at {} is in the past (it is {} now)",
-                    barrage_model::time::format_rfc3339(at),
-                    barrage_model::time::format_rfc3339(now)
-                ),
-            );
+            return usage(format!(
+                "-start-at {} is in the past (it is {} now)",
+                barrage_model::time::format_rfc3339(at),
+                barrage_model::time::format_rfc3339(now)
+            ));
         }
     }
     if a.max_workers == Some(0) {
-        return fail(EXIT_USAGE, "-max-workers must be at least 1");
+        return usage("-max-workers must be at least 1");
     }
     let body = match &a.body {
         None => bytes::Bytes::new(),
         Some(path) => match std::fs::read(path) {
             Ok(b) => b.into(),
-            Err(e) => return fail(EXIT_IO, format!("-body {}: {e}", path.display())),
+            Err(e) => return io(format!("-body {}: {e}", path.display())),
         },
     };
     let defaults = Defaults {
@@ -90,7 +93,7 @@ pub fn run(a: AttackArgs) -> i32 {
     } else {
         match File::open(&a.targets) {
             Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return fail(EXIT_IO, format!("-targets {}: {e}", a.targets)),
+            Err(e) => return io(format!("-targets {}: {e}", a.targets)),
         }
     };
     let mut reader = TargetReader::new(input, &a.targets, a.format, defaults);
@@ -99,11 +102,11 @@ pub fn run(a: AttackArgs) -> i32 {
     } else {
         let all = match reader.read_all() {
             Ok(all) => all,
-            Err(e) => return fail(EXIT_USAGE, e),
+            Err(e) => return usage(e),
         };
         match Targets::fixed(all) {
             Ok(t) => t,
-            Err(e) => return fail(EXIT_USAGE, format!("{}: {e}", a.targets)),
+            Err(e) => return usage(format!("{}: {e}", a.targets)),
         }
     };
 
@@ -125,7 +128,7 @@ pub fn run(a: AttackArgs) -> i32 {
         a.proxy_headers.clone(),
     ) {
         Ok(p) => p,
-        Err(e) => return fail(EXIT_USAGE, e),
+        Err(e) => return usage(e),
     };
     let client = ClientConfig {
         timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
@@ -157,9 +160,9 @@ pub fn run(a: AttackArgs) -> i32 {
     let attack = match Attack::new(config, client) {
         Ok(at) => at,
         Err(barrage_attack::AttackError::Tls(e)) => {
-            return fail(if e.is_io() { EXIT_IO } else { EXIT_USAGE }, e)
+            return if e.is_io() { io(e) } else { usage(e) }
         }
-        Err(e) => return fail(EXIT_IO, e),
+        Err(e) => return io(e),
     };
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
@@ -167,7 +170,7 @@ pub fn run(a: AttackArgs) -> i32 {
         Ok(e) => e,
         Err(e) => {
             let addr = a.prometheus_addr.map(|a| a.to_string()).unwrap_or_default();
-            return fail(EXIT_IO, format!("-prometheus-addr {addr}: {e}"));
+            return io(format!("-prometheus-addr {addr}: {e}"));
         }
     };
     let sink = match output::open(&a.output).and_then(|out| {
@@ -176,8 +179,8 @@ pub fn run(a: AttackArgs) -> i32 {
         Ok(encoder)
     }) {
         Ok(encoder) => StreamSink { encoder },
-        Err(e) if output::is_closed_pipe(&e) => return 0,
-        Err(e) => return fail(EXIT_IO, format!("-output {}: {e}", a.output)),
+        Err(e) if output::is_closed_pipe(&e) => return Ok(()),
+        Err(e) => return io(format!("-output {}: {e}", a.output)),
     };
 
     if a.insecure {
@@ -195,26 +198,23 @@ pub fn run(a: AttackArgs) -> i32 {
     };
     let report = match attack.run(targets, sink, stopper) {
         Ok(r) => r,
-        Err(e) => return fail(EXIT_IO, e),
+        Err(e) => return io(e),
     };
     match report.reason {
-        StopReason::BadTarget => fail(
-            EXIT_USAGE,
-            report.target_error.map(|e| e.0).unwrap_or_default(),
-        ),
+        StopReason::BadTarget => usage(report.target_error.map(|e| e.0).unwrap_or_default()),
         StopReason::OutputFailed => match report.output_error {
-            Some(e) if output::is_closed_pipe(&e) => 0,
-            Some(e) => fail(EXIT_IO, format!("writing {}: {e}", a.output)),
-            None => 0,
+            Some(e) if output::is_closed_pipe(&e) => Ok(()),
+            Some(e) => io(format!("writing {}: {e}", a.output)),
+            None => Ok(()),
         },
         StopReason::Stopped => {
             eprintln!(
                 "barrage attack: interrupted: {} requests sent, {} results written",
                 report.scheduled, report.written
             );
-            0
+            Ok(())
         }
-        StopReason::Done | StopReason::TargetsExhausted => 0,
+        StopReason::Done | StopReason::TargetsExhausted => Ok(()),
     }
 }
 

@@ -6,8 +6,9 @@ use std::io::{self, BufWriter, Write};
 use barrage_stream::{CsvWriter, Encoder, Hit, JsonWriter};
 
 use crate::{
+    failed::{Failed, Outcome},
     flags::{DumpArgs, EncodeArgs},
-    inputs, output, EXIT_IO, EXIT_USAGE,
+    inputs, output,
 };
 
 enum Writer<W: Write> {
@@ -34,28 +35,24 @@ impl<W: Write> Writer<W> {
     }
 }
 
-pub fn run(args: DumpArgs) -> i32 {
+pub fn run(args: DumpArgs) -> Outcome {
     let mut files = args.inputs;
     files.extend(args.files);
     convert("dump", &args.dumper, &args.output, &files)
 }
 
-pub fn encode(args: EncodeArgs) -> i32 {
+pub fn encode(args: EncodeArgs) -> Outcome {
     convert("encode", &args.to, &args.output, &args.files)
 }
 
-fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> i32 {
+fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> Outcome {
     if !matches!(to, "csv" | "json" | "bin") {
-        eprintln!(
-            "barrage {cmd}: unknown encoding {to:?} (use csv or json{})",
+        return Err(Failed::usage(format!(
+            "unknown encoding {to:?} (use csv or json{})",
             if cmd == "encode" { " or bin" } else { "" }
-        );
-        return EXIT_USAGE;
+        )));
     }
-    let mut merge = match inputs::open(cmd, files) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+    let mut merge = inputs::open(files)?;
     let result = (|| -> io::Result<()> {
         let out = BufWriter::with_capacity(256 << 10, output::open(out_path)?);
         let mut w = match to {
@@ -70,10 +67,9 @@ fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> i32 {
     })();
     if let Err(e) = result {
         if !output::is_closed_pipe(&e) {
-            eprintln!("barrage {cmd}: writing {out_path}: {e}");
-            return EXIT_IO;
+            return Err(Failed::io(format!("writing {out_path}: {e}")));
         }
-        return 0;
+        return Ok(());
     }
-    inputs::finish(cmd, &merge)
+    inputs::finish(&merge)
 }

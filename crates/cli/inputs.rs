@@ -3,30 +3,28 @@
 
 pub use barrage_stream::Merge;
 
-/// [`Merge::open`] for command `cmd`: an input that cannot be opened is
-/// said on stderr, and the exit code returned (2 for bad input, 1 for I/O).
-pub fn open(cmd: &str, files: &[String]) -> Result<Merge, i32> {
+use crate::failed::{Failed, Kind, Outcome};
+
+/// [`Merge::open`]: an input that cannot be opened fails as bad input (2)
+/// or as I/O (1).
+pub fn open(files: &[String]) -> Result<Merge, Failed> {
     Merge::open(files).map_err(|e| {
-        eprintln!("barrage {cmd}: {}", e.message);
         if e.bad_input {
-            crate::EXIT_USAGE
+            Failed::usage(e.message)
         } else {
-            crate::EXIT_IO
+            Failed::io(e.message)
         }
     })
 }
 
-/// Prints the read errors of `merge` for `cmd` and gives the exit code.
-pub fn finish(cmd: &str, merge: &Merge) -> i32 {
+/// The read errors of `merge`, if any: bad input (2) when any is, else I/O (1).
+pub fn finish(merge: &Merge) -> Outcome {
     let (lines, bad) = merge.errors();
-    for l in &lines {
-        eprintln!("barrage {cmd}: {l}");
+    if lines.is_empty() {
+        return Ok(());
     }
-    match (lines.is_empty(), bad) {
-        (true, _) => 0,
-        (false, true) => crate::EXIT_USAGE,
-        (false, false) => crate::EXIT_IO,
-    }
+    let kind = if bad { Kind::Usage } else { Kind::Io };
+    Err(Failed { kind, lines })
 }
 
 /// The merge as the report's live source (`-every`).

@@ -7,6 +7,7 @@
 
 mod attack;
 mod dump;
+mod failed;
 mod flags;
 mod inputs;
 mod output;
@@ -58,27 +59,42 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
-    let code = match cli.command {
-        Command::Attack(a) => attack::run(*a),
+    let (name, outcome) = match cli.command {
+        Command::Attack(a) => ("attack", attack::run(*a)),
         Command::Report(r) => {
             outlive_first_interrupt();
-            report::run(r)
+            ("report", report::run(r))
         }
         Command::Dump(d) => {
             outlive_first_interrupt();
-            dump::run(d)
+            ("dump", dump::run(d))
         }
         Command::Encode(e) => {
             outlive_first_interrupt();
-            dump::encode(e)
+            ("encode", dump::encode(e))
         }
         Command::Plot(p) => {
             outlive_first_interrupt();
-            plot::run(p)
+            ("plot", plot::run(p))
         }
-        Command::Serve(s) => serve::run(s),
+        Command::Serve(s) => ("serve", serve::run(s)),
     };
-    std::process::exit(code);
+    std::process::exit(exit_code(name, outcome));
+}
+
+/// The one place an outcome becomes an exit code: what failed is said on
+/// stderr, a line each, then its code (0 done, 1 the tool's own I/O, 2
+/// bad usage or input, 3 a `-fail-on` condition held).
+fn exit_code(command: &str, outcome: failed::Outcome) -> i32 {
+    match outcome {
+        Ok(()) => 0,
+        Err(f) => {
+            for line in &f.lines {
+                eprintln!("barrage {command}: {line}");
+            }
+            f.kind.code()
+        }
+    }
 }
 
 /// Exit code of a hard stop (a second Ctrl-C).

@@ -7,25 +7,19 @@ use std::io::{self, BufWriter, Write};
 use barrage_metrics::LatencyView;
 use barrage_plot::{Plot, Sample, DEFAULT_THRESHOLD};
 
-use crate::{flags::PlotArgs, inputs, output, EXIT_IO, EXIT_USAGE};
+use crate::{
+    failed::{Failed, Outcome},
+    flags::PlotArgs,
+    inputs, output,
+};
 
 /// The title when none is given.
 pub const DEFAULT_TITLE: &str = "Barrage Plot";
 
-pub fn run(args: PlotArgs) -> i32 {
-    let view = match args.latency.parse::<LatencyView>() {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("barrage plot: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let merge = match inputs::open("plot", &args.files) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+pub fn run(args: PlotArgs) -> Outcome {
+    let view = args.latency.parse::<LatencyView>().map_err(Failed::usage)?;
+    let merge = inputs::open(&args.files)?;
     draw(
-        "plot",
         merge,
         Plot::new(args.threshold, sample(view)),
         &args.title,
@@ -34,9 +28,8 @@ pub fn run(args: PlotArgs) -> i32 {
 }
 
 /// `report -type plot`: the page with the default title and threshold.
-pub fn from_report(merge: inputs::Merge, view: LatencyView, out_path: &str) -> i32 {
+pub fn from_report(merge: inputs::Merge, view: LatencyView, out_path: &str) -> Outcome {
     draw(
-        "report",
         merge,
         Plot::new(DEFAULT_THRESHOLD, sample(view)),
         DEFAULT_TITLE,
@@ -54,7 +47,7 @@ fn sample(view: LatencyView) -> Sample {
 
 /// Folds every record into `plot`, writes the page to `out_path`, then
 /// says what broke in the inputs, if anything.
-fn draw(cmd: &str, mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -> i32 {
+fn draw(mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -> Outcome {
     while let Some(hit) = merge.next_hit() {
         plot.add(hit);
     }
@@ -65,9 +58,8 @@ fn draw(cmd: &str, mut merge: inputs::Merge, mut plot: Plot, title: &str, out_pa
     })();
     if let Err(e) = written {
         if !output::is_closed_pipe(&e) {
-            eprintln!("barrage {cmd}: writing {out_path}: {e}");
-            return EXIT_IO;
+            return Err(Failed::io(format!("writing {out_path}: {e}")));
         }
     }
-    inputs::finish(cmd, &merge)
+    inputs::finish(&merge)
 }

@@ -7,7 +7,11 @@
 use barrage_metrics::{Groups, Metrics, Options};
 use barrage_report::Kind;
 
-use crate::{flags::ReportArgs, inputs, output, EXIT_IO, EXIT_USAGE};
+use crate::{
+    failed::{Failed, Kind as FailKind, Outcome},
+    flags::ReportArgs,
+    inputs, output,
+};
 
 /// Exit code when a `-fail-on` condition holds.
 pub const EXIT_THRESHOLD: i32 = 3;
@@ -36,29 +40,15 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
     })
 }
 
-pub fn run(args: ReportArgs) -> i32 {
-    let options = match check(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("barrage report: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let merge = match inputs::open("report", &args.files) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+pub fn run(args: ReportArgs) -> Outcome {
+    let options = check(&args).map_err(Failed::usage)?;
+    let merge = inputs::open(&args.files)?;
     let kind = args.kind.kind;
     if kind == Kind::Plot {
         return crate::plot::from_report(merge, options.latency, &args.output);
     }
-    let mut out = match output::open(&args.output) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("barrage report: -output {}: {e}", args.output);
-            return EXIT_IO;
-        }
-    };
+    let mut out = output::open(&args.output)
+        .map_err(|e| Failed::io(format!("-output {}: {e}", args.output)))?;
     let p = &args.percentiles;
     let (merge, total, written) = match args.every.filter(|d| !d.is_zero()) {
         Some(every) => {
@@ -73,10 +63,7 @@ pub fn run(args: ReportArgs) -> i32 {
                     }
                     (end.source.0, end.total, end.written)
                 }
-                Err(e) => {
-                    eprintln!("barrage report: {e}");
-                    return EXIT_IO;
-                }
+                Err(e) => return Err(Failed::io(e)),
             }
         }
         None => {
@@ -103,26 +90,21 @@ pub fn run(args: ReportArgs) -> i32 {
     };
     if let Err(e) = written {
         if !output::is_closed_pipe(&e) {
-            eprintln!("barrage report: writing {}: {e}", args.output);
-            return EXIT_IO;
+            return Err(Failed::io(format!("writing {}: {e}", args.output)));
         }
     }
-    let read = inputs::finish("report", &merge);
-    if read != 0 {
-        return read;
-    }
+    inputs::finish(&merge)?;
     let failed: Vec<String> = args
         .fail_on
         .iter()
         .flat_map(|f| &f.0)
         .filter_map(|t| t.check(&total))
         .collect();
-    for f in &failed {
-        eprintln!("barrage report: -fail-on: {f}");
-    }
     if failed.is_empty() {
-        0
-    } else {
-        EXIT_THRESHOLD
+        return Ok(());
     }
+    Err(Failed {
+        kind: FailKind::Threshold,
+        lines: failed.iter().map(|f| format!("-fail-on: {f}")).collect(),
+    })
 }

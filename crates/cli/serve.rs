@@ -11,33 +11,26 @@ use hyper_util::{
     server::conn::auto,
 };
 
-use crate::{flags::ServeArgs, EXIT_IO, EXIT_USAGE};
+use crate::{
+    failed::{Failed, Outcome},
+    flags::ServeArgs,
+};
 
-pub fn run(args: ServeArgs) -> i32 {
+pub fn run(args: ServeArgs) -> Outcome {
     if !args.addr.ip().is_loopback() {
-        eprintln!(
-            "barrage serve: {} is not a loopback address (use 127.0.0.1 or [::1])",
+        return Err(Failed::usage(format!(
+            "{} is not a loopback address (use 127.0.0.1 or [::1])",
             args.addr
-        );
-        return EXIT_USAGE;
+        )));
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("barrage serve: {e}");
-            return EXIT_IO;
-        }
-    };
+        .map_err(Failed::io)?;
     rt.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(args.addr).await {
             Ok(l) => l,
-            Err(e) => {
-                eprintln!("barrage serve: {}: {e}", args.addr);
-                return EXIT_IO;
-            }
+            Err(e) => return Err(Failed::io(format!("{}: {e}", args.addr))),
         };
         eprintln!("barrage serve: listening on http://{}/", args.addr);
         let body = Bytes::from(args.body);
