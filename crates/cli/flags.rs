@@ -176,11 +176,6 @@ pub fn parse_header(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// `-format`.
-pub fn parse_format(s: &str) -> Result<Format, barrage_targets::BadValue> {
-    s.parse()
-}
-
 #[derive(Parser, Debug)]
 #[command(
     name = "barrage",
@@ -237,7 +232,7 @@ pub struct AttackArgs {
     #[arg(long, default_value = "stdin")]
     pub targets: String,
     /// Targets format: http or json
-    #[arg(long, default_value = "http", value_parser = parse_format)]
+    #[arg(long, default_value = "http")]
     pub format: Format,
     /// Read one target per request instead of all up front
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
@@ -340,7 +335,7 @@ pub struct AttackArgs {
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot, plot (HTML, as the plot command)
-    #[arg(long = "type", default_value = "text", value_parser = parse_report_type)]
+    #[arg(long = "type", default_value = "text")]
     pub kind: barrage_report::ReportType,
     /// Histogram buckets, e.g. '[0,1ms,5ms,10ms]' (for hist, and added to json)
     #[arg(long, value_parser = parse_buckets)]
@@ -349,16 +344,16 @@ pub struct ReportArgs {
     #[arg(long, value_parser = parse_duration)]
     pub every: Option<Duration>,
     /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time) or first-byte (from the send to the response's head)
-    #[arg(long, default_value = "actual", value_parser = parse_latency)]
+    #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,
     /// Latency percentiles to show
-    #[arg(long, default_value = "50,90,95,99", value_parser = parse_percentiles)]
+    #[arg(long, default_value = "50,90,95,99")]
     pub percentiles: barrage_report::Percentiles,
     /// One report per url, method, code, attack or error, plus the total
-    #[arg(long, value_parser = parse_group_by)]
+    #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
-    #[arg(long, default_value = "2xx,3xx", value_parser = parse_success)]
+    #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
     /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms'
     #[arg(long, value_parser = parse_fail_on)]
@@ -370,38 +365,9 @@ pub struct ReportArgs {
     pub files: Vec<String>,
 }
 
-/// `-type`.
-pub fn parse_report_type(
-    s: &str,
-) -> Result<barrage_report::ReportType, barrage_report::ParseError> {
-    s.parse()
-}
-
 /// `-buckets`.
 pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, barrage_metrics::ParseError> {
     barrage_metrics::Buckets::parse(s)
-}
-
-/// `-latency`.
-pub fn parse_latency(s: &str) -> Result<barrage_metrics::LatencyView, barrage_metrics::ParseError> {
-    s.parse()
-}
-
-/// `-percentiles`.
-pub fn parse_percentiles(
-    s: &str,
-) -> Result<barrage_report::Percentiles, barrage_report::ParseError> {
-    s.parse()
-}
-
-/// `-by`.
-pub fn parse_group_by(s: &str) -> Result<barrage_metrics::GroupBy, barrage_metrics::ParseError> {
-    s.parse()
-}
-
-/// `-success`.
-pub fn parse_success(s: &str) -> Result<barrage_metrics::SuccessRule, barrage_metrics::ParseError> {
-    s.parse()
 }
 
 /// `-fail-on`'s conditions.
