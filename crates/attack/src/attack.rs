@@ -13,14 +13,15 @@ use std::{
 use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
-use barrage_client::{Client, LoopState, PreparedTarget};
+use barrage_client::{Client, PreparedTarget};
 
 use crate::{
-    lanes::{keep_ticks, keep_time, pipelined, send},
-    tickets::Tickets,
+    hands::{Clockwork, Dispatch, Inline, Spawn},
+    scheduler::{drive, Take},
+    tickets::{since, Tickets},
     workers::Workers,
-    writer::{deliver, write_hits, Finished, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets, TlsError,
+    writer::{write_hits, Finished, RequestContext, WakeOnDrop},
+    AttackConfig, ClientConfig, HitSink, Pacer, Stopper, Targets, TlsError,
 };
 
 /// The threads keeping time (the pacer thread, or the worker threads)
@@ -208,110 +209,87 @@ impl Attack {
             writer.thread().unpark();
             return Ok(self.finish(writer, 0, StopReason::Stopped, None));
         }
-        let mut target_error = None;
-        let mut seq = 0u64;
         let ctx = Arc::new(RequestContext {
             tx,
             clock,
             _writer: WakeOnDrop(writer.thread().clone()),
         });
-        if !pacer.is_paced() {
-            let workers = self
+        let now = since(clock.start);
+        let (paced, peak) = (pacer.is_paced(), pacer.peak_per_second());
+        let tickets = Arc::new(match targets {
+            Targets::Fixed(all) => Tickets::fixed(all, pacer, now, stopper.clone()),
+            Targets::Lazy(src) => Tickets::lazy(src, pacer, now, stopper.clone()),
+        });
+        if !paced {
+            // The closed model: -max-workers loops spread over the worker
+            // threads, each sending its next request when the last is done.
+            let loops = self
                 .config
                 .max_workers
                 .unwrap_or(1)
                 .clamp(1, MAX_CLOSED_WORKERS);
-            let (issued, reason, error) = self.run_closed(targets, &ctx, pacer, workers, &stopper);
-            seq = issued;
-            target_error = error;
-            drop(ctx);
-            return Ok(self.finish(writer, seq, reason, target_error));
-        }
-        // With fixed targets and no -max-workers the worker threads keep
-        // the schedule themselves (see run_paced); otherwise this thread
-        // is the pacer.
-        let mut targets = match (targets, &slots) {
-            (Targets::Fixed(all), None) => {
-                let (sent, reason, _) = self.run_paced(all, &ctx, pacer, &stopper);
-                drop(ctx);
-                return Ok(self.finish(writer, sent, reason, None));
-            }
-            (targets, _) => targets,
-        };
-        // This thread is the pacer from here on (the writer keeps the
-        // default slice: it is not woken by the clock; in the other models
-        // this thread only waits).
-        crate::timeslice::prefer_short_slices();
-        crate::timeslice::precise_timers();
-        let mut batch: Vec<Scheduled> = Vec::new();
-        // When the pacer last meant to wake (not when it did: a late wake-up
-        // must not push the next one back, or at rates near one request per
-        // tick every request would inherit the last one's lateness).
-        let mut last_wake = Instant::now();
-        let reason = loop {
-            if stopper.is_stopped() {
-                break StopReason::Stopped;
-            }
-            let elapsed = clock.start.elapsed().as_nanos() as u64;
-            // The open model: every request has its time (the closed model
-            // returned above).
-            let Due::At(offset) = pacer.due(seq, elapsed) else {
-                break StopReason::Done;
-            };
-            let target = match targets.get(pacer.global(seq)) {
-                Ok(Some(t)) => t,
-                Ok(None) => break StopReason::TargetsExhausted,
-                Err(e) => {
-                    target_error = Some(e);
-                    break StopReason::BadTarget;
+            self.run_loops(loops as usize, |_, client| {
+                let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
+                async move {
+                    let mut waits = Clockwork::new(ctx.clock.start, stopper);
+                    let mut hand = Inline::new(client, ctx);
+                    drive(&tickets, Take::Now, &mut waits, &mut hand).await
                 }
-            };
-            let at = clock.start + Duration::from_nanos(offset);
-            if at > Instant::now() {
-                // About to sleep: hand over what is already due first.
-                self.dispatch(&mut batch, &ctx);
-                let wake = at.max(last_wake + TICK);
-                if !stopper.sleep_until(wake) {
-                    break StopReason::Stopped;
-                }
-                last_wake = wake;
-            }
-            let slot = match &slots {
-                None => None,
-                Some(sem) => match sem.clone().try_acquire_owned() {
-                    Ok(p) => Some(p),
-                    Err(_) => {
-                        self.dispatch(&mut batch, &ctx);
-                        let sem = sem.clone();
-                        let waited = self.local.block_on(async {
-                            tokio::select! {
-                                p = sem.acquire_owned() => p.ok(),
-                                _ = stopper.stopped() => None,
-                            }
-                        });
-                        match waited {
-                            Some(p) => Some(p),
-                            None => break StopReason::Stopped,
-                        }
-                    }
-                },
-            };
-            let scheduled = clock.start_unix + offset as i64;
-            batch.push(Scheduled {
-                target,
-                seq: pacer.global(seq),
-                scheduled,
-                slot,
             });
-            if batch.len() >= MAX_BATCH {
-                self.dispatch(&mut batch, &ctx);
-            }
-            seq += 1;
-        };
-        // Everything counted in `seq` is sent, whatever ended the loop.
-        self.dispatch(&mut batch, &ctx);
+        } else if tickets.is_fixed() && slots.is_none() {
+            // The open model with fixed targets and no -max-workers: the
+            // worker threads keep the schedule themselves. Up to one request
+            // per TICK each takes the next ticket, sleeps on its own timer
+            // until it is due and sends it: per request one wake-up for the
+            // clock and one for the response on the same thread, where the
+            // pacer thread cost a wake-up of its own and a cross-thread one
+            // to hand the request over (at 2,000/s against nginx, CPU per
+            // request 76-80 -> 57-67 µs, lag p99 0.12-0.13 -> 0.09-0.10 ms).
+            // Above that, a ticket each would wake every thread for its own
+            // (+17% CPU at 5,000/s, +40% at 10,000/s against the pacer);
+            // instead they take turns by tick (20,000/s: 21.7-23.6 ->
+            // 18.5-20.6 µs; 5,000/s: 42.9-54.9 -> 36.9-46.7 µs; lag p99 the
+            // same). A ramp is kept as its highest rate needs.
+            let sparse = peak <= 1.0 / TICK.as_secs_f64();
+            let lanes = self.workers.len() as u64;
+            self.run_loops(lanes as usize, |lane, client| {
+                let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
+                async move {
+                    let start = ctx.clock.start;
+                    let mut hand = Spawn { client, ctx };
+                    if sparse {
+                        let mut waits = Clockwork::new(start, stopper);
+                        drive(&tickets, Take::Due, &mut waits, &mut hand).await
+                    } else {
+                        let mut waits = Clockwork::ticking(start, stopper, lane, lanes);
+                        drive(&tickets, Take::Ticks, &mut waits, &mut hand).await
+                    }
+                }
+            });
+        } else {
+            // -lazy (reading a target may block, and a worker thread must
+            // not) or -max-workers (a ticket would hold its slot while it
+            // sleeps): this thread is the pacer. The writer keeps the
+            // default slice: it is not woken by the clock; in the other
+            // models this thread only waits.
+            crate::timeslice::prefer_short_slices();
+            crate::timeslice::precise_timers();
+            let Attack { workers, local, .. } = &mut self;
+            let mut hand = Dispatch {
+                workers,
+                ctx: ctx.clone(),
+                slots,
+                stopper: stopper.clone(),
+                batch: Vec::new(),
+            };
+            local.block_on(async {
+                let mut waits = Clockwork::new(ctx.clock.start, stopper.clone());
+                drive(&tickets, Take::Due, &mut waits, &mut hand).await
+            });
+        }
         drop(ctx);
-        Ok(self.finish(writer, seq, reason, target_error))
+        let (sent, reason, error) = tickets.finish();
+        Ok(self.finish(writer, sent, reason, error))
     }
 
     /// Opens `-workers` connections (capped by `-max-workers`) to each of
@@ -376,48 +354,6 @@ impl Attack {
         }
     }
 
-    /// The closed model: `workers` loops spread over the worker threads,
-    /// each sending its next request when the last one is done.
-    fn run_closed(
-        &mut self,
-        targets: Targets,
-        ctx: &Arc<RequestContext>,
-        pacer: Pacer,
-        workers: u64,
-        stopper: &Stopper,
-    ) -> (u64, StopReason, Option<crate::SourceError>) {
-        let start = ctx.clock.start;
-        let tickets = Arc::new(match targets {
-            Targets::Fixed(all) => Tickets::fixed(all, pacer, start, stopper.clone()),
-            Targets::Lazy(src) => Tickets::lazy(src, pacer, start, stopper.clone()),
-        });
-        self.run_loops(workers as usize, |_, client| {
-            let (ctx, tickets) = (ctx.clone(), tickets.clone());
-            async move {
-                let mut serial = LoopState::new();
-                if client.pipeline() > 1 {
-                    // Boxed: a loop's future is held for the whole attack,
-                    // and 18,000 of them should not each carry this one.
-                    return Box::pin(pipelined(&client, &ctx, &tickets, &mut serial)).await;
-                }
-                while let Some((seq, target, _)) = tickets.take() {
-                    let scheduled = ctx.clock.unix(Instant::now());
-                    let done = crate::writer::request(
-                        &client,
-                        target,
-                        seq,
-                        scheduled,
-                        ctx.clock,
-                        Some(&mut serial),
-                    )
-                    .await;
-                    deliver(&ctx.tx, done);
-                }
-            }
-        });
-        tickets.finish()
-    }
-
     /// Runs `n` loops made by `make` (given their number and their
     /// thread's client), spread over the worker threads in turn, and waits
     /// for all of them.
@@ -437,48 +373,6 @@ impl Attack {
             }
         });
     }
-
-    /// The open model with fixed targets and no `-max-workers`: the worker
-    /// threads keep the schedule themselves (see [`Tickets`]). Up to one
-    /// request per [`TICK`] each takes the next ticket, sleeps on its own
-    /// timer until it is due and sends it ([`keep_time`]): per request one
-    /// wake-up for the clock and one for the response on the same thread,
-    /// where the pacer thread cost a wake-up of its own and a cross-thread
-    /// one to hand the request over (at 2,000/s against nginx, CPU per
-    /// request 76-80 -> 57-67 µs, lag p99 0.12-0.13 -> 0.09-0.10 ms). Above
-    /// that, a ticket each would wake every thread for its own (+17% CPU at
-    /// 5,000/s, +40% at 10,000/s against the pacer); instead they take
-    /// turns by tick ([`keep_ticks`]). Lazy targets stay with the pacer
-    /// because reading one may block (a worker thread must not), and
-    /// `-max-workers` because a ticket would hold its slot while it sleeps.
-    fn run_paced(
-        &mut self,
-        targets: Vec<Arc<PreparedTarget>>,
-        ctx: &Arc<RequestContext>,
-        pacer: Pacer,
-        stopper: &Stopper,
-    ) -> (u64, StopReason, Option<crate::SourceError>) {
-        // A ramp is kept as its highest rate needs.
-        let sparse = pacer.peak_per_second() <= 1.0 / TICK.as_secs_f64();
-        let tickets = Arc::new(Tickets::fixed(
-            targets,
-            pacer,
-            ctx.clock.start,
-            stopper.clone(),
-        ));
-        let lanes = self.workers.len() as u64;
-        self.run_loops(lanes as usize, |lane, client| {
-            let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
-            async move {
-                if sparse {
-                    keep_time(client, ctx, tickets, stopper).await
-                } else {
-                    keep_ticks(client, ctx, tickets, stopper, lane, lanes).await
-                }
-            }
-        });
-        tickets.finish()
-    }
 }
 
 /// A request the pacer has scheduled (and counted); it will be sent.
@@ -487,39 +381,4 @@ pub(crate) struct Scheduled {
     pub(crate) seq: u64,
     pub(crate) scheduled: i64,
     pub(crate) slot: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl Attack {
-    /// Hands a batch of scheduled requests to the next worker thread with
-    /// one cross-thread wake-up; each becomes its own task there.
-    fn dispatch(&mut self, batch: &mut Vec<Scheduled>, ctx: &Arc<RequestContext>) {
-        if batch.is_empty() {
-            return;
-        }
-        let (handle, client, started) = self.workers.least_behind();
-        match batch.len() {
-            // At low rates every batch is one request: its own task, sent
-            // across directly.
-            1 => {
-                if let Some(job) = batch.pop() {
-                    let (client, ctx) = (client.clone(), ctx.clone());
-                    handle.spawn(Box::pin(async move {
-                        drop(started);
-                        send(client, ctx, job).await
-                    }));
-                }
-            }
-            _ => {
-                let jobs = std::mem::take(batch);
-                *batch = Vec::with_capacity(jobs.len());
-                let (client, ctx) = (client.clone(), ctx.clone());
-                handle.spawn(async move {
-                    drop(started);
-                    for job in jobs {
-                        tokio::spawn(Box::pin(send(client.clone(), ctx.clone(), job)));
-                    }
-                });
-            }
-        }
-    }
 }

@@ -3,18 +3,19 @@
 //!
 //! - [`Pacer`]: a pure function from a request's sequence number to when it is
 //!   due (or that the attack is over), from `-rate`, `-duration`, `-requests`.
-//! - [`Attack`]: the scheduler. Requests run on worker threads (`-cpus`),
-//!   each a single-threaded tokio runtime with its own connections. With
-//!   fixed targets the worker threads keep the schedule themselves: up to
-//!   one request per 300 µs tick each sleeps on its own timer until the
-//!   numbered ticket it took is due; above that they take turns by tick,
-//!   each sending what fell due when its tick comes. With `-lazy` or
-//!   `-max-workers` a pacer thread wakes every tick and hands what is due
-//!   to a worker thread. The closed model's workers take tickets as soon
-//!   as they are free. A writer thread hands every `Hit` to a [`HitSink`]
-//!   and flushes it at least every 100 ms. Stopping (end of the schedule,
-//!   [`Stopper::stop`], a failed sink) sends no new requests and waits for
-//!   the ones in flight, so nothing scheduled goes unrecorded.
+//! - [`Attack`]: starts the worker threads (`-cpus`, each a
+//!   single-threaded tokio runtime with its own connections) and a writer
+//!   thread that hands every `Hit` to a [`HitSink`] and flushes it at least
+//!   every 100 ms.
+//! - One scheduler loop (`scheduler::drive`) for every mode: numbered
+//!   tickets (`tickets::Tickets`, the only source of sequence numbers,
+//!   targets and due times) are taken as the mode says (at once in the
+//!   closed model; each sleeping until due up to one request per 300 µs
+//!   tick; by tick above that; on a pacer thread for `-lazy` and
+//!   `-max-workers`) and handed to where they are sent (`hands`).
+//!   Stopping (end of the schedule, [`Stopper::stop`], a failed sink)
+//!   issues no more tickets and waits for the ones in flight, so nothing
+//!   scheduled goes unrecorded.
 //! - How each request goes is `barrage-client`'s: the scheduler hands a
 //!   due request to a [`Client`] and gets its response back.
 //!
@@ -40,8 +41,9 @@
 mod alarm;
 mod attack;
 mod config;
-mod lanes;
+mod hands;
 mod pacer;
+mod scheduler;
 mod sink;
 mod source;
 mod stopper;

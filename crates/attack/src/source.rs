@@ -42,15 +42,4 @@ impl Targets {
             .collect::<Result<_, _>>()?;
         Ok(Targets::Fixed(prepared))
     }
-
-    /// The target for request `seq`; `Ok(None)` when lazy targets ran out.
-    pub(crate) fn get(&mut self, seq: u64) -> Result<Option<Arc<PreparedTarget>>, SourceError> {
-        match self {
-            Targets::Fixed(all) => Ok(Some(all[(seq % all.len() as u64) as usize].clone())),
-            Targets::Lazy(src) => match src.next_target()? {
-                None => Ok(None),
-                Some(t) => Ok(Some(Arc::new(PreparedTarget::new(t)?))),
-            },
-        }
-    }
 }

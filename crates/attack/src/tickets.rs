@@ -20,17 +20,23 @@
 //! the cut-off (its clock then), every ticket due by it is sent and every
 //! one due later is given back. Due times grow with the sequence number,
 //! so what is sent is a prefix.
-use std::{
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        Arc, Mutex,
-    },
-    time::Instant,
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc, Mutex,
 };
 
 use barrage_client::PreparedTarget;
 
 use crate::{Due, Pacer, StopReason, Stopper, TargetSource};
+
+/// The scheduler's clock: nanoseconds since the schedule's start (the
+/// monotonic clock in an attack, a hand-moved one in tests).
+pub(crate) type Now = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The monotonic clock, counted from `start`.
+pub(crate) fn since(start: std::time::Instant) -> Now {
+    Arc::new(move || start.elapsed().as_nanos() as u64)
+}
 
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
@@ -53,7 +59,7 @@ pub(crate) struct Tickets {
     /// Issued tickets given back unsent (due after the cut-off).
     returned: AtomicU64,
     pacer: Pacer,
-    start: Instant,
+    now: Now,
     stopper: Stopper,
     fixed: Vec<Arc<PreparedTarget>>,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
@@ -64,26 +70,26 @@ impl Tickets {
     pub(crate) fn fixed(
         targets: Vec<Arc<PreparedTarget>>,
         pacer: Pacer,
-        start: Instant,
+        now: Now,
         stopper: Stopper,
     ) -> Self {
-        Self::new(targets, None, pacer, start, stopper)
+        Self::new(targets, None, pacer, now, stopper)
     }
 
     pub(crate) fn lazy(
         source: Box<dyn TargetSource>,
         pacer: Pacer,
-        start: Instant,
+        now: Now,
         stopper: Stopper,
     ) -> Self {
-        Self::new(Vec::new(), Some(Mutex::new(source)), pacer, start, stopper)
+        Self::new(Vec::new(), Some(Mutex::new(source)), pacer, now, stopper)
     }
 
     fn new(
         fixed: Vec<Arc<PreparedTarget>>,
         lazy: Option<Mutex<Box<dyn TargetSource>>>,
         pacer: Pacer,
-        start: Instant,
+        now: Now,
         stopper: Stopper,
     ) -> Self {
         Tickets {
@@ -91,7 +97,7 @@ impl Tickets {
             cutoff: AtomicU64::new(u64::MAX),
             returned: AtomicU64::new(0),
             pacer,
-            start,
+            now,
             stopper,
             fixed,
             lazy,
@@ -114,7 +120,7 @@ impl Tickets {
             self.close(StopReason::Stopped, None);
             return None;
         }
-        match self.pacer.due(seq, self.start.elapsed().as_nanos() as u64) {
+        match self.pacer.due(seq, (self.now)()) {
             Due::Stop => {
                 self.close(StopReason::Done, None);
                 None
@@ -130,7 +136,7 @@ impl Tickets {
         if !self.stopper.is_stopped() {
             return true;
         }
-        let now = self.start.elapsed().as_nanos() as u64;
+        let now = (self.now)();
         let cutoff =
             match self
                 .cutoff
@@ -173,21 +179,9 @@ impl Tickets {
             self.next.store(seq + 1, Ordering::SeqCst);
             return Some((self.pacer.global(seq), target, due));
         }
-        loop {
-            let seq = self.next.load(Ordering::SeqCst);
-            if seq & CLOSED != 0 {
-                return None;
-            }
-            let due = self.due(seq)?;
-            if self
-                .next
-                .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                let seq = self.pacer.global(seq);
-                let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
-                return Some((seq, target, due));
-            }
+        match self.issue(u64::MAX)? {
+            (seq, Some(target), due) => Some((seq, target, due)),
+            (_, None, _) => None,
         }
     }
 
@@ -198,17 +192,28 @@ impl Tickets {
         if self.fixed.is_empty() {
             return None;
         }
+        Some(match self.issue(by)? {
+            (seq, Some(target), Due::At(offset)) => Next::Take(seq, target, offset),
+            (seq, Some(target), _) => Next::Take(seq, target, 0),
+            (_, None, Due::At(offset)) => Next::Later(offset),
+            (_, None, _) => Next::Later(0),
+        })
+    }
+
+    /// Issues the next fixed-target ticket if it is due by `by` (ns from
+    /// the start; a closed-model ticket always is): its global sequence
+    /// number, target and due time. A ticket due later is not issued: its
+    /// target is `None`. `None` when the attack is over. Several threads
+    /// take tickets at once: the counter moves by compare-and-swap.
+    fn issue(&self, by: u64) -> Option<(u64, Option<Arc<PreparedTarget>>, Due)> {
         loop {
             let seq = self.next.load(Ordering::SeqCst);
             if seq & CLOSED != 0 {
                 return None;
             }
-            let offset = match self.due(seq)? {
-                Due::At(offset) => offset,
-                Due::Now | Due::Stop => 0,
-            };
-            if offset > by {
-                return Some(Next::Later(offset));
+            let due = self.due(seq)?;
+            if matches!(due, Due::At(offset) if offset > by) {
+                return Some((seq, None, due));
             }
             if self
                 .next
@@ -216,10 +221,26 @@ impl Tickets {
                 .is_ok()
             {
                 let seq = self.pacer.global(seq);
-                let target = self.fixed[(seq % self.fixed.len() as u64) as usize].clone();
-                return Some(Next::Take(seq, target, offset));
+                return Some((seq, Some(self.target(seq)), due));
             }
         }
+    }
+
+    /// Fixed target for global sequence number `seq`, round-robin.
+    fn target(&self, seq: u64) -> Arc<PreparedTarget> {
+        self.fixed[(seq % self.fixed.len() as u64) as usize].clone()
+    }
+
+    /// Whether the targets were all read up front.
+    pub(crate) fn is_fixed(&self) -> bool {
+        self.lazy.is_none()
+    }
+
+    /// Gives back the ticket issued last, unsent (the stop came while it
+    /// waited for a `-max-workers` slot); only a lone taker (the pacer
+    /// thread) does, so what is sent stays a prefix.
+    pub(crate) fn give_back(&self) {
+        self.returned.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Tickets sent (issued and not given back), why it ended, and a bad
@@ -248,7 +269,7 @@ mod tests {
         Tickets::fixed(
             vec![Arc::new(PreparedTarget::new(target).unwrap())],
             Pacer::new(rate, None, None),
-            Instant::now(),
+            since(std::time::Instant::now()),
             stopper.clone(),
         )
     }

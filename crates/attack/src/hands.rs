@@ -1,0 +1,281 @@
+//! Where the scheduler's due requests go ([`crate::scheduler::Hand`]), and
+//! the real clock it waits on ([`Clockwork`]).
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use barrage_client::{Client, LoopState, PreparedTarget};
+use tokio::sync::Semaphore;
+
+use crate::{
+    alarm::Alarm,
+    attack::{Scheduled, MAX_BATCH, TICK},
+    scheduler::{Hand, Waits},
+    workers::Workers,
+    writer::{deliver, record, request, RequestContext},
+    Stopper,
+};
+
+/// The monotonic clock, with a timerfd to sleep on ([`Alarm`]): sleeps end
+/// early at the stop, and are kept a [`TICK`] apart (counted from when the
+/// last was meant to end, not when it did: a late wake-up must not push
+/// the next one back), so that a loop catching up sends what fell due
+/// meanwhile together.
+pub(crate) struct Clockwork {
+    alarm: Alarm,
+    start: Instant,
+    stopper: Stopper,
+    last_wake: Instant,
+    /// For ticks: this loop's number among `lanes`, and whether the alarm
+    /// repeats on its own (armed once).
+    lane: u64,
+    lanes: u64,
+    repeating: bool,
+}
+
+impl Clockwork {
+    /// A clock counted from `start`, for a loop that sleeps until each
+    /// request is due. Call it on the runtime's thread.
+    pub(crate) fn new(start: Instant, stopper: Stopper) -> Self {
+        Clockwork {
+            alarm: Alarm::new(),
+            start,
+            stopper,
+            last_wake: Instant::now(),
+            lane: 0,
+            lanes: 1,
+            repeating: false,
+        }
+    }
+
+    /// A clock for loop `lane` of `lanes` taking turns by tick: loop
+    /// `lane` owns the ticks with `j % lanes == lane` (`start + j × TICK`)
+    /// and wakes at each, on a timer armed once that repeats every `lanes`
+    /// ticks (re-arming it per wake-up cost as much as a pacer thread).
+    pub(crate) fn ticking(start: Instant, stopper: Stopper, lane: u64, lanes: u64) -> Self {
+        let mut c = Clockwork::new(start, stopper);
+        c.lane = lane;
+        c.lanes = lanes.max(1);
+        let every = TICK.saturating_mul(c.lanes.try_into().unwrap_or(u32::MAX));
+        let first = c.own_tick(c.now());
+        c.repeating = c.alarm.repeat(first, every);
+        c
+    }
+
+    /// This loop's first tick at or after `offset` (ns from the start).
+    fn own_tick(&self, offset: u64) -> Instant {
+        let tick = TICK.as_nanos() as u64;
+        let j = offset.div_ceil(tick);
+        let j = j + (self.lane + self.lanes - j % self.lanes) % self.lanes;
+        self.start + Duration::from_nanos(j.saturating_mul(tick))
+    }
+}
+
+impl Waits for Clockwork {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    async fn until(&mut self, offset: u64) {
+        let at = self.start + Duration::from_nanos(offset);
+        let wake = at.max(self.last_wake + TICK);
+        tokio::select! {
+            biased;
+            _ = self.stopper.stopped() => {}
+            _ = self.alarm.sleep_until(wake) => {}
+        }
+        self.last_wake = wake;
+    }
+
+    async fn tick_after(&mut self, offset: u64) {
+        let at = self.own_tick(offset);
+        tokio::select! {
+            biased;
+            _ = self.stopper.stopped() => {}
+            _ = self.alarm.expiry(), if self.repeating => {}
+            _ = self.alarm.sleep_until(at), if !self.repeating => {}
+        }
+    }
+}
+
+/// The open model on a worker thread: each request a task of its own.
+pub(crate) struct Spawn {
+    pub(crate) client: Arc<Client>,
+    pub(crate) ctx: Arc<RequestContext>,
+}
+
+impl Hand for Spawn {
+    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, offset: Option<u64>) -> bool {
+        let offset = offset.unwrap_or(0);
+        let job = Scheduled {
+            target,
+            seq,
+            scheduled: self.ctx.clock.start_unix + offset as i64,
+            slot: None,
+        };
+        // Boxed: tokio moves a task's future by value into and out of its
+        // cell (spawn, done, dropped), and `send`'s is 432 bytes: 3 copies
+        // of it per request were 2-3% of the open model's instructions
+        // (callgrind at 500/s: ~25.8k -> ~25.3k per request).
+        tokio::spawn(Box::pin(send(self.client.clone(), self.ctx.clone(), job)));
+        true
+    }
+
+    async fn flush(&mut self) {}
+}
+
+/// The closed model: each request sent and its answer awaited before the
+/// next; with `-pipeline N`, N at a time on one connection (wrk's
+/// pipelining, as its Lua scripts do it).
+pub(crate) struct Inline {
+    client: Arc<Client>,
+    ctx: Arc<RequestContext>,
+    state: LoopState,
+    batch: Vec<(Arc<PreparedTarget>, u64)>,
+}
+
+impl Inline {
+    pub(crate) fn new(client: Arc<Client>, ctx: Arc<RequestContext>) -> Self {
+        Inline {
+            client,
+            ctx,
+            state: LoopState::new(),
+            batch: Vec::new(),
+        }
+    }
+}
+
+impl Hand for Inline {
+    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, _: Option<u64>) -> bool {
+        if self.client.pipeline() > 1 {
+            self.batch.push((target, seq));
+            if self.batch.len() >= self.client.pipeline() {
+                // Boxed: a loop's future is held for the whole attack, and
+                // 18,000 of them should not each carry this one.
+                Box::pin(self.flush()).await;
+            }
+            return true;
+        }
+        let scheduled = self.ctx.clock.unix(Instant::now());
+        let done = request(
+            &self.client,
+            target,
+            seq,
+            scheduled,
+            self.ctx.clock,
+            Some(&mut self.state),
+        )
+        .await;
+        deliver(&self.ctx.tx, done);
+        true
+    }
+
+    async fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let sent = Instant::now();
+        let scheduled = self.ctx.clock.unix(sent);
+        let answers = self
+            .client
+            .send_pipelined(&self.batch, &mut self.state)
+            .await;
+        for ((target, seq), piped) in self.batch.drain(..).zip(answers) {
+            let latency = piped.done.saturating_duration_since(sent).as_nanos() as u64;
+            let done = record(
+                target,
+                seq,
+                scheduled,
+                self.ctx.clock.unix(sent),
+                sent,
+                latency,
+                piped.result,
+            );
+            deliver(&self.ctx.tx, done);
+        }
+    }
+}
+
+/// The pacer thread (`-lazy`, `-max-workers`): a `-max-workers` slot for
+/// each request, then batches handed to the least busy worker thread with
+/// one cross-thread wake-up each.
+pub(crate) struct Dispatch<'a> {
+    pub(crate) workers: &'a mut Workers,
+    pub(crate) ctx: Arc<RequestContext>,
+    pub(crate) slots: Option<Arc<Semaphore>>,
+    pub(crate) stopper: Stopper,
+    pub(crate) batch: Vec<Scheduled>,
+}
+
+impl Hand for Dispatch<'_> {
+    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, offset: Option<u64>) -> bool {
+        let slot = match self.slots.clone() {
+            None => None,
+            Some(sem) => match sem.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    // Waiting for a slot: what is due goes out first.
+                    self.flush().await;
+                    tokio::select! {
+                        p = sem.acquire_owned() => match p {
+                            Ok(p) => Some(p),
+                            Err(_) => return false,
+                        },
+                        _ = self.stopper.stopped() => return false,
+                    }
+                }
+            },
+        };
+        let scheduled = match offset {
+            Some(o) => self.ctx.clock.start_unix + o as i64,
+            None => self.ctx.clock.unix(Instant::now()),
+        };
+        self.batch.push(Scheduled {
+            target,
+            seq,
+            scheduled,
+            slot,
+        });
+        if self.batch.len() >= MAX_BATCH {
+            self.flush().await;
+        }
+        true
+    }
+
+    async fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let (handle, client, started) = self.workers.least_behind();
+        let ctx = self.ctx.clone();
+        let client = client.clone();
+        if self.batch.len() == 1 {
+            // At low rates every batch is one request: its own task, sent
+            // across directly.
+            if let Some(job) = self.batch.pop() {
+                handle.spawn(Box::pin(async move {
+                    drop(started);
+                    send(client, ctx, job).await
+                }));
+            }
+            return;
+        }
+        let jobs = std::mem::take(&mut self.batch);
+        self.batch = Vec::with_capacity(jobs.len());
+        handle.spawn(async move {
+            drop(started);
+            for job in jobs {
+                tokio::spawn(Box::pin(send(client.clone(), ctx.clone(), job)));
+            }
+        });
+    }
+}
+
+/// One scheduled request, from send to its record in the writer's queue.
+pub(crate) async fn send(client: Arc<Client>, ctx: Arc<RequestContext>, job: Scheduled) {
+    let done = request(&client, job.target, job.seq, job.scheduled, ctx.clock, None).await;
+    drop(job.slot);
+    deliver(&ctx.tx, done);
+}

@@ -1,0 +1,138 @@
+//! The one scheduler loop ([`drive`]): every mode of an attack takes its
+//! requests from [`Tickets`] (sequence number, target, due time), waits as
+//! its [`Take`] says, and hands each request to a [`Hand`] that sends it.
+//!
+//! | mode | runs on | take | hand |
+//! |---|---|---|---|
+//! | closed model (`-rate 0`) | each of `-max-workers` loops on the worker threads | the next ticket, at once | [`crate::hands::Inline`]: send and wait for the answer (`-pipeline N`: N at a time) |
+//! | open model up to one request per tick | each worker thread | the next ticket, then sleep until it is due | [`crate::hands::Spawn`]: a task of its own on this thread |
+//! | open model above that | each worker thread | every ticket due by this thread's tick, then sleep to its next tick | [`crate::hands::Spawn`] |
+//! | `-lazy` or `-max-workers` | the pacer thread | the next ticket, then sleep until it is due | [`crate::hands::Dispatch`]: a `-max-workers` slot, then batches to the least busy worker thread |
+//!
+//! Stopping is the tickets' (no ticket is issued after a stop; one due
+//! after the stop's cut-off is given back), so it is made in one place.
+
+use std::{future::Future, sync::Arc};
+
+use barrage_client::PreparedTarget;
+
+use crate::{
+    attack::MAX_BATCH,
+    tickets::{Next, Tickets},
+    Due,
+};
+
+/// How a loop takes its tickets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Take {
+    /// The next ticket as soon as the last is handed over (the closed
+    /// model).
+    Now,
+    /// The next ticket, then a sleep until it is due.
+    Due,
+    /// Every ticket due by now, then a sleep until this loop's next tick.
+    Ticks,
+}
+
+/// How a loop waits: the clock it reads and sleeps on.
+pub(crate) trait Waits {
+    /// Nanoseconds since the schedule's start.
+    fn now(&self) -> u64;
+    /// Sleeps until `offset` (ns since the start; a real clock keeps wake-ups
+    /// a tick apart) or the stop.
+    fn until(&mut self, offset: u64) -> impl Future<Output = ()> + Send;
+    /// Sleeps until this loop's first tick at or after `offset`, or the
+    /// stop.
+    fn tick_after(&mut self, offset: u64) -> impl Future<Output = ()> + Send;
+}
+
+/// Where a due request goes.
+pub(crate) trait Hand {
+    /// Sends (or queues) request `seq` for `target`, due at `offset` ns
+    /// after the start (`None`: now, the closed model). False when it was
+    /// not sent (the stop came while it waited for a slot): the ticket is
+    /// then given back.
+    fn send(
+        &mut self,
+        seq: u64,
+        target: Arc<PreparedTarget>,
+        offset: Option<u64>,
+    ) -> impl Future<Output = bool> + Send;
+    /// Sends what is queued: before the loop sleeps, and at its end.
+    fn flush(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// The scheduler loop: takes every ticket it can from `tickets`, waits as
+/// `take` says on `waits`, and hands each to `hand`, until the tickets end
+/// (the schedule is over, the targets ran out, or the attack stopped).
+pub(crate) async fn drive<W: Waits, H: Hand>(
+    tickets: &Tickets,
+    take: Take,
+    waits: &mut W,
+    hand: &mut H,
+) {
+    // Ticks: tickets due by this horizon are taken before the next sleep.
+    let mut horizon = waits.now();
+    // Ticks: tickets taken since the loop last let its runtime read answers.
+    let mut taken = 0usize;
+    loop {
+        let (seq, target, offset) = match take {
+            Take::Now | Take::Due => {
+                let Some((seq, target, due)) = tickets.take() else {
+                    break;
+                };
+                let offset = match due {
+                    Due::At(offset) => offset,
+                    Due::Now | Due::Stop => waits.now(),
+                };
+                if take == Take::Due {
+                    if offset > waits.now() {
+                        hand.flush().await;
+                        waits.until(offset).await;
+                    }
+                    if !tickets.goes_out(offset) {
+                        continue;
+                    }
+                    (seq, target, Some(offset))
+                } else {
+                    (seq, target, None)
+                }
+            }
+            Take::Ticks => {
+                if taken == MAX_BATCH {
+                    // A loop catching up after a long stall lets the
+                    // answers already in be read between batches.
+                    taken = 0;
+                    hand.flush().await;
+                    tokio::task::yield_now().await;
+                    horizon = waits.now();
+                }
+                match tickets.take_due_by(horizon) {
+                    None => break,
+                    Some(Next::Later(offset)) => {
+                        taken = 0;
+                        hand.flush().await;
+                        waits.tick_after(offset).await;
+                        horizon = waits.now();
+                        continue;
+                    }
+                    Some(Next::Take(seq, target, offset)) => {
+                        taken += 1;
+                        if !tickets.goes_out(offset) {
+                            continue;
+                        }
+                        (seq, target, Some(offset))
+                    }
+                }
+            }
+        };
+        if !hand.send(seq, target, offset).await {
+            tickets.give_back();
+            break;
+        }
+    }
+    hand.flush().await;
+}
+
+#[cfg(test)]
+mod tests;
