@@ -24,7 +24,9 @@ use crate::{
 /// the next one back), so that a loop catching up sends what fell due
 /// meanwhile together.
 pub(crate) struct Clockwork {
-    alarm: Alarm,
+    /// Made at the first sleep: a loop that never sleeps (the closed
+    /// model's, 18,000 of them) holds no timerfd.
+    alarm: Option<Alarm>,
     start: Instant,
     stopper: Stopper,
     last_wake: Instant,
@@ -40,7 +42,7 @@ impl Clockwork {
     /// request is due. Call it on the runtime's thread.
     pub(crate) fn new(start: Instant, stopper: Stopper) -> Self {
         Clockwork {
-            alarm: Alarm::new(),
+            alarm: None,
             start,
             stopper,
             last_wake: Instant::now(),
@@ -60,8 +62,13 @@ impl Clockwork {
         c.lanes = lanes.max(1);
         let every = TICK.saturating_mul(c.lanes.try_into().unwrap_or(u32::MAX));
         let first = c.own_tick(c.now());
-        c.repeating = c.alarm.repeat(first, every);
+        c.repeating = c.alarm().repeat(first, every);
         c
+    }
+
+    /// The timer, made on first use.
+    fn alarm(&mut self) -> &Alarm {
+        self.alarm.get_or_insert_with(Alarm::new)
     }
 
     /// This loop's first tick at or after `offset` (ns from the start).
@@ -81,21 +88,29 @@ impl Waits for Clockwork {
     async fn until(&mut self, offset: u64) {
         let at = self.start + Duration::from_nanos(offset);
         let wake = at.max(self.last_wake + TICK);
+        self.alarm();
+        let (Some(alarm), stopper) = (&self.alarm, &self.stopper) else {
+            return;
+        };
         tokio::select! {
             biased;
-            _ = self.stopper.stopped() => {}
-            _ = self.alarm.sleep_until(wake) => {}
+            _ = stopper.stopped() => {}
+            _ = alarm.sleep_until(wake) => {}
         }
         self.last_wake = wake;
     }
 
     async fn tick_after(&mut self, offset: u64) {
         let at = self.own_tick(offset);
+        self.alarm();
+        let (Some(alarm), stopper, repeating) = (&self.alarm, &self.stopper, self.repeating) else {
+            return;
+        };
         tokio::select! {
             biased;
-            _ = self.stopper.stopped() => {}
-            _ = self.alarm.expiry(), if self.repeating => {}
-            _ = self.alarm.sleep_until(at), if !self.repeating => {}
+            _ = stopper.stopped() => {}
+            _ = alarm.expiry(), if repeating => {}
+            _ = alarm.sleep_until(at), if !repeating => {}
         }
     }
 }
