@@ -486,3 +486,27 @@ fn open_model_pipelines_closed_mid_way_leave_exact_records() {
         server.requests()
     );
 }
+
+#[test]
+fn several_local_addresses_are_used_in_turn() {
+    // Issue 14: -laddr takes several addresses (comma-separated or
+    // repeated); new connections take them in turn.
+    let server = barrage_testkit::Server::http();
+    for laddr in [
+        vec!["-laddr", "127.0.0.2,127.0.0.3"],
+        vec!["-laddr", "127.0.0.2", "-laddr", "127.0.0.3"],
+    ] {
+        let mut args = vec!["-rate", "100", "-requests", "6", "-keepalive=false"];
+        args.extend_from_slice(&laddr);
+        let mut r = attack(&args, &format!("GET {}\n", server.url("/")));
+        r.assert_clean();
+        common::assert_seq_complete(&mut r.hits);
+        assert!(
+            r.hits.iter().all(|h| h.code == 200),
+            "{:?}",
+            r.hits[0].error
+        );
+    }
+    let peers: Vec<String> = server.peer_ips().iter().map(|ip| ip.to_string()).collect();
+    assert_eq!(peers, ["127.0.0.2", "127.0.0.3"]);
+}

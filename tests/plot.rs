@@ -243,7 +243,7 @@ fn bad_flags_and_hostile_titles() {
     refused(
         &["plot", "-latency", "sideways", &alpha],
         b"",
-        "barrage plot: unknown -latency \"sideways\" (use actual, intended or first-byte)",
+        "unknown -latency \"sideways\" (use actual, intended or first-byte)",
     );
 
     let page = String::from_utf8(ok(

@@ -7,7 +7,7 @@ use barrage_stream::{CsvWriter, Encoder, Hit, JsonWriter};
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::{DumpArgs, EncodeArgs},
+    flags::{DumpArgs, EncodeArgs, Encoding},
     inputs, output,
 };
 
@@ -38,27 +38,21 @@ impl<W: Write> Writer<W> {
 pub fn run(args: DumpArgs) -> Outcome {
     let mut files = args.inputs;
     files.extend(args.files);
-    convert("dump", &args.dumper, &args.output, &files)
+    convert(args.dumper, &args.output, &files)
 }
 
 pub fn encode(args: EncodeArgs) -> Outcome {
-    convert("encode", &args.to, &args.output, &args.files)
+    convert(args.to, &args.output, &args.files)
 }
 
-fn convert(cmd: &str, to: &str, out_path: &str, files: &[String]) -> Outcome {
-    if !matches!(to, "csv" | "json" | "bin") {
-        return Err(Failed::usage(format!(
-            "unknown encoding {to:?} (use csv or json{})",
-            if cmd == "encode" { " or bin" } else { "" }
-        )));
-    }
+fn convert(to: Encoding, out_path: &str, files: &[String]) -> Outcome {
     let mut merge = inputs::open(files)?;
     let result = (|| -> io::Result<()> {
         let out = BufWriter::with_capacity(256 << 10, output::open(out_path)?);
         let mut w = match to {
-            "csv" => Writer::Csv(CsvWriter::new(out)),
-            "bin" => Writer::Bin(Encoder::new(out)?),
-            _ => Writer::Json(JsonWriter::new(out)),
+            Encoding::Csv => Writer::Csv(CsvWriter::new(out)),
+            Encoding::Bin => Writer::Bin(Encoder::new(out)?),
+            Encoding::Json => Writer::Json(JsonWriter::new(out)),
         };
         while let Some(hit) = merge.next_hit() {
             w.write(hit)?;

@@ -58,7 +58,7 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 
 /// `-max-header-bytes`: a size of at least 1 KB.
 pub fn parse_header_bytes(s: &str) -> Result<usize, String> {
-    match parse_size(s)? {
+    match parse_size(s).map_err(|e| e.to_string())? {
         n if n < 1024 => Err(format!("{s:?} is under 1KB")),
         n => Ok(n as usize),
     }
@@ -114,23 +114,8 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// `-start-at`: RFC 3339 or unix seconds (decimals allowed), as unix ns.
-pub fn parse_start_at(s: &str) -> Result<i64, String> {
-    let bad =
-        || format!("invalid time {s:?} (use RFC 3339, e.g. 2026-11-30T12:00:00Z, or unix seconds)");
-    if let Ok(ns) = barrage_model::time::parse_rfc3339(s) {
-        return Ok(ns);
-    }
-    // Exact to the nanosecond (an f64 of unix nanoseconds is not).
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
-    if !digits(int) || (!frac.is_empty() && !digits(frac)) || frac.len() > 9 {
-        return Err(bad());
-    }
-    let secs: i64 = int.parse().map_err(|_| bad())?;
-    let frac_ns: i64 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
-    secs.checked_mul(1_000_000_000)
-        .and_then(|ns| ns.checked_add(frac_ns))
-        .ok_or_else(bad)
+pub fn parse_start_at(s: &str) -> Result<i64, barrage_model::time::InstantError> {
+    barrage_model::time::parse_instant(s)
 }
 
 /// `-stages`.
@@ -144,28 +129,8 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
 }
 
 /// `-max-body`: `-1` (all), a byte count, or a size (`10KB`, `2 MiB`).
-pub fn parse_size(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    if t == "-1" {
-        return Ok(-1);
-    }
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: i64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)"))?;
-    let mult: i64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kb" | "kilobytes" => 1_000,
-        "mb" | "megabytes" => 1_000_000,
-        "gb" | "gigabytes" => 1_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        _ => return Err(format!("invalid size {s:?} (use -1, 4096, 10KB, 2MiB)")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} is too large"))
+pub fn parse_size(s: &str) -> Result<i64, barrage_model::size::SizeError> {
+    barrage_model::size::parse(s)
 }
 
 /// `-header "Name: value"`: split at the first colon, neither part empty.
@@ -379,11 +344,31 @@ pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
     barrage_metrics::Threshold::parse_list(s).map(FailOn)
 }
 
+/// An output encoding of `dump` (`-dumper`) and `encode` (`-to`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Encoding {
+    /// vegeta's 12 CSV columns.
+    Csv,
+    /// JSON lines.
+    Json,
+    /// barrage's binary stream (`encode` only).
+    Bin,
+}
+
+/// `-dumper`: csv or json.
+pub fn parse_dumper(s: &str) -> Result<Encoding, String> {
+    match s {
+        "csv" => Ok(Encoding::Csv),
+        "json" => Ok(Encoding::Json),
+        _ => Err(format!("unknown encoding {s:?} (use csv or json)")),
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct DumpArgs {
     /// Output encoding: csv or json
-    #[arg(long, default_value = "json")]
-    pub dumper: String,
+    #[arg(long, default_value = "json", value_parser = parse_dumper)]
+    pub dumper: Encoding,
     /// Comma-separated input files (default: stdin)
     #[arg(long, value_delimiter = ',')]
     pub inputs: Vec<String>,
@@ -404,7 +389,7 @@ pub struct PlotArgs {
     pub threshold: usize,
     /// Which latency to plot: actual (from the send, as vegeta), intended (from the scheduled time, at the scheduled time) or first-byte (from the send to the response's head)
     #[arg(long, default_value = "actual")]
-    pub latency: String,
+    pub latency: barrage_metrics::LatencyView,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,
@@ -415,8 +400,8 @@ pub struct PlotArgs {
 #[derive(Args, Debug)]
 pub struct EncodeArgs {
     /// Output encoding: json, csv or bin (barrage's binary stream)
-    #[arg(long, default_value = "json")]
-    pub to: String,
+    #[arg(long, default_value = "json", value_enum)]
+    pub to: Encoding,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,

@@ -17,7 +17,7 @@ use crate::{
 pub const DEFAULT_TITLE: &str = "Barrage Plot";
 
 pub fn run(args: PlotArgs) -> Outcome {
-    let view = args.latency.parse::<LatencyView>().map_err(Failed::usage)?;
+    let view = args.latency;
     let merge = inputs::open(&args.files)?;
     draw(
         merge,

@@ -25,6 +25,7 @@ pub mod duration;
 pub mod gojson;
 mod hit;
 mod rate;
+pub mod size;
 mod stages;
 pub mod status;
 mod target;

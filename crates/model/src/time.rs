@@ -9,6 +9,11 @@ use thiserror::Error;
 #[error("invalid RFC 3339 time {0:?}")]
 pub struct TimeError(pub String);
 
+/// Why a `-start-at` moment did not parse.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct InstantError(pub String);
+
 /// Formats unix nanoseconds as RFC 3339 in UTC with up to 9 fraction digits.
 pub fn format_rfc3339(unix_ns: i64) -> String {
     let secs = unix_ns.div_euclid(1_000_000_000);
@@ -29,6 +34,30 @@ pub fn format_rfc3339(unix_ns: i64) -> String {
     }
     out.push('Z');
     out
+}
+
+/// A moment as `-start-at` takes it: RFC 3339, or unix seconds (decimals
+/// allowed, exact to the nanosecond: an f64 of unix nanoseconds is not),
+/// as unix ns.
+pub fn parse_instant(s: &str) -> Result<i64, InstantError> {
+    if let Ok(ns) = parse_rfc3339(s) {
+        return Ok(ns);
+    }
+    let bad = || {
+        InstantError(format!(
+            "invalid time {s:?} (use RFC 3339, e.g. 2026-11-30T12:00:00Z, or unix seconds)"
+        ))
+    };
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || (!frac.is_empty() && !digits(frac)) || frac.len() > 9 {
+        return Err(bad());
+    }
+    let secs: i64 = int.parse().map_err(|_| bad())?;
+    let frac_ns: i64 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(frac_ns))
+        .ok_or_else(bad)
 }
 
 /// Parses RFC 3339 (`Z` or `±hh:mm` offsets, any fraction) to unix ns.

@@ -59,6 +59,8 @@ struct State {
     connections: AtomicU64,
     resumed: AtomicU64,
     received: Mutex<Vec<Received>>,
+    /// The addresses TCP connections came from.
+    peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
 }
 
 /// A loopback server on port 0, stopped when dropped.
@@ -160,6 +162,15 @@ impl Server {
             .count()
     }
 
+    /// The addresses TCP connections came from, sorted.
+    pub fn peer_ips(&self) -> Vec<std::net::IpAddr> {
+        self.state
+            .peers
+            .lock()
+            .map(|p| p.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// The first 10,000 requests received, in arrival order.
     pub fn received(&self) -> Vec<Received> {
         self.state
@@ -210,7 +221,12 @@ async fn serve(
             a = listener.accept() => a,
             _ = &mut stop => return,
         };
-        let Ok((stream, _)) = accepted else { continue };
+        let Ok((stream, peer)) = accepted else {
+            continue;
+        };
+        if let Ok(mut p) = state.peers.lock() {
+            p.insert(peer.ip());
+        }
         let _ = stream.set_nodelay(true);
         tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after));
     }
