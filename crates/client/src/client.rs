@@ -329,17 +329,7 @@ impl Client {
                         if !framer.head_done() {
                             return Err(crate::Failure::from(fail(&e)));
                         }
-                        // The body broke off: a failure (code 0, as vegeta
-                        // records it) that keeps the bytes that did arrive.
-                        return Ok(Response {
-                            code: 0,
-                            bytes_in: framer.bytes_in,
-                            body: framer.body,
-                            headers: framer.head.headers,
-                            error: Some(fail(&e)),
-                            head_at,
-                            status: None,
-                        });
+                        return Ok(broken_off(framer, head_at, fail(&e)));
                     }
                     let location = framer.head.location.take();
                     let response = self.response(framer, head_at);
@@ -461,6 +451,20 @@ impl Client {
                 .and_then(|p| p.auth.as_ref())
                 .and_then(|a| a.to_str().ok()),
         })
+    }
+}
+
+/// A response whose body broke off after its head: a failure (code 0, as
+/// vegeta records it) that keeps the bytes that did arrive.
+fn broken_off(framer: Framer, head_at: Option<std::time::Instant>, error: String) -> Response {
+    Response {
+        code: 0,
+        bytes_in: framer.bytes_in,
+        body: framer.body,
+        headers: framer.head.headers,
+        error: Some(error),
+        head_at,
+        status: None,
     }
 }
 

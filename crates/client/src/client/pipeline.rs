@@ -6,7 +6,7 @@
 
 use std::{pin::pin, sync::Arc, time::Instant};
 
-use super::{go_op, timed_out, Client, LoopState};
+use super::{broken_off, go_op, timed_out, Client, LoopState};
 use crate::{
     h1::{Framer, Wire},
     pool::{Conn, H1},
@@ -99,15 +99,7 @@ impl Client {
                     };
                     let result = match r {
                         Ok(()) => Ok(self.response(framer, head_at)),
-                        Err(e) if framer.head_done() => Ok(Response {
-                            code: 0,
-                            bytes_in: framer.bytes_in,
-                            body: framer.body,
-                            headers: framer.head.headers,
-                            error: Some(fail(&e)),
-                            head_at,
-                            status: None,
-                        }),
+                        Err(e) if framer.head_done() => Ok(broken_off(framer, head_at, fail(&e))),
                         Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
                             "pipelined request unanswered: {e}"
                         )))),

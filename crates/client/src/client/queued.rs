@@ -19,7 +19,7 @@ use std::{
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{go_op, response_of, Client};
+use super::{broken_off, go_op, response_of, Client};
 use crate::{
     h1::{self, Framer, Limits},
     pool::{Conn, H1},
@@ -185,15 +185,9 @@ async fn drive(
                     };
                     let answer = match result {
                         Ok(()) => Ok(response_of(done.framer, done.head_at)),
-                        Err(e) if done.framer.head_done() => Ok(Response {
-                            code: 0,
-                            bytes_in: done.framer.bytes_in,
-                            body: done.framer.body,
-                            headers: done.framer.head.headers,
-                            error: Some(fail(&e)),
-                            head_at: done.head_at,
-                            status: None,
-                        }),
+                        Err(e) if done.framer.head_done() => {
+                            Ok(broken_off(done.framer, done.head_at, fail(&e)))
+                        }
                         Err(e) => Err(crate::Failure::from(fail(&format!(
                             "pipelined request unanswered: {e}"
                         )))),
