@@ -44,6 +44,17 @@ fn against(
     r
 }
 
+/// Every record is a 200 with `body` and no error.
+fn every_answer_is(r: &ChildResult, body: &[u8]) {
+    for h in &r.hits {
+        assert_eq!(
+            (h.code, h.body.as_slice(), h.error.as_str()),
+            (200, body, ""),
+            "{h:?}"
+        );
+    }
+}
+
 #[test]
 fn a_response_written_one_byte_at_a_time() {
     let r = against(
@@ -92,12 +103,7 @@ fn interim_responses_before_the_final_one() {
         3,
         &[],
     );
-    for h in &r.hits {
-        assert_eq!(
-            (h.code, h.body.as_slice(), h.error.as_str()),
-            (200, &b"ok"[..], "")
-        );
-    }
+    every_answer_is(&r, b"ok");
 }
 
 #[test]
@@ -158,12 +164,7 @@ fn head_204_and_304_carry_no_body_whatever_their_length_says() {
 #[test]
 fn a_body_delimited_by_close_and_an_http_1_0_server() {
     let r = against(b"HTTP/1.1 200 OK\r\n\r\nuntil the end", false, true, 3, &[]);
-    for h in &r.hits {
-        assert_eq!(
-            (h.code, h.body.as_slice(), h.error.as_str()),
-            (200, &b"until the end"[..], "")
-        );
-    }
+    every_answer_is(&r, b"until the end");
     let r = against(
         b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",
         false,
@@ -171,12 +172,7 @@ fn a_body_delimited_by_close_and_an_http_1_0_server() {
         3,
         &[],
     );
-    for h in &r.hits {
-        assert_eq!(
-            (h.code, h.body.as_slice(), h.error.as_str()),
-            (200, &b"hi"[..], "")
-        );
-    }
+    every_answer_is(&r, b"hi");
 }
 
 #[test]
