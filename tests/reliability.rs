@@ -444,6 +444,32 @@ fn t9_huge_body_is_counted_not_kept() {
 }
 
 #[test]
+fn t9b_a_body_over_the_kept_maximum_is_cut_and_the_stream_stays_readable() {
+    // -max-body -1 keeps at most 128 MiB: the stream's frames hold 256 MiB,
+    // and a bigger record would make the whole stream unreadable (issue 22).
+    let server = RawServer::start(Script::Huge(130 << 20));
+    let r = attack(
+        &[
+            "-rate",
+            "10",
+            "-requests",
+            "2",
+            "-max-body",
+            "-1",
+            "-timeout",
+            "60s",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 2);
+    for h in &r.hits {
+        assert_eq!(h.bytes_in, 130 << 20, "the whole body is counted");
+        assert_eq!(h.body.len(), 128 << 20, "the kept body is cut at 128 MiB");
+    }
+}
+
+#[test]
 fn t10_fd_exhaustion_is_recorded_not_fatal() {
     let server = RawServer::start(Script::Stall);
     let args = [
@@ -759,20 +785,42 @@ fn s10_sigint_at_a_fast_rate_records_every_hit_sent() {
 }
 
 #[test]
-fn s2_second_sigint_exits_130() {
+fn s2_second_sigint_exits_130_and_says_what_it_abandoned() {
+    // 50/s to a 2 s answer: after 2.5 s about 25 records are out and about
+    // 100 requests in flight. The second signal drops those, writes what
+    // had finished, completes the stream and says how many went unrecorded.
     let server = Server::http();
     let child = spawn_attack(&server, &["-rate", "50", "-duration", "60s"], "/sleep/2000");
-    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        child.wait_records(5, WATCHDOG),
+        "records within the watchdog"
+    );
+    std::thread::sleep(Duration::from_millis(300));
     child.signal(libc::SIGINT);
     std::thread::sleep(Duration::from_millis(50));
     child.signal(libc::SIGINT);
     let r = child.wait(WATCHDOG);
-    assert_eq!(r.code, Some(130));
+    assert_eq!(r.code, Some(130), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"));
-    // Whatever was written decodes; a cut tail is reported as truncation.
-    if let Some(e) = &r.stream_error {
-        assert!(e.contains("truncated"), "{e}");
-    }
+    r.assert_clean();
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("interrupted again: "))
+        .unwrap_or_else(|| panic!("no abandon line in {:?}", r.stderr));
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{line}");
+    let (abandoned, written) = (numbers[0], numbers[1]);
+    assert_eq!(written, r.hits.len() as u64, "{line}");
+    assert!(abandoned > 0, "{line}");
+    assert!(
+        abandoned + written >= server.count(),
+        "every request the server saw is either written or counted as abandoned: {line}, server saw {}",
+        server.count()
+    );
 }
 
 #[test]
@@ -998,6 +1046,41 @@ fn c3_random_buffers_never_panic_the_readers() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn c6_a_crafted_record_cannot_exhaust_the_readers_memory() {
+    // One record claiming 8 million empty header lines: 16 MB on disk,
+    // valid checksums. report used 626 MB and dump 779 MB on it (issue 22).
+    let n: u64 = 8 << 20;
+    let mut payload = vec![0, 1, b'a']; // the string "a"
+    payload.extend_from_slice(&[1, 0x02, 0, 0, 0, 0xE8, 0x07, 0xC8, 0x01, 0]); // a record with headers
+    payload.extend_from_slice(&[0x80, 0x80, 0x80, 0x04]); // 8 Mi of them
+    for _ in 0..n {
+        payload.extend_from_slice(&[1, 0]); // "a": ""
+    }
+    let mut stream = vec![0xB7, b'B', b'R', b'G', 2, 0];
+    stream.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    stream.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    stream.extend_from_slice(&payload);
+    let dir = common::tempdir("c6");
+    let path = dir.join("crafted.bin");
+    std::fs::write(&path, &stream).unwrap();
+    let path = path.to_str().unwrap();
+    for args in [["report", path], ["dump", path], ["encode", path]] {
+        let r = Child::spawn(bin(), &args, b"", None).wait(WATCHDOG);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("header lines in one record"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(
+            r.peak_rss_kib < 96 * 1024,
+            "{args:?}: peak RSS {} KiB",
+            r.peak_rss_kib
+        );
     }
 }
 

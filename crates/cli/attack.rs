@@ -13,22 +13,28 @@ use barrage_attack::{
     Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
 };
 use barrage_model::Target;
+use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
 
 use crate::{
-    failed::{Failed, Outcome},
+    failed::{Failed, Kind as FailKind, Outcome},
     flags::AttackArgs,
-    output, prom, EXIT_INTERRUPTED,
+    output, EXIT_INTERRUPTED,
 };
 
-/// The stream encoder as the attack's sink; errors name the output.
+/// The stream encoder as the attack's sink, and `-prometheus-addr`'s
+/// exporter counting what is written.
 struct StreamSink {
     encoder: Encoder<Box<dyn Write + Send>>,
+    exporter: Option<Exporter>,
 }
 
 impl HitSink for StreamSink {
     fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        if let Some(e) = &self.exporter {
+            e.add(hit);
+        }
         self.encoder.write(hit)
     }
 
@@ -166,7 +172,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     };
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
-    let exporter = match a.prometheus_addr.map(prom::Exporter::start).transpose() {
+    let exporter = match a.prometheus_addr.map(Exporter::start).transpose() {
         Ok(e) => e,
         Err(e) => {
             let addr = a.prometheus_addr.map(|a| a.to_string()).unwrap_or_default();
@@ -178,7 +184,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         encoder.flush()?;
         Ok(encoder)
     }) {
-        Ok(encoder) => StreamSink { encoder },
+        Ok(encoder) => StreamSink { encoder, exporter },
         Err(e) if output::is_closed_pipe(&e) => return Ok(()),
         Err(e) => return io(format!("-output {}: {e}", a.output)),
     };
@@ -186,17 +192,15 @@ pub fn run(a: AttackArgs) -> Outcome {
     if a.insecure {
         eprintln!("barrage attack: warning: -insecure: server certificates are not verified");
     }
-    raise_open_files_limit();
+    if let Some(n) = barrage_attack::raise_open_files_limit().filter(|&n| n < LOW_OPEN_FILES) {
+        eprintln!("barrage attack: warning: the open files limit (NOFILE) is {n}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)");
+    }
     let stopper = Stopper::new();
-    install_signals(stopper.clone());
-    let sink: Box<dyn HitSink> = match &exporter {
-        Some(e) => {
-            eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
-            e.sink(Box::new(sink))
-        }
-        None => Box::new(sink),
-    };
-    let report = match attack.run(targets, sink, stopper) {
+    stopper.on_signals(|| std::process::exit(EXIT_INTERRUPTED));
+    if let Some(e) = &sink.exporter {
+        eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
+    }
+    let report = match attack.run(targets, Box::new(sink), stopper) {
         Ok(r) => r,
         Err(e) => return io(e),
     };
@@ -214,6 +218,14 @@ pub fn run(a: AttackArgs) -> Outcome {
             );
             Ok(())
         }
+        StopReason::Abandoned => Err(Failed {
+            kind: FailKind::Interrupted,
+            lines: vec![format!(
+                "interrupted again: {} requests in flight abandoned, {} results written",
+                report.scheduled.saturating_sub(report.written),
+                report.written
+            )],
+        }),
         StopReason::Done | StopReason::TargetsExhausted => Ok(()),
     }
 }
@@ -221,55 +233,3 @@ pub fn run(a: AttackArgs) -> Outcome {
 /// Open files below which the attack warns before starting: every request
 /// in flight holds a socket.
 const LOW_OPEN_FILES: u64 = 1024;
-
-/// Raises the soft open-files limit to the hard one (as Go does for
-/// vegeta), and warns when even that is low.
-fn raise_open_files_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return;
-        }
-        if lim.rlim_cur < lim.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: lim.rlim_max,
-                rlim_max: lim.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                lim.rlim_cur = lim.rlim_max;
-            }
-        }
-    }
-    if lim.rlim_cur < LOW_OPEN_FILES {
-        eprintln!(
-            "barrage attack: warning: the open files limit (NOFILE) is {}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)",
-            lim.rlim_cur
-        );
-    }
-}
-
-/// First SIGINT/SIGTERM: graceful stop (in-flight requests finish, the
-/// stream is completed). Second: exit 130 at once.
-fn install_signals(stopper: Stopper) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        return;
-    };
-    let _ = std::thread::Builder::new()
-        .name("barrage-signals".into())
-        .spawn(move || {
-            let mut seen = 0;
-            for _ in signals.forever() {
-                seen += 1;
-                if seen == 1 {
-                    stopper.stop();
-                } else {
-                    std::process::exit(EXIT_INTERRUPTED);
-                }
-            }
-        });
-}

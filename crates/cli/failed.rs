@@ -10,6 +10,8 @@ pub enum Kind {
     Usage,
     /// A `-fail-on` condition held (3).
     Threshold,
+    /// Stopped hard by a second signal (130).
+    Interrupted,
 }
 
 impl Kind {
@@ -19,6 +21,7 @@ impl Kind {
             Kind::Io => crate::EXIT_IO,
             Kind::Usage => crate::EXIT_USAGE,
             Kind::Threshold => crate::report::EXIT_THRESHOLD,
+            Kind::Interrupted => crate::EXIT_INTERRUPTED,
         }
     }
 }

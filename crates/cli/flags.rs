@@ -5,7 +5,8 @@
 use std::{ffi::OsString, path::PathBuf, time::Duration};
 
 use barrage_attack::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_WORKERS};
-use barrage_model::{duration, Rate, Stages};
+use barrage_model::{duration, size, Rate, Stages};
+use barrage_stream::Encoding;
 use barrage_targets::Format;
 use clap::{ArgAction, Args, Parser, Subcommand};
 
@@ -56,10 +57,11 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     out
 }
 
-/// `-max-header-bytes`: a size of at least 1 KB.
+/// `-max-header-bytes`: a size from 1 KB to 64 MiB.
 pub fn parse_header_bytes(s: &str) -> Result<usize, String> {
-    match parse_size(s).map_err(|e| e.to_string())? {
+    match size::parse(s).map_err(|e| e.to_string())? {
         n if n < 1024 => Err(format!("{s:?} is under 1KB")),
+        n if n as usize > barrage_attack::MAX_HEAD_BYTES => Err(format!("{s:?} is over 64MiB")),
         n => Ok(n as usize),
     }
 }
@@ -113,24 +115,9 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
-/// `-start-at`: RFC 3339 or unix seconds (decimals allowed), as unix ns.
-pub fn parse_start_at(s: &str) -> Result<i64, barrage_model::time::InstantError> {
-    barrage_model::time::parse_instant(s)
-}
-
 /// `-stages`.
 pub fn parse_stages(s: &str) -> Result<Stages, String> {
     s.parse().map_err(|e: barrage_model::StagesError| e.why)
-}
-
-/// `-rate`.
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    s.parse::<Rate>().map_err(|e| e.to_string())
-}
-
-/// `-max-body`: `-1` (all), a byte count, or a size (`10KB`, `2 MiB`).
-pub fn parse_size(s: &str) -> Result<i64, barrage_model::size::SizeError> {
-    barrage_model::size::parse(s)
 }
 
 /// `-header "Name: value"`: split at the first colon, neither part empty.
@@ -173,7 +160,7 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct AttackArgs {
     /// Requests per time unit: N, N/s, N/1m, N/500ms; 0 or infinity with -max-workers
-    #[arg(long, default_value_t = barrage_model::DEFAULT_RATE, value_parser = parse_rate, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = barrage_model::DEFAULT_RATE, allow_hyphen_values = true)]
     pub rate: Rate,
     /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
     #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
@@ -182,7 +169,7 @@ pub struct AttackArgs {
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
     /// Start the schedule at this time (RFC 3339, or unix seconds such as $(date -d +10sec +%s)), after opening connections
-    #[arg(long, value_parser = parse_start_at)]
+    #[arg(long, value_parser = barrage_model::time::parse_instant)]
     pub start_at: Option<i64>,
     /// Serve Prometheus metrics of the records so far at http://ADDR/metrics while the attack runs (e.g. 127.0.0.1:8880)
     #[arg(long)]
@@ -286,8 +273,8 @@ pub struct AttackArgs {
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,
-    /// Response body bytes kept per result (-1 = all; sizes like 10KB)
-    #[arg(long, default_value = "0", value_parser = parse_size, allow_negative_numbers = true, allow_hyphen_values = true)]
+    /// Response body bytes kept per result (-1 = all, up to 128MiB; sizes like 10KB)
+    #[arg(long, default_value = "0", value_parser = size::parse, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub max_body: i64,
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
@@ -344,23 +331,11 @@ pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
     barrage_metrics::Threshold::parse_list(s).map(FailOn)
 }
 
-/// An output encoding of `dump` (`-dumper`) and `encode` (`-to`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Encoding {
-    /// vegeta's 12 CSV columns.
-    Csv,
-    /// JSON lines.
-    Json,
-    /// barrage's binary stream (`encode` only).
-    Bin,
-}
-
-/// `-dumper`: csv or json.
+/// `-dumper`: csv or json (`bin` is `encode -to`'s alone).
 pub fn parse_dumper(s: &str) -> Result<Encoding, String> {
-    match s {
-        "csv" => Ok(Encoding::Csv),
-        "json" => Ok(Encoding::Json),
-        _ => Err(format!("unknown encoding {s:?} (use csv or json)")),
+    match s.parse() {
+        Ok(Encoding::Bin) | Err(_) => Err(format!("unknown encoding {s:?} (use csv or json)")),
+        Ok(e) => Ok(e),
     }
 }
 
@@ -400,7 +375,7 @@ pub struct PlotArgs {
 #[derive(Args, Debug)]
 pub struct EncodeArgs {
     /// Output encoding: json, csv or bin (barrage's binary stream)
-    #[arg(long, default_value = "json", value_enum)]
+    #[arg(long, default_value = "json")]
     pub to: Encoding,
     /// Output file
     #[arg(long, default_value = "stdout")]
@@ -562,9 +537,9 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("10KB"), Ok(10_000));
-        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
-        assert_eq!(parse_size("-1"), Ok(-1));
-        assert!(parse_size("-2").is_err());
+        assert_eq!(size::parse("10KB"), Ok(10_000));
+        assert_eq!(size::parse("2MiB"), Ok(2 << 20));
+        assert_eq!(size::parse("-1"), Ok(-1));
+        assert!(size::parse("-2").is_err());
     }
 }

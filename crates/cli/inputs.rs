@@ -5,10 +5,15 @@ pub use barrage_stream::Merge;
 
 use crate::failed::{Failed, Kind, Outcome};
 
-/// [`Merge::open`]: an input that cannot be opened fails as bad input (2)
-/// or as I/O (1).
-pub fn open(files: &[String]) -> Result<Merge, Failed> {
-    Merge::open(files).map_err(|e| {
+/// [`Merge::open`] (header lines left out unless `headers`): an input
+/// that cannot be opened fails as bad input (2) or as I/O (1).
+pub fn open(files: &[String], headers: bool) -> Result<Merge, Failed> {
+    let merge = if headers {
+        Merge::open(files)
+    } else {
+        Merge::open_without_headers(files)
+    };
+    merge.map_err(|e| {
         if e.bad_input {
             Failed::usage(e.message)
         } else {

@@ -12,7 +12,6 @@ mod flags;
 mod inputs;
 mod output;
 mod plot;
-mod prom;
 mod report;
 mod serve;
 

@@ -18,7 +18,7 @@ pub const DEFAULT_TITLE: &str = "Barrage Plot";
 
 pub fn run(args: PlotArgs) -> Outcome {
     let view = args.latency;
-    let merge = inputs::open(&args.files)?;
+    let merge = inputs::open(&args.files, false)?;
     draw(
         merge,
         Plot::new(args.threshold, sample(view)),

@@ -42,7 +42,7 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
 
 pub fn run(args: ReportArgs) -> Outcome {
     let options = check(&args).map_err(Failed::usage)?;
-    let merge = inputs::open(&args.files)?;
+    let merge = inputs::open(&args.files, false)?;
     let kind = args.kind.kind;
     if kind == Kind::Plot {
         return crate::plot::from_report(merge, options.latency, &args.output);

@@ -79,6 +79,9 @@ pub enum StopReason {
     BadTarget,
     /// The sink failed (see [`AttackReport::output_error`]).
     OutputFailed,
+    /// [`Stopper::abandon`] was called (a second signal): requests still
+    /// in flight were dropped, so `scheduled - written` have no record.
+    Abandoned,
 }
 
 /// What happened, for the CLI's exit code.
@@ -176,13 +179,19 @@ impl Attack {
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
         let (tx, rx) = mpsc::sync_channel::<Finished>(QUEUE);
+        let (ended, writer_ended) = mpsc::channel::<()>();
         let writer = {
             let stopper = stopper.clone();
             let name = self.config.name.clone();
             thread::Builder::new()
                 .name("barrage-writer".into())
-                .spawn(move || write_hits(rx, name, sink, stopper))?
+                .spawn(move || {
+                    let r = write_hits(rx, name, sink, stopper);
+                    let _ = ended.send(());
+                    r
+                })?
         };
+        let writer = (writer, writer_ended, stopper.clone());
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests)
             .with_stages(self.config.stages.clone())
             .with_shard(self.config.shard);
@@ -206,13 +215,13 @@ impl Attack {
         // already open).
         if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
             drop(tx);
-            writer.thread().unpark();
+            writer.0.thread().unpark();
             return Ok(self.finish(writer, 0, StopReason::Stopped, None));
         }
         let ctx = Arc::new(RequestContext {
             tx,
             clock,
-            _writer: WakeOnDrop(writer.thread().clone()),
+            _writer: WakeOnDrop(writer.0.thread().clone()),
         });
         let now = since(clock.start);
         let (paced, peak) = (pacer.is_paced(), pacer.peak_per_second());
@@ -228,7 +237,7 @@ impl Attack {
                 .max_workers
                 .unwrap_or(1)
                 .clamp(1, MAX_CLOSED_WORKERS);
-            self.run_loops(loops as usize, |_, client| {
+            self.run_loops(&stopper, loops as usize, |_, client| {
                 let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
                 async move {
                     let mut waits = Clockwork::new(ctx.clock.start, stopper);
@@ -252,7 +261,7 @@ impl Attack {
             // same). A ramp is kept as its highest rate needs.
             let sparse = peak <= 1.0 / TICK.as_secs_f64();
             let lanes = self.workers.len() as u64;
-            self.run_loops(lanes as usize, |lane, client| {
+            self.run_loops(&stopper, lanes as usize, |lane, client| {
                 let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
                 async move {
                     let start = ctx.clock.start;
@@ -282,10 +291,10 @@ impl Attack {
                 stopper: stopper.clone(),
                 batch: Vec::new(),
             };
-            local.block_on(async {
+            local.block_on(until_abandoned(&stopper, async {
                 let mut waits = Clockwork::new(ctx.clock.start, stopper.clone());
                 drive(&tickets, Take::Due, &mut waits, &mut hand).await
-            });
+            }));
         }
         drop(ctx);
         let (sent, reason, error) = tickets.finish();
@@ -328,14 +337,28 @@ impl Attack {
     }
 
     /// Waits for the writer (it ends when the last in-flight request has
-    /// delivered its hit), stops the workers and sums up.
+    /// delivered its hit), stops the workers and sums up. On
+    /// [`Stopper::abandon`] the worker runtimes are dropped first, and with
+    /// them the requests in flight and their hold on the writer's queue:
+    /// the writer then writes what had finished and ends.
     fn finish(
         &mut self,
-        writer: thread::JoinHandle<(u64, Option<io::Error>)>,
+        (writer, ended, stopper): WriterThread,
         scheduled: u64,
-        reason: StopReason,
+        mut reason: StopReason,
         target_error: Option<crate::SourceError>,
     ) -> AttackReport {
+        loop {
+            if stopper.is_abandoned() {
+                self.workers.shutdown();
+                reason = StopReason::Abandoned;
+                break;
+            }
+            match ended.recv_timeout(ABANDON_POLL) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => break,
+            }
+        }
         let (written, output_error) = writer
             .join()
             .unwrap_or((0, Some(io::Error::other("writer thread failed"))));
@@ -356,8 +379,8 @@ impl Attack {
 
     /// Runs `n` loops made by `make` (given their number and their
     /// thread's client), spread over the worker threads in turn, and waits
-    /// for all of them.
-    fn run_loops<F, L>(&mut self, n: usize, mut make: F)
+    /// for all of them (or for `stopper` to be abandoned).
+    fn run_loops<F, L>(&mut self, stopper: &Stopper, n: usize, mut make: F)
     where
         F: FnMut(u64, Arc<Client>) -> L,
         L: std::future::Future<Output = ()> + Send + 'static,
@@ -367,13 +390,32 @@ impl Attack {
             let (handle, client) = self.workers.next();
             loops.push(handle.spawn(make(i as u64, client.clone())));
         }
-        self.local.block_on(async {
+        self.local.block_on(until_abandoned(stopper, async {
             for l in loops {
                 let _ = l.await;
             }
-        });
+        }));
     }
 }
+
+/// Runs `work` to its end, or until `stopper` is abandoned.
+async fn until_abandoned(stopper: &Stopper, work: impl std::future::Future<Output = ()>) {
+    tokio::select! {
+        () = work => {}
+        () = stopper.abandoned() => {}
+    }
+}
+
+/// The writer thread, word of its end, and the stopper that may abandon
+/// the wait for it.
+type WriterThread = (
+    thread::JoinHandle<(u64, Option<io::Error>)>,
+    mpsc::Receiver<()>,
+    Stopper,
+);
+
+/// How often the wait for the writer looks for [`Stopper::abandon`].
+const ABANDON_POLL: Duration = Duration::from_millis(10);
 
 /// A request the pacer has scheduled (and counted); it will be sent.
 pub(crate) struct Scheduled {

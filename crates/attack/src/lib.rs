@@ -42,6 +42,7 @@ mod alarm;
 mod attack;
 mod config;
 mod hands;
+mod limits;
 mod pacer;
 mod scheduler;
 mod sink;
@@ -55,10 +56,12 @@ mod writer;
 pub use attack::{Attack, AttackError, AttackReport, StopReason};
 pub use barrage_client::{
     Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget, Proxies, TlsError,
-    DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
+    DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,
+    MAX_KEPT_BODY,
 };
 pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
+pub use limits::raise_open_files_limit;
 pub use pacer::{Due, Pacer};
 pub use sink::HitSink;
 pub use source::{SourceError, TargetSource, Targets};

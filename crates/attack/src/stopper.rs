@@ -18,9 +18,11 @@ pub struct Stopper {
 #[derive(Default)]
 struct Inner {
     stopped: AtomicBool,
+    abandoned: AtomicBool,
     lock: Mutex<()>,
     wake: Condvar,
     notify: Notify,
+    abandon: Notify,
 }
 
 impl Stopper {
@@ -35,6 +37,53 @@ impl Stopper {
         let _guard = self.inner.lock.lock();
         self.inner.wake.notify_all();
         self.inner.notify.notify_waiters();
+    }
+
+    /// Fires harder (a second Ctrl-C): requests in flight are dropped
+    /// unanswered. What has finished is still written; the attack's report
+    /// says how many were abandoned ([`crate::StopReason::Abandoned`]).
+    pub fn abandon(&self) {
+        self.inner.abandoned.store(true, Ordering::SeqCst);
+        self.inner.abandon.notify_waiters();
+        self.stop();
+    }
+
+    /// Whether [`Stopper::abandon`] was called.
+    pub fn is_abandoned(&self) -> bool {
+        self.inner.abandoned.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when abandoned (immediately if already).
+    pub async fn abandoned(&self) {
+        let notified = self.inner.abandon.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.is_abandoned() {
+            return;
+        }
+        notified.await;
+    }
+
+    /// Stops on the first SIGINT or SIGTERM and abandons on the second, on
+    /// a thread of its own; `third` is called on any after that (the CLI
+    /// exits there).
+    pub fn on_signals(&self, third: fn()) {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return;
+        };
+        let stopper = self.clone();
+        let _ = std::thread::Builder::new()
+            .name("barrage-signals".into())
+            .spawn(move || {
+                for (n, _) in signals.forever().enumerate() {
+                    match n {
+                        0 => stopper.stop(),
+                        1 => stopper.abandon(),
+                        _ => third(),
+                    }
+                }
+            });
     }
 
     /// Whether it has fired.

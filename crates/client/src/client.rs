@@ -167,18 +167,22 @@ impl Client {
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();
+        let kept_body = match cfg.max_body {
+            n if n < 0 => crate::MAX_KEPT_BODY,
+            n => n.min(crate::MAX_KEPT_BODY),
+        };
         Client {
             pool,
             limits: Limits {
                 head_bytes: cfg.max_header_bytes,
-                keep_body: cfg.max_body,
+                keep_body: kept_body,
                 keep_headers: cfg.keep_headers,
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
             timeout: cfg.timeout,
             redirects: cfg.redirects,
-            max_body: cfg.max_body,
+            max_body: kept_body,
             keep_headers: cfg.keep_headers,
             chunked: cfg.chunked,
             keepalive: cfg.keepalive,

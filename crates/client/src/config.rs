@@ -8,6 +8,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_REDIRECTS: i64 = 10;
 /// `-pipeline`: requests written on a connection before their answers.
 pub const DEFAULT_PIPELINE: usize = 1;
+/// The most response body kept in a record (`-max-body -1` or more): the
+/// binary stream's frames hold at most 256 MiB, and a record must fit in
+/// one with its head (`-max-header-bytes`, at most [`MAX_HEAD_BYTES`]).
+/// `bytes_in` still counts the whole body, so a record says it was cut.
+pub const MAX_KEPT_BODY: i64 = 128 << 20;
+/// The largest `-max-header-bytes`.
+pub const MAX_HEAD_BYTES: usize = barrage_model::Hit::MAX_HEADER_BYTES;
 
 /// `-h1-engine`: which HTTP/1.1 client sends the requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,7 +111,8 @@ pub struct ClientConfig {
     pub session_tickets: bool,
     /// `-redirects`: follow at most this many; -1 keeps the 3xx as the result.
     pub redirects: i64,
-    /// `-max-body`: bytes of each response body kept; -1 keeps all.
+    /// `-max-body`: bytes of each response body kept; -1 keeps all (up to
+    /// [`MAX_KEPT_BODY`], as does any larger value).
     pub max_body: i64,
     /// `-keep-headers`: store response headers in each Hit.
     pub keep_headers: bool,

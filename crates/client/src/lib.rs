@@ -44,7 +44,7 @@ mod tls;
 pub use client::{Client, LoopState, Piped, Response, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
-    DEFAULT_TIMEOUT,
+    DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
 pub use proxy::Proxies;

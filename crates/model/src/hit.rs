@@ -41,6 +41,15 @@ pub struct Hit {
 }
 
 impl Hit {
+    /// The most header lines a record holds: the attack keeps the first
+    /// this many (`-keep-headers`), and readers refuse a record with more,
+    /// so that a crafted stream cannot make a reader allocate without
+    /// bound (48 bytes a line in memory for 2 on disk).
+    pub const MAX_HEADERS: usize = 65_536;
+    /// The most bytes of header names and values a record holds (the
+    /// attack's `-max-header-bytes` is at most this).
+    pub const MAX_HEADER_BYTES: usize = 64 << 20;
+
     /// Latency measured from the intended send time (`scheduled`), free of
     /// coordinated omission: `timestamp - scheduled + latency`, nanoseconds.
     pub fn intended_latency(&self) -> u64 {

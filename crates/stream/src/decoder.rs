@@ -27,6 +27,8 @@ pub struct Decoder<R: Read> {
     pos: usize,
     table: Vec<String>,
     prev: Prev,
+    /// Whether header lines are read into records ([`Decoder::skip_headers`]).
+    headers: bool,
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -78,7 +80,14 @@ impl<R: Read> Decoder<R> {
             pos: 0,
             table: vec![String::new()],
             prev: Prev::default(),
+            headers: true,
         })
+    }
+
+    /// Leaves header lines out of the records read from now on (they are
+    /// still checked): for readers that need none, such as `report`.
+    pub fn skip_headers(&mut self) {
+        self.headers = false;
     }
 
     /// Bytes of the input consumed so far (up to the end of the last frame read).
@@ -162,7 +171,7 @@ impl<R: Read> Decoder<R> {
                 buf: &self.frame,
                 pos: self.pos,
             };
-            let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev);
+            let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev, self.headers);
             match res {
                 Ok(is_hit) => {
                     self.pos = c.pos;
@@ -271,12 +280,14 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes one item; `Ok(true)` when it was a record (now in `hit`).
+/// Decodes one item; `Ok(true)` when it was a record (now in `hit`, with
+/// its header lines when `keep_headers`).
 fn decode_item(
     c: &mut Cursor<'_>,
     table: &mut Vec<String>,
     hit: &mut Hit,
     prev: &mut Prev,
+    keep_headers: bool,
 ) -> Result<bool, Malformed> {
     match c.u64()? {
         ITEM_STR => {
@@ -339,10 +350,29 @@ fn decode_item(
             hit.headers.clear();
             if flags & F_HEADERS != 0 {
                 let n = c.u64()?;
+                if n > Hit::MAX_HEADERS as u64 {
+                    return Err(format!(
+                        "{n} header lines in one record, over the {} a record may hold",
+                        Hit::MAX_HEADERS
+                    )
+                    .into());
+                }
+                let mut bytes = 0usize;
                 for _ in 0..n {
                     let name = get(c.u32()?)?;
                     let value = c.str()?;
-                    hit.headers.push((name.clone(), value.to_owned()));
+                    // Names are indices on disk: count what they cost here.
+                    bytes += name.len() + value.len();
+                    if bytes > Hit::MAX_HEADER_BYTES {
+                        return Err(format!(
+                            "header lines of one record over the {} bytes a record may hold",
+                            Hit::MAX_HEADER_BYTES
+                        )
+                        .into());
+                    }
+                    if keep_headers {
+                        hit.headers.push((name.clone(), value.to_owned()));
+                    }
                 }
             }
             hit.seq = prev.seq.wrapping_add(seq_delta as u64);
@@ -411,5 +441,57 @@ mod tests {
             err.contains("first byte after the end of the response"),
             "{err}"
         );
+    }
+
+    /// One record of `n` header lines, each naming table string 1 (`name`)
+    /// with an empty value.
+    fn headers_record(name: &str, n: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        put_varint(&mut p, ITEM_STR);
+        put_varint(&mut p, name.len() as u64);
+        p.extend_from_slice(name.as_bytes());
+        put_varint(&mut p, ITEM_HIT);
+        p.push(F_HEADERS);
+        for _ in 0..3 {
+            put_zigzag(&mut p, 0);
+        }
+        for v in [1000, 200, 0] {
+            put_varint(&mut p, v);
+        }
+        put_varint(&mut p, n);
+        for _ in 0..n {
+            put_varint(&mut p, 1);
+            put_varint(&mut p, 0);
+        }
+        p
+    }
+
+    #[test]
+    fn what_one_record_may_allocate_is_bounded() {
+        // Up to the limit: read, or skipped for readers that need none.
+        let ok = stream(&headers_record("a", Hit::MAX_HEADERS as u64));
+        let (hits, err) = Decoder::read_all(&ok[..]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(hits[0].headers.len(), Hit::MAX_HEADERS);
+        let mut d = Decoder::new(&ok[..]).unwrap();
+        d.skip_headers();
+        let mut hit = Hit::default();
+        assert!(d.read(&mut hit).unwrap());
+        assert!(hit.headers.is_empty());
+        // One more line, or a long name repeated past the byte limit, is
+        // refused before it is allocated.
+        let many = stream(&headers_record("a", Hit::MAX_HEADERS as u64 + 1));
+        let err = Decoder::read_all(&many[..])
+            .1
+            .expect("an error")
+            .to_string();
+        assert!(err.contains("header lines in one record"), "{err}");
+        let name = "n".repeat(1 << 20);
+        let long = stream(&headers_record(&name, 65));
+        let err = Decoder::read_all(&long[..])
+            .1
+            .expect("an error")
+            .to_string();
+        assert!(err.contains("bytes a record may hold"), "{err}");
     }
 }

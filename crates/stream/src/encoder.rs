@@ -5,7 +5,7 @@ use barrage_model::Hit;
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
     F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT,
-    ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_TABLE,
+    ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
 };
 
 /// Writes [`Hit`]s as a binary result stream (layout in [`crate::wire`]).
@@ -26,6 +26,9 @@ pub struct Encoder<W: Write> {
     names: Vec<u32>,
     /// Table resets so far.
     resets: u64,
+    /// The largest frame payload written: the decoder's [`MAX_FRAME`]
+    /// (smaller in tests).
+    max_frame: usize,
 }
 
 impl<W: Write> Encoder<W> {
@@ -43,6 +46,7 @@ impl<W: Write> Encoder<W> {
             prev: Prev::default(),
             names: Vec::new(),
             resets: 0,
+            max_frame: MAX_FRAME as usize,
         };
         enc.reset_table();
         enc.start_frame();
@@ -96,7 +100,38 @@ impl<W: Write> Encoder<W> {
     }
 
     /// Appends one record; writes the frame out when it is full.
+    ///
+    /// The writer never writes what the reader refuses: a record that
+    /// would take the frame past [`MAX_FRAME`] goes into a frame of its
+    /// own, and one larger than a whole frame is an `InvalidInput` error
+    /// (nothing of it written). The attack keeps response bodies and heads
+    /// well under that (`barrage_client::MAX_KEPT_BODY`).
     pub fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        let header_bytes: usize = hit.headers.iter().map(|(n, v)| n.len() + v.len()).sum();
+        if hit.headers.len() > Hit::MAX_HEADERS || header_bytes > Hit::MAX_HEADER_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a record with {} header lines of {header_bytes} bytes is over the {} lines or {} bytes a record may hold",
+                    hit.headers.len(),
+                    Hit::MAX_HEADERS,
+                    Hit::MAX_HEADER_BYTES
+                ),
+            ));
+        }
+        let most = most_bytes(hit);
+        if most > self.max_frame {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a record of up to {most} bytes does not fit in the stream's largest frame ({} bytes)",
+                    self.max_frame
+                ),
+            ));
+        }
+        if self.frame.len() - FRAME_HEADER_LEN + most > self.max_frame {
+            self.end_frame()?;
+        }
         let mut names = std::mem::take(&mut self.names);
         let (error, method, url, attack) = loop {
             // A table reset while interning this record's strings would
@@ -198,6 +233,12 @@ impl<W: Write> Encoder<W> {
         self.frame.len() > FRAME_HEADER_LEN
     }
 
+    #[cfg(test)]
+    pub(crate) fn with_max_frame(mut self, max: usize) -> Self {
+        self.max_frame = max;
+        self
+    }
+
     fn end_frame(&mut self) -> io::Result<()> {
         if !self.has_pending() {
             return Ok(());
@@ -221,5 +262,73 @@ impl<W: Write> Encoder<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.flush()?;
         Ok(self.out)
+    }
+}
+
+/// The most bytes `hit` can take in a frame: every varint at its longest,
+/// every string interned anew, and a table reset.
+fn most_bytes(hit: &Hit) -> usize {
+    const VARINT: usize = 10;
+    let string = |s: &str| 1 + VARINT + s.len();
+    let fixed = 2 + 12 * VARINT + 1;
+    let strings = [&hit.error, &hit.method, &hit.url, &hit.attack]
+        .iter()
+        .map(|s| string(s))
+        .sum::<usize>();
+    let headers: usize = hit
+        .headers
+        .iter()
+        .map(|(n, v)| string(n) + 2 * VARINT + v.len())
+        .sum();
+    fixed + strings + VARINT + hit.body.len() + VARINT + headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Decoder;
+
+    /// The payload lengths of the frames of `stream`.
+    fn frames(stream: &[u8]) -> Vec<usize> {
+        let mut at = 6;
+        let mut lens = Vec::new();
+        while at < stream.len() {
+            let len = u32::from_le_bytes(stream[at..at + 4].try_into().unwrap()) as usize;
+            lens.push(len);
+            at += FRAME_HEADER_LEN + len;
+        }
+        lens
+    }
+
+    fn hit(body: usize) -> Hit {
+        Hit {
+            seq: body as u64,
+            code: 200,
+            method: "GET".into(),
+            url: "http://a/".into(),
+            body: vec![b'x'; body],
+            bytes_in: body as u64,
+            ..Hit::default()
+        }
+    }
+
+    #[test]
+    fn no_frame_is_written_past_the_limit() {
+        let max = 4096;
+        let mut enc = Encoder::new(Vec::new()).unwrap().with_max_frame(max);
+        for body in [100, 3000, 3000, 10, 3500] {
+            enc.write(&hit(body)).unwrap();
+        }
+        let err = enc.write(&hit(max)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("does not fit"), "{err}");
+        let out = enc.finish().unwrap();
+        let lens = frames(&out);
+        assert!(lens.len() >= 3, "{lens:?}");
+        assert!(lens.iter().all(|&l| l <= max), "{lens:?}");
+        let (hits, err) = Decoder::read_all(&out[..]);
+        assert!(err.is_none(), "{err:?}");
+        let bodies: Vec<usize> = hits.iter().map(|h| h.body.len()).collect();
+        assert_eq!(bodies, [100, 3000, 3000, 10, 3500]);
     }
 }

@@ -41,6 +41,7 @@ mod json;
 mod merge;
 mod reader;
 pub mod wire;
+mod writer;
 
 pub use barrage_model::Hit;
 pub use csv::{CsvReader, CsvWriter};
@@ -51,3 +52,4 @@ pub use json::{JsonReader, JsonWriter};
 pub use merge::{Merge, OpenError};
 pub use reader::HitReader;
 pub use wire::{FORMAT_VERSION, MAGIC, MAX_FRAME};
+pub use writer::{AnyWriter, Encoding, UnknownEncoding};

@@ -34,6 +34,16 @@ pub struct OpenError {
 impl Merge {
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
+        Self::open_with(files, true)
+    }
+
+    /// [`Merge::open`] for readers that need no header lines (`report`,
+    /// `plot`): binary streams skip them unallocated.
+    pub fn open_without_headers(files: &[String]) -> Result<Self, OpenError> {
+        Self::open_with(files, false)
+    }
+
+    fn open_with(files: &[String], headers: bool) -> Result<Self, OpenError> {
         let files: Vec<String> = if files.is_empty() {
             vec!["stdin".into()]
         } else {
@@ -50,10 +60,13 @@ impl Merge {
                     bad_input: false,
                 })?)
             };
-            let reader = HitReader::open(input).map_err(|e| OpenError {
+            let mut reader = HitReader::open(input).map_err(|e| OpenError {
                 message: format!("{name}: {e}"),
                 bad_input: e.is_bad_input(),
             })?;
+            if let (HitReader::Binary(d), false) = (&mut reader, headers) {
+                d.skip_headers();
+            }
             if matches!(reader, HitReader::Empty) {
                 empty_inputs.push(heads.len());
             }

@@ -128,7 +128,7 @@ impl Client {
             ..Response::default()
         };
         if self.keep_headers && location.is_none() {
-            for (k, v) in &head.headers {
+            for (k, v) in head.headers.iter().take(barrage_model::Hit::MAX_HEADERS) {
                 out.headers.push((
                     k.as_str().to_string(),
                     String::from_utf8_lossy(v.as_bytes()).into_owned(),

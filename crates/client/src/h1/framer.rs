@@ -381,7 +381,8 @@ impl Framer {
             } else if name.eq_ignore_ascii_case("location") && (300..400).contains(&code) {
                 self.head.location = Some(h.value.to_vec());
             }
-            if self.limits.keep_headers {
+            if self.limits.keep_headers && self.head.headers.len() < barrage_model::Hit::MAX_HEADERS
+            {
                 self.head.headers.push((
                     name.to_string(),
                     String::from_utf8_lossy(h.value).into_owned(),

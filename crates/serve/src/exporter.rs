@@ -7,9 +7,9 @@
 //! vegeta registers it but never counts, barrage counts every record with
 //! an error).
 //!
-//! The records are added on the writer thread, as they are written; the
-//! server has a thread of its own. What is counted and how it is written
-//! is `barrage_metrics::Prometheus`'s.
+//! The records are added ([`Exporter::add`]) on the attack's writer
+//! thread, as they are written; the server has a thread of its own. What
+//! is counted and how it is written is `barrage_metrics::Prometheus`'s.
 
 use std::{
     convert::Infallible,
@@ -19,9 +19,8 @@ use std::{
     thread,
 };
 
-use barrage_attack::HitSink;
 use barrage_metrics::Prometheus;
-use barrage_stream::Hit;
+use barrage_model::Hit;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{body::Incoming, server::conn::http1, service::service_fn, Request, Response};
@@ -57,12 +56,12 @@ impl Exporter {
         self.addr
     }
 
-    /// `inner` with every record also added to the totals.
-    pub fn sink(&self, inner: Box<dyn HitSink>) -> Box<dyn HitSink> {
-        Box::new(Counting {
-            inner,
-            totals: self.totals.clone(),
-        })
+    /// Adds a record to the totals.
+    pub fn add(&self, hit: &Hit) {
+        self.totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(hit);
     }
 }
 
@@ -100,24 +99,4 @@ fn answer(req: &Request<Incoming>, totals: &Mutex<Prometheus>) -> Response<Full<
         hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     resp
-}
-
-/// The attack's sink, counting each record before passing it on.
-struct Counting {
-    inner: Box<dyn HitSink>,
-    totals: Arc<Mutex<Prometheus>>,
-}
-
-impl HitSink for Counting {
-    fn write(&mut self, hit: &Hit) -> io::Result<()> {
-        self.totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(hit);
-        self.inner.write(hit)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
