@@ -1085,6 +1085,29 @@ fn c6_a_crafted_record_cannot_exhaust_the_readers_memory() {
 }
 
 #[test]
+fn c7_totals_saturate_on_crafted_extremes() {
+    // Two records of bytes_in 2^64-1 summed to 2^64-2, and a span of the
+    // whole time range came out as 1 ns (issue 22).
+    let line = |seq: u32, ts: &str| {
+        format!(
+            r#"{{"attack":"","seq":{seq},"code":200,"timestamp":"{ts}","latency":9223372036854775807,"bytes_out":18446744073709551615,"bytes_in":18446744073709551615,"error":"","body":null,"method":"GET","url":"http://a/","headers":null}}"#
+        )
+    };
+    let input = format!(
+        "{}\n{}\n",
+        line(0, "1678-01-01T00:00:00Z"),
+        line(1, "2262-04-11T00:00:00Z")
+    );
+    let out = run(&["report", "-type", "json"], input.as_bytes());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["bytes_in"]["total"], u64::MAX);
+    assert_eq!(v["bytes_out"]["total"], u64::MAX);
+    assert_eq!(v["duration"], i64::MAX);
+    assert!(v["wait"].as_i64().unwrap() >= 0);
+}
+
+#[test]
 fn c5_old_streams_read_forever() {
     // stream-v1.bin was written by the first release of the format; its dump
     // must not change as the code does.

@@ -232,8 +232,9 @@ impl Metrics {
         if let Some(b) = &self.options.buckets {
             self.bucket_counts[b.index(latency)] += 1;
         }
-        self.bytes_in += hit.bytes_in;
-        self.bytes_out += hit.bytes_out;
+        // Saturating: a crafted stream's records must not wrap the totals.
+        self.bytes_in = self.bytes_in.saturating_add(hit.bytes_in);
+        self.bytes_out = self.bytes_out.saturating_add(hit.bytes_out);
         self.earliest = self.earliest.min(hit.timestamp);
         self.latest = self.latest.max(hit.timestamp);
         self.end = self.end.max(hit.end());
@@ -262,8 +263,8 @@ impl Metrics {
         self.success += other.success;
         self.latency.merge(&other.latency);
         self.lag.merge(&other.lag);
-        self.bytes_in += other.bytes_in;
-        self.bytes_out += other.bytes_out;
+        self.bytes_in = self.bytes_in.saturating_add(other.bytes_in);
+        self.bytes_out = self.bytes_out.saturating_add(other.bytes_out);
         self.earliest = self.earliest.min(other.earliest);
         self.latest = self.latest.max(other.latest);
         self.end = self.end.max(other.end);
@@ -313,7 +314,7 @@ impl Metrics {
         if self.requests == 0 {
             0
         } else {
-            self.latest - self.earliest
+            self.latest.saturating_sub(self.earliest)
         }
     }
 
@@ -322,7 +323,7 @@ impl Metrics {
         if self.requests == 0 {
             0
         } else {
-            self.end - self.latest
+            self.end.saturating_sub(self.latest)
         }
     }
 
@@ -340,7 +341,7 @@ impl Metrics {
     /// Successes per second over the span plus the wait.
     pub fn throughput(&self) -> f64 {
         if self.duration() > 0 {
-            self.success as f64 / ((self.duration() + self.wait()) as f64 / 1e9)
+            self.success as f64 / ((self.duration() as f64 + self.wait() as f64) / 1e9)
         } else {
             self.success as f64
         }
@@ -427,6 +428,37 @@ mod tests {
             error: error.into(),
             bytes_in: 6,
             ..Hit::default()
+        }
+    }
+
+    #[test]
+    fn crafted_extremes_saturate_instead_of_wrapping() {
+        // Issue 22: two records of bytes_in 2^64-1 summed to 2^64-2, and
+        // records spanning the whole time range gave a duration of 1 ns.
+        let mut m = Metrics::new();
+        let mut other = Metrics::new();
+        for (ts, into) in [(i64::MIN, &mut m), (i64::MAX, &mut other)] {
+            into.add(&Hit {
+                bytes_in: u64::MAX,
+                bytes_out: u64::MAX,
+                latency: u64::MAX,
+                ..hit(ts, 0, 200, "")
+            });
+        }
+        let mut merged = m.clone();
+        merged.merge(&other);
+        m.add(&Hit {
+            bytes_in: u64::MAX,
+            bytes_out: u64::MAX,
+            latency: u64::MAX,
+            ..hit(i64::MAX, 0, 200, "")
+        });
+        for m in [&m, &merged] {
+            assert_eq!(m.bytes_in().0, u64::MAX);
+            assert_eq!(m.bytes_out().0, u64::MAX);
+            assert_eq!(m.duration(), i64::MAX);
+            assert!(m.wait() >= 0);
+            assert!(m.rate() >= 0.0 && m.throughput() >= 0.0);
         }
     }
 

@@ -57,8 +57,8 @@ impl Prometheus {
         }
         s.count += 1;
         s.sum_ns += u128::from(hit.latency);
-        s.bytes_in += hit.bytes_in;
-        s.bytes_out += hit.bytes_out;
+        s.bytes_in = s.bytes_in.saturating_add(hit.bytes_in);
+        s.bytes_out = s.bytes_out.saturating_add(hit.bytes_out);
         if hit.error.is_empty() {
             return;
         }

@@ -63,7 +63,8 @@ impl Hit {
 
     /// When the response was complete, unix nanoseconds.
     pub fn end(&self) -> i64 {
-        self.timestamp.saturating_add(self.latency as i64)
+        self.timestamp
+            .saturating_add(i64::try_from(self.latency).unwrap_or(i64::MAX))
     }
 
     /// vegeta's success rule: a status code in [200, 400).
