@@ -470,6 +470,30 @@ fn t9b_a_body_over_the_kept_maximum_is_cut_and_the_stream_stays_readable() {
 }
 
 #[test]
+fn t9c_a_hanging_handshake_does_not_hold_the_start() {
+    // At 5,000/s connections are opened ahead; against a server that
+    // accepts and never answers the TLS handshake, that held the first
+    // request back for the warm-up's whole second (issue 22). It now gives
+    // up after 250 ms without a connection. The bound below is the
+    // behaviour (not a speed figure): well under the old second.
+    let server = RawServer::start(Script::Stall);
+    let url = server.url("/").replace("http://", "https://");
+    let spawned = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let r = attack(
+        &["-rate", "5000", "-requests", "1", "-timeout", "1s"],
+        &format!("GET {url}\n"),
+    );
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 1);
+    assert!(r.hits[0].error.contains("timeout"), "{:?}", r.hits[0].error);
+    let held_ms = (r.hits[0].timestamp - spawned) / 1_000_000;
+    assert!(held_ms < 900, "the request went out {held_ms} ms after the start");
+}
+
+#[test]
 fn t10_fd_exhaustion_is_recorded_not_fatal() {
     let server = RawServer::start(Script::Stall);
     let args = [

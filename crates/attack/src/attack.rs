@@ -43,6 +43,10 @@ const WARM_MIN_RATE: f64 = 1000.0;
 
 /// Longest the attack waits for those connections before it starts.
 const WARM_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the warm-up waits for its first connection before it gives up
+/// (a handshake that hangs would otherwise hold the start for
+/// [`WARM_TIMEOUT`]).
+const WARM_FIRST: Duration = Duration::from_millis(250);
 
 /// Most closed-model worker loops (`-max-workers` with `-rate 0`).
 const MAX_CLOSED_WORKERS: u64 = 1 << 20;
@@ -318,21 +322,33 @@ impl Attack {
                 uris.push(t.uri.clone());
             }
         }
-        let mut pending = Vec::new();
+        let (tx, mut opened) = tokio::sync::mpsc::unbounded_channel();
+        let mut left = 0usize;
         for _ in 0..conns {
             let (handle, client) = self.workers.next();
             for uri in &uris {
-                let (client, uri) = (client.clone(), uri.clone());
-                pending.push(handle.spawn(async move { client.warm(&uri).await }));
+                let (client, uri, tx) = (client.clone(), uri.clone(), tx.clone());
+                left += 1;
+                handle.spawn(async move { tx.send(client.warm(&uri).await) });
             }
         }
-        let _ = self.local.block_on(async {
-            tokio::time::timeout(WARM_TIMEOUT, async {
-                for p in pending {
-                    let _ = p.await;
+        drop(tx);
+        // A warm-up only helps a target that answers: stop at the first
+        // failure, or when no connection is up after WARM_FIRST (a
+        // handshake that hangs), instead of holding the start for
+        // WARM_TIMEOUT (issue 22). Connections still opening finish in
+        // the background.
+        let start = tokio::time::Instant::now();
+        self.local.block_on(async {
+            let mut any = false;
+            while left > 0 {
+                let until = start + if any { WARM_TIMEOUT } else { WARM_FIRST };
+                match tokio::time::timeout_at(until, opened.recv()).await {
+                    Ok(Some(true)) => any = true,
+                    _ => return,
                 }
-            })
-            .await
+                left -= 1;
+            }
         });
     }
 

@@ -191,10 +191,12 @@ impl Client {
         }
     }
 
-    /// Opens an idle connection to `uri`'s host ahead of the attack.
-    pub async fn warm(&self, uri: &Uri) {
-        if let Ok(key) = Key::of(uri) {
-            self.pool.warm(&key).await;
+    /// Opens an idle connection to `uri`'s host ahead of the attack;
+    /// false when it could not (the requests will record why).
+    pub async fn warm(&self, uri: &Uri) -> bool {
+        match Key::of(uri) {
+            Ok(key) => self.pool.warm(&key).await,
+            Err(_) => false,
         }
     }
 

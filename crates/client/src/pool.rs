@@ -264,9 +264,10 @@ impl Pool {
 
     /// Opens a connection to `key` ahead of the first request and leaves
     /// it idle (`-workers`); failures are left for the requests to record.
-    pub(crate) async fn warm(&self, key: &Key) {
+    /// False when it could not be opened.
+    pub(crate) async fn warm(&self, key: &Key) -> bool {
         if !self.keepalive {
-            return;
+            return true;
         }
         // An HTTP/2 connection is stored as the host's shared one by connect().
         let permit = match &self.open_limit {
@@ -274,13 +275,19 @@ impl Pool {
             // Never wait for the cap here: warming is only a head start.
             Some(limit) => match limit.clone().try_acquire_owned() {
                 Ok(p) => Some(p),
-                Err(_) => return,
+                Err(_) => return true,
             },
         };
-        if let Ok(Conn::H1(conn)) = Box::pin(self.connect(key, permit)).await {
-            if let Some(conn) = conn.ready().await {
-                self.put(key, conn);
-            }
+        match Box::pin(self.connect(key, permit)).await {
+            Ok(Conn::H1(conn)) => match conn.ready().await {
+                Some(conn) => {
+                    self.put(key, conn);
+                    true
+                }
+                None => false,
+            },
+            Ok(_) => true,
+            Err(_) => false,
         }
     }
 
