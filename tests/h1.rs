@@ -506,3 +506,76 @@ fn several_local_addresses_are_used_in_turn() {
     let peers: Vec<String> = server.peer_ips().iter().map(|ip| ip.to_string()).collect();
     assert_eq!(peers, ["127.0.0.2", "127.0.0.3"]);
 }
+
+#[test]
+fn odd_but_parseable_heads_are_responses_not_transport_errors() {
+    // Issue 22: more than 100 header lines, NUL in a value, obsolete line
+    // folding, a space before the colon and status 099 were recorded as
+    // "invalid HTTP header parsed" or "message head is too large".
+    let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..150 {
+        many.extend_from_slice(format!("X-Header-{i}: {i}\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+    let many: &'static [u8] = Box::leak(many.into_boxed_slice());
+    for head in [
+        many,
+        b"HTTP/1.1 200 OK\r\nX-Nul: a\0b\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\nX-Fold: a\r\n  b\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\nX-Space : a\r\nContent-Length: 2\r\n\r\nok",
+    ] {
+        let r = against(head, false, false, 2, &["-keep-headers"]);
+        every_answer_is(&r, b"ok");
+    }
+    assert_eq!(
+        against(many, false, false, 1, &["-keep-headers"]).hits[0]
+            .headers
+            .len(),
+        151
+    );
+    let r = against(
+        b"HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n",
+        false,
+        true,
+        2,
+        &[],
+    );
+    for h in &r.hits {
+        assert_eq!(h.code, 99, "{h:?}");
+        assert!(!h.error.contains("invalid"), "{h:?}");
+    }
+}
+
+#[test]
+fn odd_locations_are_followed_as_go_does() {
+    // Issue 22: a Location with non-ASCII bytes or a space was not
+    // followed (the 302 counted as a success); Go percent-encodes and
+    // follows it. Every answer here redirects, so a followed Location ends
+    // in "stopped after 10 redirects".
+    for loc in ["/a b/\u{fc}?q=\u{2603}".as_bytes(), b"/caf\xe9", b"/a b"] {
+        let mut wire = b"HTTP/1.1 302 Found\r\nLocation: ".to_vec();
+        wire.extend_from_slice(loc);
+        wire.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        let wire: &'static [u8] = Box::leak(wire.into_boxed_slice());
+        let r = against(wire, false, false, 1, &[]);
+        let e = &r.hits[0].error;
+        assert!(
+            e.ends_with("stopped after 10 redirects"),
+            "{:?}: {e}",
+            String::from_utf8_lossy(loc)
+        );
+    }
+    // One that is not a URL at all is an error at once, as in Go.
+    let r = against(
+        b"HTTP/1.1 302 Found\r\nLocation: http://[::1\r\nContent-Length: 0\r\n\r\n",
+        false,
+        false,
+        1,
+        &[],
+    );
+    assert!(
+        r.hits[0].error.contains("failed to parse Location header"),
+        "{}",
+        r.hits[0].error
+    );
+}

@@ -38,6 +38,7 @@ pub mod h1;
 mod key;
 mod pool;
 mod proxy;
+mod sniff;
 mod target;
 mod tls;
 

@@ -352,15 +352,19 @@ impl Pool {
         if key.tls {
             let name = ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
+            let stream = crate::sniff::Sniff::new(stream, crate::sniff::Expect::Tls);
             let tls = self
                 .tls
                 .connect(name, stream)
                 .await
-                .map_err(|e| format!("tls: {}", tls_error(&e)))?;
+                .map_err(|e| crate::tls::handshake_failure(&e, &key.host))?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             self.handshake(key, Box::new(tls), h2, permit).await
+        } else if self.h2c {
+            let stream = crate::sniff::Sniff::new(stream, crate::sniff::Expect::H2c);
+            self.handshake(key, Box::new(stream), true, permit).await
         } else {
-            self.handshake(key, stream, self.h2c, permit).await
+            self.handshake(key, stream, false, permit).await
         }
     }
 
@@ -398,14 +402,6 @@ impl Pool {
             });
             Ok(Conn::H1(H1::Hyper(sender)))
         }
-    }
-}
-
-/// rustls errors, worded for people ("invalid peer certificate: UnknownIssuer").
-fn tls_error(e: &std::io::Error) -> String {
-    match e.get_ref() {
-        Some(inner) => inner.to_string(),
-        None => e.to_string(),
     }
 }
 

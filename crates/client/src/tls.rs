@@ -255,3 +255,112 @@ mod tests {
         assert!(v.system_roots_read(), "read at the first check");
     }
 }
+
+/// A failed TLS handshake with `host`, worded as Go's `crypto/tls` and
+/// `crypto/x509` word it (`tls: failed to verify certificate: x509:
+/// certificate signed by unknown authority`), never as a Debug dump.
+pub(crate) fn handshake_failure(e: &std::io::Error, host: &str) -> String {
+    use rustls::{CertificateError as C, Error as E};
+    let Some(inner) = e.get_ref() else {
+        return format!("tls: {}", crate::dial::go_error(e));
+    };
+    let Some(err) = inner.downcast_ref::<E>() else {
+        // Ours (crate::sniff), or the socket's.
+        return match inner.to_string() {
+            t if t.starts_with("http") => t,
+            t => format!("tls: {t}"),
+        };
+    };
+    let x509 = |what: String| format!("tls: failed to verify certificate: x509: {what}");
+    match err {
+        E::InvalidCertificate(c) => x509(match c {
+            C::UnknownIssuer => "certificate signed by unknown authority".into(),
+            C::Expired
+            | C::ExpiredContext { .. }
+            | C::NotValidYet
+            | C::NotValidYetContext { .. } => "certificate has expired or is not yet valid".into(),
+            C::NotValidForNameContext { presented, .. } if !presented.is_empty() => {
+                format!(
+                    "certificate is valid for {}, not {host}",
+                    presented.join(", ")
+                )
+            }
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                format!("certificate is not valid for {host}")
+            }
+            C::BadSignature => "certificate signature is invalid".into(),
+            C::Revoked => "certificate is revoked".into(),
+            C::Other(other) => words(&other.to_string()),
+            c => words(&format!("{c:?}")),
+        }),
+        E::AlertReceived(alert) => format!("remote error: tls: {}", words(&format!("{alert:?}"))),
+        E::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+            "tls: first record does not look like a TLS handshake".into()
+        }
+        E::InvalidMessage(m) => format!(
+            "tls: malformed message from the server ({})",
+            words(&format!("{m:?}"))
+        ),
+        other => format!("tls: {other}"),
+    }
+}
+
+/// A CamelCase name as lower-case words: `CaUsedAsEndEntity` -> `ca used
+/// as end entity`. What rustls and webpki name only in their Debug form.
+fn words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && !out.ends_with(' ') {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::*;
+
+    fn io(e: rustls::Error) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
+    }
+
+    #[test]
+    fn handshake_failures_read_as_go_words_them() {
+        use rustls::{CertificateError as C, Error as E};
+        for (e, want) in [
+            (
+                E::InvalidCertificate(C::UnknownIssuer),
+                "tls: failed to verify certificate: x509: certificate signed by unknown authority",
+            ),
+            (
+                E::InvalidCertificate(C::Expired),
+                "tls: failed to verify certificate: x509: certificate has expired or is not yet valid",
+            ),
+            (
+                E::InvalidCertificate(C::NotValidForName),
+                "tls: failed to verify certificate: x509: certificate is not valid for a.test",
+            ),
+            (
+                E::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+                "remote error: tls: handshake failure",
+            ),
+            (
+                E::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
+                "tls: first record does not look like a TLS handshake",
+            ),
+        ] {
+            assert_eq!(handshake_failure(&io(e), "a.test"), want);
+        }
+        let other = rustls::OtherError(std::sync::Arc::new(std::io::Error::other(
+            "CaUsedAsEndEntity",
+        )));
+        let text = handshake_failure(&io(E::InvalidCertificate(C::Other(other))), "a.test");
+        assert_eq!(
+            text,
+            "tls: failed to verify certificate: x509: ca used as end entity"
+        );
+        assert!(!text.contains('('), "{text}");
+    }
+}
