@@ -125,6 +125,34 @@ fn endless_interim_responses_are_an_error_not_a_spin() {
 }
 
 #[test]
+fn a_target_sending_interim_responses_does_not_spoil_the_others() {
+    // Issue 22: a server of endless 100 Continues beside a healthy one in
+    // the same attack made the healthy target's p50 0.5-1.2 s.
+    let endless = RawServer::start(Script::Reply {
+        bytes: b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n",
+        trickle: false,
+        close: false,
+    });
+    let healthy = barrage_testkit::Server::http();
+    let targets = format!(
+        "GET {}\n\nGET {}\n",
+        endless.url("/"),
+        healthy.url("/")
+    );
+    let mut r = attack(&["-rate", "200", "-requests", "40", "-timeout", "5s"], &targets);
+    r.assert_clean();
+    assert_eq!(r.hits.len(), 40);
+    common::assert_seq_complete(&mut r.hits);
+    for h in &r.hits {
+        if h.url.starts_with(&healthy.url("/")) {
+            assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+        } else {
+            assert!(h.error.contains("too many 1xx"), "{h:?}");
+        }
+    }
+}
+
+#[test]
 fn head_204_and_304_carry_no_body_whatever_their_length_says() {
     let server = RawServer::start(Script::Reply {
         bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
