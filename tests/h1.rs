@@ -134,12 +134,11 @@ fn a_target_sending_interim_responses_does_not_spoil_the_others() {
         close: false,
     });
     let healthy = barrage_testkit::Server::http();
-    let targets = format!(
-        "GET {}\n\nGET {}\n",
-        endless.url("/"),
-        healthy.url("/")
+    let targets = format!("GET {}\n\nGET {}\n", endless.url("/"), healthy.url("/"));
+    let mut r = attack(
+        &["-rate", "200", "-requests", "40", "-timeout", "5s"],
+        &targets,
     );
-    let mut r = attack(&["-rate", "200", "-requests", "40", "-timeout", "5s"], &targets);
     r.assert_clean();
     assert_eq!(r.hits.len(), 40);
     common::assert_seq_complete(&mut r.hits);

@@ -16,7 +16,7 @@ use tokio::{runtime::Runtime, sync::Semaphore};
 use barrage_client::{Client, PreparedTarget};
 
 use crate::{
-    hands::{Clockwork, Dispatch, Inline, Spawn},
+    hands::{Clockwork, Dispatch, Inline, Spawn, Unpaced},
     scheduler::{drive, Take},
     tickets::{since, Tickets},
     workers::Workers,
@@ -242,9 +242,9 @@ impl Attack {
                 .unwrap_or(1)
                 .clamp(1, MAX_CLOSED_WORKERS);
             self.run_loops(&stopper, loops as usize, |_, client| {
-                let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
+                let (ctx, tickets) = (ctx.clone(), tickets.clone());
                 async move {
-                    let mut waits = Clockwork::new(ctx.clock.start, stopper);
+                    let mut waits = Unpaced(ctx.clock.start);
                     let mut hand = Inline::new(client, ctx);
                     drive(&tickets, Take::Now, &mut waits, &mut hand).await
                 }

@@ -88,7 +88,12 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
                 if take == Take::Due {
                     if offset > waits.now() {
                         hand.flush().await;
-                        waits.until(offset).await;
+                        // Sleeps boxed (one allocation per sleep, not per
+                        // request at high rates): a loop's future is held
+                        // for the whole attack, and the closed model's
+                        // 18,000 loops, which never sleep, would each carry
+                        // room for it.
+                        Box::pin(waits.until(offset)).await;
                     }
                     if !tickets.goes_out(offset) {
                         continue;
@@ -112,7 +117,7 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
                     Some(Next::Later(offset)) => {
                         taken = 0;
                         hand.flush().await;
-                        waits.tick_after(offset).await;
+                        Box::pin(waits.tick_after(offset)).await;
                         horizon = waits.now();
                         continue;
                     }

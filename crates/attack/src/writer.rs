@@ -68,21 +68,45 @@ pub(crate) struct Finished {
     headers: Vec<(String, String)>,
 }
 
-/// Sends one request and tells how it went; `serial`, when given, is what
-/// the sending loop keeps between its requests (see [`LoopState`]).
+/// Sends one request and tells how it went.
 pub(crate) async fn request(
     client: &Client,
     target: Arc<PreparedTarget>,
     seq: u64,
     scheduled: i64,
     clock: Clock,
-    serial: Option<&mut LoopState>,
 ) -> Finished {
     let sent = Instant::now();
-    let result = match serial {
-        Some(serial) => client.send_serial(&target, seq, serial).await,
-        None => client.send(&target, seq).await,
-    };
+    let result = client.send(&target, seq).await;
+    answered(target, seq, scheduled, clock, sent, result)
+}
+
+/// [`request`] on a loop that sends one request after another, keeping
+/// its connection and timer in `serial` (see [`LoopState`]). Apart from
+/// [`request`] so that the loop's future (held for the whole attack, by
+/// each of the closed model's loops) holds only this path's state.
+pub(crate) async fn request_serial(
+    client: &Client,
+    target: Arc<PreparedTarget>,
+    seq: u64,
+    scheduled: i64,
+    clock: Clock,
+    serial: &mut LoopState,
+) -> Finished {
+    let sent = Instant::now();
+    let result = client.send_serial(&target, seq, serial).await;
+    answered(target, seq, scheduled, clock, sent, result)
+}
+
+/// The record of a request sent at `sent` that ended now with `result`.
+fn answered(
+    target: Arc<PreparedTarget>,
+    seq: u64,
+    scheduled: i64,
+    clock: Clock,
+    sent: Instant,
+    result: Result<barrage_client::Response, barrage_client::Failure>,
+) -> Finished {
     let latency = sent.elapsed().as_nanos() as u64;
     record(
         target,
