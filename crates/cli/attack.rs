@@ -25,7 +25,7 @@ use crate::{
 
 /// The stream encoder as the attack's sink, and `-prometheus-addr`'s
 /// exporter counting what is written.
-struct StreamSink {
+pub struct StreamSink {
     encoder: Encoder<Box<dyn Write + Send>>,
     exporter: Option<Exporter>,
 }
@@ -64,30 +64,27 @@ fn io(msg: impl std::fmt::Display) -> Outcome {
     Err(Failed::io(msg))
 }
 
-pub fn run(a: AttackArgs) -> Outcome {
-    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
-        return usage("-rate=0 (or infinity) requires setting -max-workers");
-    }
-    if let Some(at) = a.start_at {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i64);
-        if at < now {
-            return usage(format!(
-                "-start-at {} is in the past (it is {} now)",
-                barrage_model::time::format_rfc3339(at),
-                barrage_model::time::format_rfc3339(now)
-            ));
-        }
-    }
+/// What the flags describe, checked: the targets' reader, the attack and
+/// how requests are sent. Shared with `sweep`.
+pub struct Setup {
+    pub reader: TargetReader<Box<dyn BufRead + Send>>,
+    pub config: AttackConfig,
+    pub client: ClientConfig,
+}
+
+/// Checks the flags an attack and a sweep share and builds their
+/// configurations: targets opened, the body file read, the proxies from
+/// the environment, the TLS files (by `Attack::new`, later) all checked
+/// before anything is sent.
+pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     if a.max_workers == Some(0) {
-        return usage("-max-workers must be at least 1");
+        return Err(Failed::usage("-max-workers must be at least 1"));
     }
     let body = match &a.body {
         None => bytes::Bytes::new(),
         Some(path) => match std::fs::read(path) {
             Ok(b) => b.into(),
-            Err(e) => return io(format!("-body {}: {e}", path.display())),
+            Err(e) => return Err(Failed::io(format!("-body {}: {e}", path.display()))),
         },
     };
     let defaults = Defaults {
@@ -99,23 +96,10 @@ pub fn run(a: AttackArgs) -> Outcome {
     } else {
         match File::open(&a.targets) {
             Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return io(format!("-targets {}: {e}", a.targets)),
+            Err(e) => return Err(Failed::io(format!("-targets {}: {e}", a.targets))),
         }
     };
-    let mut reader = TargetReader::new(input, &a.targets, a.format, defaults);
-    let targets = if a.lazy {
-        Targets::Lazy(Box::new(Lazy(reader)))
-    } else {
-        let all = match reader.read_all() {
-            Ok(all) => all,
-            Err(e) => return usage(e),
-        };
-        match Targets::fixed(all) {
-            Ok(t) => t,
-            Err(e) => return usage(format!("{}: {e}", a.targets)),
-        }
-    };
-
+    let reader = TargetReader::new(input, &a.targets, a.format, defaults);
     let config = AttackConfig {
         rate: a.rate,
         stages: a.stages.clone(),
@@ -129,13 +113,9 @@ pub fn run(a: AttackArgs) -> Outcome {
         cpus: a.cpus,
     };
     // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
-    let proxies = match barrage_attack::Proxies::from_env(
-        |name| std::env::var(name).ok(),
-        a.proxy_headers.clone(),
-    ) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
+    let proxies =
+        barrage_attack::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
+            .map_err(Failed::usage)?;
     let client = ClientConfig {
         timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
         keepalive: a.keepalive,
@@ -163,13 +143,77 @@ pub fn run(a: AttackArgs) -> Outcome {
         proxies,
         name: a.name.clone(),
     };
-    let attack = match Attack::new(config, client) {
-        Ok(at) => at,
-        Err(barrage_attack::AttackError::Tls(e)) => {
-            return if e.is_io() { io(e) } else { usage(e) }
+    Ok(Setup {
+        reader,
+        config,
+        client,
+    })
+}
+
+/// `Attack::new`'s failure: a TLS file that is not what it should be is
+/// bad input, the rest the tool's own I/O.
+pub fn attack_error(e: barrage_attack::AttackError) -> Failed {
+    match e {
+        barrage_attack::AttackError::Tls(e) if !e.is_io() => Failed::usage(e),
+        e => Failed::io(e),
+    }
+}
+
+/// Opens `-output` and writes the stream's header; `Ok(None)` when stdout
+/// is a pipe already closed (a quiet exit 0).
+pub fn open_stream(path: &str, exporter: Option<Exporter>) -> Result<Option<StreamSink>, Failed> {
+    match output::open(path).and_then(|out| {
+        let mut encoder = Encoder::new(out)?;
+        encoder.flush()?;
+        Ok(encoder)
+    }) {
+        Ok(encoder) => Ok(Some(StreamSink { encoder, exporter })),
+        Err(e) if output::is_closed_pipe(&e) => Ok(None),
+        Err(e) => Err(Failed::io(format!("-output {path}: {e}"))),
+    }
+}
+
+/// Raises the open-files limit, warning when even the raised one is low.
+pub fn raise_open_files_limit() {
+    if let Some(n) = barrage_attack::raise_open_files_limit().filter(|&n| n < LOW_OPEN_FILES) {
+        eprintln!("barrage: warning: the open files limit (NOFILE) is {n}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)");
+    }
+}
+
+pub fn run(a: AttackArgs) -> Outcome {
+    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
+        return usage("-rate=0 (or infinity) requires setting -max-workers");
+    }
+    if let Some(at) = a.start_at {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        if at < now {
+            return usage(format!(
+                "-start-at {} is in the past (it is {} now)",
+                barrage_model::time::format_rfc3339(at),
+                barrage_model::time::format_rfc3339(now)
+            ));
         }
-        Err(e) => return io(e),
+    }
+    let Setup {
+        mut reader,
+        config,
+        client,
+    } = setup(&a)?;
+    let targets = if a.lazy {
+        Targets::Lazy(Box::new(Lazy(reader)))
+    } else {
+        let all = match reader.read_all() {
+            Ok(all) => all,
+            Err(e) => return usage(e),
+        };
+        match Targets::fixed(all) {
+            Ok(t) => t,
+            Err(e) => return usage(format!("{}: {e}", a.targets)),
+        }
     };
+    let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
     let exporter = match a.prometheus_addr.map(Exporter::start).transpose() {
@@ -179,22 +223,14 @@ pub fn run(a: AttackArgs) -> Outcome {
             return io(format!("-prometheus-addr {addr}: {e}"));
         }
     };
-    let sink = match output::open(&a.output).and_then(|out| {
-        let mut encoder = Encoder::new(out)?;
-        encoder.flush()?;
-        Ok(encoder)
-    }) {
-        Ok(encoder) => StreamSink { encoder, exporter },
-        Err(e) if output::is_closed_pipe(&e) => return Ok(()),
-        Err(e) => return io(format!("-output {}: {e}", a.output)),
+    let Some(sink) = open_stream(&a.output, exporter)? else {
+        return Ok(());
     };
 
     if a.insecure {
         eprintln!("barrage attack: warning: -insecure: server certificates are not verified");
     }
-    if let Some(n) = barrage_attack::raise_open_files_limit().filter(|&n| n < LOW_OPEN_FILES) {
-        eprintln!("barrage attack: warning: the open files limit (NOFILE) is {n}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)");
-    }
+    raise_open_files_limit();
     let stopper = Stopper::new();
     stopper.on_signals(|| std::process::exit(EXIT_INTERRUPTED));
     if let Some(e) = &sink.exporter {

@@ -145,6 +145,8 @@ pub struct Cli {
 pub enum Command {
     /// Send requests at a fixed rate; write one binary result per request
     Attack(Box<AttackArgs>),
+    /// Find a server's limit: an attack per step at rising loads, a table of each step's figures, the knee, a chart
+    Sweep(Box<SweepArgs>),
     /// Report on result streams (binary, CSV or JSON lines; merged by time)
     Report(ReportArgs),
     /// Write results as CSV or JSON lines
@@ -284,6 +286,96 @@ pub struct AttackArgs {
     pub cpus: usize,
 }
 
+/// `-find-max` and `-stop-on`: conditions in `-fail-on`'s grammar, and
+/// their text as typed.
+#[derive(Clone, Debug)]
+pub struct Conditions(pub Vec<barrage_metrics::Threshold>, pub String);
+
+/// Parses `-find-max` and `-stop-on`.
+pub fn parse_conditions(s: &str) -> Result<Conditions, barrage_metrics::ParseError> {
+    let list = barrage_metrics::Threshold::parse_list(s)?;
+    if list.is_empty() {
+        return Err(barrage_metrics::ParseError::from(
+            "no condition".to_string(),
+        ));
+    }
+    Ok(Conditions(list, s.trim().to_string()))
+}
+
+/// A sweep's steps (a newtype: clap reads `Option<Vec<_>>` as a flag
+/// given several times).
+#[derive(Clone, Debug)]
+pub struct Steps(pub Vec<barrage_sweep::Load>);
+
+/// `-rates`: open-model steps.
+pub fn parse_rates(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
+    barrage_sweep::steps::parse(s, false).map(Steps)
+}
+
+/// `-concurrency`: closed-model steps.
+pub fn parse_concurrency(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
+    barrage_sweep::steps::parse(s, true).map(Steps)
+}
+
+/// `-precision`: a share, as `5%` or `0.05`, above 0 and below 1.
+pub fn parse_precision(s: &str) -> Result<f64, String> {
+    let v = match s.trim().strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => s.trim().parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a share between 0 and 100% (such as 5%)"
+        )),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Open-model steps, requests per second: 1000,2000,5000 or 1000..20000/+1000 or 500..64000/x2
+    #[arg(long, value_parser = parse_rates, conflicts_with = "concurrency")]
+    pub rates: Option<Steps>,
+    /// Closed-model steps, connections each with a request in flight: 200,500,1000 (or ranges as -rates)
+    #[arg(long, value_parser = parse_concurrency)]
+    pub concurrency: Option<Steps>,
+    /// How long each step is measured
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub step_duration: Duration,
+    /// The first part of each step: sent and written (as "NAME warmup"), left out of its figures
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Idle time between steps
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub pause: Duration,
+    /// Stop after the first step where a condition holds (-fail-on's grammar), e.g. 'p99>250ms,success<99%'
+    #[arg(long, value_parser = parse_conditions)]
+    pub stop_on: Option<Conditions>,
+    /// Search for the highest load where all conditions hold, e.g. 'p99<=250ms,success>=99.9%': from the first step, doubling until one fails, then halving the gap
+    #[arg(long, value_parser = parse_conditions)]
+    pub find_max: Option<Conditions>,
+    /// -find-max stops when the failing load is within this share above the holding one
+    #[arg(long, default_value = "5%", value_parser = parse_precision)]
+    pub precision: f64,
+    /// A step whose lag p99 is above this (or that sent under 95% of its rate) is generator-bound
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub lag_limit: Duration,
+    /// Table type: text, json or csv
+    #[arg(long = "type", default_value = "text")]
+    pub kind: barrage_sweep::Format,
+    /// Also write the chart (throughput, latency and success against load) to this HTML file
+    #[arg(long)]
+    pub chart: Option<PathBuf>,
+    /// Title of the chart page
+    #[arg(long, default_value = "Barrage Sweep")]
+    pub title: String,
+    /// Redraw the table (and -chart) from a saved sweep's results instead of attacking
+    #[arg(long)]
+    pub from: Option<String>,
+    #[command(flatten)]
+    pub attack: AttackArgs,
+}
+
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot, plot (HTML, as the plot command)
@@ -395,6 +487,17 @@ pub struct ServeArgs {
     /// Response body
     #[arg(long, default_value = "hello\n")]
     pub body: String,
+    /// Answers a second served; the rest get 503 at once (a limit for sweep to find)
+    #[arg(long, value_parser = parse_capacity)]
+    pub capacity: Option<f64>,
+}
+
+/// `serve -capacity`: answers a second, above 0.
+pub fn parse_capacity(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{s:?} is not a rate above 0")),
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod output;
 mod plot;
 mod report;
 mod serve;
+mod sweep;
 
 use clap::Parser;
 use flags::{Cli, Command};
@@ -77,6 +78,7 @@ fn main() {
             ("plot", plot::run(p))
         }
         Command::Serve(s) => ("serve", serve::run(s)),
+        Command::Sweep(s) => ("sweep", sweep::run(*s)),
     };
     std::process::exit(exit_code(name, outcome));
 }

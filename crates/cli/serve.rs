@@ -8,8 +8,13 @@ use barrage_serve::target::{self, ServeError};
 
 pub fn run(args: ServeArgs) -> Outcome {
     let addr = args.addr;
-    target::run(addr, args.body.into(), args.delay, || {
-        eprintln!("barrage serve: listening on http://{addr}/");
+    let options = target::Options {
+        body: args.body.into(),
+        delay: args.delay,
+        capacity: args.capacity,
+    };
+    target::run(addr, options, |bound| {
+        eprintln!("barrage serve: listening on http://{bound}/");
     })
     .map_err(|e| match e {
         ServeError::NotLoopback(_) => Failed::usage(e),

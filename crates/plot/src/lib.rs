@@ -10,7 +10,7 @@
 //! where vegeta keeps every record and downsamples at the end.
 
 pub mod envelope;
-mod svg;
+pub mod svg;
 
 use std::io::{self, Write};
 

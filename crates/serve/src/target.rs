@@ -1,7 +1,18 @@
 //! `barrage serve`: answers `GET /` with a fixed body (after an optional
-//! delay) and anything else with 404, over HTTP/1.1 or h2c.
+//! delay) and anything else with 404, over HTTP/1.1 or h2c; with a
+//! capacity, at most that many answers a second are 200s and the rest
+//! 503s at once, so that `barrage sweep` has a limit to find.
 
-use std::{convert::Infallible, io, net::SocketAddr, time::Duration};
+use std::{
+    convert::Infallible,
+    io,
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -22,13 +33,65 @@ pub enum ServeError {
     Io(io::Error),
 }
 
-/// Serves on `addr` until the process ends; `listening` is called once
-/// the port is bound.
+/// What the target answers.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The body of `GET /`.
+    pub body: Bytes,
+    /// How long each answer waits.
+    pub delay: Duration,
+    /// Answers a second served (200); the rest get 503 at once.
+    pub capacity: Option<f64>,
+}
+
+/// A rate limit as a virtual schedule (GCRA): each admitted request
+/// moves the next free slot one interval on; a request finding it more
+/// than a burst ahead is refused.
+struct Capacity {
+    start: Instant,
+    interval_ns: u64,
+    /// Up to 10 ms of requests at once.
+    burst_ns: u64,
+    next: AtomicU64,
+}
+
+impl Capacity {
+    fn new(per_second: f64) -> Capacity {
+        Capacity {
+            start: Instant::now(),
+            interval_ns: (1e9 / per_second).max(1.0) as u64,
+            burst_ns: 10_000_000,
+            next: AtomicU64::new(0),
+        }
+    }
+
+    fn admit(&self) -> bool {
+        let now = self.start.elapsed().as_nanos() as u64;
+        let mut next = self.next.load(Ordering::Relaxed);
+        loop {
+            let from = next.max(now);
+            if from - now > self.burst_ns {
+                return false;
+            }
+            match self.next.compare_exchange_weak(
+                next,
+                from + self.interval_ns,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(seen) => next = seen,
+            }
+        }
+    }
+}
+
+/// Serves on `addr` until the process ends; `listening` is called with
+/// the bound address (the port chosen, for `:0`).
 pub fn run(
     addr: SocketAddr,
-    body: Bytes,
-    delay: Duration,
-    listening: impl FnOnce(),
+    options: Options,
+    listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     if !addr.ip().is_loopback() {
         return Err(ServeError::NotLoopback(addr));
@@ -41,16 +104,20 @@ pub fn run(
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(ServeError::Io)?;
-        listening();
+        listening(listener.local_addr().map_err(ServeError::Io)?);
+        let capacity = options.capacity.map(|c| Arc::new(Capacity::new(c)));
+        let (body, delay) = (options.body, options.delay);
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let body = body.clone();
+            let (body, capacity) = (body.clone(), capacity.clone());
             tokio::spawn(async move {
-                let service =
-                    service_fn(move |req: Request<Incoming>| respond(req, body.clone(), delay));
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let admitted = capacity.as_ref().is_none_or(|c| c.admit());
+                    respond(req, body.clone(), delay, admitted)
+                });
                 let _ = auto::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
@@ -63,7 +130,13 @@ async fn respond(
     req: Request<Incoming>,
     body: Bytes,
     delay: Duration,
+    admitted: bool,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    if !admitted {
+        let mut resp = Response::new(Full::new(Bytes::from_static(b"over capacity\n")));
+        *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+        return Ok(resp);
+    }
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }

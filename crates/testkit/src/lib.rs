@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod blackhole;
+mod capacity;
 mod child;
 mod dns;
 mod proxy;
@@ -39,6 +40,7 @@ mod stoppable;
 mod tls;
 
 pub use blackhole::Blackhole;
+pub use capacity::CapacityServer;
 pub use child::{Child, ChildResult};
 pub use dns::DnsServer;
 pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};

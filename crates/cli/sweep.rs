@@ -1,0 +1,239 @@
+//! `barrage sweep`: checks the flags, builds the attack's setup once, and
+//! hands the steps to `barrage_sweep`; then the table (stdout, or stderr
+//! when the stream goes to stdout), the chart, and the exit code of
+//! `-find-max` (0 found, 3 even the first step fails, 1 the generator was
+//! the limit).
+
+use std::{
+    io::{self, BufWriter, Write},
+    sync::{Arc, Mutex},
+};
+
+use barrage_attack::{HitSink, Rate, Stopper};
+use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Plan, Row};
+
+use crate::{
+    attack::{self, Setup},
+    failed::{Failed, Kind, Outcome},
+    flags::SweepArgs,
+    inputs, output, EXIT_INTERRUPTED,
+};
+
+/// No result stream (`-output` not given).
+struct Discard;
+
+impl HitSink for Discard {
+    fn write(&mut self, _: &barrage_stream::Hit) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The attack's flags a sweep sets itself, each step.
+fn refused(s: &SweepArgs) -> Option<&'static str> {
+    let a = &s.attack;
+    [
+        (a.rate != barrage_model::DEFAULT_RATE, "-rate"),
+        (!a.duration.is_zero(), "-duration"),
+        (a.requests.is_some(), "-requests"),
+        (a.stages.is_some(), "-stages"),
+        (a.shard.is_some(), "-shard"),
+        (a.start_at.is_some(), "-start-at"),
+        (a.lazy, "-lazy"),
+        (a.prometheus_addr.is_some(), "-prometheus-addr"),
+        (
+            s.concurrency.is_some() && a.max_workers.is_some(),
+            "-max-workers with -concurrency",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+pub fn run(s: SweepArgs) -> Outcome {
+    let bounds = Bounds {
+        lag_p99: s.lag_limit,
+        ..Bounds::default()
+    };
+    if let Some(from) = &s.from {
+        return redraw(&s, from, bounds);
+    }
+    if let Some(flag) = refused(&s) {
+        return Err(Failed::usage(format!(
+            "sweep sets {flag} itself: give the steps with -rates or -concurrency, and -step-duration"
+        )));
+    }
+    let steps = match (&s.rates, &s.concurrency) {
+        (Some(steps), None) | (None, Some(steps)) => steps.0.clone(),
+        _ => {
+            return Err(Failed::usage(
+                "sweep needs its steps: -rates 1000,2000,5000 (open model) or -concurrency 50,100,200 (closed model)",
+            ))
+        }
+    };
+    if s.find_max.is_some() && s.stop_on.is_some() {
+        return Err(Failed::usage("-find-max and -stop-on cannot be combined"));
+    }
+    if s.step_duration.is_zero() {
+        return Err(Failed::usage("-step-duration must be above 0"));
+    }
+    let Setup {
+        mut reader,
+        config,
+        client,
+    } = attack::setup(&s.attack)?;
+    let targets = reader.read_all().map_err(Failed::usage)?;
+    if targets.is_empty() {
+        return Err(Failed::usage(format!("{}: no targets", s.attack.targets)));
+    }
+    // Checked once here (TLS files) before anything is sent.
+    let probe = barrage_attack::AttackConfig {
+        rate: Rate::Max,
+        max_workers: Some(1),
+        ..config.clone()
+    };
+    drop(barrage_attack::Attack::new(probe, client.clone()).map_err(attack::attack_error)?);
+    // The stream only where asked for: the table takes stdout otherwise.
+    let to_stdout = s.attack.output == "-";
+    let sink: Box<dyn HitSink> = if s.attack.output == "stdout" {
+        Box::new(Discard)
+    } else {
+        let path = if to_stdout {
+            "stdout"
+        } else {
+            s.attack.output.as_str()
+        };
+        match attack::open_stream(path, None)? {
+            Some(sink) => Box::new(sink),
+            None => return Ok(()),
+        }
+    };
+    let sink = Arc::new(Mutex::new(sink));
+    attack::raise_open_files_limit();
+    let stopper = Stopper::new();
+    stopper.on_signals(|| std::process::exit(EXIT_INTERRUPTED));
+    let mut attacker = Attacker {
+        targets,
+        base: config,
+        client,
+        sink: sink.clone(),
+        stopper: stopper.clone(),
+        step_duration: s.step_duration,
+        warmup: s.warmup,
+        bounds,
+    };
+    let plan = Plan {
+        steps,
+        stop_on: s.stop_on.as_ref().map(|c| c.0.clone()).unwrap_or_default(),
+        find_max: s.find_max.as_ref().map(|c| (c.0.clone(), c.1.clone())),
+        precision: s.precision,
+        pause: s.pause,
+    };
+    let out = barrage_sweep::sweep(&plan, &mut attacker, progress).map_err(|e| match e {
+        barrage_sweep::SweepError::Attack(e) => attack::attack_error(e),
+        barrage_sweep::SweepError::Output(e) if output::is_closed_pipe(&e) => Failed::io(e),
+        e => Failed::io(e),
+    });
+    let _ = sink.lock().map(|mut s| s.flush());
+    let out = out?;
+    if stopper.is_stopped() {
+        eprintln!(
+            "barrage sweep: interrupted: the table covers the {} finished steps",
+            out.rows.len()
+        );
+    }
+    if let Some((load, why)) = &out.stopped_on {
+        eprintln!(
+            "barrage sweep: stopped after {}: -stop-on {why}",
+            load.name()
+        );
+    }
+    let table = if to_stdout {
+        Target::Stderr
+    } else {
+        Target::Stdout
+    };
+    write(&s, &out.rows, out.found.as_ref(), table)?;
+    match out.found {
+        Some(Found::FirstFails { .. }) => Err(Failed {
+            kind: Kind::Threshold,
+            lines: Vec::new(),
+        }),
+        Some(Found::GeneratorBound { .. }) => Err(Failed {
+            kind: Kind::Io,
+            lines: Vec::new(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// One line on stderr per finished step.
+fn progress(r: &Row) {
+    eprintln!(
+        "barrage sweep: {}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}",
+        r.load.name(),
+        r.rate,
+        r.throughput,
+        r.success * 100.0,
+        barrage_model::duration::format(r.p99 as i64),
+        if r.generator_bound {
+            " (generator-bound)"
+        } else {
+            ""
+        }
+    );
+}
+
+/// Where the table goes.
+#[derive(Clone, Copy)]
+enum Target {
+    Stdout,
+    Stderr,
+}
+
+/// The table (and `-chart`).
+fn write(s: &SweepArgs, rows: &[Row], found: Option<&Found>, to: Target) -> Outcome {
+    let written = match to {
+        Target::Stdout => {
+            let mut out = BufWriter::new(io::stdout().lock());
+            barrage_sweep::write_table(s.kind, rows, found, &mut out).and_then(|()| out.flush())
+        }
+        Target::Stderr => barrage_sweep::write_table(s.kind, rows, found, &mut io::stderr()),
+    };
+    if let Err(e) = written {
+        if !output::is_closed_pipe(&e) {
+            return Err(Failed::io(format!("writing the table: {e}")));
+        }
+    }
+    if let Some(path) = &s.chart {
+        let page = std::fs::File::create(path).and_then(|f| {
+            let mut f = BufWriter::new(f);
+            barrage_sweep::write_chart(&s.title, rows, &mut f)?;
+            f.flush()
+        });
+        page.map_err(|e| Failed::io(format!("-chart {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `-from`: the table and chart again from a saved sweep's records.
+fn redraw(s: &SweepArgs, from: &str, bounds: Bounds) -> Outcome {
+    let mut merge = inputs::open(&[from.to_string()], false)?;
+    let mut collect = Collect::default();
+    while let Some(hit) = merge.next_hit() {
+        collect.add(hit);
+    }
+    let rows = collect.rows(bounds);
+    if rows.is_empty() && merge.errors().0.is_empty() {
+        return Err(Failed::usage(format!(
+            "{from}: no sweep steps (records named like {} or {})",
+            Load::Rate(5000.0).name(),
+            Load::Concurrency(200).name()
+        )));
+    }
+    write(s, &rows, None, Target::Stdout)?;
+    inputs::finish(&merge)
+}

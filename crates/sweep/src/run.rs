@@ -1,0 +1,463 @@
+//! Running a sweep: each step an attack on the same engine as `attack`,
+//! one after another into one result stream; `-stop-on` and `-find-max`.
+
+use std::{
+    io,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use barrage_attack::{
+    Attack, AttackConfig, AttackError, ClientConfig, HitSink, Rate, StopReason, Stopper, Targets,
+};
+use barrage_metrics::{Metrics, Threshold};
+use barrage_model::{Hit, Target};
+
+use crate::{
+    row::{Bounds, Found, Row},
+    steps::{number, Load},
+};
+
+/// What a sweep does besides its steps.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The steps in order (with `find_max`, the first is where the search
+    /// starts and the rest are unused).
+    pub steps: Vec<Load>,
+    /// `-stop-on`: stop after the first step for which any holds.
+    pub stop_on: Vec<Threshold>,
+    /// `-find-max`: the conditions a step must all meet, and their text.
+    pub find_max: Option<(Vec<Threshold>, String)>,
+    /// `-precision`: the search ends when the first failing load is
+    /// within this share above the last passing one.
+    pub precision: f64,
+    /// `-pause` between steps.
+    pub pause: Duration,
+}
+
+/// A step's figures and the records they come from.
+pub struct Step {
+    /// The table's row.
+    pub row: Row,
+    /// The step's records (warm-up left out), for conditions.
+    pub metrics: Metrics,
+}
+
+/// What ran.
+pub struct Outcome {
+    /// The finished steps, by load.
+    pub rows: Vec<Row>,
+    /// What `-find-max` found.
+    pub found: Option<Found>,
+    /// A `-stop-on` condition that held, and at which step.
+    pub stopped_on: Option<(Load, String)>,
+}
+
+/// Runs one step at a load; `Ok(None)` when stopped (Ctrl-C) before its
+/// end, so that the table covers finished steps only.
+pub trait RunStep {
+    /// The error a step can fail with.
+    type Error;
+    /// Runs the step.
+    fn step(&mut self, load: Load) -> Result<Option<Step>, Self::Error>;
+    /// Waits `pause` between steps; false when stopped meanwhile.
+    fn pause(&mut self, pause: Duration) -> bool;
+}
+
+/// The most probes a `-find-max` search makes.
+const MAX_PROBES: usize = 40;
+/// The highest rate a search tries (requests per second).
+const MAX_RATE: f64 = 10_000_000.0;
+
+/// Runs `plan`'s steps (or its search) on `runner`, calling `done` after
+/// each finished step.
+pub fn sweep<R: RunStep>(
+    plan: &Plan,
+    runner: &mut R,
+    mut done: impl FnMut(&Row),
+) -> Result<Outcome, R::Error> {
+    let mut out = Outcome {
+        rows: Vec::new(),
+        found: None,
+        stopped_on: None,
+    };
+    let mut first = true;
+    let mut run = |load: Load, out: &mut Outcome| -> Result<Option<Step>, R::Error> {
+        if !std::mem::take(&mut first) && !plan.pause.is_zero() && !runner.pause(plan.pause) {
+            return Ok(None);
+        }
+        let step = runner.step(load)?;
+        if let Some(s) = &step {
+            done(&s.row);
+            out.rows.push(s.row.clone());
+        }
+        Ok(step)
+    };
+    match &plan.find_max {
+        None => {
+            for &load in &plan.steps {
+                let Some(step) = run(load, &mut out)? else {
+                    break;
+                };
+                if let Some(why) = plan.stop_on.iter().find_map(|t| t.check(&step.metrics)) {
+                    out.stopped_on = Some((load, why));
+                    break;
+                }
+            }
+        }
+        Some((conditions, text)) => {
+            let (mut good, mut bad): (Option<Load>, Option<Load>) = (None, None);
+            let mut load = plan.steps[0];
+            let mut found = Found::Unfinished;
+            for _ in 0..MAX_PROBES {
+                let Some(step) = run(load, &mut out)? else {
+                    break;
+                };
+                if step.row.generator_bound {
+                    found = Found::GeneratorBound { load };
+                    break;
+                }
+                if conditions.iter().all(|c| c.check(&step.metrics).is_some()) {
+                    good = Some(load);
+                } else {
+                    bad = Some(load);
+                }
+                let next = match (good, bad) {
+                    (None, _) => {
+                        found = Found::FirstFails {
+                            conditions: text.clone(),
+                        };
+                        break;
+                    }
+                    (Some(g), None) => {
+                        let up = g.amount() * 2.0;
+                        if up > MAX_RATE {
+                            found = Found::Max {
+                                load: g,
+                                conditions: text.clone(),
+                            };
+                            break;
+                        }
+                        g.with_amount(up)
+                    }
+                    (Some(g), Some(b)) => {
+                        let mid = g.with_amount(round((g.amount() + b.amount()) / 2.0));
+                        let close = (b.amount() - g.amount()) / g.amount() <= plan.precision;
+                        if close || mid == g || mid == b {
+                            found = Found::Max {
+                                load: g,
+                                conditions: text.clone(),
+                            };
+                            break;
+                        }
+                        mid
+                    }
+                };
+                load = next;
+            }
+            out.found = Some(found);
+        }
+    }
+    out.rows
+        .sort_by(|a, b| a.load.amount().total_cmp(&b.load.amount()));
+    Ok(out)
+}
+
+/// A probe's rate: whole requests per second from 10/s up.
+fn round(v: f64) -> f64 {
+    if v >= 10.0 {
+        v.round()
+    } else {
+        (v * 1000.0).round() / 1000.0
+    }
+}
+
+/// Why a step could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The attack could not start (TLS files, threads).
+    #[error(transparent)]
+    Attack(#[from] AttackError),
+    /// Writing the result stream failed.
+    #[error("writing the results: {0}")]
+    Output(io::Error),
+    /// The targets cannot be sent.
+    #[error("{0}")]
+    Targets(String),
+}
+
+/// Runs steps as attacks, on the engine of `barrage attack`, writing every
+/// record to one sink: a step's records carry its name (`rate=5000`,
+/// `c=200`), its warm-up's that name and ` warmup`.
+pub struct Attacker {
+    /// The targets, for every step.
+    pub targets: Vec<Target>,
+    /// The attack's settings (its rate, duration and name are the step's).
+    pub base: AttackConfig,
+    /// How requests are sent.
+    pub client: ClientConfig,
+    /// Where every step's records go.
+    pub sink: Arc<Mutex<Box<dyn HitSink>>>,
+    /// Stops the step in progress (and the sweep).
+    pub stopper: Stopper,
+    /// Measured part of each step.
+    pub step_duration: Duration,
+    /// The first part of each step, written but left out of its figures.
+    pub warmup: Duration,
+    /// When a step counts as generator-bound.
+    pub bounds: Bounds,
+}
+
+/// The suffix of a warm-up record's attack name.
+pub const WARMUP: &str = " warmup";
+
+/// One step's view of the shared sink: warm-up records renamed, the rest
+/// counted.
+struct StepSink {
+    sink: Arc<Mutex<Box<dyn HitSink>>>,
+    counted: Arc<Mutex<Metrics>>,
+    warmup_ns: i64,
+    first: Option<i64>,
+    scratch: Hit,
+    warm_name: String,
+}
+
+impl HitSink for StepSink {
+    fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        // Records arrive as they finish, the earliest scheduled about
+        // first: the step's start is the earliest `scheduled` seen.
+        let first = self.first.map_or(hit.scheduled, |f| f.min(hit.scheduled));
+        self.first = Some(first);
+        let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
+        if hit.scheduled < first.saturating_add(self.warmup_ns) {
+            self.scratch.clone_from(hit);
+            self.scratch.attack.clone_from(&self.warm_name);
+            return sink.write(&self.scratch);
+        }
+        self.counted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(hit);
+        sink.write(hit)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink.lock().unwrap_or_else(|p| p.into_inner()).flush()
+    }
+}
+
+impl RunStep for Attacker {
+    type Error = SweepError;
+
+    fn step(&mut self, load: Load) -> Result<Option<Step>, SweepError> {
+        let mut config = self.base.clone();
+        config.name = load.name();
+        config.duration = Some(self.warmup + self.step_duration);
+        config.requests = None;
+        config.stages = None;
+        match load {
+            Load::Rate(r) => {
+                config.rate = number(r)
+                    .parse::<Rate>()
+                    .map_err(|e| SweepError::Targets(e.to_string()))?;
+            }
+            Load::Concurrency(c) => {
+                config.rate = Rate::Max;
+                config.max_workers = Some(c);
+            }
+        }
+        let counted = Arc::new(Mutex::new(Metrics::new()));
+        let sink = StepSink {
+            sink: self.sink.clone(),
+            counted: counted.clone(),
+            warmup_ns: self.warmup.as_nanos() as i64,
+            first: None,
+            scratch: Hit::default(),
+            warm_name: format!("{}{WARMUP}", config.name),
+        };
+        let targets = Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?;
+        let report = Attack::new(config, self.client.clone())?.run(
+            targets,
+            Box::new(sink),
+            self.stopper.clone(),
+        )?;
+        match report.reason {
+            StopReason::OutputFailed => {
+                return Err(SweepError::Output(
+                    report
+                        .output_error
+                        .unwrap_or_else(|| io::Error::other("the output failed")),
+                ))
+            }
+            StopReason::BadTarget => {
+                return Err(SweepError::Targets(
+                    report.target_error.map(|e| e.0).unwrap_or_default(),
+                ))
+            }
+            StopReason::Stopped | StopReason::Abandoned => return Ok(None),
+            StopReason::Done | StopReason::TargetsExhausted => {}
+        }
+        let metrics = std::mem::take(&mut *counted.lock().unwrap_or_else(|p| p.into_inner()));
+        let row = Row::new(load, &metrics, self.bounds);
+        Ok(Some(Step { row, metrics }))
+    }
+
+    fn pause(&mut self, pause: Duration) -> bool {
+        self.stopper.sleep_until(Instant::now() + pause)
+    }
+}
+
+/// Rebuilds a saved sweep's steps from its records (warm-up records and
+/// records of other attacks left out).
+#[derive(Default)]
+pub struct Collect {
+    steps: Vec<(Load, Metrics)>,
+}
+
+impl Collect {
+    /// Adds a record to its step.
+    pub fn add(&mut self, hit: &Hit) {
+        let Some(load) = Load::from_name(&hit.attack) else {
+            return;
+        };
+        match self.steps.iter_mut().find(|(l, _)| *l == load) {
+            Some((_, m)) => m.add(hit),
+            None => {
+                let mut m = Metrics::new();
+                m.add(hit);
+                self.steps.push((load, m));
+            }
+        }
+    }
+
+    /// The rows, by load.
+    pub fn rows(mut self, bounds: Bounds) -> Vec<Row> {
+        self.steps
+            .sort_by(|a, b| a.0.amount().total_cmp(&b.0.amount()));
+        self.steps
+            .iter()
+            .map(|(l, m)| Row::new(*l, m, bounds))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that holds p99 under 10 ms up to `capacity` requests per
+    /// second, as a fake step runner.
+    struct Fake {
+        capacity: f64,
+        probes: Vec<f64>,
+        generator_limit: f64,
+    }
+
+    impl RunStep for Fake {
+        type Error = ();
+
+        fn step(&mut self, load: Load) -> Result<Option<Step>, ()> {
+            let r = load.amount();
+            self.probes.push(r);
+            let mut m = Metrics::new();
+            let latency = if r <= self.capacity {
+                1_000_000
+            } else {
+                50_000_000
+            };
+            for i in 0..100u64 {
+                m.add(&Hit {
+                    seq: i,
+                    timestamp: (i as f64 * 1e9 / r) as i64,
+                    scheduled: (i as f64 * 1e9 / r) as i64,
+                    latency,
+                    code: 200,
+                    ..Hit::default()
+                });
+            }
+            let mut row = Row::new(load, &m, Bounds::default());
+            row.generator_bound = r > self.generator_limit;
+            Ok(Some(Step { row, metrics: m }))
+        }
+
+        fn pause(&mut self, _: Duration) -> bool {
+            true
+        }
+    }
+
+    fn plan(start: f64, find: &str) -> Plan {
+        Plan {
+            steps: vec![Load::Rate(start)],
+            stop_on: Vec::new(),
+            find_max: Some((Threshold::parse_list(find).unwrap(), find.to_string())),
+            precision: 0.05,
+            pause: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn find_max_grows_then_bisects_to_the_precision() {
+        let mut fake = Fake {
+            capacity: 12_400.0,
+            probes: Vec::new(),
+            generator_limit: f64::INFINITY,
+        };
+        let out = sweep(&plan(1000.0, "p99<=10ms"), &mut fake, |_| {}).unwrap();
+        let Some(Found::Max { load, .. }) = out.found else {
+            panic!("{:?}", out.found)
+        };
+        let max = load.amount();
+        assert!((12_400.0 / 1.05..=12_400.0).contains(&max), "{max}");
+        assert_eq!(&fake.probes[..5], [1000.0, 2000.0, 4000.0, 8000.0, 16000.0]);
+        let rows: Vec<f64> = out.rows.iter().map(|r| r.load.amount()).collect();
+        assert!(
+            rows.windows(2).all(|w| w[0] < w[1]),
+            "rows by load: {rows:?}"
+        );
+    }
+
+    #[test]
+    fn find_max_says_when_the_first_step_fails_or_the_generator_is_the_limit() {
+        let mut fake = Fake {
+            capacity: 500.0,
+            probes: Vec::new(),
+            generator_limit: f64::INFINITY,
+        };
+        let out = sweep(&plan(1000.0, "p99<=10ms"), &mut fake, |_| {}).unwrap();
+        assert!(matches!(out.found, Some(Found::FirstFails { .. })));
+        let mut fake = Fake {
+            capacity: 1e9,
+            probes: Vec::new(),
+            generator_limit: 5000.0,
+        };
+        let out = sweep(&plan(1000.0, "p99<=10ms"), &mut fake, |_| {}).unwrap();
+        assert_eq!(
+            out.found,
+            Some(Found::GeneratorBound {
+                load: Load::Rate(8000.0)
+            })
+        );
+    }
+
+    #[test]
+    fn stop_on_finishes_the_first_step_that_crosses() {
+        let mut fake = Fake {
+            capacity: 2500.0,
+            probes: Vec::new(),
+            generator_limit: f64::INFINITY,
+        };
+        let p = Plan {
+            steps: crate::steps::parse("1000..5000/+1000", false).unwrap(),
+            stop_on: Threshold::parse_list("p99>20ms").unwrap(),
+            find_max: None,
+            precision: 0.05,
+            pause: Duration::ZERO,
+        };
+        let out = sweep(&p, &mut fake, |_| {}).unwrap();
+        assert_eq!(fake.probes, [1000.0, 2000.0, 3000.0]);
+        assert_eq!(out.rows.len(), 3);
+        let (at, why) = out.stopped_on.unwrap();
+        assert_eq!(at, Load::Rate(3000.0));
+        assert!(why.starts_with("p99>20ms"), "{why}");
+    }
+}

@@ -1,0 +1,360 @@
+//! `barrage sweep` end to end: against servers with a known limit, the
+//! search lands within its precision, `-stop-on` stops at the right step,
+//! closed-model steps hold their connection counts, a step barrage could
+//! not keep is marked and never reported as the server's limit, and the
+//! table and chart of a saved sweep match their golden files.
+
+mod common;
+
+use std::{path::Path, time::Duration};
+
+use barrage_stream::{Encoder, Hit};
+use barrage_testkit::{CapacityServer, Child, Server};
+use common::{run, tempdir};
+
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+fn sweep(args: &[&str], targets: &str) -> std::process::Output {
+    let mut full = vec!["sweep"];
+    full.extend_from_slice(args);
+    run(&full, targets.as_bytes())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn find_max_lands_within_the_precision_of_a_known_limit() {
+    let capacity = 400.0;
+    let server = CapacityServer::start(capacity);
+    let out = sweep(
+        &[
+            "-rates",
+            "100",
+            "-find-max",
+            "success>=99.9%",
+            "-step-duration",
+            "1s",
+            "-type",
+            "json",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = v["find_max"]["found"]["rate"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        found <= capacity * 1.01 && found >= capacity / 1.05 - 1.0,
+        "found {found}/s for a limit of {capacity}/s"
+    );
+    assert!(
+        v["find_max"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("max rate holding success>=99.9%: "),
+        "{v}"
+    );
+    // Every probe is a row, by load; one progress line each on stderr.
+    let steps = v["steps"].as_array().unwrap();
+    let loads: Vec<f64> = steps.iter().map(|s| s["rate"].as_f64().unwrap()).collect();
+    assert!(loads.windows(2).all(|w| w[0] < w[1]), "{loads:?}");
+    assert_eq!(
+        text(&out.stderr).matches("barrage sweep: rate=").count(),
+        steps.len()
+    );
+}
+
+#[test]
+fn stop_on_finishes_the_first_step_that_crosses() {
+    let server = CapacityServer::start(500.0);
+    let out = sweep(
+        &[
+            "-rates",
+            "200..1000/+200",
+            "-stop-on",
+            "success<99%",
+            "-step-duration",
+            "1s",
+            "-type",
+            "csv",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let rates: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(rates, ["200", "400", "600"], "{csv}");
+    assert!(
+        text(&out.stderr).contains("stopped after rate=600: -stop-on success<99%"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn closed_model_steps_hold_their_connection_counts() {
+    let server = Server::http();
+    let dir = tempdir("sweep-closed");
+    let path = dir.join("r.bin");
+    let out = sweep(
+        &[
+            "-concurrency",
+            "1,4",
+            "-step-duration",
+            "1s",
+            "-warmup",
+            "300ms",
+            "-output",
+            path.to_str().unwrap(),
+        ],
+        &format!("GET {}\n", server.url("/sleep/50")),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let hits = common::decode(&std::fs::read(&path).unwrap());
+    for (name, want) in [("c=1", 1), ("c=4", 4)] {
+        let step: Vec<&Hit> = hits.iter().filter(|h| h.attack == name).collect();
+        assert!(step.len() >= want * 10, "{name}: {} records", step.len());
+        // Most requests in flight at once, from the records' own times.
+        let mut edges: Vec<(i64, i32)> = step
+            .iter()
+            .flat_map(|h| [(h.timestamp, 1), (h.timestamp + h.latency as i64, -1)])
+            .collect();
+        edges.sort();
+        let (mut now, mut most) = (0, 0);
+        for (_, d) in edges {
+            now += d;
+            most = most.max(now);
+        }
+        assert_eq!(most, want as i32, "{name}");
+        assert!(step.iter().all(|h| h.code == 200));
+    }
+    // The warm-up's records are in the stream under their own name, and
+    // only the measured second is in the table.
+    for name in ["c=1 warmup", "c=4 warmup"] {
+        let warm: Vec<&Hit> = hits.iter().filter(|h| h.attack == name).collect();
+        assert!(!warm.is_empty(), "{name}");
+        let first = hits.iter().map(|h| h.scheduled).min().unwrap();
+        assert!(warm.iter().all(|h| h.scheduled >= first));
+    }
+    let table = text(&out.stdout);
+    assert!(
+        table.lines().next().unwrap().starts_with("connections"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_step_the_generator_could_not_keep_is_never_the_servers_limit() {
+    // One request in flight at a time against a 100 ms answer: at most
+    // 10/s go out of the 50/s offered, and each waits longer than the last.
+    let server = Server::http();
+    let out = sweep(
+        &[
+            "-rates",
+            "50",
+            "-max-workers",
+            "1",
+            "-find-max",
+            "success>=99%",
+            "-step-duration",
+            "1s",
+        ],
+        &format!("GET {}\n", server.url("/sleep/100")),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("generator-bound"), "{table}");
+    assert!(
+        table.contains("limited by the generator at 50/s"),
+        "{table}"
+    );
+    assert!(!table.contains("max rate holding"), "{table}");
+}
+
+#[test]
+fn find_max_exits_3_when_even_the_first_step_fails() {
+    let server = CapacityServer::start(100.0);
+    let out = sweep(
+        &[
+            "-rates",
+            "400",
+            "-find-max",
+            "success>=99.9%",
+            "-step-duration",
+            "1s",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("even the first step fails success>=99.9%"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn ctrl_c_ends_the_step_and_the_table_covers_the_finished_ones() {
+    let server = Server::http();
+    let dir = tempdir("sweep-sigint");
+    let path = dir.join("r.bin");
+    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
+    let targets = format!("GET {}\n", server.url("/"));
+    let child = Child::spawn(
+        bin,
+        &[
+            "sweep",
+            "-rates",
+            "50,100,150",
+            "-step-duration",
+            "1s",
+            "-type",
+            "csv",
+            "-output",
+            path.to_str().unwrap(),
+        ],
+        targets.as_bytes(),
+        None,
+    );
+    // Into the second step: the first is finished, the second is not.
+    std::thread::sleep(Duration::from_millis(1500));
+    child.signal(libc::SIGINT);
+    let r = child.wait(WATCHDOG);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("interrupted: the table covers the 1 finished steps"),
+        "{}",
+        r.stderr
+    );
+    let hits = common::decode(&std::fs::read(&path).unwrap());
+    assert!(
+        hits.iter().any(|h| h.attack == "rate=100"),
+        "the second step's records are kept"
+    );
+    assert_eq!(server.count(), hits.len() as u64, "one record per request");
+}
+
+#[test]
+fn bad_steps_and_flags_are_one_line_and_exit_2() {
+    for (args, says) in [
+        (vec!["-rates", ""], "an empty step"),
+        (vec!["-rates", "2000,1000"], "steps must rise"),
+        (vec!["-rates", "0"], "above 0"),
+        (vec!["-concurrency", "0"], "above 0"),
+        (
+            vec!["-rates", "100", "-find-max", "speed<1"],
+            "unknown figure",
+        ),
+        (vec!["-rates", "100", "-stop-on", "p99>"], "-stop-on"),
+        (
+            vec!["-rates", "100", "-concurrency", "10"],
+            "cannot be used with",
+        ),
+        (
+            vec!["-rates", "100", "-rate", "5"],
+            "sweep sets -rate itself",
+        ),
+        (
+            vec!["-rates", "100", "-duration", "5s"],
+            "sweep sets -duration itself",
+        ),
+        (vec![], "sweep needs its steps"),
+        (vec!["-rates", "100", "-precision", "0"], "-precision"),
+    ] {
+        let out = sweep(&args, "GET http://127.0.0.1:1/\n");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// A saved sweep with known figures: 100 records a step, at 200, 400 and
+/// 800/s offered; the last step's latency jumps and a tenth fail.
+fn saved_sweep(path: &Path) {
+    let mut enc = Encoder::new(std::fs::File::create(path).unwrap()).unwrap();
+    let mut seq = 0;
+    for (step, rate, latency_ms, failing) in
+        [(0, 200.0, 2, 0), (1, 400.0, 2, 0), (2, 800.0, 40, 10)]
+    {
+        let name = format!("rate={rate}");
+        let start = 1_700_000_000_000_000_000i64 + step * 2_000_000_000;
+        // A warm-up record, left out of the table.
+        enc.write(&Hit {
+            attack: format!("{name} warmup"),
+            seq,
+            scheduled: start - 1_000_000_000,
+            timestamp: start - 1_000_000_000,
+            latency: 900_000_000,
+            code: 200,
+            method: "GET".into(),
+            url: "http://127.0.0.1:8080/".into(),
+            ..Hit::default()
+        })
+        .unwrap();
+        seq += 1;
+        for i in 0..100 {
+            let at = start + (i as f64 * 1e9 / rate) as i64;
+            let fail = i < failing;
+            enc.write(&Hit {
+                attack: name.clone(),
+                seq,
+                scheduled: at,
+                timestamp: at + 20_000,
+                latency: (latency_ms * 1_000_000 + i * 10_000) as u64,
+                code: if fail { 503 } else { 200 },
+                error: if fail {
+                    "503 Service Unavailable".into()
+                } else {
+                    String::new()
+                },
+                method: "GET".into(),
+                url: "http://127.0.0.1:8080/".into(),
+                ..Hit::default()
+            })
+            .unwrap();
+            seq += 1;
+        }
+    }
+    enc.finish().unwrap();
+}
+
+#[test]
+fn a_saved_sweep_redraws_its_table_and_chart() {
+    let dir = tempdir("sweep-from");
+    let path = dir.join("r.bin");
+    saved_sweep(&path);
+    let path = path.to_str().unwrap();
+    for (kind, golden) in [
+        ("text", "sweep.txt"),
+        ("json", "sweep.json"),
+        ("csv", "sweep.csv"),
+    ] {
+        let out = run(&["sweep", "-from", path, "-type", kind], b"");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        common::golden(golden, &out.stdout);
+    }
+    let chart = dir.join("sweep.html");
+    let out = run(
+        &[
+            "sweep",
+            "-from",
+            path,
+            "-chart",
+            chart.to_str().unwrap(),
+            "-title",
+            "A saved sweep",
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::golden("sweep.html", &std::fs::read(&chart).unwrap());
+}
