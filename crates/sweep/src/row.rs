@@ -92,7 +92,8 @@ impl Row {
 /// two steps, the load grows by some share and so should throughput; the
 /// knee is the last step before the first one that brings less than half
 /// its share of throughput (`(T₂−T₁)/T₁ < ½·(L₂−L₁)/L₁`), or loses more
-/// than a point of success, or more than doubles p99. Generator-bound
+/// than a point of success, or more than doubles p99 (by a millisecond
+/// or more). Generator-bound
 /// steps are never the knee: when the step after a good one is
 /// generator-bound, the server's knee is not known from this sweep.
 pub fn knee(rows: &[Row]) -> Option<usize> {
@@ -110,7 +111,10 @@ pub fn knee(rows: &[Row]) -> Option<usize> {
         } else {
             0.0
         };
-        if gain < 0.5 * load_gain || b.success < a.success - 0.01 || b.p99 > 2 * a.p99.max(1) {
+        // Sub-millisecond p99s double on noise alone: a jump must also be
+        // a millisecond or more.
+        let slower = b.p99 > 2 * a.p99 && b.p99 - a.p99 >= 1_000_000;
+        if gain < 0.5 * load_gain || b.success < a.success - 0.01 || slower {
             return Some(i);
         }
     }
