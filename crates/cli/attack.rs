@@ -6,13 +6,15 @@
 
 use std::{
     fs::File,
-    io::{self, BufRead, BufReader, Write},
+    io::{self, BufRead, BufReader, IsTerminal, Write},
+    sync::Arc,
 };
 
 use barrage_attack::{
     Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
 };
 use barrage_model::Target;
+use barrage_report::progress::{Board, Tally, Total};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
@@ -23,11 +25,14 @@ use crate::{
     output, EXIT_INTERRUPTED,
 };
 
-/// The stream encoder as the attack's sink, and `-prometheus-addr`'s
-/// exporter counting what is written.
+/// The stream encoder as the attack's sink, `-prometheus-addr`'s
+/// exporter counting what is written, and the progress display's tally
+/// (published at each flush).
 pub struct StreamSink {
     encoder: Encoder<Box<dyn Write + Send>>,
     exporter: Option<Exporter>,
+    tally: Tally,
+    board: Arc<Board>,
 }
 
 impl HitSink for StreamSink {
@@ -35,10 +40,13 @@ impl HitSink for StreamSink {
         if let Some(e) = &self.exporter {
             e.add(hit);
         }
+        self.tally.add(hit);
+        self.board.written();
         self.encoder.write(hit)
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.board.publish(&mut self.tally);
         self.encoder.flush()
     }
 }
@@ -167,7 +175,12 @@ pub fn open_stream(path: &str, exporter: Option<Exporter>) -> Result<Option<Stre
         encoder.flush()?;
         Ok(encoder)
     }) {
-        Ok(encoder) => Ok(Some(StreamSink { encoder, exporter })),
+        Ok(encoder) => Ok(Some(StreamSink {
+            encoder,
+            exporter,
+            tally: Tally::default(),
+            board: Arc::default(),
+        })),
         Err(e) if output::is_closed_pipe(&e) => Ok(None),
         Err(e) => Err(Failed::io(format!("-output {path}: {e}"))),
     }
@@ -180,7 +193,19 @@ pub fn raise_open_files_limit() {
     }
 }
 
+/// Refuses to write the binary stream to a terminal (as gzip does),
+/// before anything is sent.
+pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
+    if (path == "stdout" || path == "-") && io::stdout().is_terminal() {
+        return Err(Failed::usage(
+            "result stream not written to a terminal; pipe it to `barrage report` or use -output FILE",
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(a: AttackArgs) -> Outcome {
+    refuse_terminal(&a.output)?;
     if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
         return usage("-rate=0 (or infinity) requires setting -max-workers");
     }
@@ -236,7 +261,24 @@ pub fn run(a: AttackArgs) -> Outcome {
     if let Some(e) = &sink.exporter {
         eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
     }
-    let report = match attack.run(targets, Box::new(sink), stopper) {
+    let total = match (a.duration.is_zero(), a.requests) {
+        (false, _) => Total::Time(a.duration),
+        (true, Some(n)) => Total::Requests(n),
+        (true, None) => Total::Open,
+    };
+    let display = crate::progress::Display::start(
+        a.progress,
+        crate::progress::Inputs {
+            board: sink.board.clone(),
+            watch: attack.watch(),
+            stopper: stopper.clone(),
+            total,
+            timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
+        },
+    );
+    let report = attack.run(targets, Box::new(sink), stopper);
+    display.finish();
+    let report = match report {
         Ok(r) => r,
         Err(e) => return io(e),
     };

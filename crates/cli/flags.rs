@@ -284,6 +284,9 @@ pub struct AttackArgs {
     /// Runtime threads (0 = one per core)
     #[arg(long, default_value_t = 0)]
     pub cpus: usize,
+    /// Live progress on stderr: a line redrawn on a terminal (the default there), one line a second elsewhere; -progress=false for none
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub progress: Option<bool>,
 }
 
 /// `-find-max` and `-stop-on`: conditions in `-fail-on`'s grammar, and

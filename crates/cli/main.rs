@@ -12,6 +12,7 @@ mod flags;
 mod inputs;
 mod output;
 mod plot;
+mod progress;
 mod report;
 mod serve;
 mod sweep;

@@ -61,6 +61,9 @@ pub fn run(s: SweepArgs) -> Outcome {
     if let Some(from) = &s.from {
         return redraw(&s, from, bounds);
     }
+    if s.attack.output == "-" {
+        attack::refuse_terminal("-")?;
+    }
     if let Some(flag) = refused(&s) {
         return Err(Failed::usage(format!(
             "sweep sets {flag} itself: give the steps with -rates or -concurrency, and -step-duration"

@@ -142,6 +142,20 @@ pub struct Attack {
     workers: Workers,
     /// Drives the pacer's waits for a worker slot (`-max-workers`).
     local: Runtime,
+    watch: Watch,
+}
+
+/// A running attack's count of requests sent, for progress displays
+/// ([`Attack::watch`]); it reads the tickets' own counters, so the request
+/// path does no more work for it.
+#[derive(Clone, Default)]
+pub struct Watch(Arc<std::sync::OnceLock<Arc<Tickets>>>);
+
+impl Watch {
+    /// Requests sent so far (0 before the schedule starts).
+    pub fn sent(&self) -> u64 {
+        self.0.get().map_or(0, |t| t.issued())
+    }
 }
 
 impl Attack {
@@ -171,7 +185,14 @@ impl Attack {
             config,
             workers,
             local,
+            watch: Watch::default(),
         })
+    }
+
+    /// A handle on the count of requests sent, live while [`Attack::run`]
+    /// runs.
+    pub fn watch(&self) -> Watch {
+        self.watch.clone()
     }
 
     /// Runs the attack to its end on this thread (the pacer), with the sink
@@ -233,6 +254,7 @@ impl Attack {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, now, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, now, stopper.clone()),
         });
+        let _ = self.watch.0.set(tickets.clone());
         if !paced {
             // The closed model: -max-workers loops spread over the worker
             // threads, each sending its next request when the last is done.

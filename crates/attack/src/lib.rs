@@ -53,7 +53,7 @@ mod timeslice;
 mod workers;
 mod writer;
 
-pub use attack::{Attack, AttackError, AttackReport, StopReason};
+pub use attack::{Attack, AttackError, AttackReport, StopReason, Watch};
 pub use barrage_client::{
     Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget, Proxies, TlsError,
     DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,

@@ -245,6 +245,13 @@ impl Tickets {
 
     /// Tickets sent (issued and not given back), why it ended, and a bad
     /// lazy target's error.
+    /// Tickets issued so far and not given back (requests sent or
+    /// about to be).
+    pub(crate) fn issued(&self) -> u64 {
+        let issued = self.next.load(Ordering::Relaxed) & !CLOSED;
+        issued.saturating_sub(self.returned.load(Ordering::Relaxed))
+    }
+
     pub(crate) fn finish(&self) -> (u64, StopReason, Option<crate::SourceError>) {
         let issued = self.next.load(Ordering::SeqCst) & !CLOSED;
         let issued = issued - self.returned.load(Ordering::SeqCst);

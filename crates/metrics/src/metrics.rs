@@ -85,7 +85,8 @@ impl Distribution {
         }
     }
 
-    fn merge(&mut self, other: &Distribution) {
+    /// Adds everything in `other`.
+    pub fn merge(&mut self, other: &Distribution) {
         self.count += other.count;
         self.total += other.total;
         self.min = self.min.min(other.min);

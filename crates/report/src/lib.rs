@@ -12,6 +12,7 @@
 //! - [`window_row`], [`window_json`]: one line per interval for `-every`;
 //!   [`live`] reads records and prints them as the intervals complete.
 //! - [`ReportType`] (`-type`), [`write`] and [`write_groups`] (`-by`).
+//! - [`progress`]: `attack`'s live progress line.
 //!
 //! Every writer takes the [`Percentiles`] to show (vegeta's 50, 90, 95, 99
 //! by default).
@@ -35,6 +36,7 @@ mod json;
 mod layout;
 mod live;
 mod percentiles;
+pub mod progress;
 mod tabwriter;
 mod text;
 mod window;
