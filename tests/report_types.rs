@@ -352,3 +352,11 @@ fn two_half_rate_attacks_merge_to_one_full_rate_attack() {
     assert_eq!(mixed["requests"], 2000);
     assert_eq!(mixed["latencies"], merged["latencies"]);
 }
+
+#[test]
+fn every_zero_is_refused() {
+    let out = common::run(&["report", "-every", "0s"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-every must be above 0"), "{err}");
+}

@@ -57,6 +57,81 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     out
 }
 
+/// A clap error line with its flags spelled as the user typed them
+/// (`'--bogus'` back to `'-bogus'`, `'--rate <RATE>'` to `'-rate'`), and
+/// the subcommand it is about, if any.
+pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
+    const COMMANDS: [&str; 7] = ["attack", "sweep", "report", "dump", "encode", "plot", "serve"];
+    let command = typed
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| COMMANDS.contains(&a.as_str()))
+        .cloned();
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("'--") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 3..];
+        let end = after.find('\'').unwrap_or(after.len());
+        let quoted = &after[..end];
+        let name = quoted
+            .split([' ', '='])
+            .next()
+            .unwrap_or(quoted);
+        // The spelling typed for this flag: one dash or two (one, as in
+        // vegeta, when it was not typed at all).
+        let dashes = typed
+            .iter()
+            .skip(1)
+            .find_map(|a| {
+                let bare = a.trim_start_matches('-');
+                let flag = bare.split('=').next().unwrap_or(bare);
+                (flag == name && a.starts_with('-')).then(|| &a[..a.len() - bare.len()])
+            })
+            .unwrap_or("-");
+        out.push('\'');
+        out.push_str(dashes);
+        out.push_str(name);
+        out.push('\'');
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    (out, command)
+}
+
+/// Help text with long flags in the one-dash spelling the README uses
+/// (`-rate`, not `--rate`; both work).
+pub fn one_dash_help(help: &str) -> String {
+    let mut out = String::with_capacity(help.len());
+    for line in help.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start().len();
+        let body = &line[indent..];
+        out.push_str(&line[..indent]);
+        if let Some(flag) = body.strip_prefix("--").filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic())) {
+            out.push('-');
+            out.push_str(flag);
+        } else if let Some(rest) = body.strip_prefix("-h, --") {
+            out.push_str("-h, -");
+            out.push_str(rest);
+        } else if let Some(rest) = body.strip_prefix("-V, --") {
+            out.push_str("-V, -");
+            out.push_str(rest);
+        } else {
+            out.push_str(body);
+        }
+    }
+    out
+}
+
+/// `-requests` and `-workers`: a whole number of at least 1.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number of at least 1")),
+    }
+}
+
 /// `-max-header-bytes`: a size from 1 KB to 64 MiB.
 pub fn parse_header_bytes(s: &str) -> Result<usize, String> {
     match size::parse(s).map_err(|e| e.to_string())? {
@@ -180,7 +255,7 @@ pub struct AttackArgs {
     #[arg(long, default_value = "0s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Stop after scheduling this many requests (with -duration, whichever comes first)
-    #[arg(long)]
+    #[arg(long, value_parser = parse_count, allow_hyphen_values = true)]
     pub requests: Option<u64>,
     /// Targets file
     #[arg(long, default_value = "stdin")]
@@ -194,8 +269,8 @@ pub struct AttackArgs {
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,
-    /// Initial number of workers
-    #[arg(long, default_value_t = DEFAULT_WORKERS)]
+    /// Connections opened to each host before the clock starts, at rates above 1000/s (vegeta's initial workers)
+    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = parse_count, allow_hyphen_values = true)]
     pub workers: u64,
     /// Maximum requests in flight (default unlimited)
     #[arg(long)]

@@ -55,10 +55,13 @@ fn main() {
             .unwrap_or_default();
         eprintln!("barrage: internal error, panicked{at}: {msg} (please report this bug)");
     }));
+    let typed: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let args = flags::normalize(std::env::args_os());
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => usage_error(e),
+        Err(e) => usage_error(e, &typed),
     };
     let (name, outcome) = match cli.command {
         Command::Attack(a) => ("attack", attack::run(*a)),
@@ -122,22 +125,24 @@ fn outlive_first_interrupt() {
         });
 }
 
-/// Help and version go to stdout with exit 0; any other flag error is one
-/// line on stderr and exit 2.
-fn usage_error(e: clap::Error) -> ! {
+/// Help and version go to stdout with exit 0 (help with flags in
+/// vegeta's one-dash spelling); any other flag error is one line on
+/// stderr, flags as typed, pointing to the subcommand's help, and exit 2.
+fn usage_error(e: clap::Error, typed: &[String]) -> ! {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            std::process::exit(
-                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                    EXIT_USAGE
-                } else {
-                    0
-                },
-            );
+            let help = flags::one_dash_help(&e.render().to_string());
+            let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                eprint!("{help}");
+                EXIT_USAGE
+            } else {
+                print!("{help}");
+                0
+            };
+            std::process::exit(code);
         }
         _ => {
             let text = e.to_string();
@@ -146,7 +151,12 @@ fn usage_error(e: clap::Error) -> ! {
                 .next()
                 .unwrap_or("bad usage")
                 .trim_start_matches("error: ");
-            eprintln!("barrage: {first} (see barrage -h)");
+            let (line, command) = flags::as_typed(first, typed);
+            let help = match command {
+                Some(c) => format!("barrage {c} -h"),
+                None => "barrage -h".to_string(),
+            };
+            eprintln!("barrage: {line} (see {help})");
             std::process::exit(EXIT_USAGE);
         }
     }

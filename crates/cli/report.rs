@@ -27,6 +27,9 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
             "-type hist needs -buckets '[0,1ms,5ms]' (or write -type 'hist[0,1ms,5ms]')".into(),
         );
     }
+    if a.every.is_some_and(|e| e.is_zero()) {
+        return Err("-every must be above 0 (such as 1s)".into());
+    }
     if a.every.is_some() && a.by.is_some() {
         return Err("-every and -by cannot be combined".into());
     }

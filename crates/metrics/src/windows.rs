@@ -6,8 +6,11 @@ use crate::Metrics;
 
 /// Per-interval metrics for live reporting (`report -every 1s`).
 ///
-/// Hits fall into windows by their send time, aligned to multiples of the
-/// interval (so a 1 s window starts on a whole second). A window is ready
+/// Hits fall into windows by their send time, counted from the first hit
+/// seen (the attack's first request, give or take the few milliseconds by
+/// which records arrive out of order; an earlier one joins the first
+/// window): windows aligned to whole seconds made the first and last look
+/// like dips (313 and 687 of a 1,000/s attack). A window is ready
 /// once a hit at least one interval past its end has been seen (results
 /// arrive in completion order, so one interval of grace lets slow
 /// responses land in the right window), or when the caller says time has
@@ -15,6 +18,8 @@ use crate::Metrics;
 /// to the final report. Only windows with hits are emitted.
 pub struct Windows {
     every: i64,
+    /// The first window's start: the first hit's send time.
+    origin: Option<i64>,
     template: Metrics,
     pending: BTreeMap<i64, Metrics>,
     /// Windows starting before this have been emitted.
@@ -28,6 +33,7 @@ impl Windows {
     pub fn new(every_ns: u64, template: &Metrics) -> Self {
         Windows {
             every: every_ns.clamp(1, i64::MAX as u64) as i64,
+            origin: None,
             template: template.empty_like(),
             pending: BTreeMap::new(),
             emitted_until: i64::MIN,
@@ -38,7 +44,14 @@ impl Windows {
 
     /// Adds a hit to its window.
     pub fn add(&mut self, hit: &Hit) {
-        let start = hit.timestamp.div_euclid(self.every) * self.every;
+        // On a whole millisecond (for intervals of one or more), so that
+        // the rows' start times read as 22:13:10.766Z.
+        let ms = if self.every >= 1_000_000 { 1_000_000 } else { 1 };
+        let origin = *self
+            .origin
+            .get_or_insert(hit.timestamp.div_euclid(ms) * ms);
+        let since = hit.timestamp.saturating_sub(origin).max(0);
+        let start = origin.saturating_add(since.div_euclid(self.every) * self.every);
         if start < self.emitted_until {
             self.late += 1;
             return;
@@ -108,25 +121,38 @@ mod tests {
     }
 
     #[test]
-    fn windows_align_and_wait_one_interval() {
+    fn windows_start_at_the_first_hit_and_wait_one_interval() {
+        let o = 10 * S + 333_000_000;
         let mut w = Windows::new(S as u64, &Metrics::new());
-        w.add(&hit(10 * S + 5));
-        w.add(&hit(10 * S + S / 2));
-        assert!(w.ready().is_empty(), "window 10 not known complete yet");
-        w.add(&hit(11 * S + 1));
+        w.add(&hit(o));
+        w.add(&hit(o + S / 2));
+        w.add(&hit(o - 5));
+        assert!(w.ready().is_empty(), "the first window not known complete yet");
+        w.add(&hit(o + S + 1));
         assert!(w.ready().is_empty(), "still within one interval of grace");
-        w.add(&hit(12 * S));
+        w.add(&hit(o + 2 * S));
         let ready = w.ready();
         assert_eq!(ready.len(), 1);
-        assert_eq!(ready[0].0, 10 * S);
-        assert_eq!(ready[0].1.requests(), 2);
+        assert_eq!(ready[0].0, o);
+        assert_eq!(ready[0].1.requests(), 3, "one a little early joins the first");
         let rest = w.finish();
         assert_eq!(
             rest.iter()
                 .map(|(s, m)| (*s, m.requests()))
                 .collect::<Vec<_>>(),
-            [(11 * S, 1), (12 * S, 1)]
+            [(o + S, 1), (o + 2 * S, 1)]
         );
+    }
+
+    #[test]
+    fn a_steady_attack_has_no_dips_at_its_ends() {
+        // 1,000/s for 3 s starting 313 ms into a second: three full rows.
+        let mut w = Windows::new(S as u64, &Metrics::new());
+        for i in 0..3000 {
+            w.add(&hit(7 * S + 313_000_000 + i * 1_000_000));
+        }
+        let rows: Vec<u64> = w.finish().iter().map(|(_, m)| m.requests()).collect();
+        assert_eq!(rows, [1000, 1000, 1000]);
     }
 
     #[test]
