@@ -61,7 +61,17 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 /// (`'--bogus'` back to `'-bogus'`, `'--rate <RATE>'` to `'-rate'`), and
 /// the subcommand it is about, if any.
 pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
-    const COMMANDS: [&str; 7] = ["attack", "sweep", "report", "dump", "encode", "plot", "serve"];
+    const COMMANDS: [&str; 9] = [
+        "attack",
+        "sweep",
+        "report",
+        "dump",
+        "encode",
+        "plot",
+        "serve",
+        "completions",
+        "man",
+    ];
     let command = typed
         .iter()
         .skip(1)
@@ -75,10 +85,7 @@ pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
         let after = &rest[at + 3..];
         let end = after.find('\'').unwrap_or(after.len());
         let quoted = &after[..end];
-        let name = quoted
-            .split([' ', '='])
-            .next()
-            .unwrap_or(quoted);
+        let name = quoted.split([' ', '=']).next().unwrap_or(quoted);
         // The spelling typed for this flag: one dash or two (one, as in
         // vegeta, when it was not typed at all).
         let dashes = typed
@@ -108,7 +115,10 @@ pub fn one_dash_help(help: &str) -> String {
         let indent = line.len() - line.trim_start().len();
         let body = &line[indent..];
         out.push_str(&line[..indent]);
-        if let Some(flag) = body.strip_prefix("--").filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic())) {
+        if let Some(flag) = body
+            .strip_prefix("--")
+            .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
+        {
             out.push('-');
             out.push_str(flag);
         } else if let Some(rest) = body.strip_prefix("-h, --") {
@@ -232,6 +242,16 @@ pub enum Command {
     Plot(PlotArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
+    /// Print a shell completion script: barrage completions bash > /etc/bash_completion.d/barrage
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): barrage man > barrage.1
+    Man,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug)]

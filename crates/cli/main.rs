@@ -6,6 +6,7 @@
 //! 2 bad usage or input, 130 a second Ctrl-C.
 
 mod attack;
+mod docs;
 mod dump;
 mod failed;
 mod flags;
@@ -83,6 +84,8 @@ fn main() {
         }
         Command::Serve(s) => ("serve", serve::run(s)),
         Command::Sweep(s) => ("sweep", sweep::run(*s)),
+        Command::Completions(c) => ("completions", docs::completions(c.shell)),
+        Command::Man => ("man", docs::man()),
     };
     std::process::exit(exit_code(name, outcome));
 }

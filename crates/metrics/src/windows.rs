@@ -46,10 +46,12 @@ impl Windows {
     pub fn add(&mut self, hit: &Hit) {
         // On a whole millisecond (for intervals of one or more), so that
         // the rows' start times read as 22:13:10.766Z.
-        let ms = if self.every >= 1_000_000 { 1_000_000 } else { 1 };
-        let origin = *self
-            .origin
-            .get_or_insert(hit.timestamp.div_euclid(ms) * ms);
+        let ms = if self.every >= 1_000_000 {
+            1_000_000
+        } else {
+            1
+        };
+        let origin = *self.origin.get_or_insert(hit.timestamp.div_euclid(ms) * ms);
         let since = hit.timestamp.saturating_sub(origin).max(0);
         let start = origin.saturating_add(since.div_euclid(self.every) * self.every);
         if start < self.emitted_until {
@@ -127,14 +129,21 @@ mod tests {
         w.add(&hit(o));
         w.add(&hit(o + S / 2));
         w.add(&hit(o - 5));
-        assert!(w.ready().is_empty(), "the first window not known complete yet");
+        assert!(
+            w.ready().is_empty(),
+            "the first window not known complete yet"
+        );
         w.add(&hit(o + S + 1));
         assert!(w.ready().is_empty(), "still within one interval of grace");
         w.add(&hit(o + 2 * S));
         let ready = w.ready();
         assert_eq!(ready.len(), 1);
         assert_eq!(ready[0].0, o);
-        assert_eq!(ready[0].1.requests(), 3, "one a little early joins the first");
+        assert_eq!(
+            ready[0].1.requests(),
+            3,
+            "one a little early joins the first"
+        );
         let rest = w.finish();
         assert_eq!(
             rest.iter()

@@ -1,5 +1,7 @@
-//! `barrage serve`: answers `GET /` with a fixed body (after an optional
-//! delay) and anything else with 404, over HTTP/1.1 or h2c; with a
+//! `barrage serve`: answers any method and path with 200 and a fixed body
+//! (after an optional delay), over HTTP/1.1 or h2c, but for a few paths:
+//! `/status/N` answers N, `/delay/MS` waits MS ms first, `/size/N` sends N
+//! bytes, `/echo` sends back the request's body. With a
 //! capacity, at most that many answers a second are 200s and the rest
 //! 503s at once, so that `barrage sweep` has a limit to find.
 
@@ -126,6 +128,9 @@ pub fn run(
     })
 }
 
+/// The most bytes `/size/N` answers with.
+const MAX_SIZE: u64 = 64 << 20;
+
 async fn respond(
     req: Request<Incoming>,
     body: Bytes,
@@ -140,14 +145,39 @@ async fn respond(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let found = req.uri().path() == "/";
-    let mut resp = Response::new(Full::new(if found {
-        body
-    } else {
-        Bytes::from_static(b"not found\n")
-    }));
-    if !found {
-        *resp.status_mut() = hyper::StatusCode::NOT_FOUND;
-    }
+    let path = req.uri().path().to_string();
+    let mut parts = path.trim_start_matches('/').splitn(2, '/');
+    let (first, arg) = (parts.next().unwrap_or(""), parts.next());
+    let number = arg.and_then(|a| a.parse::<u64>().ok());
+    let (status, answer) = match (first, number) {
+        ("status", Some(code)) => match hyper::StatusCode::from_u16(code as u16) {
+            Ok(s) if code <= 999 => (s, Bytes::from(format!("status {code}\n"))),
+            _ => (
+                hyper::StatusCode::BAD_REQUEST,
+                Bytes::from_static(b"bad status\n"),
+            ),
+        },
+        ("delay", Some(ms)) => {
+            tokio::time::sleep(Duration::from_millis(ms.min(60_000))).await;
+            (hyper::StatusCode::OK, body)
+        }
+        ("size", Some(n)) => (
+            hyper::StatusCode::OK,
+            Bytes::from(vec![b'x'; n.min(MAX_SIZE) as usize]),
+        ),
+        ("echo", _) => {
+            use http_body_util::BodyExt;
+            let sent = req
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            (hyper::StatusCode::OK, sent)
+        }
+        _ => (hyper::StatusCode::OK, body),
+    };
+    let mut resp = Response::new(Full::new(answer));
+    *resp.status_mut() = status;
     Ok(resp)
 }

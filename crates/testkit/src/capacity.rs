@@ -14,10 +14,19 @@ pub struct CapacityServer {
 impl CapacityServer {
     /// Starts one on a free loopback port.
     pub fn start(per_second: f64) -> CapacityServer {
+        Self::with(Some(per_second))
+    }
+
+    /// `barrage serve` as it is by default: no limit.
+    pub fn unlimited() -> CapacityServer {
+        Self::with(None)
+    }
+
+    fn with(capacity: Option<f64>) -> CapacityServer {
         let (tx, rx) = mpsc::channel();
         let options = Options {
             body: "hello\n".into(),
-            capacity: Some(per_second),
+            capacity,
             ..Options::default()
         };
         thread::spawn(move || {
@@ -30,6 +39,11 @@ impl CapacityServer {
             .recv_timeout(Duration::from_secs(10))
             .expect("capacity server started");
         CapacityServer { addr }
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT{path}`.
