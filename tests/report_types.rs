@@ -360,3 +360,53 @@ fn every_zero_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("-every must be above 0"), "{err}");
 }
+
+/// Issue 17: vegeta's CSV and JSON have no scheduled time and no first
+/// byte; those figures read as absent, never as zeros.
+#[test]
+fn figures_an_input_does_not_have_read_as_absent() {
+    let csv = common::fixture("fixtures/vegeta/alpha.csv");
+    let csv = csv.to_str().unwrap();
+    let jsonl = common::fixture("fixtures/vegeta/alpha.jsonl");
+    let jsonl = jsonl.to_str().unwrap();
+    let out = common::run(&["report", "-type", "json", csv], b"");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["lag"].is_null(), "{}", v["lag"]);
+    for (view, input, says) in [
+        ("intended", csv, "has no scheduled send times"),
+        ("first-byte", csv, "has no times to first byte"),
+        ("first-byte", jsonl, "has no times to first byte"),
+    ] {
+        for command in [
+            vec!["report", "-latency", view, input],
+            vec!["plot", "-latency", view, input],
+        ] {
+            let out = common::run(&command, b"");
+            assert_eq!(out.status.code(), Some(2), "{command:?}");
+            assert!(out.stdout.is_empty(), "nothing written: {command:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("-latency {view}: {input} {says}")),
+                "{err}"
+            );
+        }
+    }
+    // Mixed with a barrage stream: the lag is the stream's, and stderr
+    // says which records have none.
+    let bin = common::fixture("fixtures/lag.bin");
+    let out = common::run(
+        &["report", "-type", "json", bin.to_str().unwrap(), csv],
+        b"",
+    );
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["lag"]["max"].as_u64().unwrap() > 0, "{}", v["lag"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("records with scheduled send times; the ")
+            && err.contains(&format!("from {csv} have none")),
+        "{err}"
+    );
+}

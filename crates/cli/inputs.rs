@@ -3,6 +3,10 @@
 
 pub use barrage_stream::Merge;
 
+use barrage_metrics::LatencyView;
+use barrage_model::Lacks;
+use barrage_stream::Hit;
+
 use crate::failed::{Failed, Kind, Outcome};
 
 /// [`Merge::open`] (header lines left out unless `headers`): an input
@@ -32,11 +36,77 @@ pub fn finish(merge: &Merge) -> Outcome {
     Err(Failed { kind, lines })
 }
 
-/// The merge as the report's live source (`-every`).
-pub struct Records(pub Merge);
+/// Reads every record of `merge` into `add`, checking that each record's
+/// source has what `view` needs (vegeta's CSV has no scheduled time and
+/// no first byte): the first that does not ends the reading with a
+/// one-line error naming its input. Also notes on stderr when only some
+/// records have scheduled times (the lag covers those).
+pub struct Records {
+    pub merge: Merge,
+    view: LatencyView,
+    missing: Option<String>,
+    unscheduled_from: Vec<String>,
+}
+
+impl Records {
+    pub fn new(merge: Merge, view: LatencyView) -> Self {
+        Records {
+            merge,
+            view,
+            missing: None,
+            unscheduled_from: Vec::new(),
+        }
+    }
+
+    /// The next record and what its source lacks, `None` at the end or
+    /// at the first record the view cannot be read from.
+    pub fn next(&mut self) -> Option<(&Hit, Lacks)> {
+        if self.missing.is_some() {
+            return None;
+        }
+        let (hit, lacks, name) = self.merge.next()?;
+        let absent = match self.view {
+            LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
+            LatencyView::FirstByte if lacks.first_byte => {
+                Some(("first-byte", "times to first byte"))
+            }
+            _ => None,
+        };
+        if let Some((view, what)) = absent {
+            self.missing = Some(format!(
+                "-latency {view}: {name} has no {what} (vegeta's CSV and JSON results have none); use -latency actual"
+            ));
+            return None;
+        }
+        if lacks.scheduled && !self.unscheduled_from.iter().any(|n| n == name) {
+            self.unscheduled_from.push(name.to_string());
+        }
+        Some((hit, lacks))
+    }
+
+    /// After the reading: the view's error, if a record lacked what it
+    /// needs; else a note when the lag covers only some records.
+    pub fn finish(&self, total: Option<&barrage_metrics::Metrics>, command: &str) -> Outcome {
+        if let Some(e) = &self.missing {
+            return Err(Failed::usage(e));
+        }
+        let Some(total) = total else {
+            return Ok(());
+        };
+        if total.unscheduled() > 0 && total.lag().count() > 0 {
+            eprintln!(
+                "barrage {command}: the lag covers the {} records with scheduled send times; the {} from {} have none",
+                total.lag().count(),
+                total.unscheduled(),
+                self.unscheduled_from.join(", ")
+            );
+        }
+        Ok(())
+    }
+}
 
 impl barrage_report::Source for Records {
-    fn next_hit(&mut self) -> Option<&barrage_stream::Hit> {
-        self.0.next_hit()
+    fn next_hit(&mut self) -> Option<(&Hit, Lacks)> {
+        self.next()
     }
 }

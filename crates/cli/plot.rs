@@ -20,7 +20,7 @@ pub fn run(args: PlotArgs) -> Outcome {
     let view = args.latency;
     let merge = inputs::open(&args.files, false)?;
     draw(
-        merge,
+        inputs::Records::new(merge, view),
         Plot::new(args.threshold, sample(view)),
         &args.title,
         &args.output,
@@ -30,7 +30,7 @@ pub fn run(args: PlotArgs) -> Outcome {
 /// `report -type plot`: the page with the default title and threshold.
 pub fn from_report(merge: inputs::Merge, view: LatencyView, out_path: &str) -> Outcome {
     draw(
-        merge,
+        inputs::Records::new(merge, view),
         Plot::new(DEFAULT_THRESHOLD, sample(view)),
         DEFAULT_TITLE,
         out_path,
@@ -47,10 +47,11 @@ fn sample(view: LatencyView) -> Sample {
 
 /// Folds every record into `plot`, writes the page to `out_path`, then
 /// says what broke in the inputs, if anything.
-fn draw(mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -> Outcome {
-    while let Some(hit) = merge.next_hit() {
+fn draw(mut records: inputs::Records, mut plot: Plot, title: &str, out_path: &str) -> Outcome {
+    while let Some((hit, _)) = records.next() {
         plot.add(hit);
     }
+    records.finish(None, "plot")?;
     let written = (|| -> io::Result<()> {
         let mut out = BufWriter::new(output::open(out_path)?);
         plot.write_html(title, &mut out)?;
@@ -61,5 +62,5 @@ fn draw(mut merge: inputs::Merge, mut plot: Plot, title: &str, out_path: &str) -
             return Err(Failed::io(format!("writing {out_path}: {e}")));
         }
     }
-    inputs::finish(&merge)
+    inputs::finish(&records.merge)
 }

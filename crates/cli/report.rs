@@ -53,42 +53,38 @@ pub fn run(args: ReportArgs) -> Outcome {
     let mut out = output::open(&args.output)
         .map_err(|e| Failed::io(format!("-output {}: {e}", args.output)))?;
     let p = &args.percentiles;
-    let (merge, total, written) = match args.every.filter(|d| !d.is_zero()) {
-        Some(every) => {
-            let source = inputs::Records(merge);
-            match barrage_report::live(kind, options, p, source, every, out) {
-                Ok(end) => {
-                    if end.late > 0 {
-                        eprintln!(
+    let records = inputs::Records::new(merge, options.latency);
+    let (records, total, written) = match args.every {
+        Some(every) => match barrage_report::live(kind, options, p, records, every, out) {
+            Ok(end) => {
+                if end.late > 0 {
+                    eprintln!(
                             "barrage report: {} results arrived after their interval was printed; they count in the final report only",
                             end.late
                         );
-                    }
-                    (end.source.0, end.total, end.written)
                 }
-                Err(e) => return Err(Failed::io(e)),
+                end.source.finish(Some(&end.total), "report")?;
+                (end.source, end.total, end.written)
             }
-        }
+            Err(e) => return Err(Failed::io(e)),
+        },
         None => {
-            let mut merge = merge;
+            let mut records = records;
             let mut total = Metrics::with_options(options);
-            let written = match args.by {
-                Some(by) => {
-                    let mut groups = Groups::new(by, &total);
-                    while let Some(hit) = merge.next_hit() {
-                        total.add(hit);
-                        groups.add(hit);
-                    }
-                    barrage_report::write_groups(kind, &groups, &total, p, &mut out)
+            let mut groups = args.by.map(|by| Groups::new(by, &total));
+            while let Some((hit, lacks)) = records.next() {
+                total.add_lacking(hit, lacks);
+                if let Some(g) = &mut groups {
+                    g.add_lacking(hit, lacks);
                 }
-                None => {
-                    while let Some(hit) = merge.next_hit() {
-                        total.add(hit);
-                    }
-                    barrage_report::write(kind, &total, p, &mut out)
-                }
+            }
+            // Before anything is written: a view the inputs do not have.
+            records.finish(Some(&total), "report")?;
+            let written = match &groups {
+                Some(g) => barrage_report::write_groups(kind, g, &total, p, &mut out),
+                None => barrage_report::write(kind, &total, p, &mut out),
             };
-            (merge, total, written)
+            (records, total, written)
         }
     };
     if let Err(e) = written {
@@ -96,7 +92,7 @@ pub fn run(args: ReportArgs) -> Outcome {
             return Err(Failed::io(format!("writing {}: {e}", args.output)));
         }
     }
-    inputs::finish(&merge)?;
+    inputs::finish(&records.merge)?;
     let failed: Vec<String> = args
         .fail_on
         .iter()

@@ -77,6 +77,11 @@ impl Groups {
 
     /// Adds a hit to its group.
     pub fn add(&mut self, hit: &Hit) {
+        self.add_lacking(hit, barrage_model::Lacks::default());
+    }
+
+    /// [`Groups::add`] for a hit whose source lacks `lacks`.
+    pub fn add_lacking(&mut self, hit: &Hit, lacks: barrage_model::Lacks) {
         let key: &str = match self.by {
             GroupBy::Url => &hit.url,
             GroupBy::Method => &hit.method,
@@ -90,7 +95,7 @@ impl Groups {
             }
         };
         if let Some(m) = self.groups.get_mut(key) {
-            m.add(hit);
+            m.add_lacking(hit, lacks);
             return;
         }
         let key = if self.groups.len() >= MAX_GROUPS {
@@ -101,7 +106,7 @@ impl Groups {
         self.groups
             .entry(key)
             .or_insert_with(|| self.template.empty_like())
-            .add(hit);
+            .add_lacking(hit, lacks);
     }
 
     /// What the groups are keyed by.

@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, HashSet};
 
-use barrage_model::Hit;
+use barrage_model::{Hit, Lacks};
 use hdrhistogram::Histogram;
 
 use crate::{Buckets, SuccessRule};
@@ -158,6 +158,8 @@ pub struct Metrics {
     earliest: i64,
     latest: i64,
     end: i64,
+    /// Records whose source has no scheduled time (left out of `lag`).
+    unscheduled: u64,
     status_codes: BTreeMap<u16, u64>,
     errors: Vec<String>,
     error_seen: HashSet<String>,
@@ -199,6 +201,7 @@ impl Metrics {
             earliest: i64::MAX,
             latest: i64::MIN,
             end: i64::MIN,
+            unscheduled: 0,
             status_codes: BTreeMap::new(),
             errors: Vec::new(),
             error_seen: HashSet::new(),
@@ -218,6 +221,12 @@ impl Metrics {
 
     /// Adds one hit.
     pub fn add(&mut self, hit: &Hit) {
+        self.add_lacking(hit, Lacks::default());
+    }
+
+    /// Adds one hit whose source lacks `lacks`: without a scheduled time
+    /// it is left out of the lag (counted in [`Metrics::unscheduled`]).
+    pub fn add_lacking(&mut self, hit: &Hit, lacks: Lacks) {
         self.requests += 1;
         let ok = self.options.success.accepts(hit.code);
         if ok {
@@ -229,7 +238,11 @@ impl Metrics {
             LatencyView::FirstByte => hit.first_byte,
         };
         self.latency.record(latency);
-        self.lag.record(hit.lag());
+        if lacks.scheduled {
+            self.unscheduled += 1;
+        } else {
+            self.lag.record(hit.lag());
+        }
         if let Some(b) = &self.options.buckets {
             self.bucket_counts[b.index(latency)] += 1;
         }
@@ -269,6 +282,7 @@ impl Metrics {
         self.earliest = self.earliest.min(other.earliest);
         self.latest = self.latest.max(other.latest);
         self.end = self.end.max(other.end);
+        self.unscheduled += other.unscheduled;
         for (code, n) in &other.status_codes {
             *self.status_codes.entry(*code).or_insert(0) += n;
         }
@@ -278,6 +292,11 @@ impl Metrics {
         for (mine, theirs) in self.bucket_counts.iter_mut().zip(&other.bucket_counts) {
             *mine += theirs;
         }
+    }
+
+    /// Records whose source had no scheduled time (not in the lag).
+    pub fn unscheduled(&self) -> u64 {
+        self.unscheduled
     }
 
     /// Number of hits.

@@ -44,6 +44,11 @@ impl Windows {
 
     /// Adds a hit to its window.
     pub fn add(&mut self, hit: &Hit) {
+        self.add_lacking(hit, barrage_model::Lacks::default());
+    }
+
+    /// [`Windows::add`] for a hit whose source lacks `lacks`.
+    pub fn add_lacking(&mut self, hit: &Hit, lacks: barrage_model::Lacks) {
         // On a whole millisecond (for intervals of one or more), so that
         // the rows' start times read as 22:13:10.766Z.
         let ms = if self.every >= 1_000_000 {
@@ -60,10 +65,10 @@ impl Windows {
         }
         self.max_seen = self.max_seen.max(hit.timestamp);
         match self.pending.get_mut(&start) {
-            Some(m) => m.add(hit),
+            Some(m) => m.add_lacking(hit, lacks),
             None => {
                 let mut m = self.template.empty_like();
-                m.add(hit);
+                m.add_lacking(hit, lacks);
                 self.pending.insert(start, m);
             }
         }

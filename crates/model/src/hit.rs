@@ -40,6 +40,18 @@ pub struct Hit {
     pub headers: Vec<(String, String)>,
 }
 
+/// Fields a record's source does not have (vegeta's CSV and JSON have no
+/// scheduled time and no time to first byte): readers fill them with
+/// stand-ins (`scheduled` = `timestamp`, `first_byte` = 0), and this says
+/// which are stand-ins, so that reports show them as absent, not as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lacks {
+    /// No scheduled send time: no lag, no intended latency.
+    pub scheduled: bool,
+    /// No time to the response's head.
+    pub first_byte: bool,
+}
+
 impl Hit {
     /// The most header lines a record holds: the attack keeps the first
     /// this many (`-keep-headers`), and readers refuse a record with more,

@@ -120,6 +120,12 @@ fn json_object_of(
     )?;
     codes_and_errors(&mut s, m)?;
     let lag = m.lag();
+    if lag.count() == 0 && m.requests() > 0 {
+        // No record had a scheduled time (vegeta's CSV or JSON): no lag,
+        // rather than a lag of 0.
+        s.extend_from_slice(b"],\"lag\":null}");
+        return Ok(s);
+    }
     write!(s, "],\"lag\":{{\"mean\":{},", lag.mean())?;
     quantiles(&mut s, lag, p)?;
     write!(s, "\"max\":{}}}}}", lag.max())?;

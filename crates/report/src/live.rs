@@ -17,8 +17,8 @@ use crate::{layout, Kind, Percentiles};
 
 /// Where `-every` reads its records from (the CLI's merge of its inputs).
 pub trait Source: Send + 'static {
-    /// The next record, `None` at the end.
-    fn next_hit(&mut self) -> Option<&Hit>;
+    /// The next record and what its source lacks, `None` at the end.
+    fn next_hit(&mut self) -> Option<(&Hit, barrage_model::Lacks)>;
 }
 
 /// State shared by the reading thread and the ticking one.
@@ -100,10 +100,10 @@ pub fn live<S: Source>(
             .name("barrage-report-reader".into())
             .spawn(move || {
                 let mut source = source;
-                while let Some(hit) = source.next_hit() {
+                while let Some((hit, lacks)) = source.next_hit() {
                     let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-                    s.total.add(hit);
-                    s.windows.add(hit);
+                    s.total.add_lacking(hit, lacks);
+                    s.windows.add_lacking(hit, lacks);
                     s.last_data = Instant::now();
                     let ready = s.windows.ready();
                     if !ready.is_empty() {

@@ -139,7 +139,7 @@ struct JsonHit<'a> {
     #[serde(default, borrow)]
     scheduled: Option<Cow<'a, str>>,
     #[serde(default)]
-    first_byte: u64,
+    first_byte: Option<u64>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -148,6 +148,7 @@ pub struct JsonReader<R: BufRead> {
     input: R,
     line: Vec<u8>,
     line_no: u64,
+    lacks: barrage_model::Lacks,
 }
 
 impl<R: BufRead> JsonReader<R> {
@@ -157,7 +158,15 @@ impl<R: BufRead> JsonReader<R> {
             input,
             line: Vec::new(),
             line_no: 0,
+            lacks: barrage_model::Lacks::default(),
         }
+    }
+
+    /// What the last record read lacked: no `scheduled` key, or no
+    /// `first_byte` key on a record with a response (barrage leaves the
+    /// key out only when no head came).
+    pub fn lacks(&self) -> barrage_model::Lacks {
+        self.lacks
     }
 
     /// Reads the next record into `hit`; `Ok(false)` at the end.
@@ -184,7 +193,11 @@ impl<R: BufRead> JsonReader<R> {
             hit.seq = j.seq;
             hit.code = j.code;
             hit.latency = j.latency;
-            hit.first_byte = j.first_byte;
+            hit.first_byte = j.first_byte.unwrap_or(0);
+            self.lacks = barrage_model::Lacks {
+                scheduled: j.scheduled.is_none(),
+                first_byte: j.first_byte.is_none() && j.code != 0,
+            };
             hit.bytes_out = j.bytes_out;
             hit.bytes_in = j.bytes_in;
             set(&mut hit.error, &j.error);

@@ -108,6 +108,12 @@ impl Merge {
 
     /// The next record across all inputs, earliest timestamp first.
     pub fn next_hit(&mut self) -> Option<&Hit> {
+        self.next().map(|(hit, ..)| hit)
+    }
+
+    /// [`Merge::next_hit`], with what the record's source lacks and the
+    /// name of its input.
+    pub fn next(&mut self) -> Option<(&Hit, barrage_model::Lacks, &str)> {
         if let Some(i) = self.advance.take() {
             self.fill(i);
         }
@@ -119,7 +125,8 @@ impl Merge {
         }
         let i = best?;
         self.advance = Some(i);
-        Some(&self.heads[i].hit)
+        let h = &self.heads[i];
+        Some((&h.hit, h.reader.lacks(), h.name.as_str()))
     }
 
     /// Errors met while reading, as `name: error`, and whether any is a

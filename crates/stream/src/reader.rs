@@ -50,6 +50,19 @@ impl<R: Read> HitReader<R> {
         })
     }
 
+    /// What the last record read lacks: vegeta's CSV has neither a
+    /// scheduled time nor a first byte; JSON lines say per record.
+    pub fn lacks(&self) -> barrage_model::Lacks {
+        match self {
+            HitReader::Csv(_) => barrage_model::Lacks {
+                scheduled: true,
+                first_byte: true,
+            },
+            HitReader::Json(j) => j.lacks(),
+            HitReader::Binary(_) | HitReader::Empty => barrage_model::Lacks::default(),
+        }
+    }
+
     /// Reads the next record into `hit`; `Ok(false)` at a clean end.
     pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
         match self {

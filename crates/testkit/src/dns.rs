@@ -36,7 +36,19 @@ impl DnsServer {
     }
 
     fn serve(name: &str, truncate: bool) -> Self {
-        let socket = UdpSocket::bind("127.0.0.1:0").expect("bind loopback UDP port");
+        // A UDP port whose number is also free over TCP (for truncated
+        // answers): a port the kernel gave for UDP may be some other
+        // test's TCP port at that moment, so try again.
+        let (socket, listener) = (0..100)
+            .find_map(|_| {
+                let socket = UdpSocket::bind("127.0.0.1:0").ok()?;
+                if !truncate {
+                    return Some((socket, None));
+                }
+                let tcp = TcpListener::bind(socket.local_addr().ok()?).ok()?;
+                Some((socket, Some(tcp)))
+            })
+            .expect("bind a loopback port over UDP (and TCP)");
         socket
             .set_read_timeout(Some(Duration::from_millis(20)))
             .expect("read timeout");
@@ -66,8 +78,7 @@ impl DnsServer {
                 }
             }
         });
-        let tcp = truncate.then(|| {
-            let listener = TcpListener::bind(addr).expect("bind the DNS port over TCP");
+        let tcp = listener.map(|listener| {
             listener.set_nonblocking(true).expect("nonblocking");
             let q = tcp_queries.clone();
             Stoppable::spawn(move |s| {
