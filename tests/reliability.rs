@@ -612,8 +612,6 @@ fn t15_connection_attempts_are_bounded_per_worker() {
             "1500ms",
             "-cpus",
             "1",
-            "-workers",
-            "0",
         ],
         format!("GET {}\n", hole.url("/")).as_bytes(),
         None,

@@ -64,7 +64,7 @@ impl Records {
         if self.missing.is_some() {
             return None;
         }
-        let (hit, lacks, name) = self.merge.next()?;
+        let (hit, lacks, name) = self.merge.next_with_source()?;
         let absent = match self.view {
             LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
             LatencyView::FirstByte if lacks.first_byte => {

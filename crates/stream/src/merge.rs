@@ -108,12 +108,12 @@ impl Merge {
 
     /// The next record across all inputs, earliest timestamp first.
     pub fn next_hit(&mut self) -> Option<&Hit> {
-        self.next().map(|(hit, ..)| hit)
+        self.next_with_source().map(|(hit, ..)| hit)
     }
 
     /// [`Merge::next_hit`], with what the record's source lacks and the
     /// name of its input.
-    pub fn next(&mut self) -> Option<(&Hit, barrage_model::Lacks, &str)> {
+    pub fn next_with_source(&mut self) -> Option<(&Hit, barrage_model::Lacks, &str)> {
         if let Some(i) = self.advance.take() {
             self.fill(i);
         }

@@ -89,23 +89,28 @@ impl DnsServer {
                     };
                     let _ = conn.set_nonblocking(false);
                     let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
-                    // Length-prefixed queries until the client closes.
-                    loop {
-                        let mut len = [0u8; 2];
-                        if conn.read_exact(&mut len).is_err() {
-                            break;
+                    let (q, name) = (q.clone(), name.clone());
+                    // A thread per connection: a client may open a second
+                    // (A and AAAA at once) while it keeps the first.
+                    std::thread::spawn(move || {
+                        // Length-prefixed queries until the client closes.
+                        loop {
+                            let mut len = [0u8; 2];
+                            if conn.read_exact(&mut len).is_err() {
+                                break;
+                            }
+                            let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                            if conn.read_exact(&mut query).is_err() {
+                                break;
+                            }
+                            q.fetch_add(1, Ordering::SeqCst);
+                            if let Some(reply) = answer(&query, &name) {
+                                let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
+                                framed.extend_from_slice(&reply);
+                                let _ = conn.write_all(&framed);
+                            }
                         }
-                        let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
-                        if conn.read_exact(&mut query).is_err() {
-                            break;
-                        }
-                        q.fetch_add(1, Ordering::SeqCst);
-                        if let Some(reply) = answer(&query, &name) {
-                            let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
-                            framed.extend_from_slice(&reply);
-                            let _ = conn.write_all(&framed);
-                        }
-                    }
+                    });
                 }
             })
         });
