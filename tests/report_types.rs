@@ -410,3 +410,30 @@ fn figures_an_input_does_not_have_read_as_absent() {
         "{err}"
     );
 }
+
+/// Issue 17: autocannon's per-second samples, in JSON and as a -type of
+/// their own (vegeta's text layout unchanged).
+#[test]
+fn per_second_samples_as_autocannon_prints_them() {
+    let bin = common::fixture("fixtures/alpha.bin");
+    let bin = bin.to_str().unwrap();
+    let out = common::run(&["report", "-type", "seconds", bin], b"");
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].starts_with("Stat") && lines[0].contains("2.5%") && lines[0].ends_with("Min"),
+        "{table}"
+    );
+    assert!(
+        lines[1].starts_with("Req/Sec") && lines[2].starts_with("Bytes/Sec"),
+        "{table}"
+    );
+    let out = common::run(&["report", "-type", "json", bin], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ps = &v["per_second"];
+    assert_eq!(ps["samples"], 2);
+    assert_eq!(ps["requests"]["50"], 100.0);
+    let text = common::run(&["report", bin], b"");
+    assert!(!String::from_utf8_lossy(&text.stdout).contains("Req/Sec"));
+}

@@ -160,6 +160,8 @@ pub struct Metrics {
     end: i64,
     /// Records whose source has no scheduled time (left out of `lag`).
     unscheduled: u64,
+    /// Answers by the second they completed in.
+    seconds: crate::Seconds,
     status_codes: BTreeMap<u16, u64>,
     errors: Vec<String>,
     error_seen: HashSet<String>,
@@ -202,6 +204,7 @@ impl Metrics {
             latest: i64::MIN,
             end: i64::MIN,
             unscheduled: 0,
+            seconds: crate::Seconds::default(),
             status_codes: BTreeMap::new(),
             errors: Vec::new(),
             error_seen: HashSet::new(),
@@ -252,6 +255,7 @@ impl Metrics {
         self.earliest = self.earliest.min(hit.timestamp);
         self.latest = self.latest.max(hit.timestamp);
         self.end = self.end.max(hit.end());
+        self.seconds.add(hit);
         *self.status_codes.entry(hit.code).or_insert(0) += 1;
         if !ok {
             if hit.error.is_empty() {
@@ -283,6 +287,7 @@ impl Metrics {
         self.latest = self.latest.max(other.latest);
         self.end = self.end.max(other.end);
         self.unscheduled += other.unscheduled;
+        self.seconds.merge(&other.seconds);
         for (code, n) in &other.status_codes {
             *self.status_codes.entry(*code).or_insert(0) += n;
         }
@@ -292,6 +297,15 @@ impl Metrics {
         for (mine, theirs) in self.bucket_counts.iter_mut().zip(&other.bucket_counts) {
             *mine += theirs;
         }
+    }
+
+    /// Answers and bytes per whole second of the attack, as autocannon
+    /// samples them (`None` when empty).
+    pub fn per_second(&self) -> Option<crate::PerSecond> {
+        if self.requests == 0 {
+            return None;
+        }
+        self.seconds.figures(self.earliest, self.end)
     }
 
     /// Records whose source had no scheduled time (not in the lag).

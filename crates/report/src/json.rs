@@ -123,13 +123,39 @@ fn json_object_of(
     if lag.count() == 0 && m.requests() > 0 {
         // No record had a scheduled time (vegeta's CSV or JSON): no lag,
         // rather than a lag of 0.
-        s.extend_from_slice(b"],\"lag\":null}");
-        return Ok(s);
+        s.extend_from_slice(b"],\"lag\":null");
+    } else {
+        write!(s, "],\"lag\":{{\"mean\":{},", lag.mean())?;
+        quantiles(&mut s, lag, p)?;
+        write!(s, "\"max\":{}}}", lag.max())?;
     }
-    write!(s, "],\"lag\":{{\"mean\":{},", lag.mean())?;
-    quantiles(&mut s, lag, p)?;
-    write!(s, "\"max\":{}}}}}", lag.max())?;
+    per_second(&mut s, m)?;
+    s.push(b'}');
     Ok(s)
+}
+
+/// `"per_second"`: autocannon's per-second samples of answers and bytes.
+fn per_second(s: &mut Vec<u8>, m: &Metrics) -> io::Result<()> {
+    let Some(f) = m.per_second() else {
+        s.extend_from_slice(b",\"per_second\":null");
+        return Ok(());
+    };
+    write!(s, ",\"per_second\":{{\"samples\":{}", f.samples)?;
+    for (name, st) in [("requests", f.requests), ("bytes", f.bytes)] {
+        write!(
+            s,
+            ",\"{name}\":{{\"1\":{},\"2.5\":{},\"50\":{},\"97.5\":{},\"mean\":{},\"stdev\":{},\"min\":{}}}",
+            gojson::float(st.p1),
+            gojson::float(st.p2_5),
+            gojson::float(st.p50),
+            gojson::float(st.p97_5),
+            gojson::float(st.mean),
+            gojson::float(st.stdev),
+            gojson::float(st.min)
+        )?;
+    }
+    s.push(b'}');
+    Ok(())
 }
 
 /// Writes the JSON report as one line.

@@ -18,6 +18,8 @@ pub enum Kind {
     Hist,
     /// HdrHistogram's percentile distribution.
     HdrPlot,
+    /// autocannon's per-second table of answers and bytes.
+    Seconds,
     /// The HTML page of `barrage plot` (drawn from the records, not from
     /// metrics: the CLI hands it to the plot stage).
     Plot,
@@ -44,17 +46,16 @@ impl FromStr for ReportType {
             "text" => kind(Kind::Text),
             "json" => kind(Kind::Json),
             "hdrplot" => kind(Kind::HdrPlot),
+            "seconds" => kind(Kind::Seconds),
             "plot" => kind(Kind::Plot),
             "hist" => kind(Kind::Hist),
             other if other.starts_with("hist[") && other.ends_with(']') => ReportType {
                 kind: Kind::Hist,
                 buckets: Some(Buckets::parse(&other[4..])?),
             },
-            other => {
-                return Err(crate::ParseError::from(format!(
-                    "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot or plot)"
-                )))
-            }
+            other => return Err(crate::ParseError::from(format!(
+                "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot, seconds or plot)"
+            ))),
         })
     }
 }
@@ -66,6 +67,7 @@ pub fn write(kind: Kind, m: &Metrics, p: &Percentiles, out: &mut dyn Write) -> i
         Kind::Json => crate::json(m, p, out),
         Kind::Hist => crate::hist(m, out),
         Kind::HdrPlot => crate::hdrplot(m, out),
+        Kind::Seconds => crate::seconds(m, out),
         Kind::Plot => Ok(()),
     }
 }
