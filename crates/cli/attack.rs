@@ -14,7 +14,7 @@ use barrage_attack::{
     Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
 };
 use barrage_model::Target;
-use barrage_report::progress::{Board, Tally, Total};
+use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
 use barrage_targets::{Defaults, TargetReader};
@@ -266,15 +266,17 @@ pub fn run(a: AttackArgs) -> Outcome {
         (true, Some(n)) => Total::Requests(n),
         (true, None) => Total::Open,
     };
-    let display = crate::progress::Display::start(
-        a.progress,
-        crate::progress::Inputs {
+    let (watch, stopped) = (attack.watch(), stopper.clone());
+    let display = Display::start(
+        Show::from_flag(a.progress, io::stderr().is_terminal()),
+        Watched {
             board: sink.board.clone(),
-            watch: attack.watch(),
-            stopper: stopper.clone(),
+            sent: Box::new(move || watch.sent()),
+            stopped: Box::new(move || stopped.is_stopped()),
             total,
             timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
         },
+        Box::new(io::stderr()),
     );
     let report = attack.run(targets, Box::new(sink), stopper);
     display.finish();

@@ -13,7 +13,6 @@ mod flags;
 mod inputs;
 mod output;
 mod plot;
-mod progress;
 mod report;
 mod serve;
 mod sweep;

@@ -53,9 +53,11 @@ impl FromStr for ReportType {
                 kind: Kind::Hist,
                 buckets: Some(Buckets::parse(&other[4..])?),
             },
-            other => return Err(crate::ParseError::from(format!(
+            other => {
+                return Err(crate::ParseError::from(format!(
                 "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot, seconds or plot)"
-            ))),
+            )))
+            }
         })
     }
 }
