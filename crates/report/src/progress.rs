@@ -91,10 +91,9 @@ impl Board {
         let mut t = self.totals.lock().unwrap_or_else(|p| p.into_inner());
         t.ok += tally.ok;
         t.errors += tally.errors;
-        if !t
-            .recent
+        if t.recent
             .back()
-            .is_some_and(|(at, ..)| now.duration_since(*at) < SLICE)
+            .is_none_or(|(at, ..)| now.duration_since(*at) >= SLICE)
         {
             // A new slice, reusing the oldest one's memory once a second
             // is covered.
