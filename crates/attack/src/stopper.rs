@@ -55,13 +55,7 @@ impl Stopper {
 
     /// Resolves when abandoned (immediately if already).
     pub async fn abandoned(&self) {
-        let notified = self.inner.abandon.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if self.is_abandoned() {
-            return;
-        }
-        notified.await;
+        until(&self.inner.abandon, &self.inner.abandoned).await
     }
 
     /// Stops on the first SIGINT or SIGTERM and abandons on the second, on
@@ -115,12 +109,19 @@ impl Stopper {
 
     /// Resolves when stopped (immediately if already).
     pub async fn stopped(&self) {
-        let notified = self.inner.notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if self.is_stopped() {
-            return;
-        }
-        notified.await;
+        until(&self.inner.notify, &self.inner.stopped).await
     }
+}
+
+/// Resolves once `flag` is set (its setter then wakes `notify`'s
+/// waiters): registered before the flag is read, so a wake-up between the
+/// two is not lost.
+async fn until(notify: &Notify, flag: &AtomicBool) {
+    let notified = notify.notified();
+    tokio::pin!(notified);
+    notified.as_mut().enable();
+    if flag.load(Ordering::SeqCst) {
+        return;
+    }
+    notified.await;
 }

@@ -59,15 +59,7 @@ pub struct Distribution {
 
 impl Default for Distribution {
     fn default() -> Self {
-        let mut hist = Histogram::new(SIGFIGS).expect("3 significant digits is a valid histogram");
-        hist.auto(true);
-        Distribution {
-            count: 0,
-            total: 0,
-            min: u64::MAX,
-            max: 0,
-            hist,
-        }
+        Distribution::with_sigfigs(SIGFIGS)
     }
 }
 
@@ -76,7 +68,11 @@ impl Distribution {
     /// the memory, for figures that are shown, not reported (the live
     /// progress line, refreshed 4 times a second).
     pub fn coarse() -> Self {
-        let mut hist = Histogram::new(2).expect("2 significant digits is a valid histogram");
+        Distribution::with_sigfigs(2)
+    }
+
+    fn with_sigfigs(sigfigs: u8) -> Self {
+        let mut hist = Histogram::new(sigfigs).expect("2 or 3 significant digits make a histogram");
         hist.auto(true);
         Distribution {
             count: 0,

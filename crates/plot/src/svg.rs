@@ -134,6 +134,40 @@ fn log_ticks(lo: i32, hi: i32) -> Vec<f64> {
     out
 }
 
+/// Appends a chart's grid: a labelled line across `left..right` at each
+/// of `yt` (placed by `y`) and one down `top..bottom` at each of `xt`
+/// (placed by `x`).
+pub fn grid(
+    page: &mut String,
+    yt: &[f64],
+    y: &dyn Fn(f64) -> f64,
+    xt: &[f64],
+    x: &dyn Fn(f64) -> f64,
+    (left, top, right, bottom): (f64, f64, f64, f64),
+) {
+    for &v in yt {
+        let py = y(v);
+        let _ = writeln!(
+            page,
+            "<line class=\"grid\" x1=\"{left}\" y1=\"{py:.1}\" x2=\"{right:.1}\" y2=\"{py:.1}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            py + 4.0,
+            number(v)
+        );
+    }
+    for &v in xt {
+        let px = x(v);
+        let _ = writeln!(
+            page,
+            "<line class=\"grid\" x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{bottom:.1}\"/>\
+             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            bottom + 16.0,
+            number(v)
+        );
+    }
+}
+
 /// Appends one chart of every series to `page`.
 pub fn chart(page: &mut String, series: &[Drawn], scale: Scale) {
     let all = || series.iter().flat_map(|s| s.points.iter());
@@ -175,29 +209,14 @@ pub fn chart(page: &mut String, series: &[Drawn], scale: Scale) {
         page,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\">"
     );
-    for &v in &yt {
-        let py = y(v);
-        let _ = writeln!(
-            page,
-            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT + plot_w,
-            LEFT - 6.0,
-            py + 4.0,
-            number(v)
-        );
-    }
-    for &v in &xt {
-        let px = x(v);
-        let _ = writeln!(
-            page,
-            "<line class=\"grid\" x1=\"{px:.1}\" y1=\"{TOP}\" x2=\"{px:.1}\" y2=\"{:.1}\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            TOP + plot_h,
-            TOP + plot_h + 16.0,
-            number(v)
-        );
-    }
+    grid(
+        page,
+        &yt,
+        &y,
+        &xt,
+        &x,
+        (LEFT, TOP, LEFT + plot_w, TOP + plot_h),
+    );
     let _ = writeln!(
         page,
         "<path class=\"axis\" fill=\"none\" d=\"M{LEFT} {TOP}V{:.1}H{:.1}\"/>",

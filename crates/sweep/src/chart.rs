@@ -6,7 +6,7 @@
 
 use std::{fmt::Write as _, io, io::Write};
 
-use barrage_plot::svg::{escape, number, ticks, STYLE};
+use barrage_plot::svg::{escape, grid, number, ticks, STYLE};
 
 use crate::{knee, row::Row, Load};
 
@@ -173,18 +173,14 @@ fn chart(
             escape(&r.load.to_string())
         );
     }
-    for &v in &lt {
-        let py = y(v, false);
-        let _ = writeln!(
-            page,
-            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT + w,
-            LEFT - 6.0,
-            py + 4.0,
-            number(v)
-        );
-    }
+    grid(
+        page,
+        &lt,
+        &|v| y(v, false),
+        &xt,
+        &x,
+        (LEFT, TOP, LEFT + w, TOP + h),
+    );
     if right_name.is_some() {
         for &v in &rt {
             let _ = writeln!(
@@ -195,17 +191,6 @@ fn chart(
                 number(v)
             );
         }
-    }
-    for &v in &xt {
-        let px = x(v);
-        let _ = writeln!(
-            page,
-            "<line class=\"grid\" x1=\"{px:.1}\" y1=\"{TOP}\" x2=\"{px:.1}\" y2=\"{:.1}\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            TOP + h,
-            TOP + h + 16.0,
-            number(v)
-        );
     }
     let _ = writeln!(
         page,

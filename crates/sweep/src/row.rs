@@ -234,6 +234,11 @@ pub fn write_table(
     }
 }
 
+/// Mean, p50, p90, p99, max and lag p99, in ms.
+fn latencies_ms(r: &Row) -> [String; 6] {
+    [r.mean, r.p50, r.p90, r.p99, r.max, r.lag_p99].map(ms)
+}
+
 fn note(i: usize, row: &Row, knee: Option<usize>) -> &'static str {
     match (row.generator_bound, knee == Some(i)) {
         (true, _) => "generator-bound",
@@ -272,15 +277,10 @@ fn write_text(
             format!("{:.1}", r.rate),
             format!("{:.1}", r.throughput),
             format!("{:.2}%", r.success * 100.0),
-            ms(r.mean),
-            ms(r.p50),
-            ms(r.p90),
-            ms(r.p99),
-            ms(r.max),
-            ms(r.lag_p99),
-            r.errors.to_string(),
-            note(i, r, knee).to_string(),
         ]);
+        let row = table.last_mut().expect("just pushed");
+        row.extend(latencies_ms(r));
+        row.extend([r.errors.to_string(), note(i, r, knee).to_string()]);
     }
     let widths: Vec<usize> = (0..table[0].len())
         .map(|c| table.iter().map(|row| row[c].len()).max().unwrap_or(0))
@@ -325,17 +325,12 @@ fn write_csv(rows: &[Row], knee: Option<usize>, out: &mut dyn Write) -> io::Resu
     for (i, r) in rows.iter().enumerate() {
         writeln!(
             out,
-            "{},{:.3},{:.3},{:.6},{},{},{},{},{},{},{},{}",
+            "{},{:.3},{:.3},{:.6},{},{},{}",
             number(r.load.amount()),
             r.rate,
             r.throughput,
             r.success,
-            ms(r.mean),
-            ms(r.p50),
-            ms(r.p90),
-            ms(r.p99),
-            ms(r.max),
-            ms(r.lag_p99),
+            latencies_ms(r).join(","),
             r.errors,
             note(i, r, knee)
         )?;
