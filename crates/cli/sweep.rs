@@ -135,13 +135,15 @@ pub fn run(s: SweepArgs) -> Outcome {
         precision: s.precision,
         pause: s.pause,
     };
-    let out = barrage_sweep::sweep(&plan, &mut attacker, progress).map_err(|e| match e {
-        barrage_sweep::SweepError::Attack(e) => attack::attack_error(e),
-        barrage_sweep::SweepError::Output(e) if output::is_closed_pipe(&e) => Failed::io(e),
-        e => Failed::io(e),
-    });
+    let out = barrage_sweep::sweep(&plan, &mut attacker, progress);
     let _ = sink.lock().map(|mut s| s.flush());
-    let out = out?;
+    let out = match out {
+        Ok(out) => out,
+        // The reader of `-output -` went away: a quiet stop, as in attack.
+        Err(barrage_sweep::SweepError::Output(e)) if output::is_closed_pipe(&e) => return Ok(()),
+        Err(barrage_sweep::SweepError::Attack(e)) => return Err(attack::attack_error(e)),
+        Err(e) => return Err(Failed::io(e)),
+    };
     if stopper.is_stopped() {
         eprintln!(
             "barrage sweep: interrupted: the table covers the {} finished steps",

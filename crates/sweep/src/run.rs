@@ -320,7 +320,8 @@ impl Collect {
         let Some(load) = Load::from_name(&hit.attack) else {
             return;
         };
-        match self.steps.iter_mut().find(|(l, _)| *l == load) {
+        // Records come step after step: the last step first.
+        match self.steps.iter_mut().rev().find(|(l, _)| *l == load) {
             Some((_, m)) => m.add(hit),
             None => {
                 let mut m = Metrics::new();
