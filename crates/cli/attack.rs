@@ -111,7 +111,11 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     let config = AttackConfig {
         rate: a.rate,
         stages: a.stages.clone(),
-        shard: a.shard,
+        shard: a
+            .shard
+            .map(|s| s.resolve(|var| std::env::var(var).ok()))
+            .transpose()
+            .map_err(Failed::usage)?,
         start_at: a.start_at,
         duration: Some(a.duration).filter(|d| !d.is_zero()),
         requests: a.requests,

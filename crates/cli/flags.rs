@@ -189,17 +189,6 @@ pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, String> {
         .map_err(|_| format!("bad resolver {s:?} (use ip:port)"))
 }
 
-/// `-shard i/n`.
-pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("invalid shard {s:?} (use i/n with 0 <= i < n, e.g. 0/3)");
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
-    if i >= n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 /// `-stages`.
 pub fn parse_stages(s: &str) -> Result<Stages, String> {
     s.parse().map_err(|e: barrage_model::StagesError| e.why)
@@ -262,9 +251,9 @@ pub struct AttackArgs {
     /// A rate ramped in straight lines instead of -rate: DURATION:RATE,... e.g. 30s:1000,2m:1000,10s:0 (from 0; 0s:N jumps to N)
     #[arg(long, value_parser = parse_stages, conflicts_with = "rate")]
     pub stages: Option<Stages>,
-    /// Send only this share of the attack: i/n sends requests i, i+n, i+2n, ... of the schedule the other flags describe (run n processes, 0/n to n-1/n, with -start-at)
-    #[arg(long, value_parser = parse_shard)]
-    pub shard: Option<(u64, u64)>,
+    /// Send only this share of the attack: i/n sends requests i, i+n, i+2n, ... of the schedule the other flags describe (run n processes, 0/n to n-1/n, with -start-at); auto or auto/n in a Kubernetes Indexed Job: the index from JOB_COMPLETION_INDEX, n from BARRAGE_SHARDS
+    #[arg(long)]
+    pub shard: Option<barrage_attack::ShardSpec>,
     /// Start the schedule at this time (RFC 3339, or unix seconds such as $(date -d +10sec +%s)), after opening connections
     #[arg(long, value_parser = barrage_model::time::parse_instant)]
     pub start_at: Option<i64>,
@@ -485,6 +474,9 @@ pub struct ReportArgs {
     /// Print the figures of each interval while reading (e.g. 1s), then the whole report
     #[arg(long, value_parser = parse_duration)]
     pub every: Option<Duration>,
+    /// When the inputs are shards of one schedule (-shard i/n): warn on stderr when one's lag p50 or schedule is this far from the others'
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub max_skew: Duration,
     /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time) or first-byte (from the send to the response's head)
     #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,

@@ -46,6 +46,8 @@ pub struct Records {
     view: LatencyView,
     missing: Option<String>,
     unscheduled_from: Vec<String>,
+    /// Whether the inputs are shards of one schedule that disagree.
+    pub shards: barrage_metrics::Shards,
 }
 
 impl Records {
@@ -55,6 +57,7 @@ impl Records {
             view,
             missing: None,
             unscheduled_from: Vec::new(),
+            shards: barrage_metrics::Shards::new(),
         }
     }
 
@@ -64,7 +67,9 @@ impl Records {
         if self.missing.is_some() {
             return None;
         }
-        let (hit, lacks, name) = self.merge.next_with_source()?;
+        let (hit, from) = self.merge.next_with_source()?;
+        let (lacks, name) = (from.lacks, from.name);
+        self.shards.add(from.index, name, hit, lacks);
         let absent = match self.view {
             LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
             LatencyView::FirstByte if lacks.first_byte => {
@@ -82,6 +87,37 @@ impl Records {
             self.unscheduled_from.push(name.to_string());
         }
         Some((hit, lacks))
+    }
+
+    /// On stderr, where the inputs are shards of one schedule that
+    /// disagree by more than `tolerance` (or lack some shards): each
+    /// shard's lag p50 and schedule offset, then why.
+    pub fn warn_of_shards(&self, tolerance: std::time::Duration, command: &str) {
+        let Some(v) = self.shards.verdict(tolerance.as_nanos() as u64) else {
+            return;
+        };
+        if v.warnings.is_empty() {
+            return;
+        }
+        let show = |ns: i64| {
+            barrage_model::duration::format(barrage_model::duration::round_for_report(ns))
+        };
+        eprintln!("barrage {command}: the inputs are shards of one schedule of {}, and they disagree (-max-skew {}):", v.count, show(tolerance.as_nanos() as i64));
+        for s in &v.shards {
+            eprintln!(
+                "  shard {}/{}  {}  {} records  lag p50 {}  schedule offset {}{}",
+                s.index,
+                v.count,
+                s.name,
+                s.records,
+                show(s.lag_p50 as i64),
+                if s.offset < 0 { "-" } else { "+" },
+                show(s.offset.abs())
+            );
+        }
+        for w in &v.warnings {
+            eprintln!("barrage {command}: warning: {w}");
+        }
     }
 
     /// After the reading: the view's error, if a record lacked what it

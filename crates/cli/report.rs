@@ -87,6 +87,7 @@ pub fn run(args: ReportArgs) -> Outcome {
             (records, total, written)
         }
     };
+    records.warn_of_shards(args.max_skew, "report");
     if let Err(e) = written {
         if !output::is_closed_pipe(&e) {
             return Err(Failed::io(format!("writing {}: {e}", args.output)));

@@ -10,6 +10,8 @@
 //!   and the buckets.
 //! - [`Windows`]: per-interval metrics for `report -every`.
 //! - [`Groups`]: per-URL / method / code / attack / error metrics for `-by`.
+//! - [`Shards`]: whether merged inputs are the shards of one schedule, and
+//!   whether they agree.
 //! - [`Threshold`]: `-fail-on` conditions such as `p99>250ms`.
 //!
 //! ```
@@ -31,6 +33,7 @@ mod groups;
 mod metrics;
 mod prometheus;
 mod seconds;
+mod shards;
 mod success;
 mod threshold;
 mod windows;
@@ -41,6 +44,7 @@ pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
 pub use metrics::{Distribution, LatencyView, Metrics, Options, SIGFIGS};
 pub use prometheus::{Prometheus, MAX_SERIES};
 pub use seconds::{PerSecond, SampleStats, Seconds};
+pub use shards::{Shard, Shards, Verdict};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
 pub use windows::Windows;

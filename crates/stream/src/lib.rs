@@ -49,7 +49,7 @@ pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use error::StreamError;
 pub use json::{JsonReader, JsonWriter};
-pub use merge::{Merge, OpenError};
+pub use merge::{Merge, OpenError, Origin};
 pub use reader::HitReader;
 pub use wire::{FORMAT_VERSION, MAGIC, MAX_FRAME};
 pub use writer::{AnyWriter, Encoding, UnknownEncoding};

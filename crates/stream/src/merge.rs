@@ -31,6 +31,18 @@ pub struct OpenError {
     pub bad_input: bool,
 }
 
+/// Where a merged record came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    /// What its input's encoding lacks (vegeta's CSV: scheduled times
+    /// and first bytes).
+    pub lacks: barrage_model::Lacks,
+    /// Its input's name.
+    pub name: &'a str,
+    /// Its input's place among the inputs given to `open`.
+    pub index: usize,
+}
+
 impl Merge {
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
@@ -108,12 +120,11 @@ impl Merge {
 
     /// The next record across all inputs, earliest timestamp first.
     pub fn next_hit(&mut self) -> Option<&Hit> {
-        self.next_with_source().map(|(hit, ..)| hit)
+        self.next_with_source().map(|(hit, _)| hit)
     }
 
-    /// [`Merge::next_hit`], with what the record's source lacks and the
-    /// name of its input.
-    pub fn next_with_source(&mut self) -> Option<(&Hit, barrage_model::Lacks, &str)> {
+    /// [`Merge::next_hit`], with where the record came from.
+    pub fn next_with_source(&mut self) -> Option<(&Hit, Origin<'_>)> {
         if let Some(i) = self.advance.take() {
             self.fill(i);
         }
@@ -126,7 +137,12 @@ impl Merge {
         let i = best?;
         self.advance = Some(i);
         let h = &self.heads[i];
-        Some((&h.hit, h.reader.lacks(), h.name.as_str()))
+        let origin = Origin {
+            lacks: h.reader.lacks(),
+            name: h.name.as_str(),
+            index: i,
+        };
+        Some((&h.hit, origin))
     }
 
     /// Errors met while reading, as `name: error`, and whether any is a
