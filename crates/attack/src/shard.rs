@@ -117,7 +117,8 @@ mod tests {
 
     #[test]
     fn auto_refuses_what_does_not_add_up() {
-        let cases: [(ShardSpec, &[(&str, &str)], &str); 5] = [
+        type Vars<'a> = &'a [(&'a str, &'a str)];
+        let cases: [(ShardSpec, Vars, &str); 5] = [
             (
                 ShardSpec::Auto(None),
                 &[],
