@@ -5,9 +5,9 @@
 //! Inputs are taken for shards when every input's sequence numbers step
 //! by the same n ≥ 2 and their first numbers differ modulo n: shard i of n
 //! sends i, i + n, i + 2n, …. A schedule's offset is found without
-//! knowing the rate: one least-squares line of scheduled time against
-//! sequence number over all inputs gives the slope, and each input's
-//! offset is the mean of its records' distance from that line. Shards of
+//! knowing the rate: least squares of scheduled time against sequence
+//! number within each input, pooled, give the slope, and each input's
+//! offset is the mean of its records' distance from a line of that slope. Shards of
 //! one schedule sample it evenly, so their offsets agree to well under a
 //! period unless their starts differ. Memory: a coarse histogram and a
 //! few sums per input.
@@ -25,6 +25,10 @@ struct Input {
     n: u64,
     mean_seq: f64,
     mean_scheduled: f64,
+    /// Co-moments of sequence number and scheduled time (Welford's
+    /// update), for the slope within the input.
+    c_ss: f64,
+    c_st: f64,
     lag: Distribution,
 }
 
@@ -36,12 +40,6 @@ pub struct Shards {
     /// The first scheduled time seen: times are kept relative to it, in
     /// f64 nanoseconds (exact to 2^53 ns, 104 days).
     base: Option<i64>,
-    n: u64,
-    mean_seq: f64,
-    mean_scheduled: f64,
-    /// Co-moments for the pooled slope (Welford's update).
-    c_ss: f64,
-    c_st: f64,
 }
 
 /// One shard in a [`Verdict`].
@@ -97,20 +95,19 @@ impl Shards {
             n: 0,
             mean_seq: 0.0,
             mean_scheduled: 0.0,
+            c_ss: 0.0,
+            c_st: 0.0,
             lag: Distribution::coarse(),
         });
         one.step = gcd(one.step, hit.seq.abs_diff(one.first_seq));
         one.n += 1;
-        one.mean_seq += (s - one.mean_seq) / one.n as f64;
+        let ds = s - one.mean_seq;
+        one.mean_seq += ds / one.n as f64;
         one.mean_scheduled += (t - one.mean_scheduled) / one.n as f64;
+        one.c_ss += ds * (s - one.mean_seq);
+        one.c_st += ds * (t - one.mean_scheduled);
         one.lag
             .record(hit.timestamp.saturating_sub(hit.scheduled).max(0) as u64);
-        self.n += 1;
-        let ds = s - self.mean_seq;
-        self.mean_seq += ds / self.n as f64;
-        self.mean_scheduled += (t - self.mean_scheduled) / self.n as f64;
-        self.c_ss += ds * (s - self.mean_seq);
-        self.c_st += ds * (t - self.mean_scheduled);
     }
 
     /// `None` unless the inputs are two or more shards of one schedule;
@@ -129,11 +126,11 @@ impl Shards {
         if indexes.len() != inputs.len() {
             return None;
         }
-        let slope = if self.c_ss > 0.0 {
-            self.c_st / self.c_ss
-        } else {
-            0.0
-        };
+        // The slope within the inputs (pooled over them), so that an
+        // offset between inputs does not tilt it.
+        let c_ss: f64 = inputs.iter().map(|i| i.c_ss).sum();
+        let c_st: f64 = inputs.iter().map(|i| i.c_st).sum();
+        let slope = if c_ss > 0.0 { c_st / c_ss } else { 0.0 };
         let offsets: Vec<f64> = inputs
             .iter()
             .map(|i| i.mean_scheduled - slope * i.mean_seq)
@@ -262,7 +259,7 @@ mod tests {
             "{}",
             v.warnings[0]
         );
-        assert!((v.shards[1].offset - 300_000_000).abs() < 1_000);
+        assert_eq!(v.shards[1].offset, 300_000_000);
     }
 
     #[test]
