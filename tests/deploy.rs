@@ -287,7 +287,7 @@ fn the_container_is_pinned_minimal_and_not_root() {
         !last.iter().any(|l| l.starts_with("RUN ")),
         "no RUN in the runtime stage"
     );
-    assert!(last.iter().any(|l| *l == "ENTRYPOINT [\"/barrage\"]"));
+    assert!(last.contains(&"ENTRYPOINT [\"/barrage\"]"));
     // The image's user is the one the Job runs as.
     let job = documents("deploy/kubernetes/job.yaml");
     let ctx = &kind(&job, "Job")["spec"]["template"]["spec"]["securityContext"];
