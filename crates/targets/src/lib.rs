@@ -5,7 +5,9 @@
 //!   lines between targets).
 //! - [`JsonTargets`]: one JSON object per line with `method`, `url`, base64
 //!   `body` and a `header` object of string arrays.
-//! - [`TargetReader`]: either of them behind one `next()`, so the attack can
+//! - [`CurlTargets`]: curl command lines (`-format curl`).
+//! - [`HarTargets`]: a HAR 1.2 file's requests (`-format har`).
+//! - [`TargetReader`]: any of them behind one `next()`, so the attack can
 //!   read all targets up front or one per request (`-lazy`).
 //!
 //! Both apply the global `-header` values (first) and `-body` (when a target
@@ -22,15 +24,19 @@
 //! ```
 #![deny(missing_docs)]
 
+mod curl;
 mod error;
+mod har;
 mod http;
 mod json;
 mod reader;
 
+pub use curl::CurlTargets;
 pub use error::{BadValue, TargetError};
+pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
-pub use reader::{Defaults, Format, TargetReader};
+pub use reader::{Defaults, Format, TargetReader, Whole};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
 pub fn check_url(url: &str) -> Result<(), BadValue> {

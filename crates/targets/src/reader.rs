@@ -12,6 +12,10 @@ pub enum Format {
     Http,
     /// JSON lines.
     Json,
+    /// curl command lines.
+    Curl,
+    /// A HAR 1.2 file's requests.
+    Har,
 }
 
 impl std::str::FromStr for Format {
@@ -20,8 +24,10 @@ impl std::str::FromStr for Format {
         match s {
             "http" => Ok(Format::Http),
             "json" => Ok(Format::Json),
+            "curl" => Ok(Format::Curl),
+            "har" => Ok(Format::Har),
             other => Err(crate::BadValue(format!(
-                "unknown target format {other:?} (use http or json)"
+                "unknown target format {other:?} (use http, json, curl or har)"
             ))),
         }
     }
@@ -42,6 +48,50 @@ pub enum TargetReader<R: BufRead> {
     Http(HttpTargets<R>),
     /// JSON lines.
     Json(JsonTargets<R>),
+    /// curl commands or a HAR file: read whole at the first target.
+    Whole(Whole<R>),
+}
+
+/// A format read whole (curl, HAR): the input until the first target is
+/// asked for, then the parsed targets.
+pub struct Whole<R> {
+    input: Option<R>,
+    source: String,
+    format: Format,
+    defaults: Defaults,
+    filter: Option<crate::har::Filter>,
+    queue: std::collections::VecDeque<Target>,
+    notes: Vec<String>,
+}
+
+impl<R: BufRead> Whole<R> {
+    fn next(&mut self) -> Result<Option<Target>, TargetError> {
+        if let Some(mut input) = self.input.take() {
+            let mut bytes = Vec::new();
+            if let Err(e) = input.read_to_end(&mut bytes) {
+                return Err(error(&self.source, 1, format!("cannot read targets: {e}")));
+            }
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = 1 + ok.iter().filter(|&&b| b == b'\n').count() as u64;
+                error(&self.source, line, "bad target: not UTF-8 text".into())
+            })?;
+            if self.format == Format::Curl {
+                let mut c = crate::CurlTargets::parse(&text, &self.source, &self.defaults)?;
+                self.notes = c.take_notes();
+                while let Some(t) = c.next_target() {
+                    self.queue.push_back(t);
+                }
+            } else {
+                let filter = self.filter.as_ref();
+                let mut h = crate::HarTargets::parse(&text, &self.source, &self.defaults, filter)?;
+                while let Some(t) = h.next_target() {
+                    self.queue.push_back(t);
+                }
+            }
+        }
+        Ok(self.queue.pop_front())
+    }
 }
 
 impl<R: BufRead> TargetReader<R> {
@@ -50,6 +100,32 @@ impl<R: BufRead> TargetReader<R> {
         match format {
             Format::Http => TargetReader::Http(HttpTargets::new(input, source_name, defaults)),
             Format::Json => TargetReader::Json(JsonTargets::new(input, source_name, defaults)),
+            Format::Curl | Format::Har => TargetReader::Whole(Whole {
+                input: Some(input),
+                source: source_name.to_string(),
+                format,
+                defaults,
+                filter: None,
+                queue: Default::default(),
+                notes: Vec::new(),
+            }),
+        }
+    }
+
+    /// Keeps only the HAR entries whose URL matches `filter` (`-har-filter`).
+    pub fn with_har_filter(mut self, filter: Option<crate::har::Filter>) -> Self {
+        if let TargetReader::Whole(w) = &mut self {
+            w.filter = filter;
+        }
+        self
+    }
+
+    /// Notes for the user on what was read (curl's `-k`, `--http2`: honoured
+    /// only with barrage's own flags), once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        match self {
+            TargetReader::Whole(w) => std::mem::take(&mut w.notes),
+            _ => Vec::new(),
         }
     }
 
@@ -59,6 +135,7 @@ impl<R: BufRead> TargetReader<R> {
         match self {
             TargetReader::Http(r) => r.next(),
             TargetReader::Json(r) => r.next(),
+            TargetReader::Whole(r) => r.next(),
         }
     }
 
