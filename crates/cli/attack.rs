@@ -107,7 +107,12 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
             Err(e) => return Err(Failed::io(format!("-targets {}: {e}", a.targets))),
         }
     };
-    let reader = TargetReader::new(input, &a.targets, a.format, defaults);
+    let mut reader = TargetReader::new(input, &a.targets, a.format, defaults)
+        .with_har_filter(a.har_filter.clone());
+    reader.load().map_err(Failed::usage)?;
+    for note in reader.take_notes() {
+        eprintln!("barrage: note: {note}");
+    }
     let config = AttackConfig {
         rate: a.rate,
         stages: a.stages.clone(),

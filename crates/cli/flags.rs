@@ -231,6 +231,8 @@ pub enum Command {
     Plot(PlotArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
+    /// Convert targets: curl commands or a HAR file into vegeta's JSON or http format, http into JSON and back
+    Targets(TargetsArgs),
     /// Print a shell completion script: barrage completions bash > /etc/bash_completion.d/barrage
     Completions(CompletionsArgs),
     /// Print the manual page (roff): barrage man > barrage.1
@@ -269,9 +271,12 @@ pub struct AttackArgs {
     /// Targets file
     #[arg(long, default_value = "stdin")]
     pub targets: String,
-    /// Targets format: http or json
+    /// Targets format: http, json, curl (curl command lines, as "Copy as cURL" gives them) or har (a HAR 1.2 file's requests)
     #[arg(long, default_value = "http")]
     pub format: Format,
+    /// With -format har: keep only the requests whose URL matches this regular expression
+    #[arg(long)]
+    pub har_filter: Option<barrage_targets::Filter>,
     /// Read one target per request instead of all up front
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub lazy: bool,
@@ -519,6 +524,27 @@ pub fn parse_dumper(s: &str) -> Result<Encoding, String> {
         Ok(Encoding::Bin) | Err(_) => Err(format!("unknown encoding {s:?} (use csv or json)")),
         Ok(e) => Ok(e),
     }
+}
+
+#[derive(Args, Debug)]
+pub struct TargetsArgs {
+    /// Input format: http, json, curl or har
+    #[arg(long, default_value = "http")]
+    pub format: Format,
+    /// Output format: json or http
+    #[arg(long, default_value = "json")]
+    pub to: Format,
+    /// With -to http: the directory that gets each body as a file (body-N.bin, N counting targets from 1)
+    #[arg(long)]
+    pub bodies: Option<std::path::PathBuf>,
+    /// With -format har: keep only the requests whose URL matches this regular expression
+    #[arg(long)]
+    pub har_filter: Option<barrage_targets::Filter>,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// Targets file (default: stdin)
+    pub file: Option<String>,
 }
 
 #[derive(Args, Debug)]

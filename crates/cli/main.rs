@@ -16,6 +16,7 @@ mod plot;
 mod report;
 mod serve;
 mod sweep;
+mod targets;
 
 use clap::Parser;
 use flags::{Cli, Command};
@@ -82,6 +83,7 @@ fn main() {
             ("plot", plot::run(p))
         }
         Command::Serve(s) => ("serve", serve::run(s)),
+        Command::Targets(t) => ("targets", targets::run(t)),
         Command::Sweep(s) => ("sweep", sweep::run(*s)),
         Command::Completions(c) => ("completions", docs::completions(c.shell)),
         Command::Man => ("man", docs::man()),

@@ -616,8 +616,7 @@ fn form_part(value: &str, typed: &str) -> Result<Part, String> {
     let mut kind = None;
     let mut filename = None;
     // The parameters curl reads after the value, from the right.
-    loop {
-        let Some(at) = main.rfind(';') else { break };
+    while let Some(at) = main.rfind(';') {
         let param = &main[at + 1..];
         if let Some(t) = param.strip_prefix("type=") {
             kind = Some(t.to_string());

@@ -30,6 +30,7 @@ mod har;
 mod http;
 mod json;
 mod reader;
+mod write;
 
 pub use curl::CurlTargets;
 pub use error::{BadValue, TargetError};
@@ -37,6 +38,7 @@ pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use reader::{Defaults, Format, TargetReader, Whole};
+pub use write::{write_http, write_json};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
 pub fn check_url(url: &str) -> Result<(), BadValue> {

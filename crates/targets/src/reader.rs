@@ -66,6 +66,11 @@ pub struct Whole<R> {
 
 impl<R: BufRead> Whole<R> {
     fn next(&mut self) -> Result<Option<Target>, TargetError> {
+        self.load()?;
+        Ok(self.queue.pop_front())
+    }
+
+    fn load(&mut self) -> Result<(), TargetError> {
         if let Some(mut input) = self.input.take() {
             let mut bytes = Vec::new();
             if let Err(e) = input.read_to_end(&mut bytes) {
@@ -90,7 +95,7 @@ impl<R: BufRead> Whole<R> {
                 }
             }
         }
-        Ok(self.queue.pop_front())
+        Ok(())
     }
 }
 
@@ -118,6 +123,16 @@ impl<R: BufRead> TargetReader<R> {
             w.filter = filter;
         }
         self
+    }
+
+    /// Reads a format that is read whole (curl, HAR) now, so that its
+    /// errors and notes come before anything is sent; the others are read
+    /// as targets are asked for.
+    pub fn load(&mut self) -> Result<(), TargetError> {
+        match self {
+            TargetReader::Whole(w) => w.load(),
+            _ => Ok(()),
+        }
     }
 
     /// Notes for the user on what was read (curl's `-k`, `--http2`: honoured

@@ -1,0 +1,79 @@
+//! Writing targets back out (`barrage targets`): vegeta's JSON lines, or
+//! its http format with each body in a file of its own.
+
+use std::io::{self, Write};
+
+use barrage_model::Target;
+use base64::{engine::general_purpose::STANDARD as B64, Engine};
+
+/// `target` as one line of vegeta's JSON format: `method`, `url`, `body`
+/// (base64, left out when empty) and `header` (each name once, its
+/// values in order, names in first-seen order).
+pub fn write_json(target: &Target, out: &mut impl Write) -> io::Result<()> {
+    let s = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    write!(
+        out,
+        "{{\"method\":{},\"url\":{}",
+        s(&target.method),
+        s(&target.url)
+    )?;
+    if !target.body.is_empty() {
+        write!(out, ",\"body\":\"{}\"", B64.encode(&target.body))?;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (k, _) in &target.headers {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    if !names.is_empty() {
+        out.write_all(b",\"header\":{")?;
+        for (i, name) in names.iter().enumerate() {
+            let values: Vec<String> = target
+                .headers
+                .iter()
+                .filter(|(k, _)| k == name)
+                .map(|(_, v)| s(v))
+                .collect();
+            let comma = if i > 0 { "," } else { "" };
+            write!(out, "{comma}{}:[{}]", s(name), values.join(","))?;
+        }
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"}\n")
+}
+
+/// `target` in vegeta's http format, its body (if any) named by `body`
+/// (an `@path` line), and the blank line that ends it.
+pub fn write_http(target: &Target, body: Option<&str>, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{} {}", target.method, target.url)?;
+    for (k, v) in &target.headers {
+        writeln!(out, "{k}: {v}")?;
+    }
+    if let Some(path) = body {
+        writeln!(out, "@{path}")?;
+    }
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{reader::parse_text, Format};
+
+    #[test]
+    fn json_and_http_read_back_the_same() {
+        let text = "{\"method\":\"POST\",\"url\":\"http://h/x\",\"body\":\"AP8K\",\"header\":{\"B\":[\"2\",\"3\"],\"A\":[\"\\\"1\\\"\"]}}\n";
+        let t = parse_text(text, "t", Format::Json).unwrap();
+        let mut out = Vec::new();
+        write_json(&t[0], &mut out).unwrap();
+        let back = parse_text(std::str::from_utf8(&out).unwrap(), "t", Format::Json).unwrap();
+        assert_eq!(back, t);
+        let mut out = Vec::new();
+        write_http(&t[0], None, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST http://h/x\nA: \"1\"\nB: 2\nB: 3\n\n"
+        );
+    }
+}

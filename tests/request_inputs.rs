@@ -1,0 +1,298 @@
+//! Requests from where users have them: curl commands (copied from Chrome
+//! and Firefox, forms, binary bodies) and HAR files arrive at a recording
+//! server exactly as written; `barrage targets` converts between formats;
+//! bad input is refused at file:line.
+
+mod common;
+
+use std::{fs, path::Path};
+
+use barrage_testkit::{Received, Server};
+use common::*;
+
+/// The fixture `name` with its placeholder hosts pointed at `server`
+/// and `FIXTURES` at the fixtures' directory, written into `dir`.
+fn fixture_for(server: &Server, dir: &Path, name: &str) -> String {
+    let fixtures = fixture("fixtures/inputs");
+    let text = fs::read_to_string(fixtures.join(name)).unwrap();
+    let base = server.url("");
+    let base = base.trim_end_matches('/');
+    let text = text
+        .replace("https://shop.example", base)
+        .replace("https://cdn.example", base)
+        .replace("FIXTURES", fixtures.to_str().unwrap());
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Attacks with `file` in `format` (one request per target, in order)
+/// and returns what the server received.
+fn send(server: &Server, file: &str, format: &str, n: usize, extra: &[&str]) -> Vec<Received> {
+    let requests = n.to_string();
+    let mut args = vec!["attack", "-format", format, "-targets", file];
+    args.extend(["-rate", "100", "-requests", &requests]);
+    args.extend(extra);
+    let out = ok(&args, b"");
+    let hits = decode(&out);
+    assert_eq!(hits.len(), n);
+    // (The recording server answers 404 to paths it does not serve.)
+    assert!(hits.iter().all(|h| h.code != 0), "{hits:?}");
+    let got = server.received();
+    assert_eq!(got.len(), n);
+    got
+}
+
+fn has(r: &Received, name: &str, value: &str) {
+    assert_eq!(r.header(name), Some(value), "{name} in {:?}", r.headers);
+}
+
+#[test]
+fn curl_copied_from_chrome_arrives_as_written() {
+    let server = Server::http();
+    let dir = tempdir("chrome");
+    let file = fixture_for(&server, &dir, "chrome.curl");
+    let got = send(&server, &file, "curl", 2, &[]);
+    let r = &got[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, "/api/cart/items?page=2&sort=price");
+    assert_eq!(r.body, br#"{"sku":"tea-01","note":"it's a gift","qty":2}"#);
+    has(r, "content-type", "application/json");
+    has(r, "cookie", "session=a1b2c3; theme=dark");
+    has(
+        r,
+        "sec-ch-ua",
+        r#""Google Chrome";v="131", "Chromium";v="131", "Not_A Brand";v="24""#,
+    );
+    has(r, "sec-ch-ua-platform", r#""Linux""#);
+    has(r, "priority", "u=1, i");
+    has(
+        r,
+        "user-agent",
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+    );
+    let r = &got[1];
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("GET", "/api/search?q=green%20tea")
+    );
+    assert!(r.body.is_empty());
+    has(r, "accept", "*/*");
+}
+
+#[test]
+fn curl_copied_from_firefox_arrives_as_written() {
+    let server = Server::http();
+    let dir = tempdir("firefox");
+    let file = fixture_for(&server, &dir, "firefox.curl");
+    let got = send(&server, &file, "curl", 2, &[]);
+    let r = &got[0];
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("POST", "/api/cart/items")
+    );
+    assert_eq!(r.body, b"sku=tea-01&qty=2");
+    has(
+        r,
+        "content-type",
+        "application/x-www-form-urlencoded; charset=UTF-8",
+    );
+    // --compressed keeps the Accept-Encoding the command gives.
+    has(r, "accept-encoding", "gzip, deflate, br, zstd");
+    has(r, "cookie", "session=a1b2c3");
+    has(
+        r,
+        "referer",
+        "https://shop.example/cart"
+            .replace("https://shop.example", server.url("").trim_end_matches('/'))
+            .as_str(),
+    );
+    assert_eq!(
+        (got[1].method.as_str(), got[1].path.as_str()),
+        ("DELETE", "/api/cart/items/7")
+    );
+}
+
+#[test]
+fn curl_forms_and_binary_bodies_arrive_byte_for_byte() {
+    let server = Server::http();
+    let dir = tempdir("forms");
+    let file = fixture_for(&server, &dir, "forms.curl");
+    let got = send(&server, &file, "curl", 2, &[]);
+    let png = fs::read(fixture("fixtures/inputs/pixel.png")).unwrap();
+    let csv = fs::read(fixture("fixtures/inputs/upload.csv")).unwrap();
+    let r = &got[0];
+    assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/upload"));
+    let ct = r.header("content-type").unwrap();
+    let b = ct.strip_prefix("multipart/form-data; boundary=").expect(ct);
+    let mut want = Vec::new();
+    want.extend(
+        format!("--{b}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nPrice list\r\n")
+            .bytes(),
+    );
+    want.extend(format!("--{b}\r\nContent-Disposition: form-data; name=\"sheet\"; filename=\"upload.csv\"\r\nContent-Type: application/octet-stream\r\n\r\n").bytes());
+    want.extend(&csv);
+    want.extend(format!("\r\n--{b}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"p.png\"\r\nContent-Type: image/png\r\n\r\n").bytes());
+    want.extend(&png);
+    want.extend(format!("\r\n--{b}--\r\n").bytes());
+    assert_eq!(r.body, want);
+    let r = &got[1];
+    assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/raw"));
+    assert_eq!(r.body, png);
+    has(r, "authorization", "Basic YWRtaW46czNjcjN0");
+    has(r, "content-type", "application/octet-stream");
+}
+
+#[test]
+fn har_entries_arrive_in_order_and_the_filter_keeps_some() {
+    let server = Server::http();
+    let dir = tempdir("har");
+    let file = fixture_for(&server, &dir, "shop.har");
+    let got = send(&server, &file, "har", 4, &[]);
+    let paths: Vec<(&str, &str)> = got
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("GET", "/api/items?page=1"),
+            ("POST", "/api/orders"),
+            ("GET", "/logo.png"),
+            ("PUT", "/api/blob")
+        ]
+    );
+    has(&got[0], "x-request-id", "abc-1");
+    has(&got[0], "accept", "application/json");
+    assert!(got[0].headers.iter().all(|(k, _)| !k.starts_with(':')));
+    assert_eq!(got[1].body, br#"{"sku":"tea-01","qty":2}"#);
+    has(&got[1], "content-length", "24");
+    assert_eq!(got[3].body, b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe");
+    let server = Server::http();
+    let file = fixture_for(&server, &dir, "shop.har");
+    let got = send(
+        &server,
+        &file,
+        "har",
+        2,
+        &["-har-filter", "/api/(orders|blob)"],
+    );
+    let paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/api/orders", "/api/blob"]);
+}
+
+#[test]
+fn targets_converts_and_what_it_writes_sends_the_same() {
+    let server = Server::http();
+    let dir = tempdir("convert");
+    let curl = fixture_for(&server, &dir, "forms.curl");
+    // curl → JSON → attack: the same bytes as from the curl file.
+    let json = ok(&["targets", "-format", "curl", &curl], b"");
+    let json_file = dir.join("t.json");
+    fs::write(&json_file, &json).unwrap();
+    let from_json = send(&server, json_file.to_str().unwrap(), "json", 2, &[]);
+    let server2 = Server::http();
+    let curl2 = fixture_for(&server2, &dir, "forms.curl");
+    let from_curl = send(&server2, &curl2, "curl", 2, &[]);
+    for (a, b) in from_json.iter().zip(&from_curl) {
+        assert_eq!((&a.method, &a.path, &a.body), (&b.method, &b.path, &b.body));
+        assert_eq!(a.header("content-type"), b.header("content-type"));
+    }
+    // JSON → http (bodies into files) → JSON: what went in comes out.
+    let bodies = dir.join("bodies");
+    let http = ok(
+        &[
+            "targets",
+            "-format",
+            "json",
+            "-to",
+            "http",
+            "-bodies",
+            bodies.to_str().unwrap(),
+            json_file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let text = String::from_utf8(http.clone()).unwrap();
+    assert!(
+        text.contains(&format!("@{}", bodies.join("body-1.bin").display())),
+        "{text}"
+    );
+    let again = ok(&["targets", "-format", "http"], &http);
+    // (vegeta's JSON reader sorts header names: compare after one pass.)
+    let sorted = ok(&["targets", "-format", "json"], &json);
+    assert_eq!(
+        String::from_utf8(again).unwrap(),
+        String::from_utf8(sorted).unwrap()
+    );
+    // A body with nowhere to go is refused.
+    let e = refused(
+        &[
+            "targets",
+            "-format",
+            "json",
+            "-to",
+            "http",
+            json_file.to_str().unwrap(),
+        ],
+        b"",
+        "has a body: give -bodies DIR",
+    );
+    assert!(e.contains("target 1 (POST "), "{e}");
+}
+
+#[test]
+fn bad_curl_and_har_input_is_refused_at_file_and_line() {
+    let dir = tempdir("bad-inputs");
+    let curl = dir.join("cmds.curl");
+    fs::write(
+        &curl,
+        "curl http://127.0.0.1:1/ok\n\ncurl http://127.0.0.1:1/ \\\n  --frobnicate\n",
+    )
+    .unwrap();
+    let curl = curl.to_str().unwrap();
+    refused(
+        &[
+            "attack",
+            "-format",
+            "curl",
+            "-targets",
+            curl,
+            "-rate",
+            "1",
+            "-duration",
+            "1s",
+        ],
+        b"",
+        &format!("{curl}:4: unknown curl option --frobnicate"),
+    );
+    refused(
+        &["targets", "-format", "curl", curl],
+        b"",
+        &format!("{curl}:4: unknown curl option --frobnicate"),
+    );
+    let har = dir.join("a.har");
+    fs::write(&har, "{\"log\": {\"entries\": [\n  {\"request\": {\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/\"}},\n  {\"request\": {\"method\": \"GET\", \"url\": \"/relative\"}}\n]}}\n").unwrap();
+    let har = har.to_str().unwrap();
+    refused(
+        &[
+            "attack",
+            "-format",
+            "har",
+            "-targets",
+            har,
+            "-rate",
+            "1",
+            "-duration",
+            "1s",
+        ],
+        b"",
+        &format!("{har}:3: entry 1: bad URL: /relative"),
+    );
+    refused(
+        &["attack", "-format", "har", "-har-filter", "(", "-rate", "1"],
+        b"",
+        "-har-filter",
+    );
+    refused(&["targets", "-to", "curl"], b"", "-to: json or http");
+}
