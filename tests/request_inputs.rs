@@ -296,3 +296,138 @@ fn bad_curl_and_har_input_is_refused_at_file_and_line() {
     );
     refused(&["targets", "-to", "curl"], b"", "-to: json or http");
 }
+
+/// Attacks `{server}/echo` with `body` POSTed, `n` requests, and `extra`
+/// flags; the records.
+fn checked(server: &Server, body: &str, n: usize, extra: &[&str]) -> Vec<barrage_stream::Hit> {
+    let dir = tempdir("check-body");
+    let file = dir.join("body.json");
+    fs::write(&file, body).unwrap();
+    let target = format!("POST {}\n", server.url("/echo"));
+    let requests = n.to_string();
+    let mut args = vec![
+        "attack",
+        "-body",
+        file.to_str().unwrap(),
+        "-requests",
+        &requests,
+    ];
+    args.extend(extra);
+    let hits = decode(&ok(&args, target.as_bytes()));
+    assert_eq!(hits.len(), n);
+    hits
+}
+
+#[test]
+fn checks_that_pass_leave_records_as_they_were() {
+    let server = Server::http();
+    let checks = [
+        "-check",
+        "status=2xx",
+        "-check",
+        "body~\"code\": *0",
+        "-check",
+        "header:x-seen-method~^POST$",
+        "-check",
+        "json:.data.items[1]==\"b\"",
+        "-check",
+        "json:.code!=5",
+    ];
+    let hits = checked(
+        &server,
+        r#"{"code": 0, "data": {"items": ["a", "b"]}}"#,
+        20,
+        &[&["-rate", "200"], &checks[..]].concat(),
+    );
+    for h in &hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""));
+        // -max-body 0 and no -keep-headers: the checks read them, the
+        // record keeps nothing.
+        assert!(h.body.is_empty() && h.headers.is_empty());
+    }
+}
+
+#[test]
+fn a_failed_check_is_an_error_record_that_reports_and_fail_on_see() {
+    let server = Server::http();
+    let dir = tempdir("check-fail");
+    // Open model, closed model, closed model pipelined.
+    let closed = ["-rate", "0", "-max-workers", "2"];
+    let piped = ["-rate", "0", "-max-workers", "2", "-pipeline", "5"];
+    for model in [&["-rate", "200"][..], &closed[..], &piped[..]] {
+        let flags = [
+            model,
+            &["-check", "json:.code==0", "-max-body", "4", "-keep-headers"][..],
+        ]
+        .concat();
+        let hits = checked(&server, r#"{"code": 5}"#, 10, &flags);
+        for h in &hits {
+            assert_eq!(h.code, 200);
+            assert_eq!(h.error, "check failed: json .code = 5, want 0");
+            assert_eq!(h.body, b"{\"co", "-max-body still bounds the record");
+            assert!(h
+                .headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("x-seen-method") && v == "POST"));
+        }
+    }
+    let hits = checked(
+        &server,
+        "plain text",
+        5,
+        &[
+            "-rate",
+            "200",
+            "-check",
+            "status=200",
+            "-check",
+            "body~^\\{",
+        ],
+    );
+    assert!(hits
+        .iter()
+        .all(|h| h.error == "check failed: body does not match /^\\{/"));
+    // The report counts them as failures and lists the error.
+    let file = dir.join("r.bin");
+    let mut encoded = Vec::new();
+    {
+        let mut e = barrage_stream::Encoder::new(&mut encoded).unwrap();
+        for h in &hits {
+            e.write(h).unwrap();
+        }
+        e.flush().unwrap();
+    }
+    fs::write(&file, &encoded).unwrap();
+    let out = run(
+        &["report", "-fail-on", "success<100%", file.to_str().unwrap()],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Success       [ratio]                           0.00%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Status Codes  [code:count]                      200:5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Error Set:\ncheck failed: body does not match /^\\{/"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn bad_checks_are_refused_before_anything_is_sent() {
+    refused(
+        &["attack", "-check", "json:code==1", "-rate", "1"],
+        b"",
+        "-check",
+    );
+    refused(
+        &["attack", "-check", "body~(", "-rate", "1"],
+        b"",
+        "regex parse error",
+    );
+}

@@ -159,6 +159,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         resolvers: a.resolvers.clone(),
         proxies,
         name: a.name.clone(),
+        checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
     };
     Ok(Setup {
         reader,

@@ -370,6 +370,9 @@ pub struct AttackArgs {
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub keep_headers: bool,
+    /// A condition a response must meet to succeed (repeatable): status=200 (2xx, 200-299,404), body~REGEX, header:Name~REGEX, json:.path==VALUE (or !=); a failure is an error record "check failed: ..."
+    #[arg(long = "check")]
+    pub checks: Vec<barrage_attack::Check>,
     /// Runtime threads (0 = one per core)
     #[arg(long, default_value_t = 0)]
     pub cpus: usize,

@@ -56,7 +56,7 @@ mod writer;
 
 pub use attack::{Attack, AttackError, AttackReport, StopReason, Watch};
 pub use barrage_client::{
-    Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget, Proxies, TlsError,
+    Check, Checks, Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget, Proxies, TlsError,
     DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,
     MAX_KEPT_BODY,
 };

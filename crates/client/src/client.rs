@@ -70,6 +70,12 @@ pub struct Client {
     keepalive: bool,
     /// `-chunked`.
     chunked: bool,
+    /// `-check`, with what the record keeps after them: the engine reads
+    /// up to `max_body` bytes (and headers with `keep_headers`), which the
+    /// checks may raise above `-max-body` and `-keep-headers`.
+    checks: Option<Arc<crate::Checks>>,
+    record_body: i64,
+    record_headers: bool,
     /// Whether a [`LoopState`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
@@ -167,23 +173,32 @@ impl Client {
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();
-        let kept_body = match cfg.max_body {
+        let record_body = match cfg.max_body {
             n if n < 0 => crate::MAX_KEPT_BODY,
             n => n.min(crate::MAX_KEPT_BODY),
         };
+        let checks = cfg.checks.clone().filter(|c| !c.0.is_empty());
+        let kept_body = match &checks {
+            Some(c) if c.need_body() => record_body.max(crate::CHECK_BODY_BYTES),
+            _ => record_body,
+        };
+        let keep_headers = cfg.keep_headers || checks.as_ref().is_some_and(|c| c.need_headers());
         Client {
             pool,
             limits: Limits {
                 head_bytes: cfg.max_header_bytes,
                 keep_body: kept_body,
-                keep_headers: cfg.keep_headers,
+                keep_headers,
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
             timeout: cfg.timeout,
             redirects: cfg.redirects,
             max_body: kept_body,
-            keep_headers: cfg.keep_headers,
+            keep_headers,
+            checks,
+            record_body,
+            record_headers: cfg.keep_headers,
             chunked: cfg.chunked,
             keepalive: cfg.keepalive,
             hold: cfg.keepalive && cfg.max_connections == 0,
@@ -208,14 +223,37 @@ impl Client {
         seq: u64,
     ) -> Result<Response, crate::Failure> {
         if self.pipeline > 1 && self.queue {
-            return self
+            let r = self
                 .limited(target, Box::pin(self.send_queued(target, seq)))
                 .await;
+            return self.judged(r);
         }
         // Boxed: the exchange's state machine is several KiB, and moving it
         // by value through every spawn showed as 10% memmove in the profile.
         let exchange = Box::pin(self.exchange(target, seq, None));
-        self.limited(target, exchange).await
+        let r = self.limited(target, exchange).await;
+        self.judged(r)
+    }
+
+    /// `result` after the `-check`s: a response that fails one gets its
+    /// error; then the body and headers are cut to what the record keeps.
+    pub(crate) fn judged(
+        &self,
+        result: Result<Response, crate::Failure>,
+    ) -> Result<Response, crate::Failure> {
+        let Some(checks) = &self.checks else {
+            return result;
+        };
+        result.map(|mut r| {
+            if r.error.is_none() && (200..400).contains(&r.code) {
+                r.error = checks.verdict(r.code, &r.body, &r.headers);
+            }
+            r.body.truncate(self.record_body.max(0) as usize);
+            if !self.record_headers {
+                r.headers = Vec::new();
+            }
+            r
+        })
     }
 
     /// `exchange` under `-timeout`.
@@ -248,14 +286,16 @@ impl Client {
         };
         let exchange = Box::pin(self.exchange(target, seq, kept));
         let Some(t) = self.timeout else {
-            return exchange.await;
+            let r = exchange.await;
+            return self.judged(r);
         };
         serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
-        tokio::select! {
+        let r = tokio::select! {
             biased;
             r = exchange => r,
             () = serial.timer.as_mut() => Err(timed_out(target, t)),
-        }
+        };
+        self.judged(r)
     }
 
     /// `kept`'s connection if it goes to `key` and can take a request; one

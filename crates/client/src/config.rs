@@ -144,6 +144,8 @@ pub struct ClientConfig {
     /// `-pipeline`: requests in flight per HTTP/1.1 connection (barrage's
     /// engine, closed model).
     pub pipeline: usize,
+    /// `-check`: what a response must meet to be a success.
+    pub checks: Option<std::sync::Arc<crate::Checks>>,
 }
 
 impl Default for ClientConfig {
@@ -173,6 +175,7 @@ impl Default for ClientConfig {
             name: String::new(),
             h1_engine: H1Engine::Own,
             max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
+            checks: None,
             pipeline: DEFAULT_PIPELINE,
         }
     }

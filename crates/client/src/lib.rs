@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod check;
 mod client;
 mod config;
 mod dial;
@@ -42,6 +43,7 @@ mod sniff;
 mod target;
 mod tls;
 
+pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, Piped, Response, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,

@@ -79,11 +79,20 @@ impl Hit {
             .saturating_add(i64::try_from(self.latency).unwrap_or(i64::MAX))
     }
 
-    /// vegeta's success rule: a status code in [200, 400).
+    /// vegeta's success rule: a status code in [200, 400), and no failed
+    /// `-check`.
     pub fn is_success(&self) -> bool {
-        (200..400).contains(&self.code)
+        (200..400).contains(&self.code) && !self.failed_check()
+    }
+
+    /// Whether a `-check` failed on the response (its error says so).
+    pub fn failed_check(&self) -> bool {
+        self.error.starts_with(CHECK_FAILED)
     }
 }
+
+/// How the error of a response that failed a `-check` begins.
+pub const CHECK_FAILED: &str = "check failed: ";
 
 #[cfg(test)]
 mod tests {

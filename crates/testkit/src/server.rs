@@ -313,7 +313,7 @@ async fn handle(
                         )
                     })
                     .collect(),
-                body,
+                body: body.clone(),
             });
         }
     }
@@ -340,6 +340,14 @@ async fn handle(
             r
         }
         ("bytes", Some(n)) => reply(200, vec![b'x'; n as usize]),
+        // The request's body back, with its method in `X-Seen-Method`.
+        ("echo", _) => {
+            let mut r = reply(200, body);
+            if let Ok(v) = parts.method.as_str().parse() {
+                r.headers_mut().insert("x-seen-method", v);
+            }
+            r
+        }
         // Answers, then closes the connection (HTTP/1.1).
         ("close", _) => {
             let mut r = reply(200, "bye\n");

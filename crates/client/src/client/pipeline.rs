@@ -107,7 +107,7 @@ impl Client {
                     };
                     let broken = result.as_ref().map_or(true, |r| r.error.is_some());
                     out.push(Piped {
-                        result,
+                        result: self.judged(result),
                         done: Instant::now(),
                     });
                     if broken {
