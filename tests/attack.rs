@@ -184,7 +184,7 @@ fn shards_started_at_one_time_make_one_schedule() {
     for (args, err) in [
         (
             &["-shard", "2/2"][..],
-            "invalid shard \"2/2\" (use i/n with 0 <= i < n, e.g. 0/3)",
+            "invalid shard \"2/2\" (use i/n with 0 <= i < n, e.g. 0/3, or auto, or auto/n)",
         ),
         (&["-shard", "1"][..], "invalid shard \"1\""),
         (
