@@ -431,3 +431,159 @@ fn bad_checks_are_refused_before_anything_is_sent() {
         "regex parse error",
     );
 }
+
+/// Attacks with the http-format `targets` (and `extra` flags), `n`
+/// requests; what the server received, sorted by the request's `X-Seq`.
+fn templated(
+    server: &Server,
+    dir: &Path,
+    targets: &str,
+    n: usize,
+    extra: &[&str],
+) -> Vec<Received> {
+    let file = dir.join("targets.http");
+    fs::write(
+        &file,
+        targets.replace("URL", server.url("").trim_end_matches('/')),
+    )
+    .unwrap();
+    let requests = n.to_string();
+    let mut args = vec![
+        "attack",
+        "-targets",
+        file.to_str().unwrap(),
+        "-rate",
+        "200",
+        "-requests",
+        &requests,
+    ];
+    args.extend(extra);
+    let hits = decode(&ok(&args, b""));
+    assert_eq!(hits.len(), n);
+    let mut got = server.received();
+    got.sort_by_key(|r| r.header("x-seq").unwrap().parse::<u64>().unwrap());
+    got
+}
+
+#[test]
+fn templates_render_per_request_in_url_headers_and_body() {
+    let server = Server::http();
+    let dir = tempdir("templates");
+    let body = dir.join("body.json");
+    fs::write(
+        &body,
+        r#"{"n": {{seq}}, "id": "{{uuid}}", "dice": {{randint 1 6}}, "at": {{now_ms}}}"#,
+    )
+    .unwrap();
+    let targets = format!(
+        "POST URL/items/{{{{seq}}}}?tag={{{{rand 8}}}}\nX-Seq: {{{{seq}}}}\nX-Shard: {{{{shard}}}}\nX-Now: {{{{now}}}}\n@{}\n",
+        body.display()
+    );
+    let got = templated(&server, &dir, &targets, 20, &[]);
+    let mut ids = std::collections::HashSet::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    for (seq, r) in got.iter().enumerate() {
+        let (path, tag) = r.path.split_once("?tag=").unwrap();
+        assert_eq!(path, format!("/items/{seq}"));
+        assert!(
+            tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_alphanumeric()),
+            "{tag}"
+        );
+        assert_eq!(r.header("x-shard"), Some("0"));
+        let secs: u64 = r.header("x-now").unwrap().parse().unwrap();
+        assert!(secs.abs_diff(now.as_secs()) < 60);
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(v["n"], seq as u64);
+        assert!((1..=6).contains(&v["dice"].as_i64().unwrap()));
+        assert!(v["at"].as_u64().unwrap().abs_diff(now.as_millis() as u64) < 60_000);
+        assert!(
+            ids.insert(v["id"].as_str().unwrap().to_string()),
+            "uuids repeat"
+        );
+    }
+}
+
+#[test]
+fn feeds_give_rows_by_seq_or_at_random() {
+    let server = Server::http();
+    let dir = tempdir("feed");
+    let feed = dir.join("users.csv");
+    fs::write(&feed, "user,token\nann,t1\nbob,t2\n\"c, d\",t3\n").unwrap();
+    let feed = feed.to_str().unwrap();
+    let targets = "GET URL/u/{{user}}\nX-Seq: {{seq}}\nAuthorization: Bearer {{token}}\n";
+    let got = templated(&server, &dir, targets, 6, &["-feed", feed]);
+    let rows = [("ann", "t1"), ("bob", "t2"), ("c,%20d", "t3")];
+    for (seq, r) in got.iter().enumerate() {
+        let (user, token) = rows[seq % 3];
+        assert_eq!(r.path, format!("/u/{user}"));
+        assert_eq!(r.header("authorization"), Some(&*format!("Bearer {token}")));
+    }
+    // -feed-random: every row's token with its own user, in any order.
+    let server = Server::http();
+    let got = templated(&server, &dir, targets, 30, &["-feed", feed, "-feed-random"]);
+    for r in &got {
+        let user = r.path.strip_prefix("/u/").unwrap();
+        let (_, token) = rows.iter().find(|(u, _)| *u == user).unwrap();
+        assert_eq!(r.header("authorization"), Some(&*format!("Bearer {token}")));
+    }
+    // -lazy renders each target as it is read, for its request.
+    let server = Server::http();
+    let three = format!("{targets}\n{targets}\n{targets}");
+    let got = templated(&server, &dir, &three, 3, &["-feed", feed, "-lazy"]);
+    let paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/u/ann", "/u/bob", "/u/c,%20d"]);
+}
+
+#[test]
+fn unknown_placeholders_and_columns_are_refused_at_file_and_line() {
+    let dir = tempdir("template-errors");
+    let file = dir.join("t.http");
+    fs::write(
+        &file,
+        "GET http://127.0.0.1:1/\n\nPOST http://127.0.0.1:1/{{user}}\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    refused(
+        &["attack", "-targets", f, "-rate", "1"],
+        b"",
+        &format!("{f}:3: URL: unknown placeholder {{{{user}}}}"),
+    );
+    let feed = dir.join("f.csv");
+    fs::write(&feed, "name\nann\n").unwrap();
+    refused(
+        &[
+            "attack",
+            "-targets",
+            f,
+            "-feed",
+            feed.to_str().unwrap(),
+            "-rate",
+            "1",
+        ],
+        b"",
+        "unknown placeholder {{user}}: not a -feed column (name)",
+    );
+    fs::write(&feed, "user,id\nann,1\nbob\n").unwrap();
+    refused(
+        &[
+            "attack",
+            "-targets",
+            f,
+            "-feed",
+            feed.to_str().unwrap(),
+            "-rate",
+            "1",
+        ],
+        b"",
+        &format!("{}:3: ", feed.display()),
+    );
+    let json = "{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/\",\"header\":{\"X\":[\"{{randint 9 1}}\"]}}\n";
+    refused(
+        &["attack", "-format", "json", "-rate", "1"],
+        json.as_bytes(),
+        "stdin:1: header X: {{randint 9 1}}: A must not be above B",
+    );
+}

@@ -17,7 +17,7 @@ use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
-use barrage_targets::{Defaults, TargetReader};
+use barrage_targets::{Defaults, Feed, Renderer, Sendable, TargetReader};
 
 use crate::{
     failed::{Failed, Kind as FailKind, Outcome},
@@ -51,15 +51,64 @@ impl HitSink for StreamSink {
     }
 }
 
-/// `-lazy`: targets read as requests go out.
-struct Lazy(TargetReader<Box<dyn BufRead + Send>>);
+/// `-lazy`: targets read as requests go out, templated ones rendered for
+/// their request.
+struct Lazy(TargetReader<Box<dyn BufRead + Send>>, Vec<String>, Renderer);
 
 impl TargetSource for Lazy {
-    fn next_target(&mut self) -> Result<Option<Target>, barrage_attack::SourceError> {
-        self.0
-            .next()
-            .map_err(|e| barrage_attack::SourceError(e.to_string()))
+    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
+        match self.0.next_sendable(&self.1) {
+            Ok(t) => Ok(t.map(|t| self.2.render_one(&t, seq))),
+            Err(e) => Err(barrage_attack::SourceError(e.to_string())),
+        }
     }
+}
+
+/// Targets with placeholders (`{{seq}}`, `-feed` columns): one rendered
+/// per request, round-robin.
+struct Rendered(Renderer);
+
+impl TargetSource for Rendered {
+    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
+        Ok(Some(self.0.render(seq)))
+    }
+}
+
+/// The attack's targets: fixed (prepared once) unless some target has
+/// placeholders; `-lazy` reads them as requests go.
+fn targets(
+    a: &AttackArgs,
+    mut reader: TargetReader<Box<dyn BufRead + Send>>,
+    shard: u64,
+) -> Result<Targets, Failed> {
+    let feed = match &a.feed {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read(path).map_err(|e| Failed::io(format!("-feed {path}: {e}")))?;
+            Some(Feed::parse(&text, path).map_err(Failed::usage)?)
+        }
+    };
+    let columns = feed.as_ref().map(|f| f.columns.clone()).unwrap_or_default();
+    if a.lazy {
+        let renderer = Renderer::new(Vec::new(), feed, a.feed_random, shard);
+        return Ok(Targets::Lazy(Box::new(Lazy(reader, columns, renderer))));
+    }
+    let mut all = Vec::new();
+    while let Some(t) = reader.next_sendable(&columns).map_err(Failed::usage)? {
+        all.push(t);
+    }
+    if all.iter().any(|t| matches!(t, Sendable::Templated(_))) {
+        let renderer = Renderer::new(all, feed, a.feed_random, shard);
+        return Ok(Targets::Lazy(Box::new(Rendered(renderer))));
+    }
+    let plain = all
+        .into_iter()
+        .filter_map(|t| match t {
+            Sendable::Plain(t) => Some(t),
+            Sendable::Templated(_) => None,
+        })
+        .collect();
+    Targets::fixed(plain).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
 }
 
 /// Bad usage, in one line.
@@ -232,22 +281,11 @@ pub fn run(a: AttackArgs) -> Outcome {
         }
     }
     let Setup {
-        mut reader,
+        reader,
         config,
         client,
     } = setup(&a)?;
-    let targets = if a.lazy {
-        Targets::Lazy(Box::new(Lazy(reader)))
-    } else {
-        let all = match reader.read_all() {
-            Ok(all) => all,
-            Err(e) => return usage(e),
-        };
-        match Targets::fixed(all) {
-            Ok(t) => t,
-            Err(e) => return usage(format!("{}: {e}", a.targets)),
-        }
-    };
+    let targets = targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?;
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.

@@ -277,6 +277,12 @@ pub struct AttackArgs {
     /// With -format har: keep only the requests whose URL matches this regular expression
     #[arg(long)]
     pub har_filter: Option<barrage_targets::Filter>,
+    /// A CSV file with a header line: {{column}} in targets takes the value of row seq % rows (or a random row with -feed-random)
+    #[arg(long)]
+    pub feed: Option<String>,
+    /// With -feed: a random row for each request
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub feed_random: bool,
     /// Read one target per request instead of all up front
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub lazy: bool,

@@ -43,6 +43,7 @@ fn refused(s: &SweepArgs) -> Option<&'static str> {
         (a.shard.is_some(), "-shard"),
         (a.start_at.is_some(), "-start-at"),
         (a.lazy, "-lazy"),
+        (a.feed.is_some(), "-feed"),
         (a.prometheus_addr.is_some(), "-prometheus-addr"),
         (
             s.concurrency.is_some() && a.max_workers.is_some(),
@@ -91,6 +92,11 @@ pub fn run(s: SweepArgs) -> Outcome {
     let targets = reader.read_all().map_err(Failed::usage)?;
     if targets.is_empty() {
         return Err(Failed::usage(format!("{}: no targets", s.attack.targets)));
+    }
+    if targets.iter().any(barrage_targets::has_placeholders) {
+        return Err(Failed::usage(
+            "sweep does not render templated targets ({{...}}) yet; attack does",
+        ));
     }
     // Checked once here (TLS files) before anything is sent.
     let probe = barrage_attack::AttackConfig {

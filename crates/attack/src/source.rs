@@ -17,16 +17,18 @@ impl From<barrage_client::Failure> for SourceError {
 
 /// A source of targets read one per request (`-lazy`).
 pub trait TargetSource: Send {
-    /// The next target, `Ok(None)` when there are no more; errors are shown
-    /// to the user as they are (they name the file and line).
-    fn next_target(&mut self) -> Result<Option<Target>, SourceError>;
+    /// The target of request `seq` (of the whole schedule: templated
+    /// targets render it), `Ok(None)` when there are no more; errors are
+    /// shown to the user as they are (they name the file and line).
+    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, SourceError>;
 }
 
 /// The targets of an attack.
 pub enum Targets {
     /// All read up front and used round-robin.
     Fixed(Vec<Arc<PreparedTarget>>),
-    /// Read one per request; the attack ends when they run out.
+    /// Made one per request (read as requests go, `-lazy`, or rendered
+    /// from templates); the attack ends when they run out.
     Lazy(Box<dyn TargetSource>),
 }
 

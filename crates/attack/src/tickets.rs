@@ -163,7 +163,7 @@ impl Tickets {
             }
             let due = self.due(seq)?;
             let target = match src
-                .next_target()
+                .next_target(self.pacer.global(seq))
                 .and_then(|t| Ok(t.map(PreparedTarget::new).transpose()?))
             {
                 Ok(Some(t)) => Arc::new(t),

@@ -372,7 +372,7 @@ enum Part {
 
 /// Reads `-format curl`: every command's targets, read at the first call.
 pub struct CurlTargets {
-    queue: VecDeque<Target>,
+    queue: VecDeque<(Target, u64)>,
     notes: Vec<String>,
 }
 
@@ -398,14 +398,14 @@ impl CurlTargets {
             }
             let r = options(&words[1..], source, &mut notes)?;
             for t in r.targets(defaults).map_err(|e| error(source, line, e))? {
-                queue.push_back(t);
+                queue.push_back((t, line));
             }
         }
         Ok(CurlTargets { queue, notes })
     }
 
-    /// The next target; `None` at the end.
-    pub fn next_target(&mut self) -> Option<Target> {
+    /// The next target and the line it begins on; `None` at the end.
+    pub fn next_target(&mut self) -> Option<(Target, u64)> {
         self.queue.pop_front()
     }
 
@@ -851,7 +851,8 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Target>, TargetError> {
-        CurlTargets::parse(text, "cmds.txt", &Defaults::default()).map(|c| c.queue.into())
+        CurlTargets::parse(text, "cmds.txt", &Defaults::default())
+            .map(|c| c.queue.into_iter().map(|(t, _)| t).collect())
     }
 
     fn one(text: &str) -> Target {

@@ -81,7 +81,7 @@ pub type Filter = regex::Regex;
 
 /// The targets of a HAR file, read whole.
 pub struct HarTargets {
-    queue: VecDeque<Target>,
+    queue: VecDeque<(Target, u64)>,
 }
 
 impl HarTargets {
@@ -147,18 +147,19 @@ impl HarTargets {
                     body.into()
                 }
             };
-            queue.push_back(Target {
+            let target = Target {
                 method: r.method,
                 url: r.url,
                 headers,
                 body,
-            });
+            };
+            queue.push_back((target, line));
         }
         Ok(HarTargets { queue })
     }
 
-    /// The next target; `None` at the end.
-    pub fn next_target(&mut self) -> Option<Target> {
+    /// The next target and the line it begins on; `None` at the end.
+    pub fn next_target(&mut self) -> Option<(Target, u64)> {
         self.queue.pop_front()
     }
 }
@@ -189,7 +190,8 @@ mod tests {
 
     fn parse(text: &str, filter: Option<&str>) -> Result<Vec<Target>, TargetError> {
         let f = filter.map(|f| Filter::new(f).unwrap());
-        HarTargets::parse(text, "a.har", &Defaults::default(), f.as_ref()).map(|h| h.queue.into())
+        HarTargets::parse(text, "a.har", &Defaults::default(), f.as_ref())
+            .map(|h| h.queue.into_iter().map(|(t, _)| t).collect())
     }
 
     const HAR: &str = r#"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},

@@ -25,6 +25,8 @@ pub struct HttpTargets<R: BufRead> {
     line_no: u64,
     peeked: Option<String>,
     buf: Vec<u8>,
+    /// The line the last target began on.
+    start: u64,
 }
 
 /// `^[A-Z]+\s`: what vegeta takes for the start of a request line.
@@ -47,7 +49,18 @@ impl<R: BufRead> HttpTargets<R> {
             line_no: 0,
             peeked: None,
             buf: Vec::new(),
+            start: 0,
         }
+    }
+
+    /// The line the last target began on.
+    pub fn start_line(&self) -> u64 {
+        self.start
+    }
+
+    /// The input's name in errors.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     fn err(&self, message: String) -> TargetError {
@@ -88,6 +101,7 @@ impl<R: BufRead> HttpTargets<R> {
                 Some(l) => break l,
             }
         };
+        self.start = self.line_no;
         let Some((method, url)) = line.split_once(' ') else {
             return Err(self.err(format!("bad target: {line}")));
         };

@@ -44,6 +44,16 @@ impl<R: BufRead> JsonTargets<R> {
         }
     }
 
+    /// The line of the last target.
+    pub fn line(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The input's name in errors.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
     /// The next target; `Ok(None)` at the end of the input.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Target>, TargetError> {

@@ -30,6 +30,7 @@ mod har;
 mod http;
 mod json;
 mod reader;
+mod template;
 mod write;
 
 pub use curl::CurlTargets;
@@ -38,12 +39,24 @@ pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use reader::{Defaults, Format, TargetReader, Whole};
+pub use template::{
+    has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,
+};
 pub use write::{write_http, write_json};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
 pub fn check_url(url: &str) -> Result<(), BadValue> {
     let bad = |why: String| Err(BadValue(why));
-    let uri: ::http::Uri = match url.parse() {
+    // A templated URL is checked with each placeholder as `0`.
+    let mut plain = String::new();
+    let mut rest = url;
+    while let Some((before, after)) = rest.split_once("{{") {
+        plain.push_str(before);
+        plain.push('0');
+        rest = after.split_once("}}").map_or("", |(_, a)| a);
+    }
+    plain.push_str(rest);
+    let uri: ::http::Uri = match plain.parse() {
         Ok(u) => u,
         Err(e) => return bad(e.to_string()),
     };

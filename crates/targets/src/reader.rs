@@ -60,14 +60,18 @@ pub struct Whole<R> {
     format: Format,
     defaults: Defaults,
     filter: Option<crate::har::Filter>,
-    queue: std::collections::VecDeque<Target>,
+    queue: std::collections::VecDeque<(Target, u64)>,
     notes: Vec<String>,
+    line: u64,
 }
 
 impl<R: BufRead> Whole<R> {
     fn next(&mut self) -> Result<Option<Target>, TargetError> {
         self.load()?;
-        Ok(self.queue.pop_front())
+        Ok(self.queue.pop_front().map(|(t, line)| {
+            self.line = line;
+            t
+        }))
     }
 
     fn load(&mut self) -> Result<(), TargetError> {
@@ -113,6 +117,7 @@ impl<R: BufRead> TargetReader<R> {
                 filter: None,
                 queue: Default::default(),
                 notes: Vec::new(),
+                line: 0,
             }),
         }
     }
@@ -151,6 +156,41 @@ impl<R: BufRead> TargetReader<R> {
             TargetReader::Http(r) => r.next(),
             TargetReader::Json(r) => r.next(),
             TargetReader::Whole(r) => r.next(),
+        }
+    }
+
+    /// The line the last target read begins on.
+    pub fn line(&self) -> u64 {
+        match self {
+            TargetReader::Http(r) => r.start_line(),
+            TargetReader::Json(r) => r.line(),
+            TargetReader::Whole(w) => w.line,
+        }
+    }
+
+    /// The next target with its placeholders parsed against the `-feed`
+    /// `columns` (a bad one is an error at the target's line).
+    pub fn next_sendable(
+        &mut self,
+        columns: &[String],
+    ) -> Result<Option<crate::Sendable>, TargetError> {
+        let Some(t) = self.next()? else {
+            return Ok(None);
+        };
+        if !crate::has_placeholders(&t) {
+            return Ok(Some(crate::Sendable::Plain(t)));
+        }
+        match crate::TemplatedTarget::parse(&t, columns) {
+            Ok(tt) => Ok(Some(crate::Sendable::Templated(tt))),
+            Err(e) => Err(error(self.source(), self.line(), e)),
+        }
+    }
+
+    fn source(&self) -> &str {
+        match self {
+            TargetReader::Http(r) => r.source(),
+            TargetReader::Json(r) => r.source(),
+            TargetReader::Whole(w) => &w.source,
         }
     }
 

@@ -1,0 +1,452 @@
+//! Templated requests: `{{seq}}`, `{{shard}}`, `{{rand N}}`,
+//! `{{randint A B}}`, `{{uuid}}`, `{{now}}`, `{{now_ms}}` and `-feed`
+//! columns (`{{name}}`) in a target's URL, header values and body.
+//! Parsed once per target ([`TemplatedTarget::parse`]); rendered per
+//! request ([`TemplatedTarget::render`]). Targets without `{{` are never
+//! templated: [`has_placeholders`] tells them apart.
+
+use barrage_model::Target;
+
+/// One piece of a template.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(Vec<u8>),
+    Seq,
+    Shard,
+    /// `{{rand N}}`: N random letters and digits.
+    Rand(usize),
+    /// `{{randint A B}}`: an integer in [A, B].
+    RandInt(i64, i64),
+    Uuid,
+    /// `{{now}}`: unix seconds.
+    Now,
+    /// `{{now_ms}}`: unix milliseconds.
+    NowMs,
+    /// A `-feed` column, by index.
+    Column(usize),
+}
+
+/// A string (or body) with its placeholders parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template(Vec<Piece>, bool);
+
+/// What a `-feed` value may not hold as it is in a URL: controls, space
+/// and `"<>\`{}|^` are percent-encoded as a browser encodes a typed URL
+/// (`/`, `?`, `&` and `=` stay, so a column can hold a path or a query).
+const URL_UNSAFE: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'|')
+    .add(b'^');
+
+/// Whether `target` has a placeholder anywhere (`{{`).
+pub fn has_placeholders(target: &Target) -> bool {
+    let has = |b: &[u8]| b.windows(2).any(|w| w == b"{{");
+    has(target.url.as_bytes())
+        || target.headers.iter().any(|(_, v)| has(v.as_bytes()))
+        || has(&target.body)
+}
+
+impl Template {
+    /// Parses `text`; `columns` are the `-feed` file's column names.
+    pub fn parse(text: &[u8], columns: &[String]) -> Result<Template, String> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.windows(2).position(|w| w == b"{{") {
+            if at > 0 {
+                pieces.push(Piece::Text(rest[..at].to_vec()));
+            }
+            let after = &rest[at + 2..];
+            let end = after
+                .windows(2)
+                .position(|w| w == b"}}")
+                .ok_or("a {{ without its }}")?;
+            let inner = String::from_utf8_lossy(&after[..end]);
+            pieces.push(placeholder(inner.trim(), columns)?);
+            rest = &after[end + 2..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Text(rest.to_vec()));
+        }
+        Ok(Template(pieces, false))
+    }
+
+    /// The template of a URL: `-feed` values are percent-encoded where
+    /// they hold what a URL cannot.
+    fn in_url(mut self) -> Self {
+        self.1 = true;
+        self
+    }
+
+    /// Appends the template rendered in `ctx` to `out`.
+    pub fn render(&self, ctx: &mut Context, out: &mut Vec<u8>) {
+        for p in &self.0 {
+            match p {
+                Piece::Text(t) => out.extend_from_slice(t),
+                Piece::Seq => out.extend_from_slice(itoa::Buffer::new().format(ctx.seq).as_bytes()),
+                Piece::Shard => {
+                    out.extend_from_slice(itoa::Buffer::new().format(ctx.shard).as_bytes())
+                }
+                Piece::Rand(n) => {
+                    out.extend((0..*n).map(|_| ctx.rng.alphanumeric() as u8));
+                }
+                Piece::RandInt(a, b) => {
+                    let v = ctx.rng.i64(*a..=*b);
+                    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+                }
+                Piece::Uuid => {
+                    let id = uuid::Builder::from_random_bytes(ctx.rng.u128(..).to_le_bytes())
+                        .into_uuid();
+                    out.extend_from_slice(
+                        id.hyphenated()
+                            .encode_lower(&mut uuid::Uuid::encode_buffer())
+                            .as_bytes(),
+                    );
+                }
+                Piece::Now | Piece::NowMs => {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap_or_default();
+                    let v = if *p == Piece::Now {
+                        now.as_secs()
+                    } else {
+                        now.as_millis() as u64
+                    };
+                    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+                }
+                Piece::Column(i) => match ctx.row.and_then(|r| r.get(*i)) {
+                    Some(v) if self.1 => {
+                        for part in percent_encoding::utf8_percent_encode(v, URL_UNSAFE) {
+                            out.extend_from_slice(part.as_bytes());
+                        }
+                    }
+                    Some(v) => out.extend_from_slice(v.as_bytes()),
+                    None => {}
+                },
+            }
+        }
+    }
+}
+
+/// The words inside `{{ }}`.
+fn placeholder(inner: &str, columns: &[String]) -> Result<Piece, String> {
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let number = |w: Option<&&str>| -> Result<i64, String> {
+        w.and_then(|w| w.parse().ok())
+            .ok_or_else(|| format!("{{{{{inner}}}}}: a number is missing or not whole"))
+    };
+    Ok(match words.as_slice() {
+        ["seq"] => Piece::Seq,
+        ["shard"] => Piece::Shard,
+        ["uuid"] => Piece::Uuid,
+        ["now"] => Piece::Now,
+        ["now_ms"] => Piece::NowMs,
+        ["rand", ..] if words.len() == 2 => {
+            let n = number(words.get(1))?;
+            if !(1..=4096).contains(&n) {
+                return Err(format!("{{{{{inner}}}}}: N from 1 to 4096"));
+            }
+            Piece::Rand(n as usize)
+        }
+        ["randint", ..] if words.len() == 3 => {
+            let (a, b) = (number(words.get(1))?, number(words.get(2))?);
+            if a > b {
+                return Err(format!("{{{{{inner}}}}}: A must not be above B"));
+            }
+            Piece::RandInt(a, b)
+        }
+        [name] => match columns.iter().position(|c| c == name) {
+            Some(i) => Piece::Column(i),
+            None if columns.is_empty() => {
+                return Err(format!("unknown placeholder {{{{{inner}}}}} (seq, shard, rand N, randint A B, uuid, now, now_ms, or a -feed column)"))
+            }
+            None => {
+                return Err(format!(
+                    "unknown placeholder {{{{{inner}}}}}: not a -feed column ({})",
+                    columns.join(", ")
+                ))
+            }
+        },
+        _ => return Err(format!("unknown placeholder {{{{{inner}}}}}")),
+    })
+}
+
+/// What a request's placeholders are rendered from.
+pub struct Context<'a> {
+    /// The request's sequence number (of the whole schedule).
+    pub seq: u64,
+    /// `-shard i/n`'s i (0 without).
+    pub shard: u64,
+    /// The `-feed` row for this request.
+    pub row: Option<&'a [String]>,
+    /// Random numbers.
+    pub rng: &'a mut fastrand::Rng,
+}
+
+/// A target whose URL, header values and body are templates.
+#[derive(Debug, Clone)]
+pub struct TemplatedTarget {
+    method: String,
+    url: Template,
+    headers: Vec<(String, Template)>,
+    body: Template,
+}
+
+impl TemplatedTarget {
+    /// Parses `target`'s templates against the `-feed` `columns`.
+    pub fn parse(target: &Target, columns: &[String]) -> Result<Self, String> {
+        let headers = target
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                Template::parse(v.as_bytes(), columns)
+                    .map(|t| (k.clone(), t))
+                    .map_err(|e| format!("header {k}: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(TemplatedTarget {
+            method: target.method.clone(),
+            url: Template::parse(target.url.as_bytes(), columns)
+                .map_err(|e| format!("URL: {e}"))?
+                .in_url(),
+            headers,
+            body: Template::parse(&target.body, columns).map_err(|e| format!("body: {e}"))?,
+        })
+    }
+
+    /// The target for one request.
+    pub fn render(&self, ctx: &mut Context) -> Target {
+        let text = |t: &Template, ctx: &mut Context| {
+            let mut out = Vec::new();
+            t.render(ctx, &mut out);
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        let mut body = Vec::new();
+        self.body.render(ctx, &mut body);
+        Target {
+            method: self.method.clone(),
+            url: text(&self.url, ctx),
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), text(v, ctx)))
+                .collect(),
+            body: body.into(),
+        }
+    }
+}
+
+/// A `-feed` CSV file: a header line of column names, then rows.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    /// The column names.
+    pub columns: Vec<String>,
+    /// The rows, each as long as `columns`.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Feed {
+    /// Reads `text` (the file `name`); errors name its line.
+    pub fn parse(text: &[u8], name: &str) -> Result<Feed, String> {
+        let mut r = csv::ReaderBuilder::new().from_reader(text);
+        let columns: Vec<String> = r
+            .headers()
+            .map_err(|e| format!("{name}:1: {e}"))?
+            .iter()
+            .map(|c| c.trim().to_string())
+            .collect();
+        if columns.iter().any(String::is_empty) {
+            return Err(format!("{name}:1: a column without a name"));
+        }
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                format!("{name}:{line}: {e}")
+            })?;
+            rows.push(rec.iter().map(str::to_string).collect());
+        }
+        if rows.is_empty() {
+            return Err(format!("{name}: no rows after the header line"));
+        }
+        Ok(Feed { columns, rows })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str, seq: u64, row: Option<&[String]>, columns: &[String]) -> String {
+        let t = Template::parse(text.as_bytes(), columns).unwrap();
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut ctx = Context {
+            seq,
+            shard: 2,
+            row,
+            rng: &mut rng,
+        };
+        let mut out = Vec::new();
+        t.render(&mut ctx, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn placeholders_render() {
+        assert_eq!(render("/u/{{seq}}/s{{ shard }}", 41, None, &[]), "/u/41/s2");
+        let r = render("{{rand 12}}", 0, None, &[]);
+        assert!(
+            r.len() == 12 && r.bytes().all(|b| b.is_ascii_alphanumeric()),
+            "{r}"
+        );
+        let n: i64 = render("{{randint -3 3}}", 0, None, &[]).parse().unwrap();
+        assert!((-3..=3).contains(&n));
+        let u = render("{{uuid}}", 0, None, &[]);
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4", "version 4: {u}");
+        let now: u64 = render("{{now}}", 0, None, &[]).parse().unwrap();
+        let ms: u64 = render("{{now_ms}}", 0, None, &[]).parse().unwrap();
+        assert!(now > 1_700_000_000 && ms / 1000 >= now);
+        let cols = vec!["user".to_string(), "id".to_string()];
+        let row = vec!["ann".to_string(), "7".to_string()];
+        assert_eq!(render("{{user}}:{{id}}", 0, Some(&row), &cols), "ann:7");
+        assert_eq!(
+            render("no placeholders {", 0, None, &[]),
+            "no placeholders {"
+        );
+    }
+
+    #[test]
+    fn bad_templates_are_refused() {
+        let cols = vec!["user".to_string()];
+        for (text, why) in [
+            (
+                "{{nope}}",
+                "unknown placeholder {{nope}}: not a -feed column (user)",
+            ),
+            ("{{seq", "a {{ without its }}"),
+            ("{{rand}}", "unknown placeholder {{rand}}"),
+            ("{{rand x}}", "a number is missing"),
+            ("{{randint 5 1}}", "A must not be above B"),
+        ] {
+            let e = Template::parse(text.as_bytes(), &cols).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
+        assert!(Template::parse(b"{{x}}", &[])
+            .unwrap_err()
+            .contains("or a -feed column"));
+    }
+
+    #[test]
+    fn feeds_need_a_header_and_rows() {
+        let f = Feed::parse(b"user,id\nann,1\nbob,2\n", "f.csv").unwrap();
+        assert_eq!((f.columns.len(), f.rows.len()), (2, 2));
+        assert!(Feed::parse(b"user,id\n", "f.csv")
+            .unwrap_err()
+            .contains("no rows"));
+        let e = Feed::parse(b"user,id\nann,1\nbob\n", "f.csv").unwrap_err();
+        assert!(e.starts_with("f.csv:3: "), "{e}");
+    }
+}
+
+/// A target as sent: as read, or a template rendered per request.
+#[derive(Debug, Clone)]
+pub enum Sendable {
+    /// No placeholders.
+    Plain(Target),
+    /// Placeholders, parsed.
+    Templated(TemplatedTarget),
+}
+
+/// Renders the target of each request: target `seq % n`, round-robin as
+/// fixed targets are, with the `-feed` row `seq % rows` (or a random row).
+pub struct Renderer {
+    targets: Vec<Sendable>,
+    feed: Option<Feed>,
+    random_rows: bool,
+    shard: u64,
+    rng: fastrand::Rng,
+}
+
+impl Renderer {
+    /// A renderer over `targets` (not empty).
+    pub fn new(targets: Vec<Sendable>, feed: Option<Feed>, random_rows: bool, shard: u64) -> Self {
+        Renderer {
+            targets,
+            feed,
+            random_rows,
+            shard,
+            rng: fastrand::Rng::new(),
+        }
+    }
+
+    /// The target of request `seq` (of the whole schedule), round-robin
+    /// over the renderer's targets.
+    pub fn render(&mut self, seq: u64) -> Target {
+        let n = self.targets.len().max(1) as u64;
+        let Renderer {
+            targets,
+            feed,
+            random_rows,
+            shard,
+            rng,
+        } = self;
+        one(
+            &targets[(seq % n) as usize],
+            seq,
+            feed.as_ref(),
+            *random_rows,
+            *shard,
+            rng,
+        )
+    }
+
+    /// `target` rendered for request `seq` (`-lazy`: targets as read).
+    pub fn render_one(&mut self, target: &Sendable, seq: u64) -> Target {
+        one(
+            target,
+            seq,
+            self.feed.as_ref(),
+            self.random_rows,
+            self.shard,
+            &mut self.rng,
+        )
+    }
+}
+
+fn one(
+    target: &Sendable,
+    seq: u64,
+    feed: Option<&Feed>,
+    random_rows: bool,
+    shard: u64,
+    rng: &mut fastrand::Rng,
+) -> Target {
+    match target {
+        Sendable::Plain(t) => t.clone(),
+        Sendable::Templated(t) => {
+            let row = feed.map(|f| {
+                let i = if random_rows {
+                    rng.usize(..f.rows.len())
+                } else {
+                    (seq % f.rows.len() as u64) as usize
+                };
+                f.rows[i].as_slice()
+            });
+            let mut ctx = Context {
+                seq,
+                shard,
+                row,
+                rng,
+            };
+            t.render(&mut ctx)
+        }
+    }
+}
