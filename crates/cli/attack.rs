@@ -11,7 +11,8 @@ use std::{
 };
 
 use barrage_attack::{
-    Attack, AttackConfig, ClientConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
+    grpc_prepare_body, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate, StopReason,
+    Stopper, TargetSource, Targets, GRPC_METHOD,
 };
 use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
@@ -53,14 +54,39 @@ impl HitSink for StreamSink {
 
 /// `-lazy`: targets read as requests go out, templated ones rendered for
 /// their request.
-struct Lazy(TargetReader<Box<dyn BufRead + Send>>, Vec<String>, Renderer);
+struct Lazy {
+    reader: TargetReader<Box<dyn BufRead + Send>>,
+    name: String,
+    columns: Vec<String>,
+    renderer: Renderer,
+    protos: Option<ProtoSet>,
+}
 
 impl TargetSource for Lazy {
     fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
-        match self.0.next_sendable(&self.1) {
-            Ok(t) => Ok(t.map(|t| self.2.render_one(&t, seq))),
-            Err(e) => Err(barrage_attack::SourceError(e.to_string())),
+        let bad = |e: String| barrage_attack::SourceError(e);
+        let Some(t) = self
+            .reader
+            .next_sendable(&self.columns)
+            .map_err(|e| bad(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        let t = grpc_body(t, self.protos.as_ref())
+            .map_err(|e| bad(format!("{}:{}: {e}", self.name, self.reader.line())))?;
+        Ok(Some(self.renderer.render_one(&t, seq)))
+    }
+}
+
+/// A `GRPC` target's body as its message's bytes (JSON converted with
+/// `-proto-set`); other targets as they are.
+fn grpc_body(t: Sendable, protos: Option<&ProtoSet>) -> Result<Sendable, String> {
+    match t {
+        Sendable::Plain(mut t) if t.method == GRPC_METHOD => {
+            t.body = grpc_prepare_body(&t.url, &t.body, protos)?.into();
+            Ok(Sendable::Plain(t))
         }
+        other => Ok(other),
     }
 }
 
@@ -89,12 +115,30 @@ fn targets(
         }
     };
     let columns = feed.as_ref().map(|f| f.columns.clone()).unwrap_or_default();
+    let protos = match &a.proto_set {
+        None => None,
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).map_err(|e| Failed::io(format!("-proto-set {path}: {e}")))?;
+            Some(
+                ProtoSet::decode(&bytes)
+                    .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
+            )
+        }
+    };
     if a.lazy {
-        let renderer = Renderer::new(Vec::new(), feed, a.feed_random, shard);
-        return Ok(Targets::Lazy(Box::new(Lazy(reader, columns, renderer))));
+        return Ok(Targets::Lazy(Box::new(Lazy {
+            reader,
+            name: a.targets.clone(),
+            columns,
+            renderer: Renderer::new(Vec::new(), feed, a.feed_random, shard),
+            protos,
+        })));
     }
     let mut all = Vec::new();
     while let Some(t) = reader.next_sendable(&columns).map_err(Failed::usage)? {
+        let t = grpc_body(t, protos.as_ref())
+            .map_err(|e| Failed::usage(format!("{}:{}: {e}", a.targets, reader.line())))?;
         all.push(t);
     }
     if all.iter().any(|t| matches!(t, Sendable::Templated(_))) {
@@ -208,6 +252,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         resolvers: a.resolvers.clone(),
         proxies,
         name: a.name.clone(),
+        grpc_max_message: a.grpc_max_message.max(0) as usize,
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
     };
     Ok(Setup {

@@ -373,6 +373,12 @@ pub struct AttackArgs {
     /// Response body bytes kept per result (-1 = all, up to 128MiB; sizes like 10KB)
     #[arg(long, default_value = "0", value_parser = size::parse, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub max_body: i64,
+    /// GRPC targets: a descriptor set (protoc --descriptor_set_out, buf build -o) to convert JSON request bodies with
+    #[arg(long)]
+    pub proto_set: Option<String>,
+    /// GRPC targets: the largest answer message read (larger: an error record, RESOURCE_EXHAUSTED)
+    #[arg(long, default_value = "4MiB", value_parser = size::parse)]
+    pub grpc_max_message: i64,
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub keep_headers: bool,
@@ -497,7 +503,7 @@ pub struct ReportArgs {
     /// Latency percentiles to show
     #[arg(long, default_value = "50,90,95,99")]
     pub percentiles: barrage_report::Percentiles,
-    /// One report per url, method, code, attack or error, plus the total
+    /// One report per url, method, code, attack, error or grpc-status, plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404

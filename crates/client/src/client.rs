@@ -76,6 +76,8 @@ pub struct Client {
     checks: Option<Arc<crate::Checks>>,
     record_body: i64,
     record_headers: bool,
+    /// `-grpc-max-message`.
+    pub(crate) max_message: usize,
     /// Whether a [`LoopState`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
@@ -199,6 +201,7 @@ impl Client {
             checks,
             record_body,
             record_headers: cfg.keep_headers,
+            max_message: cfg.grpc_max_message,
             chunked: cfg.chunked,
             keepalive: cfg.keepalive,
             hold: cfg.keepalive && cfg.max_connections == 0,
@@ -343,6 +346,11 @@ impl Client {
                 None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
             };
             let answer = match conn {
+                Conn::H1(_) if target.grpc => {
+                    return Err(crate::Failure::from(fail(
+                        &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
+                    )));
+                }
                 Conn::H1(H1::Own(mut conn)) => {
                     // A proxy of plain HTTP takes the absolute URL (a
                     // tunnel's requests are the server's own).
@@ -397,6 +405,14 @@ impl Client {
                     };
                     let req = self.request(false, method, uri, &h1_headers, body, seq, proxy);
                     Box::pin(self.exchange_hyper(Hyper::H1(sender), req, &fail)).await?
+                }
+                Conn::H2(sender) if target.grpc => {
+                    let mut req = self.request(true, method, uri, &target.headers, body, seq, None);
+                    if let Some(t) = self.timeout {
+                        req.headers_mut()
+                            .insert("grpc-timeout", crate::grpc::timeout_header(t));
+                    }
+                    return Box::pin(self.exchange_grpc(sender, req, &fail)).await;
                 }
                 Conn::H2(sender) => {
                     let req = self.request(true, method, uri, &target.headers, body, seq, None);

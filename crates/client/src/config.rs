@@ -146,6 +146,8 @@ pub struct ClientConfig {
     pub pipeline: usize,
     /// `-check`: what a response must meet to be a success.
     pub checks: Option<std::sync::Arc<crate::Checks>>,
+    /// `-grpc-max-message`: the largest gRPC answer message read.
+    pub grpc_max_message: usize,
 }
 
 impl Default for ClientConfig {
@@ -176,6 +178,7 @@ impl Default for ClientConfig {
             h1_engine: H1Engine::Own,
             max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
             checks: None,
+            grpc_max_message: crate::DEFAULT_MAX_MESSAGE,
             pipeline: DEFAULT_PIPELINE,
         }
     }

@@ -8,6 +8,9 @@ pub(crate) struct Key {
     pub tls: bool,
     pub host: String,
     pub port: u16,
+    /// HTTP/2 with prior knowledge over plain TCP whatever `-h2c` says
+    /// (gRPC's `http://` targets).
+    pub h2c: bool,
 }
 
 impl Key {
@@ -35,6 +38,11 @@ impl Key {
             .trim_end_matches(']')
             .to_string();
         let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-        Ok(Key { tls, host, port })
+        Ok(Key {
+            tls,
+            host,
+            port,
+            h2c: false,
+        })
     }
 }

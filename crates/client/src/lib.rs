@@ -35,6 +35,7 @@ mod config;
 mod dial;
 mod dns;
 mod error;
+mod grpc;
 pub mod h1;
 mod key;
 mod pool;
@@ -50,6 +51,10 @@ pub use config::{
     DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
+pub use grpc::{
+    frame as grpc_frame, prepare_body as grpc_prepare_body, status_name as grpc_status_name,
+    ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
+};
 pub use proxy::Proxies;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;

@@ -360,7 +360,7 @@ impl Pool {
                 .map_err(|e| crate::tls::handshake_failure(&e, &key.host))?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             self.handshake(key, Box::new(tls), h2, permit).await
-        } else if self.h2c {
+        } else if self.h2c || key.h2c {
             let stream = crate::sniff::Sniff::new(stream, crate::sniff::Expect::H2c);
             self.handshake(key, Box::new(stream), true, permit).await
         } else {

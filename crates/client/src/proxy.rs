@@ -298,6 +298,7 @@ mod tests {
             tls,
             host: host.into(),
             port,
+            h2c: false,
         }
     }
 

@@ -46,13 +46,21 @@ pub struct PreparedTarget {
     pub method_text: String,
     /// The URL as written, for the Hit.
     pub url_text: String,
+    /// A gRPC call (`GRPC` targets): sent as POST over HTTP/2, its body
+    /// framed, its answer read as gRPC's.
+    pub grpc: bool,
 }
 
 impl PreparedTarget {
     /// Parses `t`; the error says which part cannot be sent.
     pub fn new(t: Target) -> Result<Self, crate::Failure> {
-        let method = Method::from_bytes(t.method.as_bytes())
-            .map_err(|_| format!("bad method: {}", t.method))?;
+        let grpc = t.method == crate::grpc::GRPC_METHOD;
+        let method = if grpc {
+            Method::POST
+        } else {
+            Method::from_bytes(t.method.as_bytes())
+                .map_err(|_| format!("bad method: {}", t.method))?
+        };
         let uri: Uri = t
             .url
             .parse()
@@ -64,7 +72,15 @@ impl PreparedTarget {
             let value = HeaderValue::from_str(v).map_err(|_| format!("bad header: {k}: {v}"))?;
             headers.append(name, value);
         }
-        let key = Key::of(&uri);
+        let mut key = Key::of(&uri);
+        let mut body = t.body;
+        if grpc {
+            crate::grpc::add_headers(&mut headers);
+            body = crate::grpc::frame(&body);
+            if let Ok(k) = &mut key {
+                k.h2c = !k.tls;
+            }
+        }
         let h1_headers = with_host(&headers, &uri);
         Ok(PreparedTarget {
             method,
@@ -73,10 +89,11 @@ impl PreparedTarget {
             uri,
             headers,
             header_lines: t.headers,
-            body: t.body,
+            body,
             wire: OnceLock::new(),
             method_text: t.method,
             url_text: t.url,
+            grpc,
         })
     }
 }

@@ -22,6 +22,9 @@ pub enum GroupBy {
     Attack,
     /// The error text (empty for successes).
     Error,
+    /// A gRPC call's status: `0 OK`, `14 UNAVAILABLE`, …; other records
+    /// (HTTP, or no answer) under their code.
+    GrpcStatus,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -33,9 +36,10 @@ impl std::str::FromStr for GroupBy {
             "code" => GroupBy::Code,
             "attack" => GroupBy::Attack,
             "error" => GroupBy::Error,
+            "grpc-status" => GroupBy::GrpcStatus,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack or error)"
+                    "unknown -by {other:?} (use url, method, code, attack, error or grpc-status)"
                 )))
             }
         })
@@ -51,6 +55,7 @@ impl GroupBy {
             GroupBy::Code => "code",
             GroupBy::Attack => "attack",
             GroupBy::Error => "error",
+            GroupBy::GrpcStatus => "grpc-status",
         }
     }
 }
@@ -91,6 +96,24 @@ impl Groups {
                 use std::fmt::Write;
                 self.code_key.clear();
                 let _ = write!(self.code_key, "{}", hit.code);
+                &self.code_key
+            }
+            GroupBy::GrpcStatus => {
+                use std::fmt::Write;
+                self.code_key.clear();
+                match hit.error.strip_prefix(barrage_model::GRPC_FAILED) {
+                    // "14 (UNAVAILABLE): …" → "14 UNAVAILABLE"
+                    Some(rest) => {
+                        let status = rest.split(':').next().unwrap_or(rest);
+                        self.code_key.push_str(&status.replace(['(', ')'], ""));
+                    }
+                    None if hit.method == "GRPC" && hit.code == 200 && hit.error.is_empty() => {
+                        self.code_key.push_str("0 OK")
+                    }
+                    None => {
+                        let _ = write!(self.code_key, "code {}", hit.code);
+                    }
+                }
                 &self.code_key
             }
         };

@@ -79,20 +79,27 @@ impl Hit {
             .saturating_add(i64::try_from(self.latency).unwrap_or(i64::MAX))
     }
 
-    /// vegeta's success rule: a status code in [200, 400), and no failed
-    /// `-check`.
+    /// vegeta's success rule: a status code in [200, 400), and neither a
+    /// failed `-check` nor a gRPC status other than OK.
     pub fn is_success(&self) -> bool {
-        (200..400).contains(&self.code) && !self.failed_check()
+        (200..400).contains(&self.code) && !self.judged_failure()
     }
 
-    /// Whether a `-check` failed on the response (its error says so).
-    pub fn failed_check(&self) -> bool {
-        self.error.starts_with(CHECK_FAILED)
+    /// Whether the response failed whatever its HTTP status says: a
+    /// `-check` failed, or a gRPC call's status is not OK (its error says
+    /// so).
+    pub fn judged_failure(&self) -> bool {
+        !self.error.is_empty()
+            && (self.error.starts_with(CHECK_FAILED) || self.error.starts_with(GRPC_FAILED))
     }
 }
 
 /// How the error of a response that failed a `-check` begins.
 pub const CHECK_FAILED: &str = "check failed: ";
+
+/// How the error of a gRPC call whose status is not OK begins: `grpc-status
+/// 14 (UNAVAILABLE): …`.
+pub const GRPC_FAILED: &str = "grpc-status ";
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,7 @@ pub mod status;
 mod target;
 pub mod time;
 
-pub use hit::{Hit, Lacks, CHECK_FAILED};
+pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
 pub use rate::{Rate, RateError, DEFAULT_RATE};
 pub use stages::{Stages, StagesError};
 pub use target::Target;

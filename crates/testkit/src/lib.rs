@@ -33,6 +33,7 @@ mod blackhole;
 mod capacity;
 mod child;
 mod dns;
+mod grpc;
 mod proxy;
 mod raw;
 mod server;

@@ -1,5 +1,4 @@
 use std::{
-    convert::Infallible,
     net::SocketAddr,
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -276,8 +275,8 @@ async fn serve_conn<S>(
     }
 }
 
-fn reply(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
+fn reply(status: u16, body: impl Into<Bytes>) -> Response<crate::grpc::Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed());
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r
 }
@@ -285,7 +284,7 @@ fn reply(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
 async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<crate::grpc::Body>, &'static str> {
     let (parts, body) = req.into_parts();
     let body = body
         .collect()
@@ -316,6 +315,9 @@ async fn handle(
                 body: body.clone(),
             });
         }
+    }
+    if crate::grpc::is_grpc(&parts.headers) {
+        return crate::grpc::answer(parts.uri.path(), &parts.headers, &body).await;
     }
     let segs: Vec<&str> = parts
         .uri

@@ -106,6 +106,38 @@ impl Client {
         }
     }
 
+    /// Sends a gRPC call over HTTP/2 and reads its answer.
+    pub(super) async fn exchange_grpc(
+        &self,
+        mut sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+        req: Request<Full<Bytes>>,
+        fail: &(dyn Fn(&dyn std::fmt::Display) -> String + Sync),
+    ) -> Result<Response, crate::Failure> {
+        sender.ready().await.map_err(|e| fail(&chain(&e)))?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|e| fail(&chain(&e)))?;
+        let head_at = std::time::Instant::now();
+        let a = crate::grpc::read(
+            resp,
+            self.max_message,
+            self.max_body,
+            self.keep_headers,
+            &|e| fail(&chain(e)),
+        )
+        .await;
+        Ok(Response {
+            code: a.code,
+            bytes_in: a.bytes_in,
+            body: a.body,
+            headers: a.headers,
+            error: a.error,
+            head_at: Some(head_at),
+            status: None,
+        })
+    }
+
     /// Reads a hyper response (HTTP/2, or `-h1-engine hyper`).
     pub(super) async fn read_hyper(
         &self,

@@ -1,0 +1,119 @@
+//! The test server's gRPC side: unary calls over HTTP/2, steered per
+//! call by metadata, to test barrage's gRPC client against.
+//!
+//! - methods of `test.echo.Echo` answer; any other is UNIMPLEMENTED (12),
+//!   trailers-only;
+//! - the reply is the request's message (echo), or `x-reply-bytes: N`
+//!   bytes of `x`;
+//! - `x-grpc-status: N` (and `x-grpc-message`) answers with that status;
+//!   `x-trailers-only: 1` answers with headers only;
+//! - `x-delay-ms: N` waits first; `x-gzip: 1` compresses the reply
+//!   (`grpc-encoding: gzip`); `x-reset: 1` resets the stream.
+
+use std::{collections::VecDeque, convert::Infallible, io::Write, time::Duration};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::{body::Frame, HeaderMap, Response};
+
+/// The response body type of the test server.
+pub(crate) type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// A body of frames given up front: data, then trailers.
+struct Frames(VecDeque<Frame<Bytes>>);
+
+impl hyper::body::Body for Frames {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(Ok))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether a request is a gRPC call.
+pub(crate) fn is_grpc(h: &HeaderMap) -> bool {
+    header(h, "content-type").is_some_and(|c| c.starts_with("application/grpc"))
+}
+
+fn grpc_headers(status: &str, message: Option<&str>) -> HeaderMap {
+    let mut t = HeaderMap::new();
+    if let Ok(v) = status.parse() {
+        t.insert("grpc-status", v);
+    }
+    if let Some(v) = message.and_then(|m| m.parse().ok()) {
+        t.insert("grpc-message", v);
+    }
+    t
+}
+
+/// The answer to a gRPC call (`Err` resets the stream).
+pub(crate) async fn answer(
+    path: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response<Body>, &'static str> {
+    let base = || {
+        let mut r = Response::new(Frames(VecDeque::new()).boxed());
+        r.headers_mut()
+            .insert("content-type", "application/grpc".parse().unwrap());
+        r
+    };
+    if !path.starts_with("/test.echo.Echo/") {
+        let mut r = base();
+        r.headers_mut()
+            .extend(grpc_headers("12", Some("unknown method")));
+        return Ok(r);
+    }
+    if let Some(ms) = header(headers, "x-delay-ms").and_then(|v| v.parse().ok()) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    if header(headers, "x-reset").is_some() {
+        return Err("reset");
+    }
+    let status = header(headers, "x-grpc-status").unwrap_or("0");
+    let message = header(headers, "x-grpc-message");
+    if header(headers, "x-trailers-only").is_some() {
+        let mut r = base();
+        r.headers_mut().extend(grpc_headers(status, message));
+        return Ok(r);
+    }
+    let mut reply: Vec<u8> = match header(headers, "x-reply-bytes").and_then(|v| v.parse().ok()) {
+        Some(n) => vec![b'x'; n],
+        None => body.get(5..).unwrap_or_default().to_vec(),
+    };
+    let gzip = header(headers, "x-gzip").is_some();
+    if gzip {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let _ = enc.write_all(&reply);
+        reply = enc.finish().unwrap_or_default();
+    }
+    let mut framed = Vec::with_capacity(reply.len() + 5);
+    framed.push(u8::from(gzip));
+    framed.extend_from_slice(&(reply.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&reply);
+    let mut frames = VecDeque::new();
+    if status == "0" {
+        frames.push_back(Frame::data(Bytes::from(framed)));
+    }
+    frames.push_back(Frame::trailers(grpc_headers(status, message)));
+    let mut r = Response::new(Frames(frames).boxed());
+    r.headers_mut()
+        .insert("content-type", "application/grpc".parse().unwrap());
+    if gzip {
+        r.headers_mut()
+            .insert("grpc-encoding", "gzip".parse().unwrap());
+    }
+    Ok(r)
+}
