@@ -60,6 +60,7 @@ fn calls_at_a_rate_over_h2c_and_tls_are_exact_records() {
         for h in &hits {
             assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
             assert_eq!(h.bytes_in, HELLO.len() as u64, "message bytes");
+            assert_eq!(h.bytes_out, HELLO.len() as u64, "message bytes");
             assert_eq!(h.method, "GRPC");
             assert!(h.first_byte > 0 && h.first_byte <= h.latency);
         }

@@ -215,7 +215,7 @@ pub(crate) fn write_hits(
                     {
                         hit.method.clone_from(&done.target.method_text);
                         hit.url.clone_from(&done.target.url_text);
-                        hit.bytes_out = done.target.body.len() as u64;
+                        hit.bytes_out = done.target.message_len() as u64;
                         last_target = Some(done.target);
                     }
                     hit.seq = done.seq;

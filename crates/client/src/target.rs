@@ -98,6 +98,18 @@ impl PreparedTarget {
     }
 }
 
+impl PreparedTarget {
+    /// The bytes a record counts as sent: the body, or a gRPC call's
+    /// message (its body less the 5-byte frame prefix).
+    pub fn message_len(&self) -> usize {
+        if self.grpc {
+            self.body.len().saturating_sub(5)
+        } else {
+            self.body.len()
+        }
+    }
+}
+
 /// `headers` with a Host header from `uri` unless they have one, and a
 /// place for [`SEQ_HEADER`]: a request's copy then takes its value in
 /// place, where inserting a header the copy lacked regrew the copy (a
