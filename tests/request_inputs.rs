@@ -552,34 +552,23 @@ fn unknown_placeholders_and_columns_are_refused_at_file_and_line() {
         &format!("{f}:3: URL: unknown placeholder {{{{user}}}}"),
     );
     let feed = dir.join("f.csv");
+    let with_feed = [
+        "attack",
+        "-targets",
+        f,
+        "-feed",
+        feed.to_str().unwrap(),
+        "-rate",
+        "1",
+    ];
     fs::write(&feed, "name\nann\n").unwrap();
     refused(
-        &[
-            "attack",
-            "-targets",
-            f,
-            "-feed",
-            feed.to_str().unwrap(),
-            "-rate",
-            "1",
-        ],
+        &with_feed,
         b"",
         "unknown placeholder {{user}}: not a -feed column (name)",
     );
     fs::write(&feed, "user,id\nann,1\nbob\n").unwrap();
-    refused(
-        &[
-            "attack",
-            "-targets",
-            f,
-            "-feed",
-            feed.to_str().unwrap(),
-            "-rate",
-            "1",
-        ],
-        b"",
-        &format!("{}:3: ", feed.display()),
-    );
+    refused(&with_feed, b"", &format!("{}:3: ", feed.display()));
     let json = "{\"method\":\"GET\",\"url\":\"http://127.0.0.1:1/\",\"header\":{\"X\":[\"{{randint 9 1}}\"]}}\n";
     refused(
         &["attack", "-format", "json", "-rate", "1"],
