@@ -53,6 +53,23 @@ fn calls_at_a_rate_over_h2c_and_tls_are_exact_records() {
         (Server::http(), vec![]),
         (Server::https(&cert), vec!["-root-certs", &roots]),
     ] {
+        // The closed model first, on a server of its own: two loops, one
+        // call after another.
+        let closed = if extra.is_empty() {
+            Server::http()
+        } else {
+            Server::https(&cert)
+        };
+        let mut args = vec!["-rate", "0", "-max-workers", "2", "-requests", "20"];
+        args.extend(extra.iter().copied());
+        let (hits, _) = call(&closed, &dir, &target, &args);
+        assert_eq!(hits.len(), 20);
+        assert!(
+            hits.iter()
+                .all(|h| h.code == 200 && h.error.is_empty() && h.bytes_in == 7),
+            "{:?}",
+            hits[0]
+        );
         let mut args = vec!["-rate", "100", "-requests", "30"];
         args.extend(extra.iter().copied());
         let (mut hits, _) = call(&server, &dir, &target, &args);
@@ -218,13 +235,32 @@ fn reports_count_grpc_failures_and_group_them() {
         ],
         b"",
     );
-    let out = ok(&["report", "-by", "error"], &stream);
+    let out = ok(&["report", "-by", "grpc-status", "-type", "json"], &stream);
+    let text = String::from_utf8_lossy(&out);
+    let groups: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |g: &str| {
+        groups
+            .iter()
+            .find(|v| v["group"]["key"] == g)
+            .unwrap_or_else(|| panic!("{g}: {text}"))
+    };
+    assert_eq!(find("0 OK")["requests"], 5);
+    assert_eq!(find("0 OK")["success"], 1.0);
+    assert_eq!(find("14 UNAVAILABLE")["requests"], 5);
+    assert_eq!(find("14 UNAVAILABLE")["success"], 0.0);
+    let out = ok(&["report"], &stream);
     let text = String::from_utf8_lossy(&out);
     assert!(
         text.contains("Success       [ratio]                           50.00%"),
         "{text}"
     );
-    assert!(text.contains("grpc-status 14 (UNAVAILABLE)"), "{text}");
+    assert!(
+        text.contains("Error Set:\ngrpc-status 14 (UNAVAILABLE)"),
+        "{text}"
+    );
 }
 
 #[test]

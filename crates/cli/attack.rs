@@ -253,6 +253,8 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         proxies,
         name: a.name.clone(),
         grpc_max_message: a.grpc_max_message.max(0) as usize,
+        ws_frame: a.ws_frame,
+        ws_max_message: a.ws_max_message.max(1) as usize,
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
     };
     Ok(Setup {

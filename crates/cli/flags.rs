@@ -379,6 +379,12 @@ pub struct AttackArgs {
     /// GRPC targets: the largest answer message read (larger: an error record, RESOURCE_EXHAUSTED)
     #[arg(long, default_value = "4MiB", value_parser = size::parse)]
     pub grpc_max_message: i64,
+    /// ws:// and wss:// targets: send the body as a text or binary frame
+    #[arg(long, default_value = "text")]
+    pub ws_frame: barrage_attack::WsFrame,
+    /// ws:// and wss:// targets: the largest message read (larger: an error record)
+    #[arg(long, default_value = "64MiB", value_parser = size::parse)]
+    pub ws_max_message: i64,
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub keep_headers: bool,

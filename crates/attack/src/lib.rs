@@ -57,8 +57,9 @@ mod writer;
 pub use attack::{Attack, AttackError, AttackReport, StopReason, Watch};
 pub use barrage_client::{
     grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget,
-    ProtoSet, Proxies, TlsError, DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE, DEFAULT_PIPELINE,
-    DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD, MAX_HEAD_BYTES, MAX_KEPT_BODY,
+    ProtoSet, Proxies, TlsError, WsFrame, DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE,
+    DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD, MAX_HEAD_BYTES,
+    MAX_KEPT_BODY,
 };
 pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};

@@ -154,7 +154,7 @@ pub(crate) fn record(
             done.headers = r.headers;
             if let Some(e) = r.error {
                 done.error = e;
-            } else if !(200..400).contains(&r.code) {
+            } else if !((200..400).contains(&r.code) || (r.code == 101 && done.target.ws)) {
                 // The server's own status line where the engine kept it
                 // ("503 Backend Down", as Go's Status), else the code's
                 // standard text.

@@ -78,6 +78,8 @@ pub struct Client {
     record_headers: bool,
     /// `-grpc-max-message`.
     pub(crate) max_message: usize,
+    /// WebSocket targets' connections.
+    ws: crate::ws::Ws,
     /// Whether a [`LoopState`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
@@ -125,6 +127,8 @@ pub(crate) struct HeldConn {
 /// one turn for `-connect-to` and `-laddr`).
 pub struct Shared {
     tls: TlsConnector,
+    /// For WebSocket's upgrades: ALPN http/1.1 only.
+    tls_h1: TlsConnector,
     open_limit: Option<Arc<tokio::sync::Semaphore>>,
     dial: Arc<Dial>,
 }
@@ -132,8 +136,11 @@ pub struct Shared {
 impl Shared {
     /// Reads the TLS files `cfg` names; the error names the flag.
     pub fn new(cfg: &ClientConfig) -> Result<Self, TlsError> {
+        let mut h1 = cfg.clone();
+        h1.http2 = false;
         Ok(Shared {
             tls: Client::tls(cfg)?,
+            tls_h1: Client::tls(&h1)?,
             open_limit: Client::open_limit(cfg),
             dial: Arc::new(Dial::new(cfg)),
         })
@@ -202,6 +209,12 @@ impl Client {
             record_body,
             record_headers: cfg.keep_headers,
             max_message: cfg.grpc_max_message,
+            ws: crate::ws::Ws::new(
+                shared.dial.clone(),
+                shared.tls_h1.clone(),
+                shared.open_limit.clone(),
+                cfg,
+            ),
             chunked: cfg.chunked,
             keepalive: cfg.keepalive,
             hold: cfg.keepalive && cfg.max_connections == 0,
@@ -225,6 +238,12 @@ impl Client {
         target: &Arc<PreparedTarget>,
         seq: u64,
     ) -> Result<Response, crate::Failure> {
+        if target.ws {
+            let r = self
+                .limited(target, Box::pin(self.ws.send(target, self.max_body)))
+                .await;
+            return self.judged(r);
+        }
         if self.pipeline > 1 && self.queue {
             let r = self
                 .limited(target, Box::pin(self.send_queued(target, seq)))
@@ -282,6 +301,12 @@ impl Client {
         seq: u64,
         serial: &mut LoopState,
     ) -> Result<Response, crate::Failure> {
+        if target.ws {
+            let r = self
+                .limited(target, Box::pin(self.ws.send(target, self.max_body)))
+                .await;
+            return self.judged(r);
+        }
         let kept = if self.hold {
             Some(&mut serial.kept)
         } else {

@@ -148,6 +148,10 @@ pub struct ClientConfig {
     pub checks: Option<std::sync::Arc<crate::Checks>>,
     /// `-grpc-max-message`: the largest gRPC answer message read.
     pub grpc_max_message: usize,
+    /// `-ws-frame`: WebSocket messages as text or binary frames.
+    pub ws_frame: crate::WsFrame,
+    /// `-ws-max-message`: the largest WebSocket message read.
+    pub ws_max_message: usize,
 }
 
 impl Default for ClientConfig {
@@ -179,6 +183,8 @@ impl Default for ClientConfig {
             max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
             checks: None,
             grpc_max_message: crate::DEFAULT_MAX_MESSAGE,
+            ws_frame: crate::WsFrame::Text,
+            ws_max_message: 64 << 20,
             pipeline: DEFAULT_PIPELINE,
         }
     }

@@ -17,8 +17,8 @@ impl Key {
     /// The key of `uri`; the error names what cannot be dialed.
     pub(crate) fn of(uri: &Uri) -> Result<Key, crate::Failure> {
         let tls = match uri.scheme_str() {
-            Some("https") => true,
-            Some("http") => false,
+            Some("https" | "wss") => true,
+            Some("http" | "ws") => false,
             Some(other) => {
                 return Err(crate::Failure::from(format!(
                     "unsupported protocol scheme \"{other}\""

@@ -43,6 +43,7 @@ mod proxy;
 mod sniff;
 mod target;
 mod tls;
+mod ws;
 
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, Piped, Response, Shared};
@@ -58,3 +59,4 @@ pub use grpc::{
 pub use proxy::Proxies;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;
+pub use ws::{WsFrame, WS_OK};

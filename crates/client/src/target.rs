@@ -49,6 +49,9 @@ pub struct PreparedTarget {
     /// A gRPC call (`GRPC` targets): sent as POST over HTTP/2, its body
     /// framed, its answer read as gRPC's.
     pub grpc: bool,
+    /// A WebSocket message (`ws://`, `wss://`): sent on a WebSocket
+    /// connection, its reply awaited.
+    pub ws: bool,
 }
 
 impl PreparedTarget {
@@ -82,6 +85,7 @@ impl PreparedTarget {
             }
         }
         let h1_headers = with_host(&headers, &uri);
+        let ws = matches!(uri.scheme_str(), Some("ws" | "wss"));
         Ok(PreparedTarget {
             method,
             key,
@@ -94,6 +98,7 @@ impl PreparedTarget {
             method_text: t.method,
             url_text: t.url,
             grpc,
+            ws,
         })
     }
 }

@@ -251,7 +251,8 @@ impl Metrics {
     /// it is left out of the lag (counted in [`Metrics::unscheduled`]).
     pub fn add_lacking(&mut self, hit: &Hit, lacks: Lacks) {
         self.requests += 1;
-        let ok = self.options.success.accepts(hit.code) && !hit.judged_failure();
+        let ok = (self.options.success.accepts(hit.code) || hit.is_websocket_reply())
+            && !hit.judged_failure();
         if ok {
             self.success += 1;
         }

@@ -82,7 +82,16 @@ impl Hit {
     /// vegeta's success rule: a status code in [200, 400), and neither a
     /// failed `-check` nor a gRPC status other than OK.
     pub fn is_success(&self) -> bool {
-        (200..400).contains(&self.code) && !self.judged_failure()
+        ((200..400).contains(&self.code) || self.is_websocket_reply()) && !self.judged_failure()
+    }
+
+    /// Whether the record is a WebSocket message answered (code 101 on a
+    /// `ws://` or `wss://` URL, no error): a success whatever the rule
+    /// for HTTP codes.
+    pub fn is_websocket_reply(&self) -> bool {
+        self.code == 101
+            && self.error.is_empty()
+            && (self.url.starts_with("ws://") || self.url.starts_with("wss://"))
     }
 
     /// Whether the response failed whatever its HTTP status says: a

@@ -61,8 +61,12 @@ pub fn check_url(url: &str) -> Result<(), BadValue> {
         Err(e) => return bad(e.to_string()),
     };
     match uri.scheme_str() {
-        Some("http" | "https") => {}
-        Some(other) => return bad(format!("unsupported scheme {other:?} (use http or https)")),
+        Some("http" | "https" | "ws" | "wss") => {}
+        Some(other) => {
+            return bad(format!(
+                "unsupported scheme {other:?} (use http, https, ws or wss)"
+            ))
+        }
         None => return bad("not an absolute URL (missing http:// or https://)".into()),
     }
     if uri.host().is_none_or(str::is_empty) {

@@ -39,6 +39,7 @@ mod raw;
 mod server;
 mod stoppable;
 mod tls;
+mod ws;
 
 pub use blackhole::Blackhole;
 pub use capacity::CapacityServer;
@@ -48,6 +49,7 @@ pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};
 pub use raw::{RawServer, Script, SequentialServer};
 pub use server::{Received, Server};
 pub use tls::TestCert;
+pub use ws::WsServer;
 
 /// The proxy variables barrage reads (as Go does). Runs of barrage in
 /// tests remove them, so that a proxy set where the tests run cannot take

@@ -43,6 +43,7 @@ impl Client {
             return out;
         };
         let key = match &first.key {
+            _ if first.ws || first.grpc => return self.one_by_one(batch, serial).await,
             Ok(k) if batch.iter().all(|(t, _)| t.key.as_ref().ok() == Some(k)) => k,
             _ => return self.one_by_one(batch, serial).await,
         };

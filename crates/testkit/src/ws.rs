@@ -1,0 +1,273 @@
+//! A WebSocket server on a loopback port (ws, or wss with a test
+//! certificate), behaving by path:
+//!
+//! - `/echo`: each message back; `/delay/MS`: back after MS ms;
+//! - `/silent`: never answers; `/close/CODE`: closes with CODE at the
+//!   first message; `/refuse`: refuses the upgrade with 400;
+//! - `/fragments`: each message back in three fragments;
+//! - `/ping`: pings the client before each answer (and counts pongs).
+//!
+//! It counts connections open now and in all, messages and pongs, and
+//! keeps the last upgrade's request headers.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    thread,
+    time::Duration,
+};
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::{net::TcpListener, sync::oneshot};
+use tokio_rustls::TlsAcceptor;
+use tokio_tungstenite::tungstenite::{
+    handshake::server::{ErrorResponse, Request, Response},
+    protocol::{
+        frame::coding::{CloseCode, Data, OpCode},
+        frame::Frame,
+        CloseFrame,
+    },
+    Message,
+};
+
+use crate::TestCert;
+
+#[derive(Default)]
+struct State {
+    open: AtomicU64,
+    opened: AtomicU64,
+    messages: AtomicU64,
+    pongs: AtomicU64,
+    closes: AtomicU64,
+    headers: Mutex<Vec<(String, String)>>,
+}
+
+/// The server; stopped when dropped.
+pub struct WsServer {
+    addr: SocketAddr,
+    scheme: &'static str,
+    state: Arc<State>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl WsServer {
+    /// ws:// on a loopback port.
+    pub fn start() -> Self {
+        Self::serve(None)
+    }
+
+    /// wss:// with `cert`.
+    pub fn tls(cert: &TestCert) -> Self {
+        let mut config = (*cert.server_config()).clone();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Self::serve(Some(TlsAcceptor::from(Arc::new(config))))
+    }
+
+    fn serve(tls: Option<TlsAcceptor>) -> Self {
+        let state = Arc::new(State::default());
+        let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let scheme = if tls.is_some() { "wss" } else { "ws" };
+        let st = state.clone();
+        let thread = thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("ws test server runtime");
+            rt.block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+                let _ = addr_tx.send(listener.local_addr().expect("addr"));
+                loop {
+                    let accepted = tokio::select! {
+                        a = listener.accept() => a,
+                        _ = &mut stop_rx => return,
+                    };
+                    let Ok((stream, _)) = accepted else { continue };
+                    let (st, tls) = (st.clone(), tls.clone());
+                    tokio::spawn(async move {
+                        match tls {
+                            None => connection(st, stream).await,
+                            Some(a) => {
+                                if let Ok(s) = a.accept(stream).await {
+                                    connection(st, s).await;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+        });
+        let addr = addr_rx.recv().expect("ws test server started");
+        WsServer {
+            addr,
+            scheme,
+            state,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}://{}{path}", self.scheme, self.addr)
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> u64 {
+        self.state.open.load(Ordering::SeqCst)
+    }
+
+    /// Connections upgraded in all.
+    pub fn opened(&self) -> u64 {
+        self.state.opened.load(Ordering::SeqCst)
+    }
+
+    /// Data messages received.
+    pub fn messages(&self) -> u64 {
+        self.state.messages.load(Ordering::SeqCst)
+    }
+
+    /// Pongs received (answers to `/ping`'s pings).
+    pub fn pongs(&self) -> u64 {
+        self.state.pongs.load(Ordering::SeqCst)
+    }
+
+    /// Close frames received from clients.
+    pub fn closes(&self) -> u64 {
+        self.state.closes.load(Ordering::SeqCst)
+    }
+
+    /// The last upgrade request's header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<String> {
+        let h = self.state.headers.lock().ok()?;
+        h.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+}
+
+impl Drop for WsServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+// The upgrade callback's `Result<Response, ErrorResponse>` is
+// tungstenite's signature.
+#[allow(clippy::result_large_err)]
+async fn connection<S>(state: Arc<State>, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let mut path = String::new();
+    let st = state.clone();
+    let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+        path = req.uri().path().to_string();
+        // The first subprotocol offered is the one chosen.
+        if let Some(p) = req.headers().get("sec-websocket-protocol") {
+            let first = p
+                .to_str()
+                .unwrap_or("")
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .trim();
+            if let Ok(v) = first.parse() {
+                resp.headers_mut().insert("sec-websocket-protocol", v);
+            }
+        }
+        if let Ok(mut h) = st.headers.lock() {
+            *h = req
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+        }
+        if path == "/refuse" {
+            let mut r = ErrorResponse::new(Some("no upgrade here".into()));
+            *r.status_mut() = http::StatusCode::BAD_REQUEST;
+            return Err(r);
+        }
+        Ok(resp)
+    };
+    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, callback).await else {
+        return;
+    };
+    state.open.fetch_add(1, Ordering::SeqCst);
+    state.opened.fetch_add(1, Ordering::SeqCst);
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let num = segs.get(1).and_then(|n| n.parse::<u64>().ok());
+    while let Some(Ok(m)) = ws.next().await {
+        let reply = match m {
+            Message::Text(_) | Message::Binary(_) => {
+                state.messages.fetch_add(1, Ordering::SeqCst);
+                m
+            }
+            Message::Pong(_) => {
+                state.pongs.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            Message::Close(_) => {
+                state.closes.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            _ => continue,
+        };
+        let sent = match (segs[0], num) {
+            ("silent", _) => continue,
+            ("delay", Some(ms)) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ws.send(reply).await
+            }
+            ("close", Some(code)) => {
+                let frame = CloseFrame {
+                    code: CloseCode::from(code as u16),
+                    reason: "".into(),
+                };
+                let _ = ws.send(Message::Close(Some(frame))).await;
+                break;
+            }
+            ("fragments", _) => {
+                let (op, data) = match &reply {
+                    Message::Text(t) => (Data::Text, t.as_bytes().to_vec()),
+                    _ => (Data::Binary, reply.clone().into_data().to_vec()),
+                };
+                let third = data.len().div_ceil(3).max(1);
+                let chunks: Vec<&[u8]> = data.chunks(third).collect();
+                let mut r = Ok(());
+                for (i, c) in chunks.iter().enumerate() {
+                    let code = if i == 0 {
+                        OpCode::Data(op)
+                    } else {
+                        OpCode::Data(Data::Continue)
+                    };
+                    let frame = Frame::message(c.to_vec(), code, i + 1 == chunks.len());
+                    r = ws.send(Message::Frame(frame)).await;
+                }
+                r
+            }
+            ("ping", _) => {
+                let _ = ws.send(Message::Ping(Default::default())).await;
+                ws.send(reply).await
+            }
+            _ => ws.send(reply).await,
+        };
+        if sent.is_err() {
+            break;
+        }
+    }
+    state.open.fetch_sub(1, Ordering::SeqCst);
+}

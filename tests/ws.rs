@@ -1,0 +1,252 @@
+//! WebSocket request–reply against the test WebSocket server: exact
+//! records at a rate over ws and wss, kept and per-message connections,
+//! every failure as a record, bad targets refused.
+
+mod common;
+
+use std::{fs, path::Path};
+
+use barrage_stream::Hit;
+use barrage_testkit::{Server, TestCert, WsServer};
+use common::*;
+
+/// Attacks with the http-format `targets`, `args` after; the records in
+/// sequence order.
+fn attack_ws(dir: &Path, targets: &str, args: &[&str]) -> Vec<Hit> {
+    let file = dir.join("targets.http");
+    fs::write(&file, targets).unwrap();
+    let mut all = vec!["attack", "-targets", file.to_str().unwrap()];
+    all.extend(args);
+    let mut hits = decode(&ok(&all, b""));
+    hits.sort_by_key(|h| h.seq);
+    hits
+}
+
+fn body(dir: &Path, text: &[u8]) -> String {
+    let f = dir.join(format!("body-{}.txt", text.len()));
+    fs::write(&f, text).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+#[test]
+fn messages_at_a_rate_over_ws_and_wss_are_exact_records() {
+    let dir = tempdir("ws-rate");
+    let msg = body(&dir, b"hello, server");
+    let cert = TestCert::generate();
+    let roots = cert.cert_path.to_str().unwrap().to_string();
+    for (server, extra) in [
+        (WsServer::start(), vec![]),
+        (WsServer::tls(&cert), vec!["-root-certs", roots.as_str()]),
+    ] {
+        let target = format!(
+            "GET {}\nSec-WebSocket-Protocol: chat\nX-Tenant: t1\n@{msg}\n",
+            server.url("/echo")
+        );
+        let mut args = vec!["-rate", "100", "-requests", "30", "-max-body", "-1"];
+        args.extend(extra.iter().copied());
+        let mut hits = attack_ws(&dir, &target, &args);
+        assert_exact_schedule(&mut hits, 10_000_000);
+        for h in &hits {
+            assert_eq!((h.code, h.error.as_str()), (101, ""), "{h:?}");
+            assert_eq!((h.bytes_out, h.bytes_in), (13, 13));
+            assert_eq!(h.body, b"hello, server");
+            assert!(h.first_byte > 0 && h.first_byte <= h.latency);
+        }
+        assert_eq!(server.messages(), 30);
+        assert!(
+            server.opened() <= 5,
+            "connections are reused: {}",
+            server.opened()
+        );
+        assert_eq!(
+            server.header("sec-websocket-protocol").as_deref(),
+            Some("chat")
+        );
+        assert_eq!(server.header("x-tenant").as_deref(), Some("t1"));
+    }
+}
+
+#[test]
+fn keepalive_false_opens_a_connection_per_message() {
+    let dir = tempdir("ws-nokeep");
+    let server = WsServer::start();
+    let msg = body(&dir, b"x");
+    let target = format!("GET {}\n@{msg}\n", server.url("/echo"));
+    let hits = attack_ws(
+        &dir,
+        &target,
+        &["-rate", "50", "-requests", "10", "-keepalive=false"],
+    );
+    assert!(hits.iter().all(|h| h.code == 101 && h.error.is_empty()));
+    assert_eq!(server.opened(), 10);
+    // The closed model, binary frames, and a ping when there is no body.
+    let server = WsServer::start();
+    let bin = body(&dir, b"\x00\x01\xff");
+    let target = format!(
+        "GET {}\n@{bin}\n\nGET {}\n",
+        server.url("/echo"),
+        server.url("/echo")
+    );
+    let hits = attack_ws(
+        &dir,
+        &target,
+        &[
+            "-rate",
+            "0",
+            "-max-workers",
+            "2",
+            "-requests",
+            "10",
+            "-ws-frame",
+            "binary",
+            "-max-body",
+            "-1",
+        ],
+    );
+    for h in &hits {
+        assert_eq!((h.code, h.error.as_str()), (101, ""), "{h:?}");
+        if h.seq % 2 == 0 {
+            assert_eq!(h.body, b"\x00\x01\xff");
+        } else {
+            assert_eq!((h.bytes_out, h.bytes_in), (0, 0), "a ping and its pong");
+        }
+    }
+    assert_eq!(server.messages(), 5);
+}
+
+#[test]
+fn every_failure_is_a_record() {
+    let dir = tempdir("ws-fail");
+    let server = WsServer::start();
+    let msg = body(&dir, b"twenty bytes message");
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let targets = [
+        "/silent",
+        "/close/1011",
+        "/refuse",
+        "/fragments",
+        "/ping",
+        "dead",
+        "/echo",
+    ]
+    .iter()
+    .map(|p| {
+        let url = if *p == "dead" {
+            format!("ws://{dead}/")
+        } else {
+            server.url(p)
+        };
+        format!("GET {url}\n@{msg}\n")
+    })
+    .collect::<Vec<_>>()
+    .join("\n");
+    let hits = attack_ws(
+        &dir,
+        &targets,
+        &[
+            "-rate",
+            "50",
+            "-requests",
+            "7",
+            "-timeout",
+            "300ms",
+            "-ws-max-message",
+            "64",
+        ],
+    );
+    let got: Vec<(u16, &str)> = hits.iter().map(|h| (h.code, h.error.as_str())).collect();
+    assert_eq!(got[0].0, 0);
+    assert!(
+        got[0].1.ends_with("timeout after 300ms (-timeout)"),
+        "{:?}",
+        got[0]
+    );
+    assert_eq!(
+        got[1],
+        (0, "websocket: closed by server (1011 internal error)")
+    );
+    assert_eq!(got[2], (400, "websocket: bad handshake (400 Bad Request)"));
+    assert_eq!(got[3], (101, ""), "fragments are one message");
+    assert_eq!(hits[3].bytes_in, 20);
+    assert_eq!(got[4], (101, ""), "a ping from the server is answered");
+    assert_eq!(got[5].0, 0);
+    assert!(got[5].1.contains("connection refused"), "{:?}", got[5]);
+    assert_eq!(got[6], (101, ""));
+    assert!(server.pongs() >= 1, "the client answered the server's ping");
+    // A reply over -ws-max-message is an error record.
+    let hits = attack_ws(
+        &dir,
+        &format!("GET {}\n@{msg}\n", server.url("/echo")),
+        &["-rate", "10", "-requests", "1", "-ws-max-message", "10"],
+    );
+    assert_eq!(hits[0].code, 0);
+    assert!(
+        hits[0].error.starts_with("websocket: "),
+        "{:?}",
+        hits[0].error
+    );
+    assert!(
+        hits[0].error.contains("too long") || hits[0].error.contains("too big"),
+        "{:?}",
+        hits[0].error
+    );
+}
+
+#[test]
+fn reports_separate_websocket_and_http_targets() {
+    let dir = tempdir("ws-by-url");
+    let ws = WsServer::start();
+    let http = Server::http();
+    let msg = body(&dir, b"hi");
+    let targets = format!("GET {}\n@{msg}\n\nGET {}\n", ws.url("/echo"), http.url("/"));
+    let file = dir.join("t.http");
+    fs::write(&file, targets).unwrap();
+    let stream = ok(
+        &[
+            "attack",
+            "-targets",
+            file.to_str().unwrap(),
+            "-rate",
+            "50",
+            "-requests",
+            "10",
+        ],
+        b"",
+    );
+    let out = ok(&["report", "-by", "url", "-type", "json"], &stream);
+    let text = String::from_utf8_lossy(&out);
+    let groups: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let group = |url: &str| {
+        groups
+            .iter()
+            .find(|g| g["group"]["key"] == url)
+            .unwrap_or_else(|| panic!("{url}: {text}"))
+    };
+    assert_eq!(group(&ws.url("/echo"))["status_codes"]["101"], 5);
+    assert_eq!(group(&http.url("/"))["status_codes"]["200"], 5);
+    assert_eq!(group(&ws.url("/echo"))["success"], 1.0);
+}
+
+#[test]
+fn bad_websocket_targets_are_refused() {
+    let dir = tempdir("ws-bad");
+    let file = dir.join("t.http");
+    fs::write(&file, "GET ws://127.0.0.1:1/\n\nGET ws:///nohost\n").unwrap();
+    let f = file.to_str().unwrap();
+    refused(
+        &["attack", "-targets", f, "-rate", "1"],
+        b"",
+        &format!("{f}:3: bad URL: ws:///nohost"),
+    );
+    refused(
+        &["attack", "-targets", f, "-ws-frame", "morse", "-rate", "1"],
+        b"",
+        "unknown frame type \"morse\"",
+    );
+}
