@@ -250,3 +250,141 @@ fn bad_websocket_targets_are_refused() {
         "unknown frame type \"morse\"",
     );
 }
+
+/// `-hold 20`: twenty connections open at once at the server while the
+/// attack runs, each message answered, every connection closed with a
+/// close frame at the end.
+#[test]
+fn hold_keeps_connections_open_and_records_every_message() {
+    let dir = tempdir("ws-hold");
+    let server = WsServer::start();
+    let msg = body(&dir, b"tick");
+    let file = dir.join("t.http");
+    fs::write(&file, format!("GET {}\n@{msg}\n", server.url("/echo"))).unwrap();
+    let args = [
+        "attack",
+        "-targets",
+        file.to_str().unwrap(),
+        "-hold",
+        "20",
+        "-rate",
+        "200",
+        "-duration",
+        "2s",
+        "-hold-every",
+        "400ms",
+    ];
+    let child = bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let open_midway = server.open();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(open_midway, 20, "held at the server");
+    let mut hits = decode(&out.stdout);
+    assert_seq_complete(&mut hits);
+    // Each connection sends at 0.4, 0.8, 1.2, 1.6 s (and maybe 2.0).
+    assert!((80..=100).contains(&hits.len()), "{} messages", hits.len());
+    assert!(
+        hits.iter()
+            .all(|h| h.code == 101 && h.error.is_empty() && h.bytes_in == 4),
+        "{:?}",
+        hits[0]
+    );
+    assert_eq!(
+        server.messages(),
+        hits.len() as u64,
+        "every message answered, one record each"
+    );
+    for _ in 0..50 {
+        if server.open() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(server.closes(), 20, "a close frame from each");
+}
+
+/// Held connections the server closes, or that cannot open, are records;
+/// Ctrl-C closes the rest with close frames and leaves a valid stream.
+#[test]
+fn hold_records_closes_and_failures_and_stops_cleanly() {
+    let dir = tempdir("ws-hold-end");
+    let server = WsServer::start();
+    let msg = body(&dir, b"tick");
+    let file = dir.join("t.http");
+    fs::write(
+        &file,
+        format!(
+            "GET {}\n@{msg}\n\nGET {}\n@{msg}\n\nGET {}\n@{msg}\n",
+            server.url("/echo"),
+            server.url("/close/1001"),
+            server.url("/refuse")
+        ),
+    )
+    .unwrap();
+    let args = [
+        "attack",
+        "-targets",
+        file.to_str().unwrap(),
+        "-hold",
+        "6",
+        "-rate",
+        "0",
+        "-duration",
+        "30s",
+        "-hold-every",
+        "200ms",
+    ];
+    let child = bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut hits = decode(&out.stdout);
+    assert_seq_complete(&mut hits);
+    let count = |f: &dyn Fn(&Hit) -> bool| hits.iter().filter(|h| f(h)).count();
+    assert_eq!(
+        count(&|h| h.code == 400 && h.error == "websocket: bad handshake (400 Bad Request)"),
+        2,
+        "refused: one record each"
+    );
+    assert_eq!(
+        count(&|h| h.error == "websocket: closed by server (1001 going away)"),
+        2,
+        "closed by the server: one record each"
+    );
+    assert!(
+        count(&|h| h.code == 101 && h.error.is_empty()) >= 2 * 3,
+        "the held ones' messages"
+    );
+    for _ in 0..50 {
+        if server.open() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(server.open(), 0);
+    assert_eq!(
+        server.closes(),
+        2,
+        "Ctrl-C closed the two held connections with close frames"
+    );
+}

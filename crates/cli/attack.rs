@@ -312,7 +312,7 @@ pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
 
 pub fn run(a: AttackArgs) -> Outcome {
     refuse_terminal(&a.output)?;
-    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() {
+    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() && a.hold.is_none() {
         return usage("-rate=0 (or infinity) requires setting -max-workers");
     }
     if let Some(at) = a.start_at {
@@ -333,6 +333,22 @@ pub fn run(a: AttackArgs) -> Outcome {
         client,
     } = setup(&a)?;
     let targets = targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?;
+    if a.hold.is_some() {
+        let Targets::Fixed(all) = &targets else {
+            return usage("-hold takes targets read up front, without placeholders or -lazy");
+        };
+        if let Some(t) = all.iter().find(|t| !t.ws) {
+            return usage(format!(
+                "-hold holds WebSocket connections; {} is not ws:// or wss://",
+                t.url_text
+            ));
+        }
+        if a.hold == Some(0) {
+            return usage("-hold must be at least 1");
+        }
+    } else if a.hold_every.is_some() {
+        return usage("-hold-every goes with -hold");
+    }
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
@@ -373,7 +389,16 @@ pub fn run(a: AttackArgs) -> Outcome {
         },
         Box::new(io::stderr()),
     );
-    let report = attack.run(targets, Box::new(sink), stopper);
+    let report = match (a.hold, targets) {
+        (Some(n), Targets::Fixed(all)) => {
+            let hold = barrage_attack::Hold {
+                connections: n,
+                every: a.hold_every.filter(|d| !d.is_zero()),
+            };
+            attack.run_hold(all, hold, Box::new(sink), stopper)
+        }
+        (_, targets) => attack.run(targets, Box::new(sink), stopper),
+    };
     display.finish();
     let report = match report {
         Ok(r) => r,

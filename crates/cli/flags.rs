@@ -379,6 +379,12 @@ pub struct AttackArgs {
     /// GRPC targets: the largest answer message read (larger: an error record, RESOURCE_EXHAUSTED)
     #[arg(long, default_value = "4MiB", value_parser = size::parse)]
     pub grpc_max_message: i64,
+    /// ws:// and wss:// targets: hold this many connections open instead (opened at -rate a second, held for -duration; closed with a close frame at the end or on Ctrl-C)
+    #[arg(long, value_parser = parse_count)]
+    pub hold: Option<u64>,
+    /// With -hold: each held connection sends its target's message (a ping without a body) this often, and its reply is recorded (default: never)
+    #[arg(long, value_parser = parse_duration)]
+    pub hold_every: Option<Duration>,
     /// ws:// and wss:// targets: send the body as a text or binary frame
     #[arg(long, default_value = "text")]
     pub ws_frame: barrage_attack::WsFrame,

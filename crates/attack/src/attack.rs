@@ -327,6 +327,85 @@ impl Attack {
         Ok(self.finish(writer, sent, reason, error))
     }
 
+    /// `-hold`: opens `hold.connections` WebSocket connections to
+    /// `targets` (in turn) at the attack's rate and holds them until its
+    /// duration ends or it is stopped; see [`Hold`](crate::Hold).
+    pub fn run_hold(
+        mut self,
+        targets: Vec<Arc<PreparedTarget>>,
+        hold: crate::Hold,
+        sink: Box<dyn HitSink>,
+        stopper: Stopper,
+    ) -> Result<AttackReport, AttackError> {
+        let (tx, rx) = mpsc::sync_channel::<Finished>(QUEUE);
+        let (ended, writer_ended) = mpsc::channel::<()>();
+        let writer = {
+            let stopper = stopper.clone();
+            let name = self.config.name.clone();
+            thread::Builder::new()
+                .name("barrage-writer".into())
+                .spawn(move || {
+                    let r = write_hits(rx, name, sink, stopper);
+                    let _ = ended.send(());
+                    r
+                })?
+        };
+        let writer = (writer, writer_ended, stopper.clone());
+        let clock = Clock::new(self.config.start_at);
+        if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
+            drop(tx);
+            writer.0.thread().unpark();
+            return Ok(self.finish(writer, 0, StopReason::Stopped, None));
+        }
+        let ctx = Arc::new(RequestContext {
+            tx,
+            clock,
+            _writer: WakeOnDrop(writer.0.thread().clone()),
+        });
+        let seqs = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let end = self.config.duration.map(|d| clock.start + d);
+        let rate = self.config.rate;
+        let n = hold.connections;
+        let lanes = self.workers.len() as u64;
+        let targets = Arc::new(targets);
+        self.run_loops(&stopper, lanes as usize, |lane, client| {
+            let (ctx, seqs, stopper, targets) =
+                (ctx.clone(), seqs.clone(), stopper.clone(), targets.clone());
+            async move {
+                let mut held = Vec::new();
+                for i in (lane..n).step_by(lanes.max(1) as usize) {
+                    let due = clock.start + Duration::from_nanos(rate.offset_ns(i).unwrap_or(0));
+                    tokio::select! {
+                        biased;
+                        () = stopper.stopped() => break,
+                        () = tokio::time::sleep_until(due.into()) => {}
+                    }
+                    let holding = crate::hold::Holding {
+                        client: client.clone(),
+                        target: targets[(i % targets.len() as u64) as usize].clone(),
+                        ctx: ctx.clone(),
+                        seqs: seqs.clone(),
+                        every: hold.every,
+                        end,
+                        stopper: stopper.clone(),
+                    };
+                    held.push(tokio::spawn(holding.run(due)));
+                }
+                for h in held {
+                    let _ = h.await;
+                }
+            }
+        });
+        drop(ctx);
+        let sent = seqs.load(std::sync::atomic::Ordering::SeqCst);
+        let reason = if stopper.is_stopped() {
+            StopReason::Stopped
+        } else {
+            StopReason::Done
+        };
+        Ok(self.finish(writer, sent, reason, None))
+    }
+
     /// Opens `-workers` connections (capped by `-max-workers`) to each of
     /// the first hosts, spread over the worker threads, before the clock
     /// starts: otherwise the first milliseconds of a fast attack open them

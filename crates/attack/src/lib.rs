@@ -42,6 +42,7 @@ mod alarm;
 mod attack;
 mod config;
 mod hands;
+mod hold;
 mod limits;
 mod pacer;
 mod scheduler;
@@ -56,13 +57,14 @@ mod writer;
 
 pub use attack::{Attack, AttackError, AttackReport, StopReason, Watch};
 pub use barrage_client::{
-    grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, H1Engine, PreparedTarget,
-    ProtoSet, Proxies, TlsError, WsFrame, DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE,
-    DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD, MAX_HEAD_BYTES,
-    MAX_KEPT_BODY,
+    grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, Failure, H1Engine,
+    PreparedTarget, ProtoSet, Proxies, Response, TlsError, WsFrame, WsHeld, DEFAULT_CONNECTIONS,
+    DEFAULT_MAX_MESSAGE, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD,
+    MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
+pub use hold::Hold;
 pub use limits::raise_open_files_limit;
 pub use pacer::{Due, Pacer};
 pub use shard::{ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};

@@ -257,6 +257,20 @@ impl Client {
         self.judged(r)
     }
 
+    /// A WebSocket connection of its own for `target`, held open by the
+    /// caller (`-hold`); `Err` is the record of a failed open.
+    pub async fn ws_hold(
+        &self,
+        target: &PreparedTarget,
+    ) -> Result<crate::WsHeld, Result<Response, crate::Failure>> {
+        self.ws.hold(target, self.max_body).await
+    }
+
+    /// `-timeout` (`None`: none).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// `result` after the `-check`s: a response that fails one gets its
     /// error; then the body and headers are cut to what the record keeps.
     pub(crate) fn judged(

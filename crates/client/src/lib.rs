@@ -59,4 +59,4 @@ pub use grpc::{
 pub use proxy::Proxies;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;
-pub use ws::{WsFrame, WS_OK};
+pub use ws::{Held as WsHeld, WsFrame, WS_OK};

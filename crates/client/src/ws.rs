@@ -222,66 +222,9 @@ impl Ws {
                 Err(refused) => return Ok(refused),
             },
         };
-        let message = if target.body.is_empty() {
-            Message::Ping(Default::default())
-        } else if self.frame == WsFrame::Binary {
-            Message::Binary(target.body.clone())
-        } else {
-            match std::str::from_utf8(&target.body) {
-                Ok(_) => Message::Text(
-                    tungstenite::Utf8Bytes::try_from(target.body.clone())
-                        .map_err(|e| fail(&format!("websocket: {e}")))?,
-                ),
-                Err(_) => return Err(crate::Failure::from(fail(
-                    &"websocket: -ws-frame text: the message is not UTF-8 (use -ws-frame binary)",
-                ))),
-            }
-        };
-        let ping = matches!(message, Message::Ping(_));
-        conn.stream
-            .send(message)
-            .await
-            .map_err(|e| fail(&words(&e)))?;
-        let mut out = Response {
-            code: WS_OK,
-            ..Response::default()
-        };
-        loop {
-            let next = match conn.stream.next().await {
-                None => Err("websocket: connection closed by server (EOF)".to_string()),
-                Some(Err(e)) => Err(words(&e)),
-                Some(Ok(m)) => Ok(m),
-            };
-            let m = match next {
-                Ok(m) => m,
-                Err(e) => {
-                    out.code = 0;
-                    out.error = Some(fail(&e));
-                    return Ok(out);
-                }
-            };
-            out.head_at.get_or_insert_with(Instant::now);
-            let payload = match m {
-                Message::Text(t) if !ping => t.as_bytes().to_vec(),
-                Message::Binary(b) if !ping => b.to_vec(),
-                Message::Pong(p) if ping => p.to_vec(),
-                Message::Close(frame) => {
-                    out.code = 0;
-                    out.error = Some(fail(&closed(frame)));
-                    return Ok(out);
-                }
-                // Pings are answered by tungstenite; anything else before
-                // the reply is not it.
-                _ => continue,
-            };
-            out.bytes_in = payload.len() as u64;
-            let room = if keep < 0 {
-                payload.len()
-            } else {
-                (keep as usize).min(payload.len())
-            };
-            out.body = payload[..room].to_vec();
-            break;
+        let out = exchange(&mut conn, target, self.frame, keep).await?;
+        if out.error.is_some() {
+            return Ok(out);
         }
         if self.keepalive {
             if let Ok(mut idle) = self.idle.lock() {
@@ -294,5 +237,154 @@ impl Ws {
             let _ = conn.stream.close(None).await;
         }
         Ok(out)
+    }
+
+    /// A connection of its own for `target` (`-hold`): `Err` is the
+    /// record of a failed open (a refused upgrade keeps its status).
+    pub(crate) async fn hold(
+        &self,
+        target: &PreparedTarget,
+        keep: i64,
+    ) -> Result<Held, Result<Response, crate::Failure>> {
+        let fail = |e: &dyn std::fmt::Display| e.to_string();
+        let key = target
+            .key
+            .as_ref()
+            .map_err(|e| Err(crate::Failure::from(fail(e))))?;
+        match self.open(target, key, &fail).await {
+            Ok(Ok(conn)) => Ok(Held {
+                conn,
+                frame: self.frame,
+                keep,
+            }),
+            Ok(Err(refused)) => Err(Ok(refused)),
+            Err(e) => Err(Err(e)),
+        }
+    }
+}
+
+/// Sends `target`'s message on `conn` (a ping when it has no body) and
+/// waits for the reply; a close or a broken stream is a record with
+/// code 0 and its error, a failed send an `Err`.
+async fn exchange(
+    conn: &mut Conn,
+    target: &PreparedTarget,
+    frame: WsFrame,
+    keep: i64,
+) -> Result<Response, crate::Failure> {
+    let message =
+        if target.body.is_empty() {
+            Message::Ping(Default::default())
+        } else if frame == WsFrame::Binary {
+            Message::Binary(target.body.clone())
+        } else {
+            match tungstenite::Utf8Bytes::try_from(target.body.clone()) {
+                Ok(t) => Message::Text(t),
+                Err(_) => return Err(crate::Failure::from(
+                    "websocket: -ws-frame text: the message is not UTF-8 (use -ws-frame binary)"
+                        .to_string(),
+                )),
+            }
+        };
+    let ping = matches!(message, Message::Ping(_));
+    conn.stream
+        .send(message)
+        .await
+        .map_err(|e| crate::Failure::from(words(&e)))?;
+    let mut out = Response {
+        code: WS_OK,
+        ..Response::default()
+    };
+    loop {
+        let m = match conn.stream.next().await {
+            None => Err("websocket: connection closed by server (EOF)".to_string()),
+            Some(Err(e)) => Err(words(&e)),
+            Some(Ok(m)) => Ok(m),
+        };
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                out.code = 0;
+                out.error = Some(e);
+                return Ok(out);
+            }
+        };
+        out.head_at.get_or_insert_with(Instant::now);
+        let payload = match m {
+            Message::Text(t) if !ping => t.as_bytes().to_vec(),
+            Message::Binary(b) if !ping => b.to_vec(),
+            Message::Pong(p) if ping => p.to_vec(),
+            Message::Close(frame) => {
+                out.code = 0;
+                out.error = Some(closed(frame));
+                return Ok(out);
+            }
+            // Pings are answered by tungstenite; anything else before the
+            // reply is not it.
+            _ => continue,
+        };
+        out.bytes_in = payload.len() as u64;
+        let room = if keep < 0 {
+            payload.len()
+        } else {
+            (keep as usize).min(payload.len())
+        };
+        out.body = payload[..room].to_vec();
+        return Ok(out);
+    }
+}
+
+/// A connection held open (`-hold`): between messages it reads, so that
+/// the server's pings are answered and its close is seen when it comes.
+pub struct Held {
+    conn: Conn,
+    frame: WsFrame,
+    keep: i64,
+}
+
+impl Held {
+    /// Waits until `deadline` (or forever), reading: `None` when the
+    /// deadline came, the record of the end when the server closed the
+    /// connection or it broke.
+    pub async fn idle_until(&mut self, deadline: Option<tokio::time::Instant>) -> Option<Response> {
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(sleep);
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = &mut sleep => return None,
+                n = self.conn.stream.next() => n,
+            };
+            let error = match next {
+                Some(Ok(Message::Close(frame))) => closed(frame),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => words(&e),
+                None => "websocket: connection closed by server (EOF)".into(),
+            };
+            return Some(Response {
+                error: Some(error),
+                ..Response::default()
+            });
+        }
+    }
+
+    /// Sends `target`'s message (a ping without a body) and waits for the
+    /// reply.
+    pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
+        exchange(&mut self.conn, target, self.frame, self.keep).await
+    }
+
+    /// Ends the connection with a close frame (1000, normal closure).
+    pub async fn close(mut self) {
+        let frame = CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        };
+        let _ = self.conn.stream.close(Some(frame)).await;
     }
 }
