@@ -63,9 +63,24 @@ impl Holding {
         deliver(&self.ctx.tx, done);
     }
 
+    /// One message and its reply, within `-timeout`.
+    async fn exchange(&self, held: &mut barrage_client::WsHeld) -> Result<Response, Failure> {
+        match self.client.timeout() {
+            None => held.exchange(&self.target).await,
+            Some(t) => tokio::time::timeout(t, held.exchange(&self.target))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Failure::from(format!(
+                        "websocket: timeout after {} (-timeout)",
+                        barrage_model::duration::format(t.as_nanos() as i64)
+                    )))
+                }),
+        }
+    }
+
     pub(crate) async fn run(self, due: Instant) {
         let sent = Instant::now();
-        let mut held = match self.client.ws_hold(&self.target).await {
+        let mut held = match Box::pin(self.client.ws_hold(&self.target)).await {
             Ok(h) => h,
             Err(record) => return self.emit(record, due, sent),
         };
@@ -90,17 +105,10 @@ impl Holding {
                 Event::Due => {
                     let due = next.unwrap_or_else(Instant::now);
                     let sent = Instant::now();
-                    let r = match self.client.timeout() {
-                        None => held.exchange(&self.target).await,
-                        Some(t) => tokio::time::timeout(t, held.exchange(&self.target))
-                            .await
-                            .unwrap_or_else(|_| {
-                                Err(Failure::from(format!(
-                                    "websocket: timeout after {} (-timeout)",
-                                    barrage_model::duration::format(t.as_nanos() as i64)
-                                )))
-                            }),
-                    };
+                    // Boxed: a held connection's future is kept for as
+                    // long as it is held, and the exchange's state is only
+                    // needed while a message is out.
+                    let r = Box::pin(self.exchange(&mut held)).await;
                     let broke = r.as_ref().map_or(true, |r| r.error.is_some());
                     self.emit(r, due, sent);
                     if broke {

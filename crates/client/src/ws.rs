@@ -131,7 +131,7 @@ impl Ws {
         // read buffer (tungstenite allocates it up front: 128 KiB by
         // default), and writes go out at once.
         let config = WebSocketConfig::default()
-            .read_buffer_size(4096)
+            .read_buffer_size(512)
             .write_buffer_size(0)
             .max_message_size(Some(cfg.ws_max_message))
             .max_frame_size(Some(cfg.ws_max_message));
