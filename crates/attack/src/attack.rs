@@ -203,20 +203,7 @@ impl Attack {
         sink: Box<dyn HitSink>,
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
-        let (tx, rx) = mpsc::sync_channel::<Finished>(QUEUE);
-        let (ended, writer_ended) = mpsc::channel::<()>();
-        let writer = {
-            let stopper = stopper.clone();
-            let name = self.config.name.clone();
-            thread::Builder::new()
-                .name("barrage-writer".into())
-                .spawn(move || {
-                    let r = write_hits(rx, name, sink, stopper);
-                    let _ = ended.send(());
-                    r
-                })?
-        };
-        let writer = (writer, writer_ended, stopper.clone());
+        let (tx, writer) = self.spawn_writer(sink, &stopper)?;
         let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests)
             .with_stages(self.config.stages.clone())
             .with_shard(self.config.shard);
@@ -235,19 +222,12 @@ impl Attack {
         if let (Targets::Fixed(all), true) = (&targets, warm) {
             self.warm(all);
         }
-        let clock = Clock::new(self.config.start_at);
         // -start-at: nothing goes out before it (the connections are
         // already open).
-        if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
-            drop(tx);
-            writer.0.thread().unpark();
+        let Some(ctx) = self.wait_for_start(tx, &writer, &stopper) else {
             return Ok(self.finish(writer, 0, StopReason::Stopped, None));
-        }
-        let ctx = Arc::new(RequestContext {
-            tx,
-            clock,
-            _writer: WakeOnDrop(writer.0.thread().clone()),
-        });
+        };
+        let clock = ctx.clock;
         let now = since(clock.start);
         let (paced, peak) = (pacer.is_paced(), pacer.peak_per_second());
         let tickets = Arc::new(match targets {
@@ -327,16 +307,12 @@ impl Attack {
         Ok(self.finish(writer, sent, reason, error))
     }
 
-    /// `-hold`: opens `hold.connections` WebSocket connections to
-    /// `targets` (in turn) at the attack's rate and holds them until its
-    /// duration ends or it is stopped; see [`Hold`](crate::Hold).
-    pub fn run_hold(
-        mut self,
-        targets: Vec<Arc<PreparedTarget>>,
-        hold: crate::Hold,
+    /// The writer thread over `sink`, and the queue into it.
+    fn spawn_writer(
+        &self,
         sink: Box<dyn HitSink>,
-        stopper: Stopper,
-    ) -> Result<AttackReport, AttackError> {
+        stopper: &Stopper,
+    ) -> Result<(mpsc::SyncSender<Finished>, WriterThread), AttackError> {
         let (tx, rx) = mpsc::sync_channel::<Finished>(QUEUE);
         let (ended, writer_ended) = mpsc::channel::<()>();
         let writer = {
@@ -350,18 +326,46 @@ impl Attack {
                     r
                 })?
         };
-        let writer = (writer, writer_ended, stopper.clone());
+        Ok((tx, (writer, writer_ended, stopper.clone())))
+    }
+
+    /// Waits for `-start-at`, then the requests' shared context; `None`
+    /// when the attack was stopped before its start (the queue is closed
+    /// and the writer woken to end).
+    fn wait_for_start(
+        &self,
+        tx: mpsc::SyncSender<Finished>,
+        writer: &WriterThread,
+        stopper: &Stopper,
+    ) -> Option<Arc<RequestContext>> {
         let clock = Clock::new(self.config.start_at);
         if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
             drop(tx);
             writer.0.thread().unpark();
-            return Ok(self.finish(writer, 0, StopReason::Stopped, None));
+            return None;
         }
-        let ctx = Arc::new(RequestContext {
+        Some(Arc::new(RequestContext {
             tx,
             clock,
             _writer: WakeOnDrop(writer.0.thread().clone()),
-        });
+        }))
+    }
+
+    /// `-hold`: opens `hold.connections` WebSocket connections to
+    /// `targets` (in turn) at the attack's rate and holds them until its
+    /// duration ends or it is stopped; see [`Hold`](crate::Hold).
+    pub fn run_hold(
+        mut self,
+        targets: Vec<Arc<PreparedTarget>>,
+        hold: crate::Hold,
+        sink: Box<dyn HitSink>,
+        stopper: Stopper,
+    ) -> Result<AttackReport, AttackError> {
+        let (tx, writer) = self.spawn_writer(sink, &stopper)?;
+        let Some(ctx) = self.wait_for_start(tx, &writer, &stopper) else {
+            return Ok(self.finish(writer, 0, StopReason::Stopped, None));
+        };
+        let clock = ctx.clock;
         let seqs = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let end = self.config.duration.map(|d| clock.start + d);
         let rate = self.config.rate;
