@@ -46,18 +46,19 @@ pub struct Records {
     view: LatencyView,
     missing: Option<String>,
     unscheduled_from: Vec<String>,
-    /// Whether the inputs are shards of one schedule that disagree.
-    pub shards: barrage_metrics::Shards,
+    /// Whether the inputs are shards of one schedule that disagree
+    /// (`None` with one input: nothing to compare).
+    pub shards: Option<barrage_metrics::Shards>,
 }
 
 impl Records {
     pub fn new(merge: Merge, view: LatencyView) -> Self {
         Records {
-            merge,
             view,
             missing: None,
             unscheduled_from: Vec::new(),
-            shards: barrage_metrics::Shards::new(),
+            shards: (merge.inputs() > 1).then(barrage_metrics::Shards::new),
+            merge,
         }
     }
 
@@ -69,7 +70,9 @@ impl Records {
         }
         let (hit, from) = self.merge.next_with_source()?;
         let (lacks, name) = (from.lacks, from.name);
-        self.shards.add(from.index, name, hit, lacks);
+        if let Some(s) = &mut self.shards {
+            s.add(from.index, name, hit, lacks);
+        }
         let absent = match self.view {
             LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
             LatencyView::FirstByte if lacks.first_byte => {
@@ -93,7 +96,11 @@ impl Records {
     /// disagree by more than `tolerance` (or lack some shards): each
     /// shard's lag p50 and schedule offset, then why.
     pub fn warn_of_shards(&self, tolerance: std::time::Duration, command: &str) {
-        let Some(v) = self.shards.verdict(tolerance.as_nanos() as u64) else {
+        let Some(v) = self
+            .shards
+            .as_ref()
+            .and_then(|s| s.verdict(tolerance.as_nanos() as u64))
+        else {
             return;
         };
         if v.warnings.is_empty() {

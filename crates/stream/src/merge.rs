@@ -145,6 +145,11 @@ impl Merge {
         Some((&h.hit, origin))
     }
 
+    /// How many inputs are merged.
+    pub fn inputs(&self) -> usize {
+        self.heads.len()
+    }
+
     /// Errors met while reading, as `name: error`, and whether any is a
     /// bad-input error (exit 2) rather than I/O (exit 1).
     pub fn errors(&self) -> (Vec<String>, bool) {
