@@ -235,18 +235,8 @@ fn reports_count_grpc_failures_and_group_them() {
         ],
         b"",
     );
-    let out = ok(&["report", "-by", "grpc-status", "-type", "json"], &stream);
-    let text = String::from_utf8_lossy(&out);
-    let groups: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let find = |g: &str| {
-        groups
-            .iter()
-            .find(|v| v["group"]["key"] == g)
-            .unwrap_or_else(|| panic!("{g}: {text}"))
-    };
+    let groups = report_groups(&stream, "grpc-status");
+    let find = |g: &str| group(&groups, g);
     assert_eq!(find("0 OK")["requests"], 5);
     assert_eq!(find("0 OK")["success"], 1.0);
     assert_eq!(find("14 UNAVAILABLE")["requests"], 5);

@@ -22,6 +22,16 @@ fn attack_ws(dir: &Path, targets: &str, args: &[&str]) -> Vec<Hit> {
     hits
 }
 
+/// Waits (at most a second) until `server` has no connection open.
+fn drained(server: &WsServer) {
+    for _ in 0..50 {
+        if server.open() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn body(dir: &Path, text: &[u8]) -> String {
     let f = dir.join(format!("body-{}.txt", text.len()));
     fs::write(&f, text).unwrap();
@@ -216,18 +226,8 @@ fn reports_separate_websocket_and_http_targets() {
         ],
         b"",
     );
-    let out = ok(&["report", "-by", "url", "-type", "json"], &stream);
-    let text = String::from_utf8_lossy(&out);
-    let groups: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let group = |url: &str| {
-        groups
-            .iter()
-            .find(|g| g["group"]["key"] == url)
-            .unwrap_or_else(|| panic!("{url}: {text}"))
-    };
+    let groups = report_groups(&stream, "url");
+    let group = |url: &str| group(&groups, url);
     assert_eq!(group(&ws.url("/echo"))["status_codes"]["101"], 5);
     assert_eq!(group(&http.url("/"))["status_codes"]["200"], 5);
     assert_eq!(group(&ws.url("/echo"))["success"], 1.0);
@@ -274,12 +274,7 @@ fn hold_keeps_connections_open_and_records_every_message() {
         "-hold-every",
         "400ms",
     ];
-    let child = bin()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&args);
     std::thread::sleep(std::time::Duration::from_millis(1000));
     let open_midway = server.open();
     let out = child.wait_with_output().unwrap();
@@ -304,12 +299,7 @@ fn hold_keeps_connections_open_and_records_every_message() {
         hits.len() as u64,
         "every message answered, one record each"
     );
-    for _ in 0..50 {
-        if server.open() == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    drained(&server);
     assert_eq!(server.closes(), 20, "a close frame from each");
 }
 
@@ -344,12 +334,7 @@ fn hold_records_closes_and_failures_and_stops_cleanly() {
         "-hold-every",
         "200ms",
     ];
-    let child = bin()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&args);
     std::thread::sleep(std::time::Duration::from_millis(1000));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -375,12 +360,7 @@ fn hold_records_closes_and_failures_and_stops_cleanly() {
         count(&|h| h.code == 101 && h.error.is_empty()) >= 2 * 3,
         "the held ones' messages"
     );
-    for _ in 0..50 {
-        if server.open() == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    drained(&server);
     assert_eq!(server.open(), 0);
     assert_eq!(
         server.closes(),

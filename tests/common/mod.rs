@@ -172,3 +172,39 @@ pub fn refused(args: &[&str], stdin: &[u8], needle: &str) -> String {
     assert!(out.stdout.is_empty(), "{args:?}: wrote to stdout");
     stderr
 }
+
+/// `barrage report -by BY -type json` over `stream`: each group's JSON
+/// object by its key, and the report's text for failure messages.
+pub fn report_groups(stream: &[u8], by: &str) -> (Vec<(String, serde_json::Value)>, String) {
+    let out = ok(&["report", "-by", by, "-type", "json"], stream);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let groups = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|v| Some((v["group"]["key"].as_str()?.to_string(), v)))
+        .collect();
+    (groups, text)
+}
+
+/// The group `key` of [`report_groups`]' answer (fails naming the text).
+pub fn group<'a>(
+    groups: &'a (Vec<(String, serde_json::Value)>, String),
+    key: &str,
+) -> &'a serde_json::Value {
+    groups
+        .0
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no group {key}: {}", groups.1))
+}
+
+/// `barrage ARGS` started with its stdout and stderr piped, not waited for.
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn barrage")
+}
