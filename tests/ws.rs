@@ -368,3 +368,41 @@ fn hold_records_closes_and_failures_and_stops_cleanly() {
         "Ctrl-C closed the two held connections with close frames"
     );
 }
+
+#[test]
+fn hold_replies_are_checked() {
+    let dir = tempdir("ws-hold-check");
+    let server = WsServer::start();
+    let msg = body(&dir, b"tick");
+    let targets = format!("GET {}\n@{msg}\n", server.url("/echo"));
+    let held = |check: &str| {
+        attack_ws(
+            &dir,
+            &targets,
+            &[
+                "-hold",
+                "3",
+                "-rate",
+                "100",
+                "-duration",
+                "1s",
+                "-hold-every",
+                "300ms",
+                "-check",
+                check,
+            ],
+        )
+    };
+    let passing = held("body~ti");
+    assert!(!passing.is_empty());
+    assert!(passing.iter().all(|h| h.code == 101 && h.error.is_empty()));
+    let failing = held("body~tock");
+    assert!(!failing.is_empty());
+    assert!(
+        failing
+            .iter()
+            .all(|h| h.code == 101 && h.error.starts_with("check failed: ")),
+        "{:?}",
+        failing[0]
+    );
+}

@@ -65,7 +65,7 @@ impl Holding {
 
     /// One message and its reply, within `-timeout`.
     async fn exchange(&self, held: &mut barrage_client::WsHeld) -> Result<Response, Failure> {
-        match self.client.timeout() {
+        let r = match self.client.timeout() {
             None => held.exchange(&self.target).await,
             Some(t) => tokio::time::timeout(t, held.exchange(&self.target))
                 .await
@@ -75,7 +75,8 @@ impl Holding {
                         barrage_model::duration::format(t.as_nanos() as i64)
                     )))
                 }),
-        }
+        };
+        self.client.judged(r)
     }
 
     pub(crate) async fn run(self, due: Instant) {

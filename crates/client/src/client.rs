@@ -273,7 +273,8 @@ impl Client {
 
     /// `result` after the `-check`s: a response that fails one gets its
     /// error; then the body and headers are cut to what the record keeps.
-    pub(crate) fn judged(
+    /// Every send path calls it; `-hold`'s replies go through it too.
+    pub fn judged(
         &self,
         result: Result<Response, crate::Failure>,
     ) -> Result<Response, crate::Failure> {
@@ -281,7 +282,9 @@ impl Client {
             return result;
         };
         result.map(|mut r| {
-            if r.error.is_none() && (200..400).contains(&r.code) {
+            // 101: a WebSocket reply (an HTTP answer's final status is
+            // never 1xx).
+            if r.error.is_none() && ((200..400).contains(&r.code) || r.code == crate::WS_OK) {
                 r.error = checks.verdict(r.code, &r.body, &r.headers);
             }
             r.body.truncate(self.record_body.max(0) as usize);

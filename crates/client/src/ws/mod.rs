@@ -1,0 +1,259 @@
+//! WebSocket request–reply (`ws://` and `wss://` targets) over barrage's
+//! own dialer and TLS (ALPN http/1.1, so that the server can upgrade),
+//! framed by [`conn`] with tungstenite's frame codec: each request sends the target's body as
+//! one message on an open connection and waits for the server's next
+//! message. Connections are opened on demand, kept between requests (up
+//! to `-connections` idle per host), and closed after each with
+//! `-keepalive=false`. A target without a body sends a ping and waits for
+//! its pong.
+
+mod conn;
+
+use std::{collections::HashMap, sync::Arc};
+
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsConnector;
+use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
+
+use crate::{dial::Dial, key::Key, target::PreparedTarget, Response};
+use conn::WsConn;
+
+/// How messages are sent (`-ws-frame`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WsFrame {
+    /// Text frames (the body must be UTF-8).
+    #[default]
+    Text,
+    /// Binary frames.
+    Binary,
+}
+
+impl std::str::FromStr for WsFrame {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(WsFrame::Text),
+            "binary" => Ok(WsFrame::Binary),
+            other => Err(format!("unknown frame type {other:?} (use text or binary)")),
+        }
+    }
+}
+
+/// The status of a successful exchange (Switching Protocols).
+pub const WS_OK: u16 = 101;
+
+/// The WebSocket side of a worker thread's client.
+pub(crate) struct Ws {
+    dial: Arc<Dial>,
+    tls: TlsConnector,
+    open_limit: Option<Arc<Semaphore>>,
+    idle: std::sync::Mutex<HashMap<Key, Vec<WsConn>>>,
+    max_idle: usize,
+    keepalive: bool,
+    frame: WsFrame,
+    /// `-ws-max-message`.
+    max_message: usize,
+}
+
+impl Ws {
+    pub(crate) fn new(
+        dial: Arc<Dial>,
+        tls: TlsConnector,
+        open_limit: Option<Arc<Semaphore>>,
+        cfg: &crate::ClientConfig,
+    ) -> Self {
+        Ws {
+            dial,
+            tls,
+            open_limit,
+            idle: Default::default(),
+            max_idle: cfg.connections,
+            keepalive: cfg.keepalive,
+            frame: cfg.ws_frame,
+            max_message: cfg.ws_max_message,
+        }
+    }
+
+    /// Opens a connection for `target`: TCP (or TLS), then the upgrade.
+    /// A refused upgrade is `Ok(Err(response))` with the server's status.
+    async fn open(
+        &self,
+        target: &PreparedTarget,
+        key: &Key,
+    ) -> Result<Result<WsConn, Response>, crate::Failure> {
+        let permit = match &self.open_limit {
+            Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let stream = self.dial.open(key).await?;
+        let stream: crate::dial::BoxStream = if key.tls {
+            let name = rustls::pki_types::ServerName::try_from(key.host.clone())
+                .map_err(|e| format!("bad server name {}: {e}", key.host))?;
+            let tls = self
+                .tls
+                .connect(name, stream)
+                .await
+                .map_err(|e| crate::tls::handshake_failure(&e, &key.host))?;
+            Box::new(tls)
+        } else {
+            stream
+        };
+        Ok(WsConn::open(stream, target, permit).await?)
+    }
+
+    /// Sends `target`'s message and waits for the reply.
+    pub(crate) async fn send(
+        &self,
+        target: &PreparedTarget,
+        keep: i64,
+    ) -> Result<Response, crate::Failure> {
+        let key = target.key.as_ref().map_err(|e| e.to_string())?;
+        let kept = self
+            .idle
+            .lock()
+            .ok()
+            .and_then(|mut m| m.get_mut(key).and_then(Vec::pop));
+        let mut conn = match kept {
+            Some(c) => c,
+            None => match self.open(target, key).await? {
+                Ok(c) => c,
+                Err(refused) => return Ok(refused),
+            },
+        };
+        let out = exchange(&mut conn, target, self.frame, keep, self.max_message).await?;
+        if out.error.is_some() {
+            return Ok(out);
+        }
+        if self.keepalive {
+            if let Ok(mut idle) = self.idle.lock() {
+                let list = idle.entry(key.clone()).or_default();
+                if list.len() < self.max_idle.max(1) {
+                    list.push(conn);
+                }
+            }
+        } else {
+            let _ = conn.close_with(&[]).await;
+        }
+        Ok(out)
+    }
+
+    /// A connection of its own for `target` (`-hold`): `Err` is the
+    /// record of a failed open (a refused upgrade keeps its status).
+    pub(crate) async fn hold(
+        &self,
+        target: &PreparedTarget,
+        keep: i64,
+    ) -> Result<Held, Result<Response, crate::Failure>> {
+        let key = target
+            .key
+            .as_ref()
+            .map_err(|e| Err(crate::Failure::from(e.to_string())))?;
+        match self.open(target, key).await {
+            Ok(Ok(conn)) => Ok(Held {
+                conn,
+                frame: self.frame,
+                keep,
+                max: self.max_message,
+            }),
+            Ok(Err(refused)) => Err(Ok(refused)),
+            Err(e) => Err(Err(e)),
+        }
+    }
+}
+
+/// Sends `target`'s message on `conn` (a ping when it has no body) and
+/// waits for the reply; a close or a broken stream is a record with
+/// code 0 and its error, a failed send an `Err`.
+async fn exchange(
+    conn: &mut WsConn,
+    target: &PreparedTarget,
+    frame: WsFrame,
+    keep: i64,
+    max: usize,
+) -> Result<Response, crate::Failure> {
+    let ping = target.body.is_empty();
+    let opcode = if ping {
+        OpCode::Control(Control::Ping)
+    } else if frame == WsFrame::Binary {
+        OpCode::Data(Data::Binary)
+    } else if std::str::from_utf8(&target.body).is_ok() {
+        OpCode::Data(Data::Text)
+    } else {
+        return Err(crate::Failure::from(
+            "websocket: -ws-frame text: the message is not UTF-8 (use -ws-frame binary)",
+        ));
+    };
+    conn.send(opcode, target.body.clone()).await?;
+    let mut out = Response {
+        code: WS_OK,
+        ..Response::default()
+    };
+    match conn.reply(ping, max, &mut out.head_at).await {
+        Ok(payload) => {
+            out.bytes_in = payload.len() as u64;
+            let room = if keep < 0 {
+                payload.len()
+            } else {
+                (keep as usize).min(payload.len())
+            };
+            out.body = payload;
+            out.body.truncate(room);
+        }
+        Err(e) => {
+            out.code = 0;
+            out.error = Some(e);
+        }
+    }
+    Ok(out)
+}
+
+/// A connection held open (`-hold`): between messages it reads, so that
+/// the server's pings are answered and its close is seen when it comes.
+pub struct Held {
+    conn: WsConn,
+    frame: WsFrame,
+    keep: i64,
+    max: usize,
+}
+
+impl Held {
+    /// Waits until `deadline` (or forever), reading: `None` when the
+    /// deadline came, the record of the end when the server closed the
+    /// connection or it broke.
+    pub async fn idle_until(&mut self, deadline: Option<tokio::time::Instant>) -> Option<Response> {
+        loop {
+            let mut first = None;
+            let read = self.conn.frame(self.max, &mut first, |_| false);
+            let got = match deadline {
+                Some(d) => tokio::select! {
+                    biased;
+                    () = tokio::time::sleep_until(d) => return None,
+                    got = read => got,
+                },
+                None => read.await,
+            };
+            let error = match got {
+                Ok(got) => match self.conn.answer(&got).await {
+                    Some(end) => end,
+                    None => continue,
+                },
+                Err(e) => e,
+            };
+            return Some(Response {
+                error: Some(error),
+                ..Response::default()
+            });
+        }
+    }
+
+    /// Sends `target`'s message (a ping without a body) and waits for the
+    /// reply.
+    pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
+        exchange(&mut self.conn, target, self.frame, self.keep, self.max).await
+    }
+
+    /// Ends the connection with a close frame (1000, normal closure).
+    pub async fn close(mut self) {
+        let _ = self.conn.close_with(&[]).await;
+    }
+}
