@@ -80,7 +80,7 @@ impl TargetSource for Lazy {
 
 /// A `GRPC` target's body as its message's bytes (JSON converted with
 /// `-proto-set`); other targets as they are.
-fn grpc_body(t: Sendable, protos: Option<&ProtoSet>) -> Result<Sendable, String> {
+fn grpc_body(t: Sendable, protos: Option<&ProtoSet>) -> Result<Sendable, barrage_attack::Failure> {
     match t {
         Sendable::Plain(mut t) if t.method == GRPC_METHOD => {
             t.body = grpc_prepare_body(&t.url, &t.body, protos)?.into();

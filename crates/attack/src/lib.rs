@@ -67,7 +67,7 @@ pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use hold::Hold;
 pub use limits::raise_open_files_limit;
 pub use pacer::{Due, Pacer};
-pub use shard::{ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
+pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
 pub use sink::HitSink;
 pub use source::{SourceError, TargetSource, Targets};
 pub use stopper::Stopper;

@@ -16,10 +16,22 @@ pub const SHARD_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 /// `completions`; Kubernetes does not expose it, so the manifest sets it).
 pub const SHARD_COUNT_VAR: &str = "BARRAGE_SHARDS";
 
-impl std::str::FromStr for ShardSpec {
-    type Err = String;
+/// A `-shard` value, or the environment `auto` reads, that does not say
+/// a shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShardError(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl From<String> for ShardError {
+    fn from(s: String) -> Self {
+        ShardError(s)
+    }
+}
+
+impl std::str::FromStr for ShardSpec {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let bad = || {
             format!("invalid shard {s:?} (use i/n with 0 <= i < n, e.g. 0/3, or auto, or auto/n)")
         };
@@ -34,7 +46,7 @@ impl std::str::FromStr for ShardSpec {
         }
         match i.parse::<u64>() {
             Ok(i) if i < n => Ok(ShardSpec::Fixed(i, n)),
-            _ => Err(bad()),
+            _ => Err(bad().into()),
         }
     }
 }
@@ -43,7 +55,7 @@ impl ShardSpec {
     /// The shard as `(index, count)`: `auto` reads the index from
     /// `JOB_COMPLETION_INDEX` and the count from `auto/n` or
     /// `BARRAGE_SHARDS` (both, if given, must agree).
-    pub fn resolve(self, env: impl Fn(&str) -> Option<String>) -> Result<(u64, u64), String> {
+    pub fn resolve(self, env: impl Fn(&str) -> Option<String>) -> Result<(u64, u64), ShardError> {
         let given = match self {
             ShardSpec::Fixed(i, n) => return Ok((i, n)),
             ShardSpec::Auto(given) => given,
@@ -52,32 +64,32 @@ impl ShardSpec {
             Some(n) => format!("-shard auto/{n}"),
             None => "-shard auto".to_string(),
         };
-        let number = |var: &str| -> Result<Option<u64>, String> {
-            match env(var) {
-                None => Ok(None),
-                Some(v) => v
-                    .trim()
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| format!("{flag}: {var}={v:?} is not a whole number")),
-            }
-        };
+        let number =
+            |var: &str| -> Result<Option<u64>, ShardError> {
+                match env(var) {
+                    None => Ok(None),
+                    Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                        ShardError(format!("{flag}: {var}={v:?} is not a whole number"))
+                    }),
+                }
+            };
         let index = number(SHARD_INDEX_VAR)?.ok_or_else(|| {
             format!("{flag}: {SHARD_INDEX_VAR} is not set (a Kubernetes Indexed Job sets it; elsewhere use -shard i/n)")
         })?;
         let count = match (given, number(SHARD_COUNT_VAR)?) {
             (Some(n), Some(m)) if n != m => {
-                return Err(format!("{flag}: {SHARD_COUNT_VAR}={m} says another count"))
+                return Err(format!("{flag}: {SHARD_COUNT_VAR}={m} says another count").into())
             }
             (Some(n), _) | (None, Some(n)) => n,
             (None, None) => {
-                return Err(format!("{flag}: {SHARD_COUNT_VAR} is not set (set it to the Job's completions, or use -shard auto/N)"))
+                return Err(format!("{flag}: {SHARD_COUNT_VAR} is not set (set it to the Job's completions, or use -shard auto/N)").into())
             }
         };
         if count == 0 || index >= count {
             return Err(format!(
                 "{flag}: {SHARD_INDEX_VAR}={index} is not below the count {count}"
-            ));
+            )
+            .into());
         }
         Ok((index, count))
     }
@@ -147,7 +159,7 @@ mod tests {
         ];
         for (spec, vars, want) in cases {
             let got = spec.resolve(env(vars)).unwrap_err();
-            assert!(got.contains(want), "{got:?} lacks {want:?}");
+            assert!(got.0.contains(want), "{got:?} lacks {want:?}");
         }
     }
 }

@@ -234,15 +234,15 @@ pub struct ProtoSet(prost_reflect::DescriptorPool);
 
 impl ProtoSet {
     /// Reads a serialized `FileDescriptorSet`.
-    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+    pub fn decode(bytes: &[u8]) -> Result<Self, crate::Failure> {
         prost_reflect::DescriptorPool::decode(bytes)
             .map(ProtoSet)
-            .map_err(|e| format!("not a descriptor set: {e}"))
+            .map_err(|e| format!("not a descriptor set: {e}").into())
     }
 }
 
 /// `/package.Service/Method` of a gRPC URL, checked.
-fn method_path(url: &str) -> Result<(String, String), String> {
+fn method_path(url: &str) -> Result<(String, String), crate::Failure> {
     let uri: http::Uri = url.parse().map_err(|e| format!("bad URL: {url}, {e}"))?;
     let path = uri.path().trim_start_matches('/');
     match path.split_once('/') {
@@ -253,7 +253,8 @@ fn method_path(url: &str) -> Result<(String, String), String> {
         }
         _ => Err(format!(
             "GRPC {url}: the URL must name the method, as http://host:port/package.Service/Method"
-        )),
+        )
+        .into()),
     }
 }
 
@@ -268,13 +269,17 @@ fn is_json(body: &[u8]) -> bool {
 /// A `GRPC` target's body as the message's bytes: checked against its
 /// method, and converted from JSON with `protos` (protobuf bytes pass as
 /// they are).
-pub fn prepare_body(url: &str, body: &[u8], protos: Option<&ProtoSet>) -> Result<Vec<u8>, String> {
+pub fn prepare_body(
+    url: &str,
+    body: &[u8],
+    protos: Option<&ProtoSet>,
+) -> Result<Vec<u8>, crate::Failure> {
     let (service, method) = method_path(url)?;
     let Some(protos) = protos else {
         if is_json(body) {
             return Err(format!(
                 "GRPC {url}: the body is JSON; give -proto-set FILE (a descriptor set) to convert it, or a protobuf file"
-            ));
+            ).into());
         }
         return Ok(body.to_vec());
     };

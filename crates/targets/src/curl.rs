@@ -8,6 +8,7 @@
 //! Chrome's copies use for bodies with quotes or control bytes) and does
 //! not give line numbers for errors.
 
+use crate::BadValue;
 use std::collections::VecDeque;
 
 use barrage_model::Target;
@@ -144,7 +145,7 @@ fn ansi_c(
     chars: &mut std::iter::Peekable<std::str::Chars>,
     out: &mut String,
     line: &mut u64,
-) -> Result<(), String> {
+) -> Result<(), BadValue> {
     let mut bytes: Vec<u8> = Vec::new();
     let digits = |chars: &mut std::iter::Peekable<std::str::Chars>, radix: u32, max: usize| {
         let mut v = 0u32;
@@ -397,7 +398,7 @@ impl CurlTargets {
                 ));
             }
             let r = options(&words[1..], source, &mut notes)?;
-            for t in r.targets(defaults).map_err(|e| error(source, line, e))? {
+            for t in r.targets(defaults).map_err(|e| error(source, line, e.0))? {
                 queue.push_back((t, line));
             }
         }
@@ -474,7 +475,7 @@ fn options(words: &[Word], source: &str, notes: &mut Vec<String>) -> Result<Requ
         }
         for (o, value, typed) in found {
             let v = value.unwrap_or_default();
-            apply(&mut r, o, v, &typed).map_err(&at)?;
+            apply(&mut r, o, v, &typed).map_err(|e| at(e.0))?;
             match o {
                 Opt::Insecure => notes.push(format!(
                     "{source}:{}: {typed}: certificates are checked unless barrage runs with -insecure",
@@ -500,12 +501,12 @@ fn options(words: &[Word], source: &str, notes: &mut Vec<String>) -> Result<Requ
 }
 
 /// A file's bytes, for `@file` and `<file`.
-fn read_file(path: &str, typed: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{typed} @{path}: {e}"))
+fn read_file(path: &str, typed: &str) -> Result<Vec<u8>, BadValue> {
+    std::fs::read(path).map_err(|e| BadValue(format!("{typed} @{path}: {e}")))
 }
 
 /// One option into the request.
-fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), String> {
+fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), BadValue> {
     match o {
         Opt::Request => r.method = Some(v),
         Opt::Header => {
@@ -516,7 +517,7 @@ fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), String> 
                 let (k, val) = v.split_once(':').ok_or_else(bad)?;
                 let (k, val) = (k.trim(), val.trim());
                 if k.is_empty() {
-                    return Err(bad());
+                    return Err(bad().into());
                 }
                 if val.is_empty() {
                     // curl: "Name:" removes a header curl would send.
@@ -586,7 +587,8 @@ fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), String> 
             if !v.contains(':') {
                 return Err(format!(
                     "{typed} {v:?}: give the password too (user:password); curl would ask for it"
-                ));
+                )
+                .into());
             }
             r.user = Some(v);
         }
@@ -594,7 +596,7 @@ fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), String> 
             if !v.contains('=') {
                 return Err(format!(
                     "{typed} {v:?}: a cookie file is not read; give the cookies (-b 'name=value; other=value')"
-                ));
+                ).into());
             }
             r.cookie.push(v);
         }
@@ -611,7 +613,7 @@ fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), String> 
 
 /// A `-F` value: `text`, `@file`, `<file`, each with `;type=` and (for
 /// files) `;filename=` after it.
-fn form_part(value: &str, typed: &str) -> Result<Part, String> {
+fn form_part(value: &str, typed: &str) -> Result<Part, BadValue> {
     let mut main = value;
     let mut kind = None;
     let mut filename = None;
@@ -668,7 +670,7 @@ impl Request {
     }
 
     /// The targets, one per URL.
-    fn targets(self, defaults: &Defaults) -> Result<Vec<Target>, String> {
+    fn targets(self, defaults: &Defaults) -> Result<Vec<Target>, BadValue> {
         let mut headers = defaults.headers.clone();
         let mut extra: Vec<(String, String)> = Vec::new();
         let add = |extra: &mut Vec<(String, String)>, r: &Request, k: &str, v: String| {
@@ -746,7 +748,7 @@ impl Request {
             None => "GET".into(),
         };
         if ::http::Method::from_bytes(method.as_bytes()).is_err() {
-            return Err(format!("bad method: {method}"));
+            return Err(format!("bad method: {method}").into());
         }
         headers.extend(self.headers.iter().cloned());
         headers.extend(extra);
@@ -754,7 +756,7 @@ impl Request {
             if ::http::HeaderName::from_bytes(k.as_bytes()).is_err()
                 || ::http::HeaderValue::from_str(v).is_err()
             {
-                return Err(format!("bad header: {k}: {v}"));
+                return Err(format!("bad header: {k}: {v}").into());
             }
         }
         let body: bytes::Bytes = if body.is_empty() {

@@ -18,3 +18,24 @@ pub struct TargetError {
 #[derive(Debug, Error, PartialEq, Eq, Clone)]
 #[error("{0}")]
 pub struct BadValue(pub String);
+
+impl From<String> for BadValue {
+    fn from(s: String) -> Self {
+        BadValue(s)
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(s: &str) -> Self {
+        BadValue(s.to_string())
+    }
+}
+
+impl std::ops::Deref for BadValue {
+    type Target = str;
+
+    /// The text.
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}

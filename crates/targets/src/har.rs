@@ -4,6 +4,7 @@
 //! sets it), and the body from `postData.text` (base64 when `encoding`
 //! says so; `postData.params` form-encoded when there is no text).
 
+use crate::BadValue;
 use std::collections::VecDeque;
 
 use barrage_model::Target;
@@ -137,7 +138,7 @@ impl HarTargets {
             let body = match r.post_data {
                 None => defaults.body.clone(),
                 Some(p) => {
-                    let body = post_data(&p).map_err(&at)?;
+                    let body = post_data(&p).map_err(|e| at(e.0))?;
                     let typed = headers
                         .iter()
                         .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
@@ -165,16 +166,16 @@ impl HarTargets {
 }
 
 /// A request's body from its `postData`.
-fn post_data(p: &PostData) -> Result<Vec<u8>, String> {
+fn post_data(p: &PostData) -> Result<Vec<u8>, BadValue> {
     if let Some(text) = &p.text {
         return match p.encoding.as_deref() {
             Some("base64") => B64
                 .decode(text.as_bytes())
-                .map_err(|e| format!("bad body: postData.text is not base64: {e}")),
+                .map_err(|e| BadValue(format!("bad body: postData.text is not base64: {e}"))),
             None | Some("") => Ok(text.clone().into_bytes()),
-            Some(other) => Err(format!(
-                "bad body: postData.encoding {other:?} (base64 or none)"
-            )),
+            Some(other) => {
+                Err(format!("bad body: postData.encoding {other:?} (base64 or none)").into())
+            }
         };
     }
     let mut form = url::form_urlencoded::Serializer::new(String::new());

@@ -182,7 +182,7 @@ impl<R: BufRead> TargetReader<R> {
         }
         match crate::TemplatedTarget::parse(&t, columns) {
             Ok(tt) => Ok(Some(crate::Sendable::Templated(tt))),
-            Err(e) => Err(error(self.source(), self.line(), e)),
+            Err(e) => Err(error(self.source(), self.line(), e.0)),
         }
     }
 

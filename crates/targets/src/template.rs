@@ -5,6 +5,7 @@
 //! request ([`TemplatedTarget::render`]). Targets without `{{` are never
 //! templated: [`has_placeholders`] tells them apart.
 
+use crate::BadValue;
 use barrage_model::Target;
 
 /// One piece of a template.
@@ -55,7 +56,7 @@ pub fn has_placeholders(target: &Target) -> bool {
 
 impl Template {
     /// Parses `text`; `columns` are the `-feed` file's column names.
-    pub fn parse(text: &[u8], columns: &[String]) -> Result<Template, String> {
+    pub fn parse(text: &[u8], columns: &[String]) -> Result<Template, BadValue> {
         let mut pieces = Vec::new();
         let mut rest = text;
         while let Some(at) = rest.windows(2).position(|w| w == b"{{") {
@@ -135,11 +136,11 @@ impl Template {
 }
 
 /// The words inside `{{ }}`.
-fn placeholder(inner: &str, columns: &[String]) -> Result<Piece, String> {
+fn placeholder(inner: &str, columns: &[String]) -> Result<Piece, BadValue> {
     let words: Vec<&str> = inner.split_whitespace().collect();
-    let number = |w: Option<&&str>| -> Result<i64, String> {
+    let number = |w: Option<&&str>| -> Result<i64, BadValue> {
         w.and_then(|w| w.parse().ok())
-            .ok_or_else(|| format!("{{{{{inner}}}}}: a number is missing or not whole"))
+            .ok_or_else(|| BadValue(format!("{{{{{inner}}}}}: a number is missing or not whole")))
     };
     Ok(match words.as_slice() {
         ["seq"] => Piece::Seq,
@@ -150,30 +151,30 @@ fn placeholder(inner: &str, columns: &[String]) -> Result<Piece, String> {
         ["rand", ..] if words.len() == 2 => {
             let n = number(words.get(1))?;
             if !(1..=4096).contains(&n) {
-                return Err(format!("{{{{{inner}}}}}: N from 1 to 4096"));
+                return Err(format!("{{{{{inner}}}}}: N from 1 to 4096").into());
             }
             Piece::Rand(n as usize)
         }
         ["randint", ..] if words.len() == 3 => {
             let (a, b) = (number(words.get(1))?, number(words.get(2))?);
             if a > b {
-                return Err(format!("{{{{{inner}}}}}: A must not be above B"));
+                return Err(format!("{{{{{inner}}}}}: A must not be above B").into());
             }
             Piece::RandInt(a, b)
         }
         [name] => match columns.iter().position(|c| c == name) {
             Some(i) => Piece::Column(i),
             None if columns.is_empty() => {
-                return Err(format!("unknown placeholder {{{{{inner}}}}} (seq, shard, rand N, randint A B, uuid, now, now_ms, or a -feed column)"))
+                return Err(format!("unknown placeholder {{{{{inner}}}}} (seq, shard, rand N, randint A B, uuid, now, now_ms, or a -feed column)").into())
             }
             None => {
                 return Err(format!(
                     "unknown placeholder {{{{{inner}}}}}: not a -feed column ({})",
                     columns.join(", ")
-                ))
+                ).into())
             }
         },
-        _ => return Err(format!("unknown placeholder {{{{{inner}}}}}")),
+        _ => return Err(format!("unknown placeholder {{{{{inner}}}}}").into()),
     })
 }
 
@@ -200,7 +201,7 @@ pub struct TemplatedTarget {
 
 impl TemplatedTarget {
     /// Parses `target`'s templates against the `-feed` `columns`.
-    pub fn parse(target: &Target, columns: &[String]) -> Result<Self, String> {
+    pub fn parse(target: &Target, columns: &[String]) -> Result<Self, BadValue> {
         let headers = target
             .headers
             .iter()
@@ -254,7 +255,7 @@ pub struct Feed {
 
 impl Feed {
     /// Reads `text` (the file `name`); errors name its line.
-    pub fn parse(text: &[u8], name: &str) -> Result<Feed, String> {
+    pub fn parse(text: &[u8], name: &str) -> Result<Feed, BadValue> {
         let mut r = csv::ReaderBuilder::new().from_reader(text);
         let columns: Vec<String> = r
             .headers()
@@ -263,7 +264,7 @@ impl Feed {
             .map(|c| c.trim().to_string())
             .collect();
         if columns.iter().any(String::is_empty) {
-            return Err(format!("{name}:1: a column without a name"));
+            return Err(format!("{name}:1: a column without a name").into());
         }
         let mut rows = Vec::new();
         for rec in r.records() {
@@ -274,7 +275,7 @@ impl Feed {
             rows.push(rec.iter().map(str::to_string).collect());
         }
         if rows.is_empty() {
-            return Err(format!("{name}: no rows after the header line"));
+            return Err(format!("{name}: no rows after the header line").into());
         }
         Ok(Feed { columns, rows })
     }

@@ -243,7 +243,11 @@ impl WsConn {
     }
 
     /// Sends one frame, masked as a client's must be.
-    pub(crate) async fn send(&mut self, opcode: OpCode, payload: bytes::Bytes) -> Result<(), Broken> {
+    pub(crate) async fn send(
+        &mut self,
+        opcode: OpCode,
+        payload: bytes::Bytes,
+    ) -> Result<(), Broken> {
         let mut frame = match opcode {
             OpCode::Data(_) => Frame::message(payload, opcode, true),
             _ => Frame::from_payload(

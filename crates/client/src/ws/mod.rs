@@ -29,12 +29,12 @@ pub enum WsFrame {
 }
 
 impl std::str::FromStr for WsFrame {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::Failure;
+    fn from_str(s: &str) -> Result<Self, crate::Failure> {
         match s {
             "text" => Ok(WsFrame::Text),
             "binary" => Ok(WsFrame::Binary),
-            other => Err(format!("unknown frame type {other:?} (use text or binary)")),
+            other => Err(format!("unknown frame type {other:?} (use text or binary)").into()),
         }
     }
 }
