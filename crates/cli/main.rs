@@ -9,7 +9,6 @@ mod attack;
 mod docs;
 mod dump;
 mod failed;
-mod flags;
 mod inputs;
 mod output;
 mod plot;
@@ -18,6 +17,7 @@ mod serve;
 mod sweep;
 mod targets;
 
+use barrage_flags as flags;
 use clap::Parser;
 use flags::{Cli, Command};
 

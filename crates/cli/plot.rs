@@ -5,16 +5,13 @@
 use std::io::{self, BufWriter, Write};
 
 use barrage_metrics::LatencyView;
-use barrage_plot::{Plot, Sample, DEFAULT_THRESHOLD};
+use barrage_plot::{Plot, Sample, DEFAULT_THRESHOLD, DEFAULT_TITLE};
 
 use crate::{
     failed::{Failed, Outcome},
     flags::PlotArgs,
     inputs, output,
 };
-
-/// The title when none is given.
-pub const DEFAULT_TITLE: &str = "Barrage Plot";
 
 pub fn run(args: PlotArgs) -> Outcome {
     let view = args.latency;

@@ -20,6 +20,9 @@ use envelope::{Envelope, Point};
 /// vegeta's default `-threshold`: points drawn per series.
 pub const DEFAULT_THRESHOLD: usize = 4000;
 
+/// The page's title when none is given (`-title`).
+pub const DEFAULT_TITLE: &str = "Barrage Plot";
+
 /// One series: an attack's successes or its errors.
 struct Series {
     attack: String,

@@ -1,207 +1,17 @@
-//! Command-line flags in vegeta's spelling: `-rate 5000`, `-rate=5000`,
-//! `--rate 5000` and `--rate=5000` all work, because single-dash long flags
-//! are rewritten to double-dash before clap sees them.
+//! The command line: each subcommand's flags, with vegeta's names and
+//! defaults (defaults are the stage crates' named constants).
 
-use std::{ffi::OsString, path::PathBuf, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use barrage_attack::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_WORKERS};
-use barrage_model::{duration, size, Rate, Stages};
+use barrage_model::{size, Rate, Stages};
 use barrage_stream::Encoding;
 use barrage_targets::Format;
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-/// A duration shown in Go's notation (`30s`), for defaults given as a
-/// `Duration` where they are defined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GoDuration(pub Duration);
+use crate::values::*;
 
-impl std::fmt::Display for GoDuration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&duration::format(self.0.as_nanos() as i64))
-    }
-}
-
-/// A Go duration flag value as a [`GoDuration`].
-pub fn parse_go_duration(s: &str) -> Result<GoDuration, String> {
-    parse_duration(s).map(GoDuration)
-}
-
-/// Rewrites `-name` and `-name=value` to `--name…` so clap parses vegeta's
-/// single-dash long flags. Negative numbers (`-1`) and one-letter flags
-/// (`-h`) are left alone, as is everything after `--`.
-pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let mut out = Vec::new();
-    let mut rest = false;
-    for (i, arg) in args.into_iter().enumerate() {
-        if i == 0 || rest {
-            out.push(arg);
-            continue;
-        }
-        let Some(s) = arg.to_str() else {
-            out.push(arg);
-            continue;
-        };
-        if s == "--" {
-            rest = true;
-            out.push(arg);
-            continue;
-        }
-        let b = s.as_bytes();
-        let name_len = s[1.min(s.len())..].split('=').next().map_or(0, str::len);
-        if b.len() > 2 && b[0] == b'-' && b[1].is_ascii_alphabetic() && name_len > 1 {
-            out.push(format!("-{s}").into());
-        } else {
-            out.push(arg);
-        }
-    }
-    out
-}
-
-/// A clap error line with its flags spelled as the user typed them
-/// (`'--bogus'` back to `'-bogus'`, `'--rate <RATE>'` to `'-rate'`), and
-/// the subcommand it is about, if any.
-pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
-    const COMMANDS: [&str; 9] = [
-        "attack",
-        "sweep",
-        "report",
-        "dump",
-        "encode",
-        "plot",
-        "serve",
-        "completions",
-        "man",
-    ];
-    let command = typed
-        .iter()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .filter(|a| COMMANDS.contains(&a.as_str()))
-        .cloned();
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(at) = rest.find("'--") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 3..];
-        let end = after.find('\'').unwrap_or(after.len());
-        let quoted = &after[..end];
-        let name = quoted.split([' ', '=']).next().unwrap_or(quoted);
-        // The spelling typed for this flag: one dash or two (one, as in
-        // vegeta, when it was not typed at all).
-        let dashes = typed
-            .iter()
-            .skip(1)
-            .find_map(|a| {
-                let bare = a.trim_start_matches('-');
-                let flag = bare.split('=').next().unwrap_or(bare);
-                (flag == name && a.starts_with('-')).then(|| &a[..a.len() - bare.len()])
-            })
-            .unwrap_or("-");
-        out.push('\'');
-        out.push_str(dashes);
-        out.push_str(name);
-        out.push('\'');
-        rest = after.get(end + 1..).unwrap_or("");
-    }
-    out.push_str(rest);
-    (out, command)
-}
-
-/// Help text with long flags in the one-dash spelling the README uses
-/// (`-rate`, not `--rate`; both work).
-pub fn one_dash_help(help: &str) -> String {
-    let mut out = String::with_capacity(help.len());
-    for line in help.split_inclusive('\n') {
-        let indent = line.len() - line.trim_start().len();
-        let body = &line[indent..];
-        out.push_str(&line[..indent]);
-        if let Some(flag) = body
-            .strip_prefix("--")
-            .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
-        {
-            out.push('-');
-            out.push_str(flag);
-        } else if let Some(rest) = body.strip_prefix("-h, --") {
-            out.push_str("-h, -");
-            out.push_str(rest);
-        } else if let Some(rest) = body.strip_prefix("-V, --") {
-            out.push_str("-V, -");
-            out.push_str(rest);
-        } else {
-            out.push_str(body);
-        }
-    }
-    out
-}
-
-/// `-requests` and `-workers`: a whole number of at least 1.
-pub fn parse_count(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("{s:?} is not a whole number of at least 1")),
-    }
-}
-
-/// `-max-header-bytes`: a size from 1 KB to 64 MiB.
-pub fn parse_header_bytes(s: &str) -> Result<usize, String> {
-    match size::parse(s).map_err(|e| e.to_string())? {
-        n if n < 1024 => Err(format!("{s:?} is under 1KB")),
-        n if n as usize > barrage_attack::MAX_HEAD_BYTES => Err(format!("{s:?} is over 64MiB")),
-        n => Ok(n as usize),
-    }
-}
-
-/// `-pipeline`: 1 to 1024 requests per connection.
-pub fn parse_pipeline(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=1024).contains(&n) => Ok(n),
-        _ => Err(format!("{s:?} is not a number from 1 to 1024")),
-    }
-}
-
-/// A Go duration flag value (`30s`, `1m30s`, `0`); negatives refused.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let ns = duration::parse(s).map_err(|e| e.to_string())?;
-    if ns < 0 {
-        return Err(format!("negative duration {s:?}"));
-    }
-    Ok(Duration::from_nanos(ns as u64))
-}
-
-/// `-dns-ttl`: how long looked-up addresses are kept; `None`: not at all.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DnsTtl(pub Option<Duration>);
-
-/// `-dns-ttl`: a duration (0 = for ever), or any negative value (no cache).
-pub fn parse_dns_ttl(s: &str) -> Result<DnsTtl, String> {
-    if s.trim() == "-1" {
-        return Ok(DnsTtl(None));
-    }
-    let ns = duration::parse(s).map_err(|e| e.to_string())?;
-    Ok(DnsTtl((ns >= 0).then(|| Duration::from_nanos(ns as u64))))
-}
-
-/// One `-resolvers` server: `ip:port`, `[ipv6]:port`, or an IP (port 53).
-pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, String> {
-    let s = s.trim();
-    s.parse()
-        .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| (ip, 53).into()))
-        .map_err(|_| format!("bad resolver {s:?} (use ip:port)"))
-}
-
-/// `-stages`.
-pub fn parse_stages(s: &str) -> Result<Stages, String> {
-    s.parse().map_err(|e: barrage_model::StagesError| e.why)
-}
-
-/// `-header "Name: value"`: split at the first colon, neither part empty.
-pub fn parse_header(s: &str) -> Result<(String, String), String> {
-    match s.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
-        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("bad header {s:?} (use \"Name: value\")")),
-    }
-}
-
+/// The whole command line.
 #[derive(Parser, Debug)]
 #[command(
     name = "barrage",
@@ -211,10 +21,12 @@ pub fn parse_header(s: &str) -> Result<(String, String), String> {
     after_help = "Flags take one or two dashes: -rate 100, -rate=100, --rate 100.\n\nExample:\n  echo \"GET http://127.0.0.1:8080/\" | barrage attack -rate 100 -duration 5s | barrage report"
 )]
 pub struct Cli {
+    /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// A subcommand and its flags.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Send requests at a fixed rate; write one binary result per request
@@ -239,12 +51,14 @@ pub enum Command {
     Man,
 }
 
+/// `barrage completions`.
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
     /// bash, zsh, fish, elvish or powershell
     pub shell: clap_complete::Shell,
 }
 
+/// `barrage attack` (and the attack flags `sweep` shares).
 #[derive(Args, Debug)]
 pub struct AttackArgs {
     /// Requests per time unit: N, N/s, N/1m, N/500ms; 0 or infinity with -max-workers
@@ -405,51 +219,7 @@ pub struct AttackArgs {
     pub progress: Option<bool>,
 }
 
-/// `-find-max` and `-stop-on`: conditions in `-fail-on`'s grammar, and
-/// their text as typed.
-#[derive(Clone, Debug)]
-pub struct Conditions(pub Vec<barrage_metrics::Threshold>, pub String);
-
-/// Parses `-find-max` and `-stop-on`.
-pub fn parse_conditions(s: &str) -> Result<Conditions, barrage_metrics::ParseError> {
-    let list = barrage_metrics::Threshold::parse_list(s)?;
-    if list.is_empty() {
-        return Err(barrage_metrics::ParseError::from(
-            "no condition".to_string(),
-        ));
-    }
-    Ok(Conditions(list, s.trim().to_string()))
-}
-
-/// A sweep's steps (a newtype: clap reads `Option<Vec<_>>` as a flag
-/// given several times).
-#[derive(Clone, Debug)]
-pub struct Steps(pub Vec<barrage_sweep::Load>);
-
-/// `-rates`: open-model steps.
-pub fn parse_rates(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
-    barrage_sweep::steps::parse(s, false).map(Steps)
-}
-
-/// `-concurrency`: closed-model steps.
-pub fn parse_concurrency(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
-    barrage_sweep::steps::parse(s, true).map(Steps)
-}
-
-/// `-precision`: a share, as `5%` or `0.05`, above 0 and below 1.
-pub fn parse_precision(s: &str) -> Result<f64, String> {
-    let v = match s.trim().strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => s.trim().parse::<f64>(),
-    };
-    match v {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a share between 0 and 100% (such as 5%)"
-        )),
-    }
-}
-
+/// `barrage sweep`.
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Open-model steps, requests per second: 1000,2000,5000 or 1000..20000/+1000 or 500..64000/x2
@@ -491,10 +261,12 @@ pub struct SweepArgs {
     /// Redraw the table (and -chart) from a saved sweep's results instead of attacking
     #[arg(long)]
     pub from: Option<String>,
+    /// The attack's own flags.
     #[command(flatten)]
     pub attack: AttackArgs,
 }
 
+/// `barrage report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Report type: text, json, hist[BUCKETS] (or hist with -buckets), hdrplot, plot (HTML, as the plot command)
@@ -531,28 +303,8 @@ pub struct ReportArgs {
     pub files: Vec<String>,
 }
 
-/// `-buckets`.
-pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, barrage_metrics::ParseError> {
-    barrage_metrics::Buckets::parse(s)
-}
 
-/// `-fail-on`'s conditions.
-#[derive(Clone, Debug, Default)]
-pub struct FailOn(pub Vec<barrage_metrics::Threshold>);
-
-/// `-fail-on`: the conditions, all at once.
-pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
-    barrage_metrics::Threshold::parse_list(s).map(FailOn)
-}
-
-/// `-dumper`: csv or json (`bin` is `encode -to`'s alone).
-pub fn parse_dumper(s: &str) -> Result<Encoding, String> {
-    match s.parse() {
-        Ok(Encoding::Bin) | Err(_) => Err(format!("unknown encoding {s:?} (use csv or json)")),
-        Ok(e) => Ok(e),
-    }
-}
-
+/// `barrage targets`.
 #[derive(Args, Debug)]
 pub struct TargetsArgs {
     /// Input format: http, json, curl or har
@@ -574,6 +326,7 @@ pub struct TargetsArgs {
     pub file: Option<String>,
 }
 
+/// `barrage dump`.
 #[derive(Args, Debug)]
 pub struct DumpArgs {
     /// Output encoding: csv or json
@@ -589,10 +342,11 @@ pub struct DumpArgs {
     pub files: Vec<String>,
 }
 
+/// `barrage plot`.
 #[derive(Args, Debug)]
 pub struct PlotArgs {
     /// Title of the page and chart
-    #[arg(long, default_value = crate::plot::DEFAULT_TITLE)]
+    #[arg(long, default_value = barrage_plot::DEFAULT_TITLE)]
     pub title: String,
     /// Most points drawn per series (each slice of time keeps its lowest and highest latency); 0 draws every record
     #[arg(long, default_value_t = barrage_plot::DEFAULT_THRESHOLD)]
@@ -607,6 +361,7 @@ pub struct PlotArgs {
     pub files: Vec<String>,
 }
 
+/// `barrage encode`.
 #[derive(Args, Debug)]
 pub struct EncodeArgs {
     /// Output encoding: json, csv or bin (barrage's binary stream)
@@ -619,6 +374,7 @@ pub struct EncodeArgs {
     pub files: Vec<String>,
 }
 
+/// `barrage serve`.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Address to listen on (loopback)
@@ -635,58 +391,13 @@ pub struct ServeArgs {
     pub capacity: Option<f64>,
 }
 
-/// `serve -capacity`: answers a second, above 0.
-pub fn parse_capacity(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches("/s").parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("{s:?} is not a rate above 0")),
-    }
-}
 
 #[cfg(test)]
 mod tests {
+    use std::{ffi::OsString, time::Duration};
+
     use super::*;
-
-    fn norm(args: &[&str]) -> Vec<String> {
-        normalize(args.iter().map(OsString::from))
-            .into_iter()
-            .map(|s| s.into_string().unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn single_dash_long_flags_become_double() {
-        assert_eq!(
-            norm(&[
-                "barrage",
-                "attack",
-                "-rate",
-                "5",
-                "-duration=1s",
-                "--name",
-                "x",
-                "-h",
-                "-redirects",
-                "-1",
-                "--",
-                "-keep"
-            ]),
-            [
-                "barrage",
-                "attack",
-                "--rate",
-                "5",
-                "--duration=1s",
-                "--name",
-                "x",
-                "-h",
-                "--redirects",
-                "-1",
-                "--",
-                "-keep"
-            ]
-        );
-    }
+    use crate::normalize;
 
     #[test]
     fn every_spelling_parses() {
@@ -779,13 +490,5 @@ mod tests {
                 "{args:?}"
             );
         }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(size::parse("10KB"), Ok(10_000));
-        assert_eq!(size::parse("2MiB"), Ok(2 << 20));
-        assert_eq!(size::parse("-1"), Ok(-1));
-        assert!(size::parse("-2").is_err());
     }
 }

@@ -1,0 +1,186 @@
+//! Flag values clap cannot parse from the types alone: counts, sizes
+//! and Go durations with their bounds, and the newtypes clap needs for
+//! values given once that hold a list.
+
+use std::time::Duration;
+
+use barrage_model::{duration, size, Stages};
+use barrage_stream::Encoding;
+
+use crate::BadFlag;
+
+/// A duration shown in Go's notation (`30s`), for defaults given as a
+/// `Duration` where they are defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoDuration(pub Duration);
+
+impl std::fmt::Display for GoDuration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&duration::format(self.0.as_nanos() as i64))
+    }
+}
+
+/// A Go duration flag value as a [`GoDuration`].
+pub fn parse_go_duration(s: &str) -> Result<GoDuration, BadFlag> {
+    parse_duration(s).map(GoDuration)
+}
+
+
+/// `-requests` and `-workers`: a whole number of at least 1.
+pub fn parse_count(s: &str) -> Result<u64, BadFlag> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number of at least 1").into()),
+    }
+}
+
+/// `-max-header-bytes`: a size from 1 KB to 64 MiB.
+pub fn parse_header_bytes(s: &str) -> Result<usize, BadFlag> {
+    match size::parse(s).map_err(|e| e.to_string())? {
+        n if n < 1024 => Err(format!("{s:?} is under 1KB").into()),
+        n if n as usize > barrage_attack::MAX_HEAD_BYTES => Err(format!("{s:?} is over 64MiB").into()),
+        n => Ok(n as usize),
+    }
+}
+
+/// `-pipeline`: 1 to 1024 requests per connection.
+pub fn parse_pipeline(s: &str) -> Result<usize, BadFlag> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?} is not a number from 1 to 1024").into()),
+    }
+}
+
+/// A Go duration flag value (`30s`, `1m30s`, `0`); negatives refused.
+pub fn parse_duration(s: &str) -> Result<Duration, BadFlag> {
+    let ns = duration::parse(s).map_err(|e| e.to_string())?;
+    if ns < 0 {
+        return Err(format!("negative duration {s:?}").into());
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+/// `-dns-ttl`: how long looked-up addresses are kept; `None`: not at all.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DnsTtl(pub Option<Duration>);
+
+/// `-dns-ttl`: a duration (0 = for ever), or any negative value (no cache).
+pub fn parse_dns_ttl(s: &str) -> Result<DnsTtl, BadFlag> {
+    if s.trim() == "-1" {
+        return Ok(DnsTtl(None));
+    }
+    let ns = duration::parse(s).map_err(|e| e.to_string())?;
+    Ok(DnsTtl((ns >= 0).then(|| Duration::from_nanos(ns as u64))))
+}
+
+/// One `-resolvers` server: `ip:port`, `[ipv6]:port`, or an IP (port 53).
+pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, BadFlag> {
+    let s = s.trim();
+    s.parse()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(|ip| (ip, 53).into()))
+        .map_err(|_| BadFlag(format!("bad resolver {s:?} (use ip:port)")))
+}
+
+/// `-stages`.
+pub fn parse_stages(s: &str) -> Result<Stages, BadFlag> {
+    s.parse()
+        .map_err(|e: barrage_model::StagesError| BadFlag(e.why))
+}
+
+/// `-header "Name: value"`: split at the first colon, neither part empty.
+pub fn parse_header(s: &str) -> Result<(String, String), BadFlag> {
+    match s.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("bad header {s:?} (use \"Name: value\")").into()),
+    }
+}
+
+/// `-find-max` and `-stop-on`: conditions in `-fail-on`'s grammar, and
+/// their text as typed.
+#[derive(Clone, Debug)]
+pub struct Conditions(pub Vec<barrage_metrics::Threshold>, pub String);
+
+/// Parses `-find-max` and `-stop-on`.
+pub fn parse_conditions(s: &str) -> Result<Conditions, barrage_metrics::ParseError> {
+    let list = barrage_metrics::Threshold::parse_list(s)?;
+    if list.is_empty() {
+        return Err(barrage_metrics::ParseError::from(
+            "no condition".to_string(),
+        ));
+    }
+    Ok(Conditions(list, s.trim().to_string()))
+}
+
+/// A sweep's steps (a newtype: clap reads `Option<Vec<_>>` as a flag
+/// given several times).
+#[derive(Clone, Debug)]
+pub struct Steps(pub Vec<barrage_sweep::Load>);
+
+/// `-rates`: open-model steps.
+pub fn parse_rates(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
+    barrage_sweep::steps::parse(s, false).map(Steps)
+}
+
+/// `-concurrency`: closed-model steps.
+pub fn parse_concurrency(s: &str) -> Result<Steps, barrage_sweep::StepsError> {
+    barrage_sweep::steps::parse(s, true).map(Steps)
+}
+
+/// `-precision`: a share, as `5%` or `0.05`, above 0 and below 1.
+pub fn parse_precision(s: &str) -> Result<f64, BadFlag> {
+    let v = match s.trim().strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => s.trim().parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a share between 0 and 100% (such as 5%)"
+        ).into()),
+    }
+}
+
+/// `-buckets`.
+pub fn parse_buckets(s: &str) -> Result<barrage_metrics::Buckets, barrage_metrics::ParseError> {
+    barrage_metrics::Buckets::parse(s)
+}
+
+/// `-fail-on`'s conditions.
+#[derive(Clone, Debug, Default)]
+pub struct FailOn(pub Vec<barrage_metrics::Threshold>);
+
+/// `-fail-on`: the conditions, all at once.
+pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
+    barrage_metrics::Threshold::parse_list(s).map(FailOn)
+}
+
+/// `-dumper`: csv or json (`bin` is `encode -to`'s alone).
+pub fn parse_dumper(s: &str) -> Result<Encoding, BadFlag> {
+    match s.parse() {
+        Ok(Encoding::Bin) | Err(_) => Err(format!("unknown encoding {s:?} (use csv or json)").into()),
+        Ok(e) => Ok(e),
+    }
+}
+
+
+/// `serve -capacity`: answers a second, above 0.
+pub fn parse_capacity(s: &str) -> Result<f64, BadFlag> {
+    match s.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{s:?} is not a rate above 0").into()),
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size::parse("10KB"), Ok(10_000));
+        assert_eq!(size::parse("2MiB"), Ok(2 << 20));
+        assert_eq!(size::parse("-1"), Ok(-1));
+        assert!(size::parse("-2").is_err());
+    }
+}
