@@ -18,7 +18,9 @@ use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
-use barrage_targets::{Defaults, Feed, Renderer, Sendable, TargetReader};
+use barrage_targets::{
+    BadValue, Defaults, Feed, LazyTargets, Loaded, Prepare, Renderer, TargetReader,
+};
 
 use crate::{
     failed::{Failed, Kind as FailKind, Outcome},
@@ -52,41 +54,12 @@ impl HitSink for StreamSink {
     }
 }
 
-/// `-lazy`: targets read as requests go out, templated ones rendered for
-/// their request.
-struct Lazy {
-    reader: TargetReader<Box<dyn BufRead + Send>>,
-    name: String,
-    columns: Vec<String>,
-    renderer: Renderer,
-    protos: Option<ProtoSet>,
-}
+/// `-lazy`'s targets as the attack's source.
+struct Lazy(Box<LazyTargets<Box<dyn BufRead + Send>>>);
 
 impl TargetSource for Lazy {
     fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
-        let bad = |e: String| barrage_attack::SourceError(e);
-        let Some(t) = self
-            .reader
-            .next_sendable(&self.columns)
-            .map_err(|e| bad(e.to_string()))?
-        else {
-            return Ok(None);
-        };
-        let t = grpc_body(t, self.protos.as_ref())
-            .map_err(|e| bad(format!("{}:{}: {e}", self.name, self.reader.line())))?;
-        Ok(Some(self.renderer.render_one(&t, seq)))
-    }
-}
-
-/// A `GRPC` target's body as its message's bytes (JSON converted with
-/// `-proto-set`); other targets as they are.
-fn grpc_body(t: Sendable, protos: Option<&ProtoSet>) -> Result<Sendable, barrage_attack::Failure> {
-    match t {
-        Sendable::Plain(mut t) if t.method == GRPC_METHOD => {
-            t.body = grpc_prepare_body(&t.url, &t.body, protos)?.into();
-            Ok(Sendable::Plain(t))
-        }
-        other => Ok(other),
+        (self.0.next(seq)).map_err(|e| barrage_attack::SourceError(e.to_string()))
     }
 }
 
@@ -101,58 +74,52 @@ impl TargetSource for Rendered {
 }
 
 /// The attack's targets: fixed (prepared once) unless some target has
-/// placeholders; `-lazy` reads them as requests go.
+/// placeholders; `-lazy` reads them as requests go. A `GRPC` target's
+/// JSON body becomes its message through `-proto-set`.
 fn targets(
     a: &AttackArgs,
-    mut reader: TargetReader<Box<dyn BufRead + Send>>,
+    reader: TargetReader<Box<dyn BufRead + Send>>,
     shard: u64,
 ) -> Result<Targets, Failed> {
+    let read = |flag: &str, path: &str| {
+        std::fs::read(path).map_err(|e| Failed::io(format!("{flag} {path}: {e}")))
+    };
     let feed = match &a.feed {
         None => None,
-        Some(path) => {
-            let text = std::fs::read(path).map_err(|e| Failed::io(format!("-feed {path}: {e}")))?;
-            Some(Feed::parse(&text, path).map_err(Failed::usage)?)
-        }
+        Some(path) => Some(Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?),
     };
-    let columns = feed.as_ref().map(|f| f.columns.clone()).unwrap_or_default();
     let protos = match &a.proto_set {
         None => None,
-        Some(path) => {
-            let bytes =
-                std::fs::read(path).map_err(|e| Failed::io(format!("-proto-set {path}: {e}")))?;
-            Some(
-                ProtoSet::decode(&bytes)
-                    .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
-            )
-        }
+        Some(path) => Some(
+            ProtoSet::decode(&read("-proto-set", path)?)
+                .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
+        ),
     };
-    if a.lazy {
-        return Ok(Targets::Lazy(Box::new(Lazy {
-            reader,
-            name: a.targets.clone(),
-            columns,
-            renderer: Renderer::new(Vec::new(), feed, a.feed_random, shard),
-            protos,
-        })));
+    let prepare: Prepare = Box::new(move |mut t: Target| {
+        if t.method == GRPC_METHOD {
+            t.body = grpc_prepare_body(&t.url, &t.body, protos.as_ref())
+                .map_err(|e| BadValue(e.0))?
+                .into();
+        }
+        Ok(t)
+    });
+    let loaded = Loaded::load(
+        reader,
+        &a.targets,
+        feed,
+        a.feed_random,
+        shard,
+        a.lazy,
+        prepare,
+    )
+    .map_err(Failed::usage)?;
+    match loaded {
+        Loaded::Lazy(l) => Ok(Targets::Lazy(Box::new(Lazy(l)))),
+        Loaded::Rendered(r) => Ok(Targets::Lazy(Box::new(Rendered(r)))),
+        Loaded::Plain(all) => {
+            Targets::fixed(all).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
+        }
     }
-    let mut all = Vec::new();
-    while let Some(t) = reader.next_sendable(&columns).map_err(Failed::usage)? {
-        let t = grpc_body(t, protos.as_ref())
-            .map_err(|e| Failed::usage(format!("{}:{}: {e}", a.targets, reader.line())))?;
-        all.push(t);
-    }
-    if all.iter().any(|t| matches!(t, Sendable::Templated(_))) {
-        let renderer = Renderer::new(all, feed, a.feed_random, shard);
-        return Ok(Targets::Lazy(Box::new(Rendered(renderer))));
-    }
-    let plain = all
-        .into_iter()
-        .filter_map(|t| match t {
-            Sendable::Plain(t) => Some(t),
-            Sendable::Templated(_) => None,
-        })
-        .collect();
-    Targets::fixed(plain).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
 }
 
 /// Bad usage, in one line.

@@ -45,10 +45,10 @@ fn sample(view: LatencyView) -> Sample {
 /// Folds every record into `plot`, writes the page to `out_path`, then
 /// says what broke in the inputs, if anything.
 fn draw(mut records: inputs::Records, mut plot: Plot, title: &str, out_path: &str) -> Outcome {
-    while let Some((hit, _)) = records.next() {
+    while let Some((hit, _)) = records.next_record() {
         plot.add(hit);
     }
-    records.finish(None, "plot")?;
+    inputs::finish_records(&records, None, "plot")?;
     let written = (|| -> io::Result<()> {
         let mut out = BufWriter::new(output::open(out_path)?);
         plot.write_html(title, &mut out)?;

@@ -4,7 +4,7 @@
 //! then says where it broke and exits 2; `-fail-on` conditions that hold
 //! exit 3 after the report.
 
-use barrage_metrics::{Groups, Metrics, Options};
+use barrage_metrics::Options;
 use barrage_report::Kind;
 
 use crate::{
@@ -63,23 +63,16 @@ pub fn run(args: ReportArgs) -> Outcome {
                             end.late
                         );
                 }
-                end.source.finish(Some(&end.total), "report")?;
+                inputs::finish_records(&end.source, Some(&end.total), "report")?;
                 (end.source, end.total, end.written)
             }
             Err(e) => return Err(Failed::io(e)),
         },
         None => {
             let mut records = records;
-            let mut total = Metrics::with_options(options);
-            let mut groups = args.by.map(|by| Groups::new(by, &total));
-            while let Some((hit, lacks)) = records.next() {
-                total.add_lacking(hit, lacks);
-                if let Some(g) = &mut groups {
-                    g.add_lacking(hit, lacks);
-                }
-            }
+            let (total, groups) = barrage_report::whole(&mut records, options, args.by);
             // Before anything is written: a view the inputs do not have.
-            records.finish(Some(&total), "report")?;
+            inputs::finish_records(&records, Some(&total), "report")?;
             let written = match &groups {
                 Some(g) => barrage_report::write_groups(kind, g, &total, p, &mut out),
                 None => barrage_report::write(kind, &total, p, &mut out),
@@ -87,7 +80,7 @@ pub fn run(args: ReportArgs) -> Outcome {
             (records, total, written)
         }
     };
-    records.warn_of_shards(args.max_skew, "report");
+    inputs::warn_of_shards(&records, args.max_skew, "report");
     if let Err(e) = written {
         if !output::is_closed_pipe(&e) {
             return Err(Failed::io(format!("writing {}: {e}", args.output)));

@@ -183,19 +183,7 @@ pub fn run(s: SweepArgs) -> Outcome {
 
 /// One line on stderr per finished step.
 fn progress(r: &Row) {
-    eprintln!(
-        "barrage sweep: {}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}",
-        r.load.name(),
-        r.rate,
-        r.throughput,
-        r.success * 100.0,
-        barrage_model::duration::format(r.p99 as i64),
-        if r.generator_bound {
-            " (generator-bound)"
-        } else {
-            ""
-        }
-    );
+    eprintln!("barrage sweep: {}", r.progress_line());
 }
 
 /// Where the table goes.

@@ -6,7 +6,7 @@ use std::{
     io::{self, BufRead, BufReader, Write},
 };
 
-use barrage_targets::{write_http, write_json, Defaults, Format, TargetReader};
+use barrage_targets::{convert, ConvertError, Defaults, Format, TargetReader};
 
 use crate::{
     failed::{Failed, Outcome},
@@ -40,47 +40,21 @@ pub fn run(a: TargetsArgs) -> Outcome {
     let out =
         output::open(&a.output).map_err(|e| Failed::io(format!("-output {}: {e}", a.output)))?;
     let mut out = io::BufWriter::new(out);
-    let mut n = 0u64;
-    let written = loop {
-        let target = match reader.next() {
-            Ok(Some(t)) => t,
-            Ok(None) => break out.flush(),
-            Err(e) => {
-                let _ = out.flush();
-                return Err(Failed::usage(e));
-            }
-        };
-        n += 1;
-        let r = if a.to == Format::Json {
-            write_json(&target, &mut out)
-        } else {
-            let body = match (&a.bodies, target.body.is_empty()) {
-                (_, true) => None,
-                (None, false) => {
-                    let _ = out.flush();
-                    return Err(Failed::usage(format!(
-                        "target {n} ({} {}) has a body: give -bodies DIR for its file",
-                        target.method, target.url
-                    )));
-                }
-                (Some(dir), false) => {
-                    let path = dir.join(format!("body-{n}.bin"));
-                    std::fs::create_dir_all(dir)
-                        .and_then(|()| std::fs::write(&path, &target.body))
-                        .map_err(|e| Failed::io(format!("{}: {e}", path.display())))?;
-                    Some(path.display().to_string())
-                }
-            };
-            write_http(&target, body.as_deref(), &mut out)
-        };
-        if let Err(e) = r {
-            break Err(e);
+    let r = convert(
+        &mut reader,
+        a.to == Format::Http,
+        a.bodies.as_deref(),
+        &mut out,
+    );
+    let r = r.and_then(|_| out.flush().map_err(ConvertError::Output));
+    match r {
+        Ok(_) => Ok(()),
+        Err(ConvertError::Output(e)) if output::is_closed_pipe(&e) => Ok(()),
+        Err(ConvertError::Output(e)) => Err(Failed::io(format!("writing {}: {e}", a.output))),
+        Err(e @ ConvertError::BodyFile { .. }) => Err(Failed::io(e)),
+        Err(e) => {
+            let _ = out.flush();
+            Err(Failed::usage(e))
         }
-    };
-    match written {
-        Err(e) if !output::is_closed_pipe(&e) => {
-            Err(Failed::io(format!("writing {}: {e}", a.output)))
-        }
-        _ => Ok(()),
     }
 }

@@ -303,7 +303,6 @@ pub struct ReportArgs {
     pub files: Vec<String>,
 }
 
-
 /// `barrage targets`.
 #[derive(Args, Debug)]
 pub struct TargetsArgs {
@@ -390,7 +389,6 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_capacity)]
     pub capacity: Option<f64>,
 }
-
 
 #[cfg(test)]
 mod tests {

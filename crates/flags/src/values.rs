@@ -25,7 +25,6 @@ pub fn parse_go_duration(s: &str) -> Result<GoDuration, BadFlag> {
     parse_duration(s).map(GoDuration)
 }
 
-
 /// `-requests` and `-workers`: a whole number of at least 1.
 pub fn parse_count(s: &str) -> Result<u64, BadFlag> {
     match s.trim().parse::<u64>() {
@@ -38,7 +37,9 @@ pub fn parse_count(s: &str) -> Result<u64, BadFlag> {
 pub fn parse_header_bytes(s: &str) -> Result<usize, BadFlag> {
     match size::parse(s).map_err(|e| e.to_string())? {
         n if n < 1024 => Err(format!("{s:?} is under 1KB").into()),
-        n if n as usize > barrage_attack::MAX_HEAD_BYTES => Err(format!("{s:?} is over 64MiB").into()),
+        n if n as usize > barrage_attack::MAX_HEAD_BYTES => {
+            Err(format!("{s:?} is over 64MiB").into())
+        }
         n => Ok(n as usize),
     }
 }
@@ -134,9 +135,7 @@ pub fn parse_precision(s: &str) -> Result<f64, BadFlag> {
     };
     match v {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a share between 0 and 100% (such as 5%)"
-        ).into()),
+        _ => Err(format!("{s:?} is not a share between 0 and 100% (such as 5%)").into()),
     }
 }
 
@@ -157,11 +156,12 @@ pub fn parse_fail_on(s: &str) -> Result<FailOn, barrage_metrics::ParseError> {
 /// `-dumper`: csv or json (`bin` is `encode -to`'s alone).
 pub fn parse_dumper(s: &str) -> Result<Encoding, BadFlag> {
     match s.parse() {
-        Ok(Encoding::Bin) | Err(_) => Err(format!("unknown encoding {s:?} (use csv or json)").into()),
+        Ok(Encoding::Bin) | Err(_) => {
+            Err(format!("unknown encoding {s:?} (use csv or json)").into())
+        }
         Ok(e) => Ok(e),
     }
 }
-
 
 /// `serve -capacity`: answers a second, above 0.
 pub fn parse_capacity(s: &str) -> Result<f64, BadFlag> {
@@ -170,7 +170,6 @@ pub fn parse_capacity(s: &str) -> Result<f64, BadFlag> {
         _ => Err(format!("{s:?} is not a rate above 0").into()),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

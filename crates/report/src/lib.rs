@@ -13,6 +13,8 @@
 //!   [`live`] reads records and prints them as the intervals complete.
 //! - [`ReportType`] (`-type`), [`write`] and [`write_groups`] (`-by`).
 //! - [`progress`]: `attack`'s live progress line.
+//! - [`Records`]: merged inputs read for a latency view, with the shards
+//!   check.
 //!
 //! Every writer takes the [`Percentiles`] to show (vegeta's 50, 90, 95, 99
 //! by default).
@@ -37,6 +39,7 @@ mod layout;
 mod live;
 mod percentiles;
 pub mod progress;
+mod records;
 mod seconds;
 mod tabwriter;
 mod text;
@@ -48,8 +51,9 @@ pub use hdrplot::hdrplot;
 pub use hist::hist;
 pub use json::{json, json_group_object, json_object};
 pub use layout::{write, write_groups, Kind, ReportType};
-pub use live::{live, LiveEnd, Source};
+pub use live::{live, whole, LiveEnd, Source};
 pub use percentiles::Percentiles;
+pub use records::{MissingView, Records};
 pub use seconds::seconds;
 pub use tabwriter::TabWriter;
 pub use text::text;

@@ -66,6 +66,24 @@ pub struct LiveEnd<S> {
     pub late: u64,
 }
 
+/// The whole report's reading: every record of `source` into the total
+/// and, with `by` (`-by`), into its groups.
+pub fn whole<S: Source>(
+    source: &mut S,
+    options: Options,
+    by: Option<barrage_metrics::GroupBy>,
+) -> (Metrics, Option<barrage_metrics::Groups>) {
+    let mut total = Metrics::with_options(options);
+    let mut groups = by.map(|by| barrage_metrics::Groups::new(by, &total));
+    while let Some((hit, lacks)) = source.next_hit() {
+        total.add_lacking(hit, lacks);
+        if let Some(g) = &mut groups {
+            g.add_lacking(hit, lacks);
+        }
+    }
+    (total, groups)
+}
+
 /// Reads `source` to its end, printing a row per `every` of send time as
 /// `kind` (text rows or JSON lines), then the whole report.
 pub fn live<S: Source>(

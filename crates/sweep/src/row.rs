@@ -58,6 +58,24 @@ impl Default for Bounds {
 }
 
 impl Row {
+    /// The step in one line, as `sweep` prints it when the step ends:
+    /// `rate=5000: 4999.8/s sent, 4999.8/s ok, 100.00% success, p99 1.2ms`.
+    pub fn progress_line(&self) -> String {
+        format!(
+            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}",
+            self.load.name(),
+            self.rate,
+            self.throughput,
+            self.success * 100.0,
+            barrage_model::duration::format(self.p99 as i64),
+            if self.generator_bound {
+                " (generator-bound)"
+            } else {
+                ""
+            }
+        )
+    }
+
     /// The row of a step at `load` whose counted records are in `m`.
     pub fn new(load: Load, m: &Metrics, bounds: Bounds) -> Row {
         let lag_p99 = m.lag().quantile(0.99);

@@ -29,6 +29,7 @@ mod error;
 mod har;
 mod http;
 mod json;
+mod load;
 mod reader;
 mod template;
 mod write;
@@ -38,11 +39,12 @@ pub use error::{BadValue, TargetError};
 pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
+pub use load::{LazyTargets, Loaded, Prepare};
 pub use reader::{Defaults, Format, TargetReader, Whole};
 pub use template::{
     has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,
 };
-pub use write::{write_http, write_json};
+pub use write::{convert, write_http, write_json, ConvertError};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
 pub fn check_url(url: &str) -> Result<(), BadValue> {

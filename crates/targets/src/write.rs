@@ -77,3 +77,74 @@ mod tests {
         );
     }
 }
+
+/// Why [`convert`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// A target could not be read (bad input).
+    #[error(transparent)]
+    Target(#[from] crate::TargetError),
+    /// A target has a body and no `-bodies` directory was given (bad
+    /// input).
+    #[error("target {n} ({method} {url}) has a body: give -bodies DIR for its file")]
+    BodyWithoutDir {
+        /// 1-based number of the target.
+        n: u64,
+        /// Its method.
+        method: String,
+        /// Its URL.
+        url: String,
+    },
+    /// A body file could not be written.
+    #[error("{path}: {error}")]
+    BodyFile {
+        /// The file.
+        path: String,
+        /// Why.
+        error: io::Error,
+    },
+    /// The output could not be written.
+    #[error(transparent)]
+    Output(io::Error),
+}
+
+/// `barrage targets`: every target of `reader` written to `out`, as
+/// vegeta's JSON lines (`http` false) or its http format with each body
+/// in `bodies/body-N.bin`. Returns how many were written.
+pub fn convert<R: io::BufRead>(
+    reader: &mut crate::TargetReader<R>,
+    http: bool,
+    bodies: Option<&std::path::Path>,
+    out: &mut impl Write,
+) -> Result<u64, ConvertError> {
+    let mut n = 0u64;
+    while let Some(target) = reader.next()? {
+        n += 1;
+        if !http {
+            write_json(&target, out).map_err(ConvertError::Output)?;
+            continue;
+        }
+        let body = match (bodies, target.body.is_empty()) {
+            (_, true) => None,
+            (None, false) => {
+                return Err(ConvertError::BodyWithoutDir {
+                    n,
+                    method: target.method,
+                    url: target.url,
+                })
+            }
+            (Some(dir), false) => {
+                let path = dir.join(format!("body-{n}.bin"));
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| std::fs::write(&path, &target.body))
+                    .map_err(|error| ConvertError::BodyFile {
+                        path: path.display().to_string(),
+                        error,
+                    })?;
+                Some(path.display().to_string())
+            }
+        };
+        write_http(&target, body.as_deref(), out).map_err(ConvertError::Output)?;
+    }
+    Ok(n)
+}

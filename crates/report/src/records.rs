@@ -1,0 +1,133 @@
+//! [`Records`]: the records of merged inputs as a report reads them,
+//! checking that each record's input has what the latency view needs
+//! (vegeta's CSV has no scheduled time and no first byte), noting inputs
+//! without scheduled times, and comparing inputs that are shards of one
+//! schedule.
+
+use std::time::Duration;
+
+use barrage_metrics::{LatencyView, Metrics, Shards};
+use barrage_model::{duration, Hit, Lacks};
+use barrage_stream::Merge;
+
+/// Reads every record of a [`Merge`], ending at the first whose input
+/// lacks what `view` needs (see [`Records::finish`]).
+pub struct Records {
+    /// The inputs (their read errors: [`Merge::errors`]).
+    pub merge: Merge,
+    view: LatencyView,
+    missing: Option<String>,
+    unscheduled_from: Vec<String>,
+    /// Whether the inputs are shards of one schedule that disagree
+    /// (`None` with one input: nothing to compare).
+    pub shards: Option<Shards>,
+}
+
+/// A latency view the inputs cannot give: bad input, in one line
+/// (`-latency intended: r.csv has no scheduled send times …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MissingView(pub String);
+
+impl Records {
+    /// Reads `merge` for `view`.
+    pub fn new(merge: Merge, view: LatencyView) -> Self {
+        Records {
+            view,
+            missing: None,
+            unscheduled_from: Vec::new(),
+            shards: (merge.inputs() > 1).then(Shards::new),
+            merge,
+        }
+    }
+
+    /// The next record and what its input lacks, `None` at the end or
+    /// at the first record the view cannot be read from.
+    pub fn next_record(&mut self) -> Option<(&Hit, Lacks)> {
+        if self.missing.is_some() {
+            return None;
+        }
+        let (hit, from) = self.merge.next_with_source()?;
+        let (lacks, name) = (from.lacks, from.name);
+        if let Some(s) = &mut self.shards {
+            s.add(from.index, name, hit, lacks);
+        }
+        let absent = match self.view {
+            LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
+            LatencyView::FirstByte if lacks.first_byte => {
+                Some(("first-byte", "times to first byte"))
+            }
+            _ => None,
+        };
+        if let Some((view, what)) = absent {
+            self.missing = Some(format!(
+                "-latency {view}: {name} has no {what} (vegeta's CSV and JSON results have none); use -latency actual"
+            ));
+            return None;
+        }
+        if lacks.scheduled && !self.unscheduled_from.iter().any(|n| n == name) {
+            self.unscheduled_from.push(name.to_string());
+        }
+        Some((hit, lacks))
+    }
+
+    /// Where the inputs are shards of one schedule that disagree by more
+    /// than `tolerance` (or lack some shards): lines for stderr, each
+    /// shard's lag p50 and schedule offset, then the warnings (each
+    /// starting `warning: `). Empty when they agree.
+    pub fn shard_lines(&self, tolerance: Duration) -> Vec<String> {
+        let Some(v) = self
+            .shards
+            .as_ref()
+            .and_then(|s| s.verdict(tolerance.as_nanos() as u64))
+            .filter(|v| !v.warnings.is_empty())
+        else {
+            return Vec::new();
+        };
+        let show = |ns: i64| duration::format(duration::round_for_report(ns));
+        let mut lines = vec![format!(
+            "the inputs are shards of one schedule of {}, and they disagree (-max-skew {}):",
+            v.count,
+            show(tolerance.as_nanos() as i64)
+        )];
+        for s in &v.shards {
+            lines.push(format!(
+                "  shard {}/{}  {}  {} records  lag p50 {}  schedule offset {}{}",
+                s.index,
+                v.count,
+                s.name,
+                s.records,
+                show(s.lag_p50 as i64),
+                if s.offset < 0 { "-" } else { "+" },
+                show(s.offset.abs())
+            ));
+        }
+        lines.extend(v.warnings.iter().map(|w| format!("warning: {w}")));
+        lines
+    }
+
+    /// After the reading: the view's error, if a record lacked what it
+    /// needs; else a note when the lag of `total` covers only some
+    /// records.
+    pub fn finish(&self, total: Option<&Metrics>) -> Result<Option<String>, MissingView> {
+        if let Some(e) = &self.missing {
+            return Err(MissingView(e.clone()));
+        }
+        Ok(total
+            .filter(|t| t.unscheduled() > 0 && t.lag().count() > 0)
+            .map(|t| {
+                format!(
+                    "the lag covers the {} records with scheduled send times; the {} from {} have none",
+                    t.lag().count(),
+                    t.unscheduled(),
+                    self.unscheduled_from.join(", ")
+                )
+            }))
+    }
+}
+
+impl crate::Source for Records {
+    fn next_hit(&mut self) -> Option<(&Hit, Lacks)> {
+        self.next_record()
+    }
+}
