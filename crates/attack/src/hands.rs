@@ -14,7 +14,7 @@ use crate::{
     attack::{Scheduled, MAX_BATCH, TICK},
     scheduler::{Hand, Waits},
     workers::Workers,
-    writer::{deliver, record, request, request_serial, RequestContext},
+    writer::{deliver, record, request, RequestContext},
     Stopper,
 };
 
@@ -177,26 +177,35 @@ impl Inline {
 }
 
 impl Hand for Inline {
-    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, _: Option<u64>) -> bool {
-        if self.client.pipeline() > 1 {
-            self.batch.push((target, seq));
-            if self.batch.len() >= self.client.pipeline() {
-                self.flush().await;
+    // An async fn would keep its arguments twice in its future.
+    #[allow(clippy::manual_async_fn)]
+    fn send(
+        &mut self,
+        seq: u64,
+        target: Arc<PreparedTarget>,
+        _: Option<u64>,
+    ) -> impl std::future::Future<Output = bool> + Send {
+        // An async block rather than an async fn (which keeps its
+        // arguments twice), and the client's path under it trimmed the
+        // same way: a closed-model loop's future is held for the whole
+        // attack by each loop (18,000 in the held-connections cell); it
+        // was 768 bytes, is 456.
+        async move {
+            if self.client.pipeline() > 1 {
+                self.batch.push((target, seq));
+                if self.batch.len() >= self.client.pipeline() {
+                    self.flush().await;
+                }
+                return true;
             }
-            return true;
+            let sent = Instant::now();
+            let result = self.client.send_serial(&target, seq, &mut self.state).await;
+            let latency = sent.elapsed().as_nanos() as u64;
+            let at = self.ctx.clock.unix(sent);
+            let done = record(target, seq, at, at, sent, latency, result);
+            deliver(&self.ctx.tx, done);
+            true
         }
-        let scheduled = self.ctx.clock.unix(Instant::now());
-        let done = request_serial(
-            &self.client,
-            target,
-            seq,
-            scheduled,
-            self.ctx.clock,
-            &mut self.state,
-        )
-        .await;
-        deliver(&self.ctx.tx, done);
-        true
     }
 
     async fn flush(&mut self) {

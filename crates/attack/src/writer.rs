@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_client::{Client, LoopState, PreparedTarget};
+use barrage_client::{Client, PreparedTarget};
 use barrage_model::Hit;
 
 use crate::{attack::Clock, HitSink, Stopper};
@@ -78,23 +78,6 @@ pub(crate) async fn request(
 ) -> Finished {
     let sent = Instant::now();
     let result = client.send(&target, seq).await;
-    answered(target, seq, scheduled, clock, sent, result)
-}
-
-/// [`request`] on a loop that sends one request after another, keeping
-/// its connection and timer in `serial` (see [`LoopState`]). Apart from
-/// [`request`] so that the loop's future (held for the whole attack, by
-/// each of the closed model's loops) holds only this path's state.
-pub(crate) async fn request_serial(
-    client: &Client,
-    target: Arc<PreparedTarget>,
-    seq: u64,
-    scheduled: i64,
-    clock: Clock,
-    serial: &mut LoopState,
-) -> Finished {
-    let sent = Instant::now();
-    let result = client.send_serial(&target, seq, serial).await;
     answered(target, seq, scheduled, clock, sent, result)
 }
 

@@ -51,6 +51,29 @@ pub struct Response {
     pub status: Option<String>,
 }
 
+/// A boxed exchange under a loop's kept `-timeout` timer: its answer, or
+/// `None` when the timer fires first. (Hand-written rather than
+/// `tokio::select!`, whose output slot a closed-model loop would hold
+/// for the whole attack.)
+struct Timed<'a, F> {
+    exchange: Pin<Box<F>>,
+    timer: Pin<&'a mut Sleep>,
+}
+
+impl<F: std::future::Future> std::future::Future for Timed<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        if let std::task::Poll::Ready(r) = self.exchange.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(r));
+        }
+        self.timer.as_mut().poll(cx).map(|()| None)
+    }
+}
+
 /// The HTTP client of one worker thread: barrage's HTTP/1.1 engine (or
 /// hyper's) and hyper's HTTP/2 over its own connection pool
 /// (`pool::Pool`), rustls for TLS.
@@ -312,35 +335,40 @@ impl Client {
 
     /// [`Client::send`] for a loop that sends one request after another
     /// (the closed model), with what it keeps between them: see [`LoopState`].
-    pub async fn send_serial(
-        &self,
-        target: &PreparedTarget,
+    // An async fn would keep its arguments twice in its future.
+    #[allow(clippy::manual_async_fn)]
+    pub fn send_serial<'a>(
+        &'a self,
+        target: &'a PreparedTarget,
         seq: u64,
-        serial: &mut LoopState,
-    ) -> Result<Response, crate::Failure> {
-        if target.ws {
-            let r = self
-                .limited(target, Box::pin(self.ws.send(target, self.max_body)))
-                .await;
-            return self.judged(r);
+        serial: &'a mut LoopState,
+    ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
+        // An async block rather than an async fn, and the WebSocket path
+        // boxed: a closed-model loop holds this future for the whole
+        // attack (18,000 loops in the held-connections cell), and an
+        // async fn keeps its arguments twice.
+        async move {
+            if target.ws {
+                let ws = Box::pin(self.ws.send(target, self.max_body));
+                let r = Box::pin(self.limited(target, ws)).await;
+                return self.judged(r);
+            }
+            let kept = if self.hold {
+                Some(&mut serial.kept)
+            } else {
+                None
+            };
+            let exchange = Box::pin(self.exchange(target, seq, kept));
+            let Some(t) = self.timeout else {
+                return self.judged(exchange.await);
+            };
+            serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
+            let timer = serial.timer.as_mut();
+            match (Timed { exchange, timer }).await {
+                Some(r) => self.judged(r),
+                None => Err(timed_out(target, t)),
+            }
         }
-        let kept = if self.hold {
-            Some(&mut serial.kept)
-        } else {
-            None
-        };
-        let exchange = Box::pin(self.exchange(target, seq, kept));
-        let Some(t) = self.timeout else {
-            let r = exchange.await;
-            return self.judged(r);
-        };
-        serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
-        let r = tokio::select! {
-            biased;
-            r = exchange => r,
-            () = serial.timer.as_mut() => Err(timed_out(target, t)),
-        };
-        self.judged(r)
     }
 
     /// `kept`'s connection if it goes to `key` and can take a request; one
@@ -357,152 +385,158 @@ impl Client {
         }
     }
 
-    async fn exchange(
-        &self,
-        target: &PreparedTarget,
+    // An async fn would keep its arguments twice in its future.
+    #[allow(clippy::manual_async_fn)]
+    fn exchange<'a>(
+        &'a self,
+        target: &'a PreparedTarget,
         seq: u64,
-        mut kept: Option<&mut HeldConn>,
-    ) -> Result<Response, crate::Failure> {
-        // A redirect's request, boxed: a request's future is held as long
-        // as it waits for its answer, so what only redirects need stays
-        // out of it (18,000 held connections: see the engine's notes).
-        let mut hop: Option<Box<Hop>> = None;
-        let mut followed = 0i64;
-        let mut stale = 0u32;
-        loop {
-            let (method, uri, body) = match &hop {
-                Some(h) => (&h.method, &h.uri, &h.body),
-                None => (&target.method, &target.uri, &target.body),
-            };
-            let fail = |e: &dyn std::fmt::Display| {
-                format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
-            };
-            // The target's own key and headers, built once; a redirect's
-            // are built here.
-            let key = match &hop {
-                Some(h) => h.key.as_ref().map_err(|e| fail(e))?,
-                None => target.key.as_ref().map_err(|e| fail(&e))?,
-            };
-            let conn = match kept.as_deref_mut().and_then(|k| self.take_kept(k, key)) {
-                Some(conn) => Conn::H1(conn),
-                None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
-            };
-            let answer = match conn {
-                Conn::H1(_) if target.grpc => {
-                    return Err(crate::Failure::from(fail(
-                        &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
-                    )));
-                }
-                Conn::H1(H1::Own(mut conn)) => {
-                    // A proxy of plain HTTP takes the absolute URL (a
-                    // tunnel's requests are the server's own).
-                    let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
-                    let built;
-                    let wire = if followed == 0 {
-                        target
-                            .wire
-                            .get_or_init(|| self.wire(target, method, uri, body, proxy))
-                    } else {
-                        built = self.wire(target, method, uri, body, proxy);
-                        &built
-                    };
-                    let mut framer = Framer::new(self.limits, wire.head_request);
-                    let mut head_at = None;
-                    let sent = conn
-                        .exchange(&[(wire, seq)], &mut framer, &mut head_at)
-                        .await;
-                    if let Err(e) = sent {
-                        // A kept connection the server closed while it was
-                        // idle: sent again on another, as Go does.
-                        if conn.reused()
-                            && !framer.started()
-                            && wire.replayable
-                            && stale < MAX_STALE_RETRIES
-                        {
-                            stale += 1;
-                            continue;
-                        }
-                        if !framer.head_done() {
-                            return Err(crate::Failure::from(fail(&e)));
-                        }
-                        return Ok(broken_off(framer, head_at, fail(&e)));
-                    }
-                    let location = framer.head.location.take();
-                    let response = self.response(framer, head_at);
-                    Answer {
-                        code: response.code,
-                        location,
-                        response,
-                        conn: Some(H1::Own(conn)),
-                    }
-                }
-                // hyper's paths, boxed: their futures are large, and a
-                // request's future is held for as long as it waits.
-                Conn::H1(H1::Hyper(sender)) => {
-                    let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
-                    let h1_headers = if followed == 0 {
-                        Cow::Borrowed(&target.h1_headers)
-                    } else {
-                        Cow::Owned(with_host(&target.headers, uri))
-                    };
-                    let req = self.request(false, method, uri, &h1_headers, body, seq, proxy);
-                    Box::pin(self.exchange_hyper(Hyper::H1(sender), req, &fail)).await?
-                }
-                Conn::H2(sender) if target.grpc => {
-                    let mut req = self.request(true, method, uri, &target.headers, body, seq, None);
-                    if let Some(t) = self.timeout {
-                        req.headers_mut()
-                            .insert("grpc-timeout", crate::grpc::timeout_header(t));
-                    }
-                    return Box::pin(self.exchange_grpc(sender, req, &fail)).await;
-                }
-                Conn::H2(sender) => {
-                    let req = self.request(true, method, uri, &target.headers, body, seq, None);
-                    Box::pin(self.exchange_hyper(Hyper::H2(sender), req, &fail)).await?
-                }
-            };
-            let Answer {
-                code,
-                location,
-                response,
-                conn,
-            } = answer;
-            // A redirect is followed (its body was read, so the connection
-            // can be reused); a 3xx without a Location is the answer.
-            if let Some(loc) = location.filter(|_| self.redirects >= 0) {
-                if followed >= self.redirects {
-                    return Err(crate::Failure::from(fail(&format!(
-                        "stopped after {} redirects",
-                        self.redirects
-                    ))));
-                }
-                if let Some(conn) = conn {
-                    self.keep(kept.as_deref_mut(), key, conn);
-                }
-                let next = resolve(uri, &loc).map_err(|e| fail(&e))?;
-                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-                let (method, body) = if matches!(
-                    status,
-                    StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
-                ) && *method != Method::HEAD
-                {
-                    (Method::GET, Bytes::new())
-                } else {
-                    (method.clone(), body.clone())
+        mut kept: Option<&'a mut HeldConn>,
+    ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
+        // An async block, not an async fn: see `send_serial`.
+        async move {
+            // A redirect's request, boxed: a request's future is held as long
+            // as it waits for its answer, so what only redirects need stays
+            // out of it (18,000 held connections: see the engine's notes).
+            let mut hop: Option<Box<Hop>> = None;
+            let mut followed = 0i64;
+            let mut stale = 0u32;
+            loop {
+                let (method, uri, body) = match &hop {
+                    Some(h) => (&h.method, &h.uri, &h.body),
+                    None => (&target.method, &target.uri, &target.body),
                 };
-                hop = Some(Box::new(Hop {
-                    key: Key::of(&next),
-                    method,
-                    uri: next,
-                    body,
-                }));
-                followed += 1;
-                continue;
+                let fail = |e: &dyn std::fmt::Display| {
+                    format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
+                };
+                // The target's own key and headers, built once; a redirect's
+                // are built here.
+                let key = match &hop {
+                    Some(h) => h.key.as_ref().map_err(|e| fail(e))?,
+                    None => target.key.as_ref().map_err(|e| fail(&e))?,
+                };
+                let conn = match kept.as_deref_mut().and_then(|k| self.take_kept(k, key)) {
+                    Some(conn) => Conn::H1(conn),
+                    None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
+                };
+                let answer = match conn {
+                    Conn::H1(_) if target.grpc => {
+                        return Err(crate::Failure::from(fail(
+                            &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
+                        )));
+                    }
+                    Conn::H1(H1::Own(mut conn)) => {
+                        // A proxy of plain HTTP takes the absolute URL (a
+                        // tunnel's requests are the server's own).
+                        let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
+                        let built;
+                        let wire = if followed == 0 {
+                            target
+                                .wire
+                                .get_or_init(|| self.wire(target, method, uri, body, proxy))
+                        } else {
+                            built = self.wire(target, method, uri, body, proxy);
+                            &built
+                        };
+                        let mut framer = Framer::new(self.limits, wire.head_request);
+                        let mut head_at = None;
+                        let sent = conn
+                            .exchange(&[(wire, seq)], &mut framer, &mut head_at)
+                            .await;
+                        if let Err(e) = sent {
+                            // A kept connection the server closed while it was
+                            // idle: sent again on another, as Go does.
+                            if conn.reused()
+                                && !framer.started()
+                                && wire.replayable
+                                && stale < MAX_STALE_RETRIES
+                            {
+                                stale += 1;
+                                continue;
+                            }
+                            if !framer.head_done() {
+                                return Err(crate::Failure::from(fail(&e)));
+                            }
+                            return Ok(broken_off(framer, head_at, fail(&e)));
+                        }
+                        let location = framer.head.location.take();
+                        let response = self.response(framer, head_at);
+                        Answer {
+                            code: response.code,
+                            location,
+                            response,
+                            conn: Some(H1::Own(conn)),
+                        }
+                    }
+                    // hyper's paths, boxed: their futures are large, and a
+                    // request's future is held for as long as it waits.
+                    Conn::H1(H1::Hyper(sender)) => {
+                        let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
+                        let h1_headers = if followed == 0 {
+                            Cow::Borrowed(&target.h1_headers)
+                        } else {
+                            Cow::Owned(with_host(&target.headers, uri))
+                        };
+                        let req = self.request(false, method, uri, &h1_headers, body, seq, proxy);
+                        Box::pin(self.exchange_hyper(Hyper::H1(sender), req, &fail)).await?
+                    }
+                    Conn::H2(sender) if target.grpc => {
+                        let mut req =
+                            self.request(true, method, uri, &target.headers, body, seq, None);
+                        if let Some(t) = self.timeout {
+                            req.headers_mut()
+                                .insert("grpc-timeout", crate::grpc::timeout_header(t));
+                        }
+                        return Box::pin(self.exchange_grpc(sender, req, &fail)).await;
+                    }
+                    Conn::H2(sender) => {
+                        let req = self.request(true, method, uri, &target.headers, body, seq, None);
+                        Box::pin(self.exchange_hyper(Hyper::H2(sender), req, &fail)).await?
+                    }
+                };
+                let Answer {
+                    code,
+                    location,
+                    response,
+                    conn,
+                } = answer;
+                // A redirect is followed (its body was read, so the connection
+                // can be reused); a 3xx without a Location is the answer.
+                if let Some(loc) = location.filter(|_| self.redirects >= 0) {
+                    if followed >= self.redirects {
+                        return Err(crate::Failure::from(fail(&format!(
+                            "stopped after {} redirects",
+                            self.redirects
+                        ))));
+                    }
+                    if let Some(conn) = conn {
+                        self.keep(kept.as_deref_mut(), key, conn);
+                    }
+                    let next = resolve(uri, &loc).map_err(|e| fail(&e))?;
+                    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
+                    let (method, body) = if matches!(
+                        status,
+                        StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
+                    ) && *method != Method::HEAD
+                    {
+                        (Method::GET, Bytes::new())
+                    } else {
+                        (method.clone(), body.clone())
+                    };
+                    hop = Some(Box::new(Hop {
+                        key: Key::of(&next),
+                        method,
+                        uri: next,
+                        body,
+                    }));
+                    followed += 1;
+                    continue;
+                }
+                if let (Some(conn), None) = (conn, &response.error) {
+                    self.keep(kept, key, conn);
+                }
+                return Ok(response);
             }
-            if let (Some(conn), None) = (conn, &response.error) {
-                self.keep(kept, key, conn);
-            }
-            return Ok(response);
         }
     }
 

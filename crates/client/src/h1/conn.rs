@@ -28,6 +28,20 @@ const READ_BUF: usize = 64 * 1024;
 /// write, so a waiting connection holds none).
 const SPARE_WRITE_BUFS: usize = 64;
 
+/// A write buffer back to the thread's spares (emptied; none kept when
+/// it never grew, or grew past 64 KiB).
+fn give_back(mut buf: Vec<u8>) {
+    if buf.capacity() == 0 || buf.capacity() > 64 * 1024 {
+        return;
+    }
+    buf.clear();
+    WRITE_BUFS.with_borrow_mut(|b| {
+        if b.len() < SPARE_WRITE_BUFS {
+            b.push(buf);
+        }
+    });
+}
+
 thread_local! {
     static READ: RefCell<Box<[u8]>> = RefCell::new(vec![0; READ_BUF].into_boxed_slice());
     static WRITE_BUFS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
@@ -97,82 +111,90 @@ impl Conn {
     /// others are answered through [`Conn::read_next`]. A response sent
     /// before the request was fully written (an early 413, say) is read,
     /// and the connection is then closed.
-    pub async fn exchange(
-        &mut self,
-        requests: &[(&Wire, u64)],
-        framer: &mut Framer,
-        head_at: &mut Option<Instant>,
-    ) -> Result<(), ExchangeError> {
-        let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
-        let alone = requests.len() == 1;
-        for (wire, seq) in requests {
-            wire.write_to(*seq, &mut buf);
-            if wire.body_apart() && !alone {
-                buf.extend_from_slice(wire.body());
-            }
-        }
-        let body: &[u8] = match requests {
-            [(wire, _)] if wire.body_apart() => wire.body(),
-            _ => &[],
-        };
-        let total = buf.len() + body.len();
-        let mut written = 0usize;
-        let mut flushed = false;
-        let mut write_error: Option<io::Error> = None;
-        let result = poll_fn(|cx| {
-            while written < total && write_error.is_none() {
-                let io = Pin::new(&mut self.io);
-                let polled = if written < buf.len() {
-                    let slices = [IoSlice::new(&buf[written..]), IoSlice::new(body)];
-                    io.poll_write_vectored(cx, &slices)
-                } else {
-                    io.poll_write(cx, &body[written - buf.len()..])
-                };
-                match polled {
-                    Poll::Ready(Ok(0)) => write_error = Some(io::ErrorKind::WriteZero.into()),
-                    Poll::Ready(Ok(n)) => written += n,
-                    Poll::Ready(Err(e)) => write_error = Some(e),
-                    Poll::Pending => break,
+    // An async fn would keep its arguments twice in its future.
+    #[allow(clippy::manual_async_fn)]
+    pub fn exchange<'a>(
+        &'a mut self,
+        requests: &'a [(&'a Wire, u64)],
+        framer: &'a mut Framer,
+        head_at: &'a mut Option<Instant>,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + Send + 'a {
+        // An async block, not an async fn (which keeps its arguments
+        // twice): a request's future is held while it waits.
+        async move {
+            let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
+            let alone = requests.len() == 1;
+            for (wire, seq) in requests {
+                wire.write_to(*seq, &mut buf);
+                if wire.body_apart() && !alone {
+                    buf.extend_from_slice(wire.body());
                 }
             }
-            if written == total && !flushed && write_error.is_none() {
-                match Pin::new(&mut self.io).poll_flush(cx) {
-                    Poll::Ready(Ok(())) => flushed = true,
-                    Poll::Ready(Err(e)) => write_error = Some(e),
-                    Poll::Pending => {}
-                }
-            }
-            match self.poll_response(cx, framer, head_at) {
-                Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
-                Poll::Ready(Err(e)) => Poll::Ready(Err(match write_error.take() {
-                    // Nothing came back: what broke was the write.
-                    Some(w) if !framer.started() => ExchangeError::Io(w),
-                    _ => e,
-                })),
-                Poll::Pending => match write_error.take() {
-                    // Not even the head went out: nothing to wait for.
-                    Some(w) if written == 0 => Poll::Ready(Err(ExchangeError::Io(w))),
-                    Some(w) => {
-                        // The rest of an answer may still come.
-                        self.open = false;
-                        write_error = Some(w);
-                        Poll::Pending
+            let body: &[u8] = match requests {
+                [(wire, _)] if wire.body_apart() => wire.body(),
+                _ => &[],
+            };
+            let total = buf.len() + body.len();
+            let mut written = 0usize;
+            let mut flushed = false;
+            let mut write_error: Option<io::Error> = None;
+            let result = poll_fn(|cx| {
+                while written < total && write_error.is_none() {
+                    let io = Pin::new(&mut self.io);
+                    let polled = if written < buf.len() {
+                        let slices = [IoSlice::new(&buf[written..]), IoSlice::new(body)];
+                        io.poll_write_vectored(cx, &slices)
+                    } else {
+                        io.poll_write(cx, &body[written - buf.len()..])
+                    };
+                    match polled {
+                        Poll::Ready(Ok(0)) => write_error = Some(io::ErrorKind::WriteZero.into()),
+                        Poll::Ready(Ok(n)) => written += n,
+                        Poll::Ready(Err(e)) => write_error = Some(e),
+                        Poll::Pending => break,
                     }
-                    None => Poll::Pending,
-                },
+                }
+                if written == total && !flushed && write_error.is_none() {
+                    match Pin::new(&mut self.io).poll_flush(cx) {
+                        Poll::Ready(Ok(())) => {
+                            flushed = true;
+                            // Written: the buffer goes back to the thread's
+                            // spares now, not when the answer comes (a
+                            // request waiting for its answer holds no
+                            // buffer).
+                            give_back(std::mem::take(&mut buf));
+                        }
+                        Poll::Ready(Err(e)) => write_error = Some(e),
+                        Poll::Pending => {}
+                    }
+                }
+                match self.poll_response(cx, framer, head_at) {
+                    Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(match write_error.take() {
+                        // Nothing came back: what broke was the write.
+                        Some(w) if !framer.started() => ExchangeError::Io(w),
+                        _ => e,
+                    })),
+                    Poll::Pending => match write_error.take() {
+                        // Not even the head went out: nothing to wait for.
+                        Some(w) if written == 0 => Poll::Ready(Err(ExchangeError::Io(w))),
+                        Some(w) => {
+                            // The rest of an answer may still come.
+                            self.open = false;
+                            write_error = Some(w);
+                            Poll::Pending
+                        }
+                        None => Poll::Pending,
+                    },
+                }
+            })
+            .await;
+            if written < total || write_error.is_some() {
+                self.open = false;
             }
-        })
-        .await;
-        if written < total || write_error.is_some() {
-            self.open = false;
+            give_back(buf);
+            result
         }
-        buf.clear();
-        WRITE_BUFS.with_borrow_mut(|b| {
-            if b.len() < SPARE_WRITE_BUFS && buf.capacity() <= 64 * 1024 {
-                b.push(buf);
-            }
-        });
-        result
     }
 
     /// Reads the next pipelined answer into `framer`.
