@@ -7,7 +7,7 @@ mod common;
 use std::{fs, path::Path};
 
 use barrage_stream::Hit;
-use barrage_testkit::{Server, TestCert, WsServer};
+use barrage_testkit::{ProxyMode, ProxyServer, Server, TestCert, WsServer};
 use common::*;
 
 /// Attacks with the http-format `targets`, `args` after; the records in
@@ -405,4 +405,50 @@ fn hold_replies_are_checked() {
         "{:?}",
         failing[0]
     );
+}
+
+#[test]
+fn ws_goes_through_an_http_proxy_by_connect() {
+    let dir = tempdir("ws-proxy");
+    let server = WsServer::start();
+    let addr: std::net::SocketAddr = server
+        .url("")
+        .trim_start_matches("ws://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    let proxy = ProxyServer::start(ProxyMode::Tunnel(addr));
+    let msg = body(&dir, b"hi");
+    let file = dir.join("t.http");
+    // A name nobody resolves: through the proxy, barrage never looks it up.
+    fs::write(&file, format!("GET ws://chat.test/echo\n@{msg}\n")).unwrap();
+    let out = bin()
+        .args(["attack", "-targets", file.to_str().unwrap()])
+        .args(["-rate", "100", "-requests", "5"])
+        .env("HTTP_PROXY", proxy.url())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits = decode(&out.stdout);
+    assert_eq!(hits.len(), 5);
+    assert!(
+        hits.iter()
+            .all(|h| h.code == 101 && h.error.is_empty() && h.bytes_in == 2),
+        "{:?}",
+        hits[0]
+    );
+    let seen = proxy.seen();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|r| r.line == "CONNECT chat.test:80 HTTP/1.1"),
+        "{seen:?}"
+    );
+    assert_eq!(server.messages(), 5);
 }

@@ -156,8 +156,20 @@ impl Dial {
 
     /// Opens the byte stream for a connection to `key`: a Unix socket, TCP
     /// to the host (or its `-connect-to` destination), or a proxy's
-    /// tunnel. TLS is the caller's. Errors are worded as Go's.
+    /// tunnel for TLS (plain HTTP goes to the proxy itself, which takes
+    /// absolute URLs). TLS is the caller's. Errors are worded as Go's.
     pub(crate) async fn open(&self, key: &Key) -> Result<BoxStream, crate::Failure> {
+        self.open_via(key, key.tls).await
+    }
+
+    /// [`Dial::open`] with a proxy's tunnel for plain connections too
+    /// (WebSocket: after the upgrade the bytes are not HTTP a proxy
+    /// could forward).
+    pub(crate) async fn open_tunneled(&self, key: &Key) -> Result<BoxStream, crate::Failure> {
+        self.open_via(key, true).await
+    }
+
+    async fn open_via(&self, key: &Key, tunnel: bool) -> Result<BoxStream, crate::Failure> {
         if let Some(path) = &self.unix_socket {
             let stream = self
                 .limited(UnixStream::connect(path))
@@ -205,7 +217,7 @@ impl Dial {
         }
         let mut stream = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
-        if let (Some(p), true) = (proxy, key.tls) {
+        if let (Some(p), true) = (proxy, tunnel) {
             if let Some(proxies) = &self.proxies {
                 let tunnel = proxies.connect(&mut stream, key, p);
                 match self.connect_timeout {

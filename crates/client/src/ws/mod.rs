@@ -85,7 +85,7 @@ impl Ws {
             Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
             None => None,
         };
-        let stream = self.dial.open(key).await?;
+        let stream = self.dial.open_tunneled(key).await?;
         let stream: crate::dial::BoxStream = if key.tls {
             let name = rustls::pki_types::ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
