@@ -29,7 +29,9 @@ pub struct AttackConfig {
     pub max_workers: Option<u64>,
     /// `-name`, stored in every Hit and sent as `X-Barrage-Attack`.
     pub name: String,
-    /// `-cpus`: runtime threads (0 = one per core).
+    /// `-cpus`: worker threads (0: one per core; in the open model with
+    /// keep-alive, one per 30,000 requests/s of the peak rate, up to one
+    /// per core).
     pub cpus: usize,
 }
 

@@ -14,7 +14,7 @@ use crate::{
     attack::{Scheduled, MAX_BATCH, TICK},
     scheduler::{Hand, Waits},
     workers::Workers,
-    writer::{deliver, record, request, RequestContext},
+    writer::{deliver, record, request, took, RequestContext},
     Stopper,
 };
 
@@ -200,7 +200,7 @@ impl Hand for Inline {
             }
             let sent = Instant::now();
             let result = self.client.send_serial(&target, seq, &mut self.state).await;
-            let latency = sent.elapsed().as_nanos() as u64;
+            let latency = took(&result, sent);
             let at = self.ctx.clock.unix(sent);
             let done = record(target, seq, at, at, sent, latency, result);
             deliver(&self.ctx.tx, done);

@@ -81,11 +81,11 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
                 let Some((seq, target, due)) = tickets.take() else {
                     break;
                 };
-                let offset = match due {
-                    Due::At(offset) => offset,
-                    Due::Now | Due::Stop => waits.now(),
-                };
                 if take == Take::Due {
+                    let offset = match due {
+                        Due::At(offset) => offset,
+                        Due::Now | Due::Stop => waits.now(),
+                    };
                     if offset > waits.now() {
                         hand.flush().await;
                         // Sleeps boxed (one allocation per sleep, not per

@@ -44,6 +44,9 @@ impl Workers {
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
+                // What finished while the thread was busy goes to the
+                // writer in one batch before it sleeps.
+                .on_thread_park(crate::writer::hand_over)
                 .build()?;
             let client = {
                 let _guard = rt.enter();
@@ -60,6 +63,7 @@ impl Workers {
                     if paced {
                         crate::timeslice::prefer_short_slices();
                     }
+                    crate::writer::batch_on_this_thread();
                     let _ = rt.block_on(stopped);
                     rt.shutdown_timeout(Duration::from_millis(200));
                 })

@@ -211,7 +211,7 @@ pub struct AttackArgs {
     /// A condition a response must meet to succeed (repeatable): status=200 (2xx, 200-299,404), body~REGEX, header:Name~REGEX, json:.path==VALUE (or !=); a failure is an error record "check failed: ..."
     #[arg(long = "check")]
     pub checks: Vec<barrage_attack::Check>,
-    /// Runtime threads (0 = one per core)
+    /// Worker threads (0: one per core; in the open model with keep-alive, one per 30,000 requests/s of the peak rate, up to one per core)
     #[arg(long, default_value_t = 0)]
     pub cpus: usize,
     /// Live progress on stderr: a line redrawn on a terminal (the default there), one line a second elsewhere; -progress=false for none

@@ -8,7 +8,7 @@ use std::{pin::pin, sync::Arc, time::Instant};
 
 use super::{broken_off, go_op, timed_out, Client, LoopState};
 use crate::{
-    h1::{Framer, Wire},
+    h1::{Framer, Stamps, Wire},
     pool::{Conn, H1},
     PreparedTarget, Response,
 };
@@ -89,18 +89,18 @@ impl Client {
             let work = pin!(async {
                 for (i, (t, _)) in batch.iter().enumerate() {
                     let mut framer = Framer::new(self.limits, wires[i].head_request);
-                    let mut head_at = None;
+                    let mut stamps = Stamps::default();
                     let r = if i == 0 {
-                        conn.exchange(&requests, &mut framer, &mut head_at).await
+                        conn.exchange(&requests, &mut framer, &mut stamps).await
                     } else {
-                        conn.read_next(&mut framer, &mut head_at).await
+                        conn.read_next(&mut framer, &mut stamps).await
                     };
                     let fail = |e: &dyn std::fmt::Display| {
                         format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri)
                     };
                     let result = match r {
-                        Ok(()) => Ok(self.response(framer, head_at)),
-                        Err(e) if framer.head_done() => Ok(broken_off(framer, head_at, fail(&e))),
+                        Ok(()) => Ok(self.response(framer, stamps)),
+                        Err(e) if framer.head_done() => Ok(broken_off(framer, stamps, fail(&e))),
                         Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
                             "pipelined request unanswered: {e}"
                         )))),
@@ -109,7 +109,7 @@ impl Client {
                     let broken = result.as_ref().map_or(true, |r| r.error.is_some());
                     out.push(Piped {
                         result: self.judged(result),
-                        done: Instant::now(),
+                        done: stamps.end.unwrap_or_else(Instant::now),
                     });
                     if broken {
                         failed = Some("the connection failed before its answer".into());

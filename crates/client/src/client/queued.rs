@@ -14,14 +14,13 @@ use std::{
         Arc,
     },
     task::Poll,
-    time::Instant,
 };
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::{broken_off, go_op, response_of, Client};
 use crate::{
-    h1::{self, Framer, Limits},
+    h1::{self, Framer, Limits, Stamps},
     pool::{Conn, H1},
     PreparedTarget, Response,
 };
@@ -110,7 +109,7 @@ impl Client {
 struct Waiting {
     job: Queued,
     framer: Framer,
-    head_at: Option<Instant>,
+    stamps: Stamps,
 }
 
 /// Drives a shared connection: writes each queued request as it comes
@@ -130,7 +129,7 @@ async fn drive(
     // Reads while nothing is owed only notice a close (or the server's
     // mistake); this framer is never completed.
     let mut idle = Framer::new(limits, false);
-    let mut idle_head = None;
+    let mut idle_head = Stamps::default();
     let mut taking = true;
     let why: String = poll_fn(|cx| loop {
         while taking && conn.is_open() {
@@ -151,7 +150,7 @@ async fn drive(
                     waiting.push_back(Waiting {
                         job,
                         framer,
-                        head_at: None,
+                        stamps: Stamps::default(),
                     });
                 }
                 Poll::Ready(None) => taking = false,
@@ -173,7 +172,7 @@ async fn drive(
             }
         }
         match waiting.front_mut() {
-            Some(front) => match conn.poll_answer(cx, &mut front.framer, &mut front.head_at) {
+            Some(front) => match conn.poll_answer(cx, &mut front.framer, &mut front.stamps) {
                 Poll::Ready(result) => {
                     let Some(done) = waiting.pop_front() else {
                         continue;
@@ -184,9 +183,9 @@ async fn drive(
                         format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri)
                     };
                     let answer = match result {
-                        Ok(()) => Ok(response_of(done.framer, done.head_at)),
+                        Ok(()) => Ok(response_of(done.framer, done.stamps)),
                         Err(e) if done.framer.head_done() => {
-                            Ok(broken_off(done.framer, done.head_at, fail(&e)))
+                            Ok(broken_off(done.framer, done.stamps, fail(&e)))
                         }
                         Err(e) => Err(crate::Failure::from(fail(&format!(
                             "pipelined request unanswered: {e}"
@@ -221,7 +220,7 @@ async fn drive(
         waiting.push_back(Waiting {
             job,
             framer: Framer::new(limits, false),
-            head_at: None,
+            stamps: Stamps::default(),
         });
     }
     for w in waiting {

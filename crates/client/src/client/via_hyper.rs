@@ -134,6 +134,7 @@ impl Client {
             headers: a.headers,
             error: a.error,
             head_at: Some(head_at),
+            end_at: None,
             status: None,
         })
     }

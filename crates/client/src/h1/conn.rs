@@ -68,12 +68,25 @@ impl std::fmt::Display for ExchangeError {
     }
 }
 
+/// When a response's head and the response were read.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stamps {
+    /// The final response's head (status line and headers).
+    pub head: Option<Instant>,
+    /// Its last byte.
+    pub end: Option<Instant>,
+}
+
 /// An open HTTP/1.1 connection.
 pub struct Conn {
     io: BoxStream,
     /// Bytes read past the last complete response: with pipelining, the
     /// start of the next answer; otherwise the server's mistake.
     leftover: Vec<u8>,
+    /// How much of `leftover` the answers read so far took: a pipelined
+    /// batch's answers are read out of it in turn, in place (cutting each
+    /// off the front copied the rest once per answer: 7 KB a batch of 10).
+    left_at: usize,
     /// Responses read on it.
     served: u64,
     /// Whether it may carry another request.
@@ -88,6 +101,7 @@ impl Conn {
         Conn {
             io,
             leftover: Vec::new(),
+            left_at: 0,
             served: 0,
             open: true,
             _permit: permit,
@@ -106,8 +120,8 @@ impl Conn {
     }
 
     /// Writes `requests` (each a wire and its sequence number) in one
-    /// write and reads the first answer into `framer`; `head_at` is set
-    /// when its head is complete. With more than one (pipelined), the
+    /// write and reads the first answer into `framer`; `stamps` tell when
+    /// its head and its end were read. With more than one (pipelined), the
     /// others are answered through [`Conn::read_next`]. A response sent
     /// before the request was fully written (an early 413, say) is read,
     /// and the connection is then closed.
@@ -117,7 +131,7 @@ impl Conn {
         &'a mut self,
         requests: &'a [(&'a Wire, u64)],
         framer: &'a mut Framer,
-        head_at: &'a mut Option<Instant>,
+        stamps: &'a mut Stamps,
     ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + Send + 'a {
         // An async block, not an async fn (which keeps its arguments
         // twice): a request's future is held while it waits.
@@ -168,7 +182,7 @@ impl Conn {
                         Poll::Pending => {}
                     }
                 }
-                match self.poll_response(cx, framer, head_at) {
+                match self.poll_response(cx, framer, stamps) {
                     Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
                     Poll::Ready(Err(e)) => Poll::Ready(Err(match write_error.take() {
                         // Nothing came back: what broke was the write.
@@ -201,9 +215,9 @@ impl Conn {
     pub async fn read_next(
         &mut self,
         framer: &mut Framer,
-        head_at: &mut Option<Instant>,
+        stamps: &mut Stamps,
     ) -> Result<(), ExchangeError> {
-        poll_fn(|cx| self.poll_response(cx, framer, head_at)).await
+        poll_fn(|cx| self.poll_response(cx, framer, stamps)).await
     }
 
     /// [`Conn::poll_response`] for a connection driven by hand (a shared,
@@ -212,9 +226,9 @@ impl Conn {
         &mut self,
         cx: &mut Context<'_>,
         framer: &mut Framer,
-        head_at: &mut Option<Instant>,
+        stamps: &mut Stamps,
     ) -> Poll<Result<(), ExchangeError>> {
-        self.poll_response(cx, framer, head_at)
+        self.poll_response(cx, framer, stamps)
     }
 
     /// Writes some of `bytes` (flushing what a TLS stream holds once all
@@ -246,11 +260,17 @@ impl Conn {
         &mut self,
         cx: &mut Context<'_>,
         framer: &mut Framer,
-        head_at: &mut Option<Instant>,
+        stamps: &mut Stamps,
     ) -> Poll<Result<(), ExchangeError>> {
-        if !self.leftover.is_empty() {
+        if self.has_leftover() {
             let left = std::mem::take(&mut self.leftover);
-            if let Some(done) = self.take(&left, framer, head_at) {
+            let at = std::mem::take(&mut self.left_at);
+            if let Some((done, used)) = self.take(&left[at..], framer, stamps) {
+                if at + used < left.len() {
+                    // More answers' bytes: kept where they are.
+                    self.leftover = left;
+                    self.left_at = at + used;
+                }
                 return Poll::Ready(done);
             }
         }
@@ -271,7 +291,15 @@ impl Conn {
                             Err(e) => Err(ExchangeError::Frame(e)),
                         }))
                     }
-                    Poll::Ready(Ok(())) => Poll::Ready(self.take(rb.filled(), framer, head_at)),
+                    Poll::Ready(Ok(())) => {
+                        let data = rb.filled();
+                        Poll::Ready(self.take(data, framer, stamps).map(|(done, used)| {
+                            if used < data.len() {
+                                self.leftover.extend_from_slice(&data[used..]);
+                            }
+                            done
+                        }))
+                    }
                 }
             });
             match polled {
@@ -282,33 +310,38 @@ impl Conn {
         }
     }
 
-    /// Feeds `data`; `Some` when the response ended (or failed).
+    /// Feeds `data`; `Some` when the response ended (or failed), with how
+    /// many bytes of `data` it took (the rest are the next answer's).
     fn take(
         &mut self,
         data: &[u8],
         framer: &mut Framer,
-        head_at: &mut Option<Instant>,
-    ) -> Option<Result<(), ExchangeError>> {
+        stamps: &mut Stamps,
+    ) -> Option<(Result<(), ExchangeError>, usize)> {
         let had_head = framer.head_done();
         let fed = framer.feed(data);
-        if !had_head && framer.head_done() {
-            *head_at = Some(Instant::now());
+        let head_now = !had_head && framer.head_done();
+        if head_now {
+            stamps.head = Some(Instant::now());
         }
         match fed {
             Ok(Fed::More) => None,
             Ok(Fed::Complete(n)) => {
-                if n < data.len() {
-                    self.leftover.extend_from_slice(&data[n..]);
-                }
+                // Head and end in one read (most answers): one clock read.
+                stamps.end = if head_now {
+                    stamps.head
+                } else {
+                    Some(Instant::now())
+                };
                 if !framer.reusable() {
                     self.open = false;
                 }
                 self.served += 1;
-                Some(Ok(()))
+                Some((Ok(()), n))
             }
             Err(e) => {
                 self.open = false;
-                Some(Err(ExchangeError::Frame(e)))
+                Some((Err(ExchangeError::Frame(e)), data.len()))
             }
         }
     }
@@ -316,6 +349,6 @@ impl Conn {
     /// Whether unread bytes are waiting (the start of a pipelined answer;
     /// for a connection about to go idle, the server's mistake).
     pub fn has_leftover(&self) -> bool {
-        !self.leftover.is_empty()
+        self.left_at < self.leftover.len()
     }
 }

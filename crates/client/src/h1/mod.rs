@@ -8,7 +8,7 @@ pub mod conn;
 pub mod framer;
 pub mod wire;
 
-pub use conn::{Conn, ExchangeError};
+pub use conn::{Conn, ExchangeError, Stamps};
 pub use framer::{Fed, FrameError, Framer, Head, Limits, MAX_INTERIM};
 pub use wire::{Parts, Wire, SEQ_HEADER};
 
