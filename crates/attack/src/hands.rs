@@ -224,23 +224,24 @@ impl Inline {
     async fn send_batch(&mut self) {
         let sent = Instant::now();
         let scheduled = self.ctx.clock.unix(sent);
-        let answers = self
-            .client
-            .send_pipelined(&self.batch, &mut self.state)
+        let (batch, ctx) = (&self.batch, &self.ctx);
+        self.client
+            .send_pipelined(batch, &mut self.state, |i, result, end| {
+                let latency = end.saturating_duration_since(sent).as_nanos() as u64;
+                let (target, seq) = &batch[i];
+                let done = record(
+                    target.clone(),
+                    *seq,
+                    scheduled,
+                    scheduled,
+                    sent,
+                    latency,
+                    result,
+                );
+                deliver(&ctx.tx, done);
+            })
             .await;
-        for ((target, seq), piped) in self.batch.drain(..).zip(answers) {
-            let latency = piped.done.saturating_duration_since(sent).as_nanos() as u64;
-            let done = record(
-                target,
-                seq,
-                scheduled,
-                self.ctx.clock.unix(sent),
-                sent,
-                latency,
-                piped.result,
-            );
-            deliver(&self.ctx.tx, done);
-        }
+        self.batch.clear();
     }
 }
 

@@ -23,7 +23,6 @@ mod via_hyper;
 use redirect::resolve;
 use via_hyper::Hyper;
 
-pub use pipeline::Piped;
 pub(crate) use queued::SharedConn;
 
 /// Most times a request is sent again because the reused connection it

@@ -46,7 +46,7 @@ mod tls;
 mod ws;
 
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
-pub use client::{Client, LoopState, Piped, Response, Shared};
+pub use client::{Client, LoopState, Response, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,

@@ -36,8 +36,9 @@ pub struct Limits {
 pub struct Head {
     /// The final status code.
     pub code: u16,
-    /// The final status line's reason phrase, as the server wrote it.
-    pub reason: String,
+    /// The final status line's reason phrase, as the server wrote it
+    /// (the usual "OK" without an allocation of its own).
+    pub reason: std::borrow::Cow<'static, str>,
     /// Header lines, with `-keep-headers`.
     pub headers: Vec<(String, String)>,
     /// `Location`, for a 3xx.
@@ -390,7 +391,10 @@ impl Framer {
             }
         }
         self.head.code = code;
-        self.head.reason = resp.reason.unwrap_or("").to_string();
+        self.head.reason = match resp.reason.unwrap_or("") {
+            "OK" => "OK".into(),
+            other => other.to_string().into(),
+        };
         self.head_done = true;
         self.reusable = !close;
         self.state = if self.head_request || code == 204 || code == 304 || code == 101 {

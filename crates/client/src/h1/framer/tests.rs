@@ -188,7 +188,7 @@ fn odd_but_readable_heads_are_responses() {
     ] {
         each_step(wire, false, |f, r| {
             assert_eq!(r, Ok(wire.len()), "{:?}", String::from_utf8_lossy(wire));
-            assert_eq!((f.head.code, f.head.reason.as_str()), (code, reason));
+            assert_eq!((f.head.code, f.head.reason.as_ref()), (code, reason));
         });
     }
 }
