@@ -250,7 +250,10 @@ impl Outbox {
     /// longer holds open).
     fn take(&mut self) -> Option<(Batch, SyncSender<Batch>)> {
         let tx = self.tx.take()?;
-        let batch = std::mem::replace(&mut self.done, Vec::with_capacity(OUTBOX_MAX));
+        // The next batch sized as this one (one record a batch at low
+        // rates, where the thread sleeps between requests).
+        let room = self.done.len().clamp(4, OUTBOX_MAX);
+        let batch = std::mem::replace(&mut self.done, Vec::with_capacity(room));
         Some((batch, tx))
     }
 }
