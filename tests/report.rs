@@ -271,10 +271,16 @@ fn not_a_stream_and_newer_versions_exit_2() {
 }
 
 #[test]
-fn empty_input_reports_zeroes_and_exits_2() {
+fn empty_input_reports_zeroes_and_exits_0() {
+    // Issue 29: an empty input is a valid stream of zero records (a filter
+    // that selected nothing), not bad input.
     let out = run(&["report", "-type", "json"], b"");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("stdin: empty input"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    for sub in [&["dump"][..], &["dump", "-dumper", "json"], &["plot"]] {
+        let out = run(sub, b"");
+        assert_eq!(out.status.code(), Some(0), "{sub:?} {out:?}");
+    }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["requests"], 0);
     assert_eq!(v["earliest"], "0001-01-01T00:00:00Z");

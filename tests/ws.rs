@@ -7,7 +7,7 @@ mod common;
 use std::{fs, path::Path};
 
 use barrage_stream::Hit;
-use barrage_testkit::{ProxyMode, ProxyServer, Server, TestCert, WsServer};
+use barrage_testkit::{ProxyMode, ProxyServer, RawServer, Script, Server, TestCert, WsServer};
 use common::*;
 
 /// Attacks with the http-format `targets`, `args` after; the records in
@@ -286,17 +286,20 @@ fn hold_keeps_connections_open_and_records_every_message() {
     assert_eq!(open_midway, 20, "held at the server");
     let mut hits = decode(&out.stdout);
     assert_seq_complete(&mut hits);
-    // Each connection sends at 0.4, 0.8, 1.2, 1.6 s (and maybe 2.0).
-    assert!((80..=100).contains(&hits.len()), "{} messages", hits.len());
     assert!(
-        hits.iter()
-            .all(|h| h.code == 101 && h.error.is_empty() && h.bytes_in == 4),
+        hits.iter().all(|h| h.code == 101 && h.error.is_empty()),
         "{:?}",
         hits[0]
     );
+    // Issue 29: each open is a record of its own (no body), and each
+    // connection sends at once and then every 0.4 s while a message is
+    // due before the end: at 0, 0.4, 0.8, 1.2 and 1.6 s of its life.
+    let opens = hits.iter().filter(|h| h.bytes_in == 0).count();
+    let replies = hits.iter().filter(|h| h.bytes_in == 4).count();
+    assert_eq!((opens, replies), (20, 100), "{} records", hits.len());
     assert_eq!(
         server.messages(),
-        hits.len() as u64,
+        replies as u64,
         "every message answered, one record each"
     );
     drained(&server);
@@ -396,15 +399,83 @@ fn hold_replies_are_checked() {
     let passing = held("body~ti");
     assert!(!passing.is_empty());
     assert!(passing.iter().all(|h| h.code == 101 && h.error.is_empty()));
+    // Issue 29: a failed check is a failed record and the connection goes
+    // on: 3 connections, messages at 0, 0.3, 0.6 and 0.9 s each. The
+    // opens (no body) are not judged by the checks.
     let failing = held("body~tock");
-    assert!(!failing.is_empty());
+    let replies: Vec<&Hit> = failing.iter().filter(|h| h.bytes_in > 0).collect();
+    assert_eq!(replies.len(), 12, "{failing:?}");
     assert!(
-        failing
+        replies
             .iter()
             .all(|h| h.code == 101 && h.error.starts_with("check failed: ")),
         "{:?}",
-        failing[0]
+        replies[0]
     );
+    assert_eq!(failing.len() - replies.len(), 3, "one open record each");
+}
+
+/// Issue 29: a server that accepts TCP and never answers the upgrade; the
+/// held connections' opens time out at -timeout, one record each, and the
+/// attack ends (it hung for good before, Ctrl-C included).
+#[test]
+fn hold_ends_when_the_upgrade_never_comes() {
+    let server = RawServer::start(Script::Stall);
+    let url = server.url("/").replacen("http://", "ws://", 1);
+    let started = std::time::Instant::now();
+    let out = run(
+        &[
+            "attack",
+            "-hold",
+            "5",
+            "-rate",
+            "0",
+            "-duration",
+            "2s",
+            "-timeout",
+            "1s",
+            "-hold-every",
+            "1s",
+        ],
+        format!("GET {url}\n").as_bytes(),
+    );
+    assert_no_panic(&out);
+    assert!(out.status.success(), "{out:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let mut hits = decode(&out.stdout);
+    assert_seq_complete(&mut hits);
+    assert_eq!(hits.len(), 5, "{hits:?}");
+    assert!(
+        hits.iter().all(|h| h.code == 0
+            && h.error == "websocket: timeout after 1s (-timeout) waiting for the upgrade"),
+        "{:?}",
+        hits[0]
+    );
+}
+
+/// Issue 29: refused with -hold: -stages, -shard, -requests, -hold-every 0.
+#[test]
+fn hold_refuses_what_it_cannot_honour() {
+    let t = b"GET ws://127.0.0.1:1/\n";
+    for (flags, needle) in [
+        (&["-stages", "1s:10"][..], "-hold does not take -stages"),
+        (
+            &["-shard", "0/2", "-rate", "10"],
+            "-hold does not take -shard",
+        ),
+        (
+            &["-requests", "5", "-rate", "10"],
+            "-hold does not take -requests",
+        ),
+        (
+            &["-hold-every", "0s", "-rate", "10"],
+            "-hold-every must be above 0s",
+        ),
+    ] {
+        let mut args = vec!["attack", "-hold", "2", "-duration", "1s"];
+        args.extend_from_slice(flags);
+        refused(&args, t, needle);
+    }
 }
 
 #[test]

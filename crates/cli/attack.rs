@@ -313,6 +313,24 @@ pub fn run(a: AttackArgs) -> Outcome {
         if a.hold == Some(0) {
             return usage("-hold must be at least 1");
         }
+        // -hold opens its connections by -rate and -duration alone
+        // (issue 29: accepted and ignored before).
+        for (given, flag) in [
+            (a.stages.is_some(), "-stages"),
+            (a.shard.is_some(), "-shard"),
+            (a.requests.is_some(), "-requests"),
+        ] {
+            if given {
+                return usage(format!(
+                    "-hold does not take {flag}: it opens -hold connections at -rate and holds them for -duration"
+                ));
+            }
+        }
+        if a.hold_every.is_some_and(|d| d.is_zero()) {
+            return usage(
+                "-hold-every must be above 0s (leave it out to only hold the connections)",
+            );
+        }
     } else if a.hold_every.is_some() {
         return usage("-hold-every goes with -hold");
     }
@@ -349,7 +367,13 @@ pub fn run(a: AttackArgs) -> Outcome {
         Show::from_flag(a.progress, io::stderr().is_terminal()),
         Watched {
             board: sink.board.clone(),
-            sent: Box::new(move || watch.sent()),
+            sent: Box::new({
+                let watch = watch.clone();
+                move || watch.sent()
+            }),
+            held: a
+                .hold
+                .map(|_| Box::new(move || watch.held()) as Box<dyn Fn() -> u64 + Send>),
             stopped: Box::new(move || stopped.is_stopped()),
             total,
             timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
@@ -360,7 +384,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         (Some(n), Targets::Fixed(all)) => {
             let hold = barrage_attack::Hold {
                 connections: n,
-                every: a.hold_every.filter(|d| !d.is_zero()),
+                every: a.hold_every,
             };
             attack.run_hold(all, hold, Box::new(sink), stopper)
         }

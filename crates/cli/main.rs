@@ -109,12 +109,26 @@ fn exit_code(command: &str, outcome: failed::Outcome) -> i32 {
 /// Exit code of a hard stop (a second Ctrl-C).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// For the readers (`report`, `dump`, `encode`): Ctrl-C in a terminal goes
-/// to the whole pipeline, and `attack` upstream answers the first one by
-/// finishing its in-flight requests and closing the stream. So the readers
-/// keep reading through the first SIGINT (their input ends on its own) and
-/// exit 130 on the second.
+/// For the readers (`report`, `dump`, `encode`, `plot`): Ctrl-C in a
+/// terminal goes to the whole pipeline, and `attack` upstream decides when
+/// the stream ends (the first Ctrl-C finishes its requests in flight, the
+/// second abandons them, and either way it closes a valid stream). So a
+/// reader whose stdin is a pipe ignores SIGINT and reads to the end
+/// (issue 29: it printed nothing on a double Ctrl-C, and the attack
+/// upstream then wrote into a closed pipe); one reading files keeps
+/// reading through the first SIGINT and exits 130 on the second.
 fn outlive_first_interrupt() {
+    use std::os::unix::fs::FileTypeExt;
+    let stdin_is_pipe = std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo());
+    if stdin_is_pipe {
+        // A handler that only sets a flag replaces the default action
+        // (ending the process): the signal is ignored.
+        let _ = signal_hook::flag::register(
+            signal_hook::consts::SIGINT,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+        return;
+    }
     let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
         return;
     };

@@ -180,12 +180,24 @@ pub struct Attack {
 /// ([`Attack::watch`]); it reads the tickets' own counters, so the request
 /// path does no more work for it.
 #[derive(Clone, Default)]
-pub struct Watch(Arc<std::sync::OnceLock<Arc<Tickets>>>);
+pub struct Watch(
+    Arc<std::sync::OnceLock<Arc<Tickets>>>,
+    Arc<crate::hold::HoldCounts>,
+);
 
 impl Watch {
-    /// Requests sent so far (0 before the schedule starts).
+    /// Requests sent so far (0 before the schedule starts); with `-hold`,
+    /// connections opened and messages sent.
     pub fn sent(&self) -> u64 {
-        self.0.get().map_or(0, |t| t.issued())
+        self.0.get().map_or_else(
+            || self.1.sent.load(std::sync::atomic::Ordering::Relaxed),
+            |t| t.issued(),
+        )
+    }
+
+    /// Connections held open now (`-hold`; 0 otherwise).
+    pub fn held(&self) -> u64 {
+        self.1.held.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -399,18 +411,28 @@ impl Attack {
         };
         let clock = ctx.clock;
         let seqs = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counts = self.watch.1.clone();
         let end = self.config.duration.map(|d| clock.start + d);
         let rate = self.config.rate;
         let n = hold.connections;
         let lanes = self.workers.len() as u64;
         let targets = Arc::new(targets);
         self.run_loops(&stopper, lanes as usize, |lane, client| {
-            let (ctx, seqs, stopper, targets) =
-                (ctx.clone(), seqs.clone(), stopper.clone(), targets.clone());
+            let (ctx, seqs, stopper, targets, counts) = (
+                ctx.clone(),
+                seqs.clone(),
+                stopper.clone(),
+                targets.clone(),
+                counts.clone(),
+            );
             async move {
                 let mut held = Vec::new();
                 for i in (lane..n).step_by(lanes.max(1) as usize) {
                     let due = clock.start + Duration::from_nanos(rate.offset_ns(i).unwrap_or(0));
+                    // An open due at the end would be held for nothing.
+                    if end.is_some_and(|e| due >= e) {
+                        break;
+                    }
                     tokio::select! {
                         biased;
                         () = stopper.stopped() => break,
@@ -421,6 +443,7 @@ impl Attack {
                         target: targets[(i % targets.len() as u64) as usize].clone(),
                         ctx: ctx.clone(),
                         seqs: seqs.clone(),
+                        counts: counts.clone(),
                         every: hold.every,
                         end,
                         stopper: stopper.clone(),

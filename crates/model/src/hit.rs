@@ -94,12 +94,26 @@ impl Hit {
             && (self.url.starts_with("ws://") || self.url.starts_with("wss://"))
     }
 
-    /// Whether the response failed whatever its HTTP status says: a
-    /// `-check` failed, or a gRPC call's status is not OK (its error says
-    /// so).
+    /// Whether the record failed whatever its HTTP status says: any error
+    /// other than the status line vegeta writes for a code outside
+    /// [200, 400) (which the `-success` rule judges by the code). A failed
+    /// `-check`, a gRPC status other than OK, a WebSocket upgrade answered
+    /// with 200 (issue 29), a body cut short: all failures, whatever the
+    /// code.
     pub fn judged_failure(&self) -> bool {
-        !self.error.is_empty()
-            && (self.error.starts_with(CHECK_FAILED) || self.error.starts_with(GRPC_FAILED))
+        !self.error.is_empty() && !self.error_is_status()
+    }
+
+    /// Whether the error is only the response's status line (`404 Not
+    /// Found`, `503 Backend Down`): what vegeta and barrage write as the
+    /// error of a code outside [200, 400).
+    pub fn error_is_status(&self) -> bool {
+        if self.code == 0 || (200..400).contains(&self.code) {
+            return false;
+        }
+        let b = self.error.as_bytes();
+        let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        (n == b.len() || b[n] == b' ') && self.error[..n].parse::<u16>() == Ok(self.code)
     }
 }
 
@@ -153,6 +167,35 @@ mod tests {
                 ..Hit::default()
             };
             assert_eq!(h.is_success(), ok, "code {code}");
+        }
+    }
+
+    /// Issue 29: a record with an error is a failure whatever its code;
+    /// only the status line of a code outside [200, 400) is left to the
+    /// `-success` rule.
+    #[test]
+    fn an_error_fails_whatever_the_code() {
+        for (code, error, failed) in [
+            (200, "websocket: bad handshake (200 OK)", true),
+            (200, "unexpected EOF", true),
+            (302, "stopped after 10 redirects", true),
+            (404, "404 Not Found", false),
+            (503, "503 Backend Down", false),
+            (503, "503", false),
+            (503, "5034 x", true),
+            (404, "405 Method Not Allowed", true),
+            (0, "dial tcp: connection refused", true),
+            (200, "", false),
+        ] {
+            let h = Hit {
+                code,
+                error: error.into(),
+                ..Hit::default()
+            };
+            assert_eq!(h.judged_failure(), failed, "{code} {error:?}");
+            if failed {
+                assert!(!h.is_success(), "{code} {error:?}");
+            }
         }
     }
 }

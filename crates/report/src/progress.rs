@@ -9,7 +9,7 @@
 
 use std::{
     collections::VecDeque,
-    io::Write,
+    io::{self, Write},
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
         Arc, Mutex,
@@ -177,6 +177,8 @@ pub struct Figures {
     pub rate: f64,
     /// Sent and not yet written.
     pub in_flight: u64,
+    /// Connections held open (`-hold`).
+    pub held: Option<u64>,
     /// Records written, and of them successes and errors.
     pub written: u64,
     /// See `written`.
@@ -194,8 +196,37 @@ fn short(ns: u64) -> String {
 }
 
 impl Figures {
-    /// The line; `bar` draws a bar of the share done (a terminal's line).
+    /// The whole line; `bar` draws a bar of the share done (a terminal's
+    /// line).
     pub fn line(&self, bar: bool) -> String {
+        self.fitted(bar, usize::MAX)
+    }
+
+    /// The line in at most `width` columns: fields are dropped, least
+    /// needed first, until it fits (issue 29: a line longer than the
+    /// terminal wraps, and each redraw then leaves a line behind).
+    pub fn fitted(&self, bar: bool, width: usize) -> String {
+        let mut parts = self.parts(bar);
+        let len =
+            |parts: &[(u8, String)]| parts.iter().map(|(_, p)| p.chars().count()).sum::<usize>();
+        while len(&parts) > width {
+            let Some(worst) = parts.iter().map(|(rank, _)| *rank).max().filter(|r| *r > 0) else {
+                break;
+            };
+            if let Some(i) = parts.iter().rposition(|(rank, _)| *rank == worst) {
+                parts.remove(i);
+            }
+        }
+        let mut line: String = parts.into_iter().map(|(_, p)| p).collect();
+        if line.chars().count() > width {
+            line = line.chars().take(width).collect();
+        }
+        line
+    }
+
+    /// The line's fields in order, each with its rank: 0 is always shown,
+    /// higher ranks go first when the line must be shorter.
+    fn parts(&self, bar: bool) -> Vec<(u8, String)> {
         let secs = self.elapsed.as_secs_f64();
         let (so_far, share) = match self.total {
             Total::Time(d) => (
@@ -208,22 +239,22 @@ impl Figures {
             ),
             Total::Open => (format!("{secs:.1}s"), None),
         };
-        let mut line = so_far;
+        let mut parts = vec![(0, so_far)];
         if let Some(share) = share.map(|s| s.clamp(0.0, 1.0)) {
             if bar {
                 let filled = (share * 20.0).round() as usize;
-                line.push_str(&format!(
-                    " [{}{}]",
-                    "#".repeat(filled),
-                    ".".repeat(20 - filled)
+                parts.push((
+                    6,
+                    format!(" [{}{}]", "#".repeat(filled), ".".repeat(20 - filled)),
                 ));
             }
-            line.push_str(&format!(" {:>3.0}%", share * 100.0));
+            parts.push((2, format!(" {:>3.0}%", share * 100.0)));
         }
-        line.push_str(&format!(
-            " | sent {} ({:.0}/s) | in flight {}",
-            self.sent, self.rate, self.in_flight
-        ));
+        parts.push((1, format!(" | sent {} ({:.0}/s)", self.sent, self.rate)));
+        parts.push((4, format!(" | in flight {}", self.in_flight)));
+        if let Some(held) = self.held {
+            parts.push((1, format!(" | held {held}")));
+        }
         // Of the records tallied so far (published at each flush, so a
         // little behind `written`).
         let tallied = self.ok + self.errors;
@@ -232,21 +263,21 @@ impl Figures {
         } else {
             100.0
         };
-        line.push_str(&format!(" | {success:.2}% ok, {} errors", self.errors));
+        parts.push((0, format!(" | {success:.2}% ok, {} errors", self.errors)));
         if let Some((p50, p99, lag)) = self.recent {
-            line.push_str(&format!(
-                " | p50 {} p99 {} | lag p99 {}",
-                short(p50),
-                short(p99),
-                short(lag)
-            ));
+            parts.push((5, format!(" | p50 {}", short(p50))));
+            parts.push((3, format!(" p99 {}", short(p99))));
+            parts.push((5, format!(" | lag p99 {}", short(lag))));
             if lag > self.behind_at.as_nanos() as u64 {
-                line.push_str(" BEHIND");
+                parts.push((0, " BEHIND".into()));
             }
         }
-        line
+        parts
     }
 }
+
+/// Columns assumed when the terminal does not say its width.
+const DEFAULT_COLUMNS: usize = 80;
 
 /// Lag p99 over the last second above which barrage says it is behind.
 const BEHIND: Duration = Duration::from_millis(10);
@@ -287,6 +318,8 @@ pub struct Watched {
     pub board: Arc<Board>,
     /// Requests sent so far.
     pub sent: Box<dyn Fn() -> u64 + Send>,
+    /// Connections held open now (`-hold`).
+    pub held: Option<Box<dyn Fn() -> u64 + Send>>,
     /// Whether the attack was told to stop.
     pub stopped: Box<dyn Fn() -> bool + Send>,
     /// Where the attack ends.
@@ -306,6 +339,18 @@ impl Display {
                 .spawn(move || show_until(show, &watched, &done, &mut out))
                 .ok()
         };
+        if show == Show::Terminal {
+            // Redrawn at once in the new width when the window changes.
+            if let (Some(t), Ok(mut winch)) = (
+                &thread,
+                signal_hook::iterator::Signals::new([signal_hook::consts::SIGWINCH]),
+            ) {
+                let drawer = t.thread().clone();
+                let _ = thread::Builder::new()
+                    .name("barrage-winch".into())
+                    .spawn(move || winch.forever().for_each(|_| drawer.unpark()));
+            }
+        }
         Display { done, thread }
     }
 
@@ -378,6 +423,7 @@ fn show_until(show: Show, i: &Watched, done: &AtomicBool, err: &mut Box<dyn Writ
             sent,
             rate,
             in_flight,
+            held: i.held.as_ref().map(|h| h()),
             written,
             ok,
             errors,
@@ -386,7 +432,15 @@ fn show_until(show: Show, i: &Watched, done: &AtomicBool, err: &mut Box<dyn Writ
         };
         match show {
             Show::Terminal => {
-                let _ = write!(err, "\r\x1b[2K{}", figures.line(true));
+                // One column short of the width: a line that ends in the
+                // last column leaves some terminals on the next line.
+                let width = terminal_size::terminal_size_of(io::stderr())
+                    .map_or(DEFAULT_COLUMNS, |(w, _)| usize::from(w.0));
+                let _ = write!(
+                    err,
+                    "\r\x1b[2K{}",
+                    figures.fitted(true, width.saturating_sub(1).max(20))
+                );
                 drawn = true;
             }
             Show::Lines if ticks.is_multiple_of(4) || finished => {
@@ -439,6 +493,7 @@ mod tests {
             sent: 110,
             rate: 36.7,
             in_flight: 10,
+            held: None,
             written,
             ok,
             errors,
@@ -456,5 +511,38 @@ mod tests {
         );
         assert!(line.ends_with("BEHIND"), "{line}");
         assert!(!f.line(false).contains('['));
+    }
+
+    /// Issue 29: the line fits the terminal, dropping the least needed
+    /// fields first, and always keeps time, success and BEHIND.
+    #[test]
+    fn the_line_fits_the_width() {
+        let f = Figures {
+            elapsed: Duration::from_secs(3),
+            total: Total::Time(Duration::from_secs(300)),
+            sent: 1_234_567,
+            rate: 4_999.6,
+            in_flight: 12_345,
+            held: Some(18_000),
+            written: 1_222_222,
+            ok: 1_222_000,
+            errors: 222,
+            recent: Some((1_234_567, 98_765_432, 20_000_000)),
+            behind_at: Duration::from_millis(10),
+        };
+        let whole = f.line(true);
+        assert!(whole.len() > 120, "{whole}");
+        for width in [120, 80, 60] {
+            let line = f.fitted(true, width);
+            assert!(line.len() <= width, "{width}: {line}");
+            assert!(line.starts_with("3.0s/300.0s"), "{line}");
+            assert!(line.ends_with("BEHIND"), "{width}: {line}");
+        }
+        let at80 = f.fitted(true, 79);
+        assert!(
+            at80.contains("ok, 222 errors") && at80.contains("held 18000"),
+            "{at80}"
+        );
+        assert!(!at80.contains('['), "the bar goes first: {at80}");
     }
 }

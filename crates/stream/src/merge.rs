@@ -62,7 +62,6 @@ impl Merge {
             files.to_vec()
         };
         let mut heads = Vec::with_capacity(files.len());
-        let mut empty_inputs: Vec<usize> = Vec::new();
         for name in files {
             let input: Box<dyn Read + Send> = if name == "stdin" || name == "-" {
                 Box::new(std::io::stdin())
@@ -79,9 +78,6 @@ impl Merge {
             if let (HitReader::Binary(d), false) = (&mut reader, headers) {
                 d.skip_headers();
             }
-            if matches!(reader, HitReader::Empty) {
-                empty_inputs.push(heads.len());
-            }
             heads.push(Head {
                 name,
                 reader,
@@ -89,12 +85,10 @@ impl Merge {
                 live: true,
             });
         }
-        // An input with no bytes at all is reported (exit 2) but does not
-        // stop the others from being read.
-        let errors = empty_inputs
-            .iter()
-            .map(|&i| (heads[i].name.clone(), StreamError::Empty))
-            .collect();
+        // An input with no bytes at all is a valid stream of no records
+        // (issue 29: `dump | jq 'select(…)' | report` with nothing
+        // selected must exit 0); only bytes that are not a stream fail.
+        let errors = Vec::new();
         let mut merge = Merge {
             heads,
             advance: None,

@@ -151,6 +151,7 @@ impl Ws {
         match self.open(target, key).await {
             Ok(Ok(conn)) => Ok(Held {
                 conn,
+                open: true,
                 frame: self.frame,
                 keep,
                 max: self.max_message,
@@ -211,6 +212,8 @@ async fn exchange(
 /// the server's pings are answered and its close is seen when it comes.
 pub struct Held {
     conn: WsConn,
+    /// False once it broke or the server closed it: nothing to close.
+    open: bool,
     frame: WsFrame,
     keep: i64,
     max: usize,
@@ -250,6 +253,16 @@ impl Held {
     /// reply.
     pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
         exchange(&mut self.conn, target, self.frame, self.keep, self.max).await
+    }
+
+    /// Notes that the connection broke or was closed by the server.
+    pub fn broken(&mut self) {
+        self.open = false;
+    }
+
+    /// Whether it is still open (not broken, not closed by the server).
+    pub fn is_open(&self) -> bool {
+        self.open
     }
 
     /// Ends the connection with a close frame (1000, normal closure).
