@@ -108,9 +108,10 @@ impl Holding {
         let open = Box::pin(self.client.ws_hold(&self.target));
         match self.client.timeout() {
             None => open.await,
-            Some(t) => tokio::time::timeout(t, open)
-                .await
-                .unwrap_or_else(|_| Err(Err(Self::timed_out("waiting for the upgrade", t)))),
+            Some(t) => match tokio::time::timeout(t, open).await {
+                Ok(opened) => opened,
+                Err(_) => Err(Err(Self::timed_out("waiting for the upgrade", t))),
+            },
         }
     }
 

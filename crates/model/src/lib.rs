@@ -30,6 +30,7 @@ mod stages;
 pub mod status;
 mod target;
 pub mod time;
+pub mod words;
 
 pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
 pub use rate::{Rate, RateError, DEFAULT_RATE};

@@ -393,7 +393,7 @@ impl Framer {
         self.head.code = code;
         self.head.reason = match resp.reason.unwrap_or("") {
             "OK" => "OK".into(),
-            other => other.to_string().into(),
+            other => barrage_model::words::server_words(other.as_bytes()).into(),
         };
         self.head_done = true;
         self.reusable = !close;

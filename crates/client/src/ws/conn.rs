@@ -108,13 +108,22 @@ pub(crate) fn closed(payload: &[u8]) -> String {
         return "websocket: closed by server (1005 no status)".into();
     }
     let code = u16::from_be_bytes([payload[0], payload[1]]);
-    let reason = String::from_utf8_lossy(&payload[2..]);
+    // RFC 6455 allows 123 bytes; a server that sends more is cut.
+    let reason = barrage_model::words::cut(
+        &String::from_utf8_lossy(&payload[2..payload.len().min(2 + MAX_CLOSE_REASON + 4)]),
+        MAX_CLOSE_REASON,
+        payload.len() > 2 + MAX_CLOSE_REASON,
+    );
     if reason.is_empty() {
         format!("websocket: closed by server ({code} {})", close_words(code))
     } else {
         format!("websocket: closed by server ({code} {reason})")
     }
 }
+
+/// The longest close reason RFC 6455 allows (a control frame's 125 bytes
+/// less the code's 2).
+const MAX_CLOSE_REASON: usize = 123;
 
 /// A close code's words, as RFC 6455 §7.4.1 names them.
 fn close_words(code: u16) -> &'static str {

@@ -1,0 +1,87 @@
+//! Words a server chooses (reason phrases, WebSocket close reasons,
+//! `grpc-message`) as a record keeps them: cut to [`MAX_SERVER_WORDS`]
+//! bytes, marked as cut. A record's error is repeated in the stream's
+//! string table and in every report's error set, so a server that sends
+//! 60 KB phrases must not make the attack or a report hold gigabytes
+//! (issue 29).
+
+/// The most bytes of server-chosen words a record keeps.
+pub const MAX_SERVER_WORDS: usize = 1024;
+
+/// How a cut is marked.
+pub const CUT: &str = "…(cut)";
+
+/// `bytes` as text (invalid UTF-8 replaced), at most
+/// [`MAX_SERVER_WORDS`] bytes of it, then [`CUT`] when there was more.
+pub fn server_words(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_SERVER_WORDS + 4)]);
+    cut(&text, MAX_SERVER_WORDS, bytes.len() > MAX_SERVER_WORDS)
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with
+/// [`CUT`] added when anything was cut (or `more` says the source had
+/// more than `text`).
+pub fn cut(text: &str, max: usize, more: bool) -> String {
+    if text.len() <= max && !more {
+        return text.to_string();
+    }
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end + CUT.len());
+    out.push_str(&text[..end]);
+    out.push_str(CUT);
+    out
+}
+
+/// `text` for a person's screen: control characters (a line feed, an
+/// escape that recolours the terminal) shown as escapes, so that a server
+/// cannot forge a report's lines (issue 29). Text without any is returned
+/// as it is.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_words_are_cut_and_marked() {
+        assert_eq!(server_words(b"Backend Down"), "Backend Down");
+        let long = vec![b'x'; 60_000];
+        let w = server_words(&long);
+        assert_eq!(w.len(), MAX_SERVER_WORDS + CUT.len());
+        assert!(w.ends_with(CUT));
+        // On a character boundary.
+        let mut multi = "é".repeat(600).into_bytes();
+        multi.push(b'!');
+        let w = server_words(&multi);
+        assert!(
+            w.ends_with(CUT) && w.len() <= MAX_SERVER_WORDS + CUT.len(),
+            "{w}"
+        );
+        assert_eq!(cut("abc", 10, true), "abc…(cut)");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("plain words"), "plain words");
+        assert_eq!(
+            printable("bye\nStatus Codes  [code:count]  200:1\x1b[2J"),
+            "bye\\nStatus Codes  [code:count]  200:1\\u{1b}[2J"
+        );
+    }
+}
