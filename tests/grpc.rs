@@ -210,6 +210,63 @@ fn every_failure_is_a_record_naming_its_status() {
     );
 }
 
+/// Issue 29: each of these counted as success; grpc-go and ghz call each
+/// an error, and so does barrage, with grpc-go's code and words. An
+/// endless answer after a small message is cut at the second prefix (it
+/// was buffered whole: 4.2 GB in 10 s).
+#[test]
+fn wrong_answers_are_failures_as_grpc_go_says() {
+    let server = Server::http();
+    let dir = tempdir("grpc-wrong");
+    let msg = message_file(&dir);
+    let faults = [
+        ("http-204", 204, "grpc-status 2 (UNKNOWN): unexpected HTTP status code received from server: 204 (No Content); transport: received unexpected content-type \"text/html\""),
+        ("http-302", 302, "grpc-status 2 (UNKNOWN): unexpected HTTP status code received from server: 302 (Found); transport: received unexpected content-type \"text/html\""),
+        ("short", 200, "grpc-status 13 (INTERNAL): grpc: the answer ended inside its message (10 of 100 bytes)"),
+        ("stub", 200, "grpc-status 13 (INTERNAL): grpc: the answer ended inside a message's prefix (3 of 5 bytes)"),
+        ("flag2", 200, "grpc-status 13 (INTERNAL): grpc: received unexpected payload format 2"),
+        ("html", 200, "grpc-status 2 (UNKNOWN): transport: received unexpected content-type \"text/html\""),
+        ("two", 200, "grpc-status 13 (INTERNAL): cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"),
+        ("none", 200, "grpc-status 13 (INTERNAL): cardinality violation: received no response message from non-server-streaming RPC"),
+        ("flood", 200, "grpc-status 13 (INTERNAL): cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"),
+    ];
+    let targets: Vec<String> = faults
+        .iter()
+        .map(|(f, _, _)| format!("GRPC URL{METHOD}\nx-fault: {f}\n@{msg}\n"))
+        .collect();
+    let n = faults.len().to_string();
+    let (hits, _) = call(
+        &server,
+        &dir,
+        &targets.join("\n"),
+        &["-rate", "100", "-requests", &n, "-timeout", "5s"],
+    );
+    assert_eq!(hits.len(), faults.len());
+    for (hit, (fault, code, error)) in hits.iter().zip(faults) {
+        assert_eq!((hit.code, hit.error.as_str()), (code, error), "{fault}");
+    }
+    // Every one of them a failure in the report.
+    let file = dir.join("wrong.bin");
+    let again = run(
+        &[
+            "attack",
+            "-targets",
+            dir.join("targets.http").to_str().unwrap(),
+            "-rate",
+            "100",
+            "-requests",
+            &n,
+            "-output",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(again.status.success());
+    let json = run(&["report", "-type", "json", file.to_str().unwrap()], b"");
+    let text = String::from_utf8_lossy(&json.stdout);
+    assert!(text.contains("\"success\":0,"), "{text}");
+}
+
 #[test]
 fn reports_count_grpc_failures_and_group_them() {
     let server = Server::http();

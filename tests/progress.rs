@@ -34,28 +34,42 @@ fn a_terminal_gets_one_line_redrawn_and_finished() {
     let server = Server::http();
     let dir = tempdir("progress-tty");
     let out = dir.join("r.bin");
-    let (code, screen) = on_terminal(&format!(
-        "echo 'GET {}' | {} attack -rate 100 -duration 2s -output {}",
-        server.url("/"),
-        bin().display(),
-        out.display()
-    ));
-    assert_eq!(code, Some(0), "{screen}");
-    let redraws = screen.matches("\r\x1b[2K").count();
-    assert!(redraws >= 4, "{redraws} redraws: {screen:?}");
-    assert!(
-        screen.contains("2.0s ["),
-        "a bar toward -duration: {screen:?}"
-    );
-    assert!(screen.contains("% ok, 0 errors"), "{screen:?}");
-    assert!(screen.contains("| lag p99 "), "{screen:?}");
-    assert!(
-        screen.ends_with("\r\n") || screen.ends_with('\n'),
-        "finished cleanly: {screen:?}"
-    );
-    // The stream went to the file, whole.
-    let hits = common::decode(&std::fs::read(&out).unwrap());
-    assert_eq!(hits.len(), 200);
+    // Issue 29: at 80 columns the line was ~135 and left a new line at
+    // every redraw. Each redraw now fits, fields dropped by rank.
+    for cols in [80, 160] {
+        let (code, screen) = on_terminal(&format!(
+            "stty rows 40 cols {cols}; echo 'GET {}' | {} attack -rate 100 -duration 2s -output {}",
+            server.url("/"),
+            bin().display(),
+            out.display()
+        ));
+        assert_eq!(code, Some(0), "{screen}");
+        let redraws = screen.matches("\r\x1b[2K").count();
+        assert!(redraws >= 4, "{redraws} redraws: {screen:?}");
+        for line in screen.split("\r\x1b[2K").skip(1) {
+            let line = line.trim_end_matches(['\r', '\n']);
+            assert!(
+                line.chars().count() < cols && !line.contains('\n'),
+                "{} columns at {cols}: {line:?}",
+                line.chars().count()
+            );
+        }
+        assert!(screen.contains("% ok, 0 errors"), "{screen:?}");
+        if cols == 160 {
+            assert!(
+                screen.contains("2.0s ["),
+                "a bar toward -duration: {screen:?}"
+            );
+            assert!(screen.contains("| lag p99 "), "{screen:?}");
+        }
+        assert!(
+            screen.ends_with("\r\n") || screen.ends_with('\n'),
+            "finished cleanly: {screen:?}"
+        );
+        // The stream went to the file, whole.
+        let hits = common::decode(&std::fs::read(&out).unwrap());
+        assert_eq!(hits.len(), 200);
+    }
 }
 
 #[test]

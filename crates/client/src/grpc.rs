@@ -96,16 +96,188 @@ fn status_of(h: &HeaderMap) -> Option<(u32, String)> {
     let message = h
         .get("grpc-message")
         .map(|m| {
-            percent_encoding::percent_decode(m.as_bytes())
-                .decode_utf8_lossy()
-                .into_owned()
+            // Server-chosen words: cut like a reason phrase (issue 29).
+            let decoded = percent_encoding::percent_decode(m.as_bytes()).collect::<Vec<u8>>();
+            barrage_model::words::server_words(&decoded)
         })
         .unwrap_or_default();
     Some((code, message))
 }
 
-/// Reads a call's answer: its head, its message (at most `max_message`
-/// bytes, decompressed when `grpc-encoding` says gzip) and its status.
+/// The gRPC code of a call answered with an HTTP status other than 200
+/// (gRPC's "HTTP to gRPC status code mapping", as grpc-go applies it).
+fn code_of_http(status: u16) -> u32 {
+    match status {
+        400 => 13,
+        401 => 16,
+        403 => 7,
+        404 => 12,
+        429 | 502 | 503 | 504 => 14,
+        _ => 2,
+    }
+}
+
+/// Why a head is not a gRPC answer (grpc-go's words), if it is not one.
+fn not_grpc(head: &http::response::Parts) -> Option<(u32, String)> {
+    let status = head.status.as_u16();
+    let content_type = head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
+    let is_grpc = content_type.is_some_and(|c| {
+        c == b"application/grpc"
+            || c.starts_with(b"application/grpc+")
+            || c.starts_with(b"application/grpc;")
+    });
+    if status == 200 && is_grpc {
+        return None;
+    }
+    let mut why = Vec::new();
+    if status != 200 {
+        why.push(format!(
+            "unexpected HTTP status code received from server: {status} ({})",
+            head.status.canonical_reason().unwrap_or("")
+        ));
+    }
+    if !is_grpc {
+        let c = content_type
+            .map(barrage_model::words::server_words)
+            .unwrap_or_default();
+        why.push(format!("transport: received unexpected content-type {c:?}"));
+    }
+    Some((code_of_http(status), why.join("; ")))
+}
+
+/// A unary answer's messages as its DATA frames bring them: the first
+/// message kept (it is at most `max` bytes, or the call fails), anything
+/// after it a fault. What a call buffers is bounded by `max` plus a
+/// prefix, whatever the server sends (issue 29: a prefix declaring 10
+/// bytes followed by an endless body reached 4.2 GB).
+pub(crate) struct Unary {
+    max: usize,
+    prefix: [u8; 5],
+    /// Bytes of the current prefix in; 5 while inside a message's bytes,
+    /// 0 between messages.
+    have: usize,
+    /// The current message's declared length, and its bytes in.
+    len: usize,
+    got: usize,
+    messages: u32,
+    message: Vec<u8>,
+}
+
+/// Why an answer's DATA cannot be a unary answer.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Fault {
+    /// The first message's declared length, above the limit.
+    TooBig(usize),
+    /// A compressed-flag other than 0 or 1.
+    Flag(u8),
+    /// A second message.
+    Second,
+}
+
+impl Fault {
+    /// The record's error (grpc-go's code and words).
+    fn error(&self, max: usize) -> String {
+        match self {
+            Fault::TooBig(n) => failed(
+                8,
+                &format!("grpc: received message larger than max ({n} vs. {max})"),
+            ),
+            Fault::Flag(f) => failed(
+                13,
+                &format!("grpc: received unexpected payload format {f}"),
+            ),
+            Fault::Second => failed(
+                13,
+                "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message",
+            ),
+        }
+    }
+}
+
+impl Unary {
+    pub(crate) fn new(max: usize) -> Self {
+        Unary {
+            max,
+            prefix: [0; 5],
+            have: 0,
+            len: 0,
+            got: 0,
+            messages: 0,
+            message: Vec::new(),
+        }
+    }
+
+    /// Takes in one DATA frame's bytes.
+    pub(crate) fn feed(&mut self, mut d: &[u8]) -> Result<(), Fault> {
+        while !d.is_empty() {
+            if self.have < 5 {
+                let take = (5 - self.have).min(d.len());
+                self.prefix[self.have..self.have + take].copy_from_slice(&d[..take]);
+                self.have += take;
+                d = &d[take..];
+                if self.have < 5 {
+                    break;
+                }
+                self.messages += 1;
+                if self.messages > 1 {
+                    return Err(Fault::Second);
+                }
+                if self.prefix[0] > 1 {
+                    return Err(Fault::Flag(self.prefix[0]));
+                }
+                self.len = u32::from_be_bytes([
+                    self.prefix[1],
+                    self.prefix[2],
+                    self.prefix[3],
+                    self.prefix[4],
+                ]) as usize;
+                if self.len > self.max {
+                    return Err(Fault::TooBig(self.len));
+                }
+                self.got = 0;
+                self.message = Vec::with_capacity(self.len.min(64 << 10));
+                if self.len == 0 {
+                    self.have = 0;
+                }
+            } else {
+                let take = (self.len - self.got).min(d.len());
+                self.message.extend_from_slice(&d[..take]);
+                self.got += take;
+                d = &d[take..];
+                if self.got == self.len {
+                    self.have = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At the end of the answer: the message (compressed or not), none,
+    /// or the error of an answer that ended inside one.
+    pub(crate) fn finish(self) -> Result<Option<(bool, Vec<u8>)>, String> {
+        match self.have {
+            0 if self.messages == 0 => Ok(None),
+            0 => Ok(Some((self.prefix[0] == 1, self.message))),
+            5 => Err(failed(
+                13,
+                &format!(
+                    "grpc: the answer ended inside its message ({} of {} bytes)",
+                    self.got, self.len
+                ),
+            )),
+            n => Err(failed(
+                13,
+                &format!("grpc: the answer ended inside a message's prefix ({n} of 5 bytes)"),
+            )),
+        }
+    }
+}
+
+/// Reads a call's answer: its head, its one message (at most
+/// `max_message` bytes, decompressed when `grpc-encoding` says gzip) and
+/// its status. What grpc-go calls an error is one here: an answer that
+/// is not gRPC (its HTTP status, its content-type), a message cut short,
+/// an unknown compressed-flag, a second message, OK without a message.
 pub(crate) async fn read(
     resp: http::Response<hyper::body::Incoming>,
     max_message: usize,
@@ -132,14 +304,20 @@ pub(crate) async fn read(
     if keep_headers {
         keep_pairs(&head.headers, &mut out.headers);
     }
+    // Not gRPC at all: the call fails on its head (the stream is reset
+    // when `incoming` drops).
+    if let Some((code, why)) = not_grpc(&head) {
+        out.error = Some(failed(code, &why));
+        return out;
+    }
     // Trailers-only: the status in the head, no body.
     let mut status = status_of(&head.headers);
     let gzip = head
         .headers
         .get("grpc-encoding")
         .is_some_and(|e| e.as_bytes() == b"gzip");
-    let mut data: Vec<u8> = Vec::new();
-    let mut too_big = None;
+    let mut unary = Unary::new(max_message);
+    let mut fault = None;
     while let Some(frame) = incoming.frame().await {
         let frame = match frame {
             Ok(f) => f,
@@ -150,16 +328,11 @@ pub(crate) async fn read(
             }
         };
         if let Some(d) = frame.data_ref() {
-            if too_big.is_none() {
-                data.extend_from_slice(d);
-                // The message's declared length, once its prefix is in.
-                if data.len() >= 5 {
-                    let len = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
-                    if len > max_message {
-                        too_big = Some(len);
-                        data = Vec::new();
-                    }
-                }
+            if let Err(f) = unary.feed(d) {
+                // Nothing more is read: dropping the body resets the
+                // stream, as grpc-go cancels it.
+                fault = Some(f);
+                break;
             }
         } else if let Some(t) = frame.trailers_ref() {
             if keep_headers {
@@ -168,64 +341,123 @@ pub(crate) async fn read(
             status = status_of(t).or(status);
         }
     }
-    if out.code != 200 {
+    if let Some(f) = fault {
+        out.error = Some(f.error(max_message));
         return out;
     }
     let Some((code, message)) = status else {
         out.error = Some(failed(13, "grpc: the answer has no grpc-status"));
         return out;
     };
-    if let Some(n) = too_big {
-        out.error = Some(failed(
-            8,
-            &format!("grpc: received message larger than max ({n} vs. {max_message})"),
-        ));
-        return out;
-    }
-    if data.len() >= 5 {
-        let compressed = data[0] == 1;
-        let len = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
-        let mut message = data.split_off(5);
-        message.truncate(len);
-        if compressed {
-            if !gzip {
-                out.error = Some(failed(
-                    13,
-                    "grpc: a compressed message without grpc-encoding",
-                ));
-                return out;
-            }
-            let mut plain = Vec::new();
-            let mut dec = flate2::read::GzDecoder::new(&message[..]);
-            let limit = (max_message + 1) as u64;
-            if let Err(e) =
-                std::io::Read::read_to_end(&mut std::io::Read::take(&mut dec, limit), &mut plain)
-            {
-                out.error = Some(failed(13, &format!("grpc: decompressing the message: {e}")));
-                return out;
-            }
-            if plain.len() > max_message {
-                out.error = Some(failed(
-                    8,
-                    &format!("grpc: received message after decompression larger than max ({max_message})"),
-                ));
-                return out;
-            }
-            message = plain;
-        }
-        out.bytes_in = message.len() as u64;
-        let room = if keep < 0 {
-            message.len()
-        } else {
-            (keep as usize).min(message.len())
-        };
-        message.truncate(room);
-        out.body = message;
-    }
     if code != 0 {
         out.error = Some(failed(code, &message));
     }
+    let found = match unary.finish() {
+        Ok(m) => m,
+        Err(e) => {
+            out.error.get_or_insert(e);
+            return out;
+        }
+    };
+    let Some((compressed, mut message)) = found else {
+        if code == 0 {
+            out.error = Some(failed(
+                13,
+                "cardinality violation: received no response message from non-server-streaming RPC",
+            ));
+        }
+        return out;
+    };
+    if compressed {
+        if !gzip {
+            out.error.get_or_insert(failed(
+                13,
+                "grpc: a compressed message without grpc-encoding",
+            ));
+            return out;
+        }
+        let mut plain = Vec::new();
+        let mut dec = flate2::read::GzDecoder::new(&message[..]);
+        let limit = (max_message + 1) as u64;
+        if let Err(e) =
+            std::io::Read::read_to_end(&mut std::io::Read::take(&mut dec, limit), &mut plain)
+        {
+            out.error
+                .get_or_insert(failed(13, &format!("grpc: decompressing the message: {e}")));
+            return out;
+        }
+        if plain.len() > max_message {
+            out.error.get_or_insert(failed(
+                8,
+                &format!(
+                    "grpc: received message after decompression larger than max ({max_message})"
+                ),
+            ));
+            return out;
+        }
+        message = plain;
+    }
+    out.bytes_in = message.len() as u64;
+    let room = if keep < 0 {
+        message.len()
+    } else {
+        (keep as usize).min(message.len())
+    };
+    message.truncate(room);
+    out.body = message;
     out
+}
+
+#[cfg(test)]
+mod unary_tests {
+    use super::*;
+
+    fn framed(flag: u8, len: u32, bytes: &[u8]) -> Vec<u8> {
+        let mut v = vec![flag];
+        v.extend_from_slice(&len.to_be_bytes());
+        v.extend_from_slice(bytes);
+        v
+    }
+
+    #[test]
+    fn one_message_in_any_cuts() {
+        let all = framed(0, 5, b"hello");
+        for split in 0..all.len() {
+            let mut u = Unary::new(100);
+            u.feed(&all[..split]).unwrap();
+            u.feed(&all[split..]).unwrap();
+            assert_eq!(u.finish().unwrap(), Some((false, b"hello".to_vec())));
+        }
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 0, b"")).unwrap();
+        assert_eq!(u.finish().unwrap(), Some((false, Vec::new())));
+        assert_eq!(Unary::new(100).finish().unwrap(), None);
+    }
+
+    #[test]
+    fn faults_are_named() {
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 100, b"0123456789")).unwrap();
+        assert!(u.finish().unwrap_err().contains("(10 of 100 bytes)"));
+        let mut u = Unary::new(100);
+        u.feed(b"\0\0\0").unwrap();
+        assert!(u.finish().unwrap_err().contains("prefix (3 of 5 bytes)"));
+        assert_eq!(
+            Unary::new(100).feed(&framed(2, 1, b"x")),
+            Err(Fault::Flag(2))
+        );
+        assert_eq!(
+            Unary::new(100).feed(&framed(0, 101, b"")),
+            Err(Fault::TooBig(101))
+        );
+        let mut two = framed(0, 1, b"a");
+        two.extend(framed(0, 1, b"b"));
+        assert_eq!(Unary::new(100).feed(&two), Err(Fault::Second));
+        // An endless body after a small message stops at the next prefix.
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 10, b"0123456789")).unwrap();
+        assert_eq!(u.feed(&[7u8; 65536]), Err(Fault::Second));
+    }
 }
 
 /// A descriptor set (`-proto-set`: what `protoc --descriptor_set_out` or

@@ -8,7 +8,13 @@
 //! - `x-grpc-status: N` (and `x-grpc-message`) answers with that status;
 //!   `x-trailers-only: 1` answers with headers only;
 //! - `x-delay-ms: N` waits first; `x-gzip: 1` compresses the reply
-//!   (`grpc-encoding: gzip`); `x-reset: 1` resets the stream.
+//!   (`grpc-encoding: gzip`); `x-reset: 1` resets the stream;
+//! - `x-fault: F` answers wrongly, as grpc-go and ghz call an error:
+//!   `http-204`, `http-302` (no gRPC at all), `short` (a prefix saying 100
+//!   bytes, 10 sent), `stub` (a 3-byte body), `flag2` (compressed-flag
+//!   2), `html` (`content-type: text/html`), `two` (two messages),
+//!   `none` (OK without a message), `flood` (a 10-byte message, then
+//!   bytes without end).
 
 use std::{collections::VecDeque, convert::Infallible, io::Write, time::Duration};
 
@@ -82,6 +88,9 @@ pub(crate) async fn answer(
     if header(headers, "x-reset").is_some() {
         return Err("reset");
     }
+    if let Some(f) = header(headers, "x-fault") {
+        return Ok(fault(f));
+    }
     let status = header(headers, "x-grpc-status").unwrap_or("0");
     let message = header(headers, "x-grpc-message");
     if header(headers, "x-trailers-only").is_some() {
@@ -116,4 +125,74 @@ pub(crate) async fn answer(
             .insert("grpc-encoding", "gzip".parse().unwrap());
     }
     Ok(r)
+}
+
+/// An endless body: `head`, then 64 KiB chunks of `x` for ever.
+struct Endless(Option<Bytes>);
+
+impl hyper::body::Body for Endless {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let next = self
+            .0
+            .take()
+            .unwrap_or_else(|| Bytes::from_static(&[b'x'; 65536]));
+        std::task::Poll::Ready(Some(Ok(Frame::data(next))))
+    }
+}
+
+/// The wrong answers of `x-fault`.
+fn fault(f: &str) -> Response<Body> {
+    let prefixed = |flag: u8, len: u32, bytes: &[u8]| {
+        let mut v = vec![flag];
+        v.extend_from_slice(&len.to_be_bytes());
+        v.extend_from_slice(bytes);
+        Bytes::from(v)
+    };
+    let ok = || grpc_headers("0", None);
+    let frames: Vec<Frame<Bytes>> = match f {
+        "short" => vec![
+            Frame::data(prefixed(0, 100, b"0123456789")),
+            Frame::trailers(ok()),
+        ],
+        "stub" => vec![
+            Frame::data(Bytes::from_static(b"\0\0\0")),
+            Frame::trailers(ok()),
+        ],
+        "flag2" => vec![Frame::data(prefixed(2, 1, b"x")), Frame::trailers(ok())],
+        "two" => vec![
+            Frame::data(prefixed(0, 1, b"a")),
+            Frame::data(prefixed(0, 1, b"b")),
+            Frame::trailers(ok()),
+        ],
+        "html" => vec![Frame::data(prefixed(0, 1, b"a")), Frame::trailers(ok())],
+        "flood" => {
+            let mut r = Response::new(Endless(Some(prefixed(0, 10, b"0123456789"))).boxed());
+            r.headers_mut()
+                .insert("content-type", "application/grpc".parse().unwrap());
+            return r;
+        }
+        _ => vec![Frame::trailers(ok())],
+    };
+    let mut r = Response::new(Frames(frames.into()).boxed());
+    let content_type = match f {
+        "html" | "http-204" | "http-302" => "text/html",
+        _ => "application/grpc",
+    };
+    r.headers_mut()
+        .insert("content-type", content_type.parse().unwrap());
+    if let Some(code) = f.strip_prefix("http-").and_then(|c| c.parse().ok()) {
+        *r.status_mut() = hyper::StatusCode::from_u16(code).unwrap_or(hyper::StatusCode::OK);
+        *r.body_mut() = Frames(VecDeque::new()).boxed();
+        if code == 302 {
+            r.headers_mut()
+                .insert("location", "/elsewhere".parse().unwrap());
+        }
+    }
+    r
 }
