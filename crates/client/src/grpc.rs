@@ -408,58 +408,6 @@ pub(crate) async fn read(
     out
 }
 
-#[cfg(test)]
-mod unary_tests {
-    use super::*;
-
-    fn framed(flag: u8, len: u32, bytes: &[u8]) -> Vec<u8> {
-        let mut v = vec![flag];
-        v.extend_from_slice(&len.to_be_bytes());
-        v.extend_from_slice(bytes);
-        v
-    }
-
-    #[test]
-    fn one_message_in_any_cuts() {
-        let all = framed(0, 5, b"hello");
-        for split in 0..all.len() {
-            let mut u = Unary::new(100);
-            u.feed(&all[..split]).unwrap();
-            u.feed(&all[split..]).unwrap();
-            assert_eq!(u.finish().unwrap(), Some((false, b"hello".to_vec())));
-        }
-        let mut u = Unary::new(100);
-        u.feed(&framed(0, 0, b"")).unwrap();
-        assert_eq!(u.finish().unwrap(), Some((false, Vec::new())));
-        assert_eq!(Unary::new(100).finish().unwrap(), None);
-    }
-
-    #[test]
-    fn faults_are_named() {
-        let mut u = Unary::new(100);
-        u.feed(&framed(0, 100, b"0123456789")).unwrap();
-        assert!(u.finish().unwrap_err().contains("(10 of 100 bytes)"));
-        let mut u = Unary::new(100);
-        u.feed(b"\0\0\0").unwrap();
-        assert!(u.finish().unwrap_err().contains("prefix (3 of 5 bytes)"));
-        assert_eq!(
-            Unary::new(100).feed(&framed(2, 1, b"x")),
-            Err(Fault::Flag(2))
-        );
-        assert_eq!(
-            Unary::new(100).feed(&framed(0, 101, b"")),
-            Err(Fault::TooBig(101))
-        );
-        let mut two = framed(0, 1, b"a");
-        two.extend(framed(0, 1, b"b"));
-        assert_eq!(Unary::new(100).feed(&two), Err(Fault::Second));
-        // An endless body after a small message stops at the next prefix.
-        let mut u = Unary::new(100);
-        u.feed(&framed(0, 10, b"0123456789")).unwrap();
-        assert_eq!(u.feed(&[7u8; 65536]), Err(Fault::Second));
-    }
-}
-
 /// A descriptor set (`-proto-set`: what `protoc --descriptor_set_out` or
 /// `buf build -o` writes), for JSON request messages.
 pub struct ProtoSet(prost_reflect::DescriptorPool);
@@ -534,4 +482,56 @@ pub fn prepare_body(
         )
     })?;
     Ok(prost::Message::encode_to_vec(&msg))
+}
+
+#[cfg(test)]
+mod unary_tests {
+    use super::*;
+
+    fn framed(flag: u8, len: u32, bytes: &[u8]) -> Vec<u8> {
+        let mut v = vec![flag];
+        v.extend_from_slice(&len.to_be_bytes());
+        v.extend_from_slice(bytes);
+        v
+    }
+
+    #[test]
+    fn one_message_in_any_cuts() {
+        let all = framed(0, 5, b"hello");
+        for split in 0..all.len() {
+            let mut u = Unary::new(100);
+            u.feed(&all[..split]).unwrap();
+            u.feed(&all[split..]).unwrap();
+            assert_eq!(u.finish().unwrap(), Some((false, b"hello".to_vec())));
+        }
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 0, b"")).unwrap();
+        assert_eq!(u.finish().unwrap(), Some((false, Vec::new())));
+        assert_eq!(Unary::new(100).finish().unwrap(), None);
+    }
+
+    #[test]
+    fn faults_are_named() {
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 100, b"0123456789")).unwrap();
+        assert!(u.finish().unwrap_err().contains("(10 of 100 bytes)"));
+        let mut u = Unary::new(100);
+        u.feed(b"\0\0\0").unwrap();
+        assert!(u.finish().unwrap_err().contains("prefix (3 of 5 bytes)"));
+        assert_eq!(
+            Unary::new(100).feed(&framed(2, 1, b"x")),
+            Err(Fault::Flag(2))
+        );
+        assert_eq!(
+            Unary::new(100).feed(&framed(0, 101, b"")),
+            Err(Fault::TooBig(101))
+        );
+        let mut two = framed(0, 1, b"a");
+        two.extend(framed(0, 1, b"b"));
+        assert_eq!(Unary::new(100).feed(&two), Err(Fault::Second));
+        // An endless body after a small message stops at the next prefix.
+        let mut u = Unary::new(100);
+        u.feed(&framed(0, 10, b"0123456789")).unwrap();
+        assert_eq!(u.feed(&[7u8; 65536]), Err(Fault::Second));
+    }
 }
