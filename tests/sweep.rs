@@ -242,12 +242,43 @@ fn ctrl_c_ends_the_step_and_the_table_covers_the_finished_ones() {
     assert_eq!(server.count(), hits.len() as u64, "one record per request");
 }
 
+/// Issue 29: `-rates 0.0000001` was named `rate=0`, which the rate
+/// parser reads as "as fast as possible": 17,000 requests a second. A
+/// step keeps its rate exactly, in its name too.
+#[test]
+fn a_tiny_rate_is_paced_and_named_exactly() {
+    let server = Server::http();
+    let dir = tempdir("sweep-tiny");
+    let path = dir.join("s.bin");
+    let out = sweep(
+        &[
+            "-rates",
+            "0.0000001",
+            "-step-duration",
+            "1s",
+            "-output",
+            path.to_str().unwrap(),
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let hits = common::decode(&std::fs::read(&path).unwrap());
+    assert!(server.count() <= 1, "{} requests", server.count());
+    assert_eq!(server.count(), hits.len() as u64);
+    assert!(
+        hits.iter().all(|h| h.attack == "rate=0.0000001"),
+        "{hits:?}"
+    );
+}
+
 #[test]
 fn bad_steps_and_flags_are_one_line_and_exit_2() {
     for (args, says) in [
         (vec!["-rates", ""], "an empty step"),
         (vec!["-rates", "2000,1000"], "steps must rise"),
         (vec!["-rates", "0"], "above 0"),
+        (vec!["-rates", "1e-12"], "not a rate barrage can pace"),
+        (vec!["-rates", "1e400"], "too large"),
         (vec!["-concurrency", "0"], "above 0"),
         (
             vec!["-rates", "100", "-find-max", "speed<1"],

@@ -148,6 +148,9 @@ pub fn run(s: SweepArgs) -> Outcome {
         // The reader of `-output -` went away: a quiet stop, as in attack.
         Err(barrage_sweep::SweepError::Output(e)) if output::is_closed_pipe(&e) => return Ok(()),
         Err(barrage_sweep::SweepError::Attack(e)) => return Err(attack::attack_error(e)),
+        // A step that cannot be sent is the command line's fault (exit 2),
+        // not an I/O failure (issue 29: it gave 1).
+        Err(e @ barrage_sweep::SweepError::Targets(_)) => return Err(Failed::usage(e)),
         Err(e) => return Err(Failed::io(e)),
     };
     if stopper.is_stopped() {

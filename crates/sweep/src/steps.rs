@@ -22,10 +22,11 @@ impl Load {
         }
     }
 
-    /// The same model at `amount` (rounded to a whole connection).
+    /// The same model at `amount` (rounded to a whole connection, or a
+    /// rate to a number its name writes exactly).
     pub fn with_amount(&self, amount: f64) -> Load {
         match self {
-            Load::Rate(_) => Load::Rate(amount),
+            Load::Rate(_) => Load::Rate(clean(amount)),
             Load::Concurrency(_) => Load::Concurrency(amount.round().max(1.0) as u64),
         }
     }
@@ -65,10 +66,33 @@ impl fmt::Display for Load {
     }
 }
 
-/// A rate without float noise: `5000`, `12.5`.
+/// A rate as its shortest exact decimal: `5000`, `12.5`, `0.0000001`.
+/// It reads back as the same number, so a step's name keeps its rate, and
+/// it is never `0` (issue 29: 0.0000001 written with 3 decimals became
+/// `0`, which the rate parser reads as "as fast as possible": a flood).
+/// Float noise is taken out where a step is made ([`clean`]).
 pub(crate) fn number(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    format!("{v}")
+}
+
+/// `v` without float noise from the sums and products of ranges: to
+/// 3 decimals at 1 and above, to 6 significant digits below (never to 0).
+pub(crate) fn clean(v: f64) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return v;
+    }
+    // At most 9 decimals: what a rate may have.
+    let rounded = if v >= 1.0 {
+        (v * 1000.0).round() / 1000.0
+    } else {
+        let scale = 10f64.powi((5 - v.log10().floor() as i32).min(9));
+        (v * scale).round() / scale
+    };
+    if rounded > 0.0 {
+        rounded
+    } else {
+        v
+    }
 }
 
 /// A `-rates` or `-concurrency` value that does not parse, with why.
@@ -107,7 +131,10 @@ pub fn parse(text: &str, concurrency: bool) -> Result<Vec<Load>, StepsError> {
             .trim_end_matches("/s")
             .parse()
             .map_err(|_| bad(format!("{:?} is not a number", s.trim())))?;
-        if !(v > 0.0 && v.is_finite()) {
+        if !v.is_finite() {
+            return Err(bad(format!("{:?} is too large", s.trim())));
+        }
+        if v <= 0.0 {
             return Err(bad(format!("{:?}: steps must be above 0", s.trim())));
         }
         if concurrency && v.fract() != 0.0 {
@@ -150,7 +177,7 @@ pub fn parse(text: &str, concurrency: bool) -> Result<Vec<Load>, StepsError> {
         let mut v = from;
         // A little slack, so that 0.1 steps reach their end despite float sums.
         while v <= to * (1.0 + 1e-9) {
-            out.push(v);
+            out.push(clean(v));
             if out.len() > MAX_STEPS {
                 return Err(bad(format!("more than {MAX_STEPS} steps")));
             }
@@ -166,6 +193,21 @@ pub fn parse(text: &str, concurrency: bool) -> Result<Vec<Load>, StepsError> {
             number(w[1]),
             number(w[0])
         )));
+    }
+    // Each rate as the attack will read it: a step barrage cannot pace
+    // is refused here, with the flag, not when its turn comes.
+    if !concurrency {
+        if let Some(v) = out.iter().find(|v| {
+            !matches!(
+                number(**v).parse::<barrage_model::Rate>(),
+                Ok(barrage_model::Rate::Paced { .. })
+            )
+        }) {
+            return Err(bad(format!(
+                "{} is not a rate barrage can pace (at most 9 decimals, below 2^64)",
+                number(*v)
+            )));
+        }
     }
     Ok(out
         .into_iter()
@@ -185,6 +227,39 @@ mod tests {
 
     fn rates(s: &str) -> Vec<f64> {
         parse(s, false).unwrap().iter().map(Load::amount).collect()
+    }
+
+    /// Issue 29: a tiny rate was named `rate=0` and run unpaced.
+    #[test]
+    fn a_name_keeps_its_rate_exactly() {
+        for typed in ["0.0000001", "0.25", "12.5", "5000", "1234.5678"] {
+            let load = parse(typed, false).unwrap()[0];
+            assert_eq!(load.name(), format!("rate={typed}"));
+            assert_eq!(Load::from_name(&load.name()), Some(load));
+        }
+        // Float noise from a range's products is gone from the steps.
+        let names: Vec<String> = parse("500..700/x1.1", false)
+            .unwrap()
+            .iter()
+            .map(Load::name)
+            .collect();
+        assert_eq!(names, ["rate=500", "rate=550", "rate=605", "rate=665.5"]);
+        assert_eq!(
+            Load::Rate(1.0).with_amount(0.00000012345678).name(),
+            "rate=0.000000123"
+        );
+        assert_eq!(
+            Load::Rate(1.0).with_amount(2500.00000001).name(),
+            "rate=2500"
+        );
+        assert_eq!(
+            Load::Rate(1.0).with_amount(0.0000123456).name(),
+            "rate=0.000012346"
+        );
+        // What the attack cannot pace is refused with the flag.
+        for bad in ["0.0000000001", "1e300", "1e400"] {
+            assert!(parse(bad, false).is_err(), "{bad}");
+        }
     }
 
     #[test]
