@@ -606,3 +606,73 @@ fn odd_locations_are_followed_as_go_does() {
         r.hits[0].error
     );
 }
+
+/// Issue 29: `http://alice:s3cret@host/` put the credentials in the Host
+/// header and sent no Authorization; the password showed in errors. As
+/// Go's client and vegeta: Host without them, `Authorization: Basic`,
+/// the password never printed.
+#[test]
+fn url_credentials_go_as_basic_auth_and_are_never_shown() {
+    let server = barrage_testkit::Server::http();
+    let url = server.url("/").replacen("://", "://alice:s3cret@", 1);
+    let host = server.url("/")["http://".len()..]
+        .trim_end_matches('/')
+        .to_string();
+    for extra in [vec![], vec!["-h1-engine", "hyper"], vec!["-h2c"]] {
+        let mut args = vec!["-rate", "100", "-requests", "2"];
+        args.extend_from_slice(&extra);
+        let r = attack(&args, &format!("GET {url}\n"));
+        assert_eq!(r.code, Some(0), "{extra:?}: {}", r.stderr);
+        assert_eq!(r.hits.len(), 2);
+        assert!(r.hits.iter().all(|h| h.code == 200), "{extra:?}");
+    }
+    let seen = server.received();
+    assert_eq!(seen.len(), 6);
+    for req in &seen {
+        // base64("alice:s3cret")
+        assert_eq!(req.header("authorization"), Some("Basic YWxpY2U6czNjcmV0"));
+        if let Some(h) = req.header("host") {
+            assert_eq!(h, host);
+        }
+    }
+    // A report by URL does not print the password either.
+    let stream = common::run(
+        &["attack", "-rate", "100", "-requests", "1"],
+        format!("GET {url}\n").as_bytes(),
+    );
+    let by = common::run(&["report", "-by", "url"], &stream.stdout);
+    let text = String::from_utf8_lossy(&by.stdout);
+    assert!(
+        text.contains("alice:xxxxx@") && !text.contains("s3cret"),
+        "{text}"
+    );
+    // A target's own Authorization wins.
+    let r = attack(
+        &["-rate", "100", "-requests", "1"],
+        &format!("GET {url}\nAuthorization: Bearer t0k\n"),
+    );
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(
+        server.received()[7].header("authorization"),
+        Some("Bearer t0k")
+    );
+    // Errors never show the password: refused, and timed out.
+    let refused = attack(
+        &["-rate", "100", "-requests", "1"],
+        "GET http://alice:s3cret@127.0.0.1:1/\n",
+    );
+    let stalled = RawServer::start(Script::Stall);
+    let timed_out = attack(
+        &["-rate", "100", "-requests", "1", "-timeout", "200ms"],
+        &format!(
+            "GET {}\n",
+            stalled.url("/").replacen("://", "://alice:s3cret@", 1)
+        ),
+    );
+    for r in [refused, timed_out] {
+        assert_eq!(r.hits.len(), 1);
+        let e = &r.hits[0].error;
+        assert!(!e.is_empty() && !e.contains("s3cret"), "{e}");
+        assert!(!r.stderr.contains("s3cret"), "{}", r.stderr);
+    }
+}

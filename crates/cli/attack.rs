@@ -307,7 +307,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         if let Some(t) = all.iter().find(|t| !t.ws) {
             return usage(format!(
                 "-hold holds WebSocket connections; {} is not ws:// or wss://",
-                t.url_text
+                t.url_shown
             ));
         }
         if a.hold == Some(0) {

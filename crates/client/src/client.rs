@@ -656,7 +656,7 @@ fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure {
     crate::Failure(format!(
         "{} \"{}\": timeout after {} (-timeout)",
         go_op(&target.method_text),
-        target.url_text,
+        target.url_shown,
         barrage_model::duration::format(t.as_nanos() as i64)
     ))
 }

@@ -6,6 +6,8 @@ use barrage_model::Target;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
+use barrage_model::words::redacted;
+
 use crate::{h1::Wire, key::Key};
 
 /// Request header carrying the hit's sequence number.
@@ -46,6 +48,9 @@ pub struct PreparedTarget {
     pub method_text: String,
     /// The URL as written, for the Hit.
     pub url_text: String,
+    /// The URL as errors show it: its password replaced by `xxxxx`, as
+    /// Go's `URL.Redacted` does.
+    pub url_shown: String,
     /// A gRPC call (`GRPC` targets): sent as POST over HTTP/2, its body
     /// framed, its answer read as gRPC's.
     pub grpc: bool,
@@ -67,7 +72,24 @@ impl PreparedTarget {
         let uri: Uri = t
             .url
             .parse()
-            .map_err(|e| format!("bad URL: {}, {e}", t.url))?;
+            .map_err(|e| format!("bad URL: {}, {e}", redacted(&t.url)))?;
+        let (uri, basic) = without_credentials(uri)?;
+        let mut header_lines = t.headers;
+        // Credentials in the URL are sent as Basic auth, unless the target
+        // has its own Authorization (as Go's client and vegeta do); they
+        // were sent in the Host header (issue 29).
+        if let Some(basic) = basic {
+            if !header_lines
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            {
+                header_lines.push(("Authorization".to_string(), basic));
+            }
+        }
+        let t = Target {
+            headers: header_lines,
+            ..t
+        };
         let mut headers = HeaderMap::with_capacity(t.headers.len());
         for (k, v) in &t.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
@@ -96,6 +118,7 @@ impl PreparedTarget {
             body,
             wire: OnceLock::new(),
             method_text: t.method,
+            url_shown: redacted(&t.url).into_owned(),
             url_text: t.url,
             grpc,
             ws,
@@ -115,6 +138,30 @@ impl PreparedTarget {
     }
 }
 
+/// `uri` without its user and password, and the `Authorization` value
+/// they make (`Basic base64(user:password)`, each percent-decoded).
+fn without_credentials(uri: Uri) -> Result<(Uri, Option<String>), crate::Failure> {
+    let Some((userinfo, host)) = uri.authority().and_then(|a| a.as_str().rsplit_once('@')) else {
+        return Ok((uri, None));
+    };
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let mut plain = decode(user);
+    plain.push(b':');
+    plain.extend(decode(password));
+    let basic = format!(
+        "Basic {}",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, plain)
+    );
+    let authority = host
+        .parse()
+        .map_err(|e| format!("bad URL host {host:?}: {e}"))?;
+    let mut parts = uri.into_parts();
+    parts.authority = Some(authority);
+    let uri = Uri::from_parts(parts).map_err(|e| format!("bad URL: {e}"))?;
+    Ok((uri, Some(basic)))
+}
+
 /// `headers` with a Host header from `uri` unless they have one, and a
 /// place for [`SEQ_HEADER`]: a request's copy then takes its value in
 /// place, where inserting a header the copy lacked regrew the copy (a
@@ -131,4 +178,24 @@ pub(crate) fn with_host(headers: &HeaderMap, uri: &Uri) -> HeaderMap {
     }
     h.insert(SEQ_NAME, HeaderValue::from_static("0"));
     h
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+
+    #[test]
+    fn credentials_become_basic_auth() {
+        let (uri, basic) = without_credentials(
+            "http://alice:s3cr%40t@example.com:8080/p?q=1"
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(uri.to_string(), "http://example.com:8080/p?q=1");
+        // base64("alice:s3cr@t")
+        assert_eq!(basic.as_deref(), Some("Basic YWxpY2U6czNjckB0"));
+        let (_, none) = without_credentials("http://example.com/".parse().unwrap()).unwrap();
+        assert_eq!(none, None);
+    }
 }

@@ -88,7 +88,14 @@ impl Groups {
     /// [`Groups::add`] for a hit whose source lacks `lacks`.
     pub fn add_lacking(&mut self, hit: &Hit, lacks: barrage_model::Lacks) {
         let key: &str = match self.by {
-            GroupBy::Url => &hit.url,
+            // A password in a URL is never printed (issue 29).
+            GroupBy::Url => match barrage_model::words::redacted(&hit.url) {
+                std::borrow::Cow::Borrowed(url) => url,
+                std::borrow::Cow::Owned(url) => {
+                    self.code_key = url;
+                    &self.code_key
+                }
+            },
             GroupBy::Method => &hit.method,
             GroupBy::Attack => &hit.attack,
             GroupBy::Error => &hit.error,

@@ -54,6 +54,26 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `url` with the password of its user info replaced by `xxxxx` (Go's
+/// `URL.Redacted`), for whatever is printed.
+pub fn redacted(url: &str) -> std::borrow::Cow<'_, str> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..end].rfind('@') else {
+        return std::borrow::Cow::Borrowed(url);
+    };
+    let Some(colon) = rest[..at].find(':') else {
+        return std::borrow::Cow::Borrowed(url);
+    };
+    std::borrow::Cow::Owned(format!(
+        "{}{}:xxxxx{}",
+        &url[..start],
+        &rest[..colon],
+        &rest[at..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +94,22 @@ mod tests {
             "{w}"
         );
         assert_eq!(cut("abc", 10, true), "abc…(cut)");
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redacted("http://alice:s3cret@example.com/a@b"),
+            "http://alice:xxxxx@example.com/a@b"
+        );
+        assert_eq!(
+            redacted("http://alice@example.com/"),
+            "http://alice@example.com/"
+        );
+        assert_eq!(
+            redacted("http://example.com/x:y@z"),
+            "http://example.com/x:y@z"
+        );
     }
 
     #[test]

@@ -162,9 +162,11 @@ impl WsConn {
         target: &PreparedTarget,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Result<WsConn, Response>, Broken> {
+        // The URL without its user info: credentials go as Basic auth
+        // among the target's headers.
         let mut req = target
-            .url_text
-            .as_str()
+            .uri
+            .clone()
             .into_client_request()
             .map_err(|e| format!("websocket: {e}"))?;
         for (k, v) in &target.headers {
