@@ -1192,3 +1192,24 @@ fn resolvers_replace_the_system_dns() {
         hits[0].error
     );
 }
+
+/// Issue 29: `-name` with a CR or LF silently dropped X-Barrage-Attack
+/// (and so did a name outside ASCII on barrage's own engine).
+#[test]
+fn a_name_with_a_line_break_is_refused_and_a_utf8_name_is_sent() {
+    common::refused(
+        &["attack", "-name", "night\r\nX-Evil: 1", "-rate", "1"],
+        b"GET http://127.0.0.1:1/\n",
+        "cannot hold line breaks",
+    );
+    let server = Server::http();
+    let (hits, _) = attack(
+        &["-rate", "100", "-requests", "2", "-name", "nuit-étoilée"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.attack == "nuit-étoilée"));
+    for r in server.received() {
+        assert!(r.header("x-barrage-attack").is_some(), "{r:?}");
+    }
+}

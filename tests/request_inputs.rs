@@ -576,3 +576,58 @@ fn unknown_placeholders_and_columns_are_refused_at_file_and_line() {
         "stdin:1: header X: {{randint 9 1}}: A must not be above B",
     );
 }
+
+/// Issue 29: a `-feed` value with `#` cut the request at the `#` while
+/// the record claimed the whole URL, and `100%` went out as a bad escape.
+#[test]
+fn feed_values_with_hash_and_percent_arrive_whole() {
+    let server = Server::http();
+    let dir = tempdir("feed-escapes");
+    let feed = dir.join("q.csv");
+    fs::write(&feed, "q\na#b\n100%\nx%2Fy\n").unwrap();
+    let got = templated(
+        &server,
+        &dir,
+        "GET URL/s?q={{q}}\nX-Seq: {{seq}}\n",
+        3,
+        &["-feed", feed.to_str().unwrap()],
+    );
+    let paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/s?q=a%23b", "/s?q=100%25", "/s?q=x%2Fy"]);
+}
+
+/// Issue 29: a row that makes a request that cannot be sent aborted the
+/// attack mid-run (exit 2, the rest of the schedule missing, neither the
+/// file nor the row named). Every row is tried first.
+#[test]
+fn a_bad_feed_row_is_refused_before_the_first_request() {
+    let server = Server::http();
+    let dir = tempdir("feed-bad-row");
+    let feed = dir.join("t.csv");
+    fs::write(&feed, "token\nt1\nt2\n\"t3\rX-Evil: 1\"\nt4\n").unwrap();
+    let targets = dir.join("t.http");
+    fs::write(
+        &targets,
+        format!(
+            "GET {}\nAuthorization: Bearer {{{{token}}}}\n",
+            server.url("/")
+        ),
+    )
+    .unwrap();
+    refused(
+        &[
+            "attack",
+            "-targets",
+            targets.to_str().unwrap(),
+            "-feed",
+            feed.to_str().unwrap(),
+            "-rate",
+            "100",
+            "-requests",
+            "4",
+        ],
+        b"",
+        &format!("-feed {}:4: bad header: Authorization", feed.display()),
+    );
+    assert_eq!(server.count(), 0, "nothing was sent");
+}

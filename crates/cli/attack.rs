@@ -115,7 +115,19 @@ fn targets(
     .map_err(Failed::usage)?;
     match loaded {
         Loaded::Lazy(l) => Ok(Targets::Lazy(Box::new(Lazy(l)))),
-        Loaded::Rendered(r) => Ok(Targets::Lazy(Box::new(Rendered(r)))),
+        Loaded::Rendered(mut r) => {
+            // Errors come first: every -feed row is tried before the first
+            // request.
+            if let Some(feed) = &a.feed {
+                r.check_rows(feed, |t| {
+                    barrage_attack::PreparedTarget::new(t)
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Failed::usage)?;
+            }
+            Ok(Targets::Lazy(Box::new(Rendered(r))))
+        }
         Loaded::Plain(all) => {
             Targets::fixed(all).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
         }
@@ -172,6 +184,14 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     reader.load().map_err(Failed::usage)?;
     for note in reader.take_notes() {
         eprintln!("barrage: note: {note}");
+    }
+    // The name goes in every request's X-Barrage-Attack header: a line
+    // break there dropped the header silently (issue 29).
+    if a.name.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(Failed::usage(format!(
+            "-name {:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters",
+            barrage_model::words::cut(&a.name, 200, false)
+        )));
     }
     let config = AttackConfig {
         rate: a.rate,

@@ -586,7 +586,12 @@ impl Client {
             body,
             chunked: self.chunked,
             close: !self.keepalive,
-            attack: self.attack.as_ref().and_then(|a| a.to_str().ok()),
+            // A UTF-8 name goes as it is (to_str takes ASCII only: it
+            // dropped the header).
+            attack: self
+                .attack
+                .as_ref()
+                .and_then(|a| std::str::from_utf8(a.as_bytes()).ok()),
             proxy_auth: proxy
                 .and_then(|p| p.auth.as_ref())
                 .and_then(|a| a.to_str().ok()),

@@ -31,11 +31,15 @@ enum Piece {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template(Vec<Piece>, bool);
 
-/// What a `-feed` value may not hold as it is in a URL: controls, space
-/// and `"<>\`{}|^` are percent-encoded as a browser encodes a typed URL
-/// (`/`, `?`, `&` and `=` stay, so a column can hold a path or a query).
+/// What a `-feed` value may not hold as it is in a URL: controls, space,
+/// `#` and `"<>\`{}|^` are percent-encoded as a browser encodes a typed
+/// URL (`/`, `?`, `&` and `=` stay, so a column can hold a path or a
+/// query). A `%` is encoded unless it starts an escape ([`in_url`]).
+/// Issue 29: a `#` cut the request while the record claimed the whole
+/// URL, and `100%` went out as a bad escape.
 const URL_UNSAFE: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b' ')
+    .add(b'#')
     .add(b'"')
     .add(b'<')
     .add(b'>')
@@ -76,6 +80,11 @@ impl Template {
             pieces.push(Piece::Text(rest.to_vec()));
         }
         Ok(Template(pieces, false))
+    }
+
+    /// Whether a `-feed` column is rendered into it.
+    fn uses_columns(&self) -> bool {
+        self.0.iter().any(|p| matches!(p, Piece::Column(_)))
     }
 
     /// The template of a URL: `-feed` values are percent-encoded where
@@ -122,16 +131,36 @@ impl Template {
                     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
                 }
                 Piece::Column(i) => match ctx.row.and_then(|r| r.get(*i)) {
-                    Some(v) if self.1 => {
-                        for part in percent_encoding::utf8_percent_encode(v, URL_UNSAFE) {
-                            out.extend_from_slice(part.as_bytes());
-                        }
-                    }
+                    Some(v) if self.1 => in_url(v, out),
                     Some(v) => out.extend_from_slice(v.as_bytes()),
                     None => {}
                 },
             }
         }
+    }
+}
+
+/// Appends the `-feed` value `v` to a URL: what a URL cannot hold
+/// percent-encoded ([`URL_UNSAFE`]), and a `%` that does not start an
+/// escape (two hex digits) as `%25`, so that a value already encoded
+/// stays as it is. (percent-encoding's sets cannot look ahead: this one
+/// rule is written here.)
+fn in_url(v: &str, out: &mut Vec<u8>) {
+    let b = v.as_bytes();
+    let mut from = 0;
+    for (i, _) in v.match_indices('%') {
+        let escape =
+            b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit();
+        if !escape {
+            for part in percent_encoding::utf8_percent_encode(&v[from..i], URL_UNSAFE) {
+                out.extend_from_slice(part.as_bytes());
+            }
+            out.extend_from_slice(b"%25");
+            from = i + 1;
+        }
+    }
+    for part in percent_encoding::utf8_percent_encode(&v[from..], URL_UNSAFE) {
+        out.extend_from_slice(part.as_bytes());
     }
 }
 
@@ -221,6 +250,13 @@ impl TemplatedTarget {
         })
     }
 
+    /// Whether a `-feed` column is rendered into it.
+    pub fn uses_columns(&self) -> bool {
+        self.url.uses_columns()
+            || self.body.uses_columns()
+            || self.headers.iter().any(|(_, t)| t.uses_columns())
+    }
+
     /// The target for one request.
     pub fn render(&self, ctx: &mut Context) -> Target {
         let text = |t: &Template, ctx: &mut Context| {
@@ -251,6 +287,8 @@ pub struct Feed {
     pub columns: Vec<String>,
     /// The rows, each as long as `columns`.
     pub rows: Vec<Vec<String>>,
+    /// The line each row starts on.
+    pub lines: Vec<u64>,
 }
 
 impl Feed {
@@ -267,17 +305,23 @@ impl Feed {
             return Err(format!("{name}:1: a column without a name").into());
         }
         let mut rows = Vec::new();
+        let mut lines = Vec::new();
         for rec in r.records() {
             let rec = rec.map_err(|e| {
                 let line = e.position().map_or(0, |p| p.line());
                 format!("{name}:{line}: {e}")
             })?;
+            lines.push(rec.position().map_or(0, |p| p.line()));
             rows.push(rec.iter().map(str::to_string).collect());
         }
         if rows.is_empty() {
             return Err(format!("{name}: no rows after the header line").into());
         }
-        Ok(Feed { columns, rows })
+        Ok(Feed {
+            columns,
+            rows,
+            lines,
+        })
     }
 }
 
@@ -297,6 +341,31 @@ mod tests {
         let mut out = Vec::new();
         t.render(&mut ctx, &mut out);
         String::from_utf8(out).unwrap()
+    }
+
+    /// Issue 29: `#` cut the request and `100%` went out as a bad escape.
+    #[test]
+    fn feed_values_are_encoded_in_urls() {
+        let cols = vec!["q".to_string()];
+        let url = |v: &str| {
+            let t = Template::parse(b"/s?q={{q}}", &cols).unwrap().in_url();
+            let mut rng = fastrand::Rng::with_seed(1);
+            let row = vec![v.to_string()];
+            let mut ctx = Context {
+                seq: 0,
+                shard: 0,
+                row: Some(&row),
+                rng: &mut rng,
+            };
+            let mut out = Vec::new();
+            t.render(&mut ctx, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(url("a#b"), "/s?q=a%23b");
+        assert_eq!(url("100%"), "/s?q=100%25");
+        assert_eq!(url("100%zz"), "/s?q=100%25zz");
+        assert_eq!(url("a%2Fb c"), "/s?q=a%2Fb%20c");
+        assert_eq!(url("%"), "/s?q=%25");
     }
 
     #[test]
@@ -407,6 +476,38 @@ impl Renderer {
             *shard,
             rng,
         )
+    }
+
+    /// Renders every target that takes `-feed` columns with every row
+    /// and passes each to `check`, before the first request: a row that
+    /// makes a request that cannot be sent is refused up front, by file
+    /// and line (issue 29: it aborted the attack mid-run, naming
+    /// neither). `feed_name` is the `-feed` file as typed.
+    pub fn check_rows(
+        &mut self,
+        feed_name: &str,
+        check: impl Fn(Target) -> Result<(), String>,
+    ) -> Result<(), BadValue> {
+        let Some(feed) = &self.feed else {
+            return Ok(());
+        };
+        for (i, t) in self.targets.iter().enumerate() {
+            let Sendable::Templated(t) = t else { continue };
+            if !t.uses_columns() {
+                continue;
+            }
+            for (row, line) in feed.rows.iter().zip(&feed.lines) {
+                let mut ctx = Context {
+                    seq: i as u64,
+                    shard: self.shard,
+                    row: Some(row),
+                    rng: &mut self.rng,
+                };
+                check(t.render(&mut ctx))
+                    .map_err(|e| BadValue(format!("-feed {feed_name}:{line}: {e}")))?;
+            }
+        }
+        Ok(())
     }
 
     /// `target` rendered for request `seq` (`-lazy`: targets as read).
