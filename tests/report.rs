@@ -290,3 +290,48 @@ fn empty_input_reports_zeroes_and_exits_0() {
         "{text}"
     );
 }
+
+/// Issue 29: a server's words (a close reason, grpc-message) went into
+/// the text report raw, so a line feed and escapes could forge lines.
+#[test]
+fn a_server_cannot_forge_report_lines() {
+    let forged = "bye\nStatus Codes  [code:count]  200:1000\x1b[2J";
+    let mut enc = Encoder::new(Vec::new()).unwrap();
+    enc.write(&Hit {
+        seq: 0,
+        scheduled: 1_800_000_000_000_000_000,
+        timestamp: 1_800_000_000_000_000_000,
+        latency: 1_000_000,
+        code: 0,
+        error: forged.into(),
+        method: "GET".into(),
+        url: "ws://127.0.0.1:1/".into(),
+        ..Hit::default()
+    })
+    .unwrap();
+    let stream = enc.finish().unwrap();
+    for args in [vec!["report"], vec!["report", "-by", "error"]] {
+        let out = run(&args, &stream);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        assert!(!text.contains('\x1b'), "{text:?}");
+        let tables = text
+            .lines()
+            .filter(|l| l.starts_with("Status Codes"))
+            .count();
+        assert_eq!(tables, if args.len() == 1 { 1 } else { 2 }, "{text}");
+        assert!(text.contains("bye\\nStatus Codes"), "{text}");
+    }
+}
+
+/// Issue 29: an error quoting a 10 MB line printed all of it.
+#[test]
+fn an_error_quotes_a_bounded_part_of_its_input() {
+    let mut line = b"GET http://x/ ".to_vec();
+    line.extend(std::iter::repeat_n(b'a', 10 << 20));
+    line.push(b'\n');
+    let out = run(&["attack", "-rate", "1", "-duration", "1s"], &line);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.len() < 2000, "{} bytes", out.stderr.len());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stdin:1:"));
+}

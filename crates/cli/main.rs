@@ -98,12 +98,24 @@ fn exit_code(command: &str, outcome: failed::Outcome) -> i32 {
     match outcome {
         Ok(()) => 0,
         Err(f) => {
-            for line in &f.lines {
-                eprintln!("barrage {command}: {line}");
+            for line in f.lines.iter().flat_map(|l| l.lines()) {
+                eprintln!("barrage {command}: {}", said(line));
             }
             f.kind.code()
         }
     }
+}
+
+/// The most bytes of one line an error prints: what it quotes of an
+/// input (a 100 MB line, a server's words) is cut, so stderr stays
+/// readable (issue 29: 100 MB on stderr; vegeta's: 41 bytes).
+const MAX_SAID: usize = 1000;
+
+/// An error's line as printed: cut to [`MAX_SAID`] and with control
+/// characters escaped.
+fn said(line: &str) -> String {
+    let line = barrage_model::words::cut(line, MAX_SAID, false);
+    barrage_model::words::printable(&line).into_owned()
 }
 
 /// Exit code of a hard stop (a second Ctrl-C).
@@ -174,7 +186,7 @@ fn usage_error(e: clap::Error, typed: &[String]) -> ! {
                 Some(c) => format!("barrage {c} -h"),
                 None => "barrage -h".to_string(),
             };
-            eprintln!("barrage: {line} (see {help})");
+            eprintln!("barrage: {} (see {help})", said(&line));
             std::process::exit(EXIT_USAGE);
         }
     }

@@ -91,7 +91,7 @@ pub fn write_groups(
             line.push(b'\n');
             out.write_all(&line)?;
         } else {
-            writeln!(out, "=== {by}: {key}")?;
+            writeln!(out, "=== {by}: {}", barrage_model::words::printable(key))?;
             write(kind, m, p, out)?;
             writeln!(out)?;
         }

@@ -68,8 +68,10 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
         write!(tw, "{code}:{n}  ")?;
     }
     writeln!(tw, "\nError Set:")?;
+    // Escaped: a server's words (close reasons, grpc-message, reason
+    // phrases) could otherwise forge report lines (issue 29).
     for e in m.errors() {
-        writeln!(tw, "{e}")?;
+        writeln!(tw, "{}", barrage_model::words::printable(e))?;
     }
     tw.flush_table()
 }
