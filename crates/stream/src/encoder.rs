@@ -8,12 +8,19 @@ use crate::wire::{
     ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
 };
 
+/// The most text bytes the string table holds before it is reset (and
+/// so the most a reader's table holds): 65,536 distinct 60 KB reason
+/// phrases held 3.9 GB (issue 29). A string longer than this is still
+/// written (after a reset), alone in its table.
+pub const MAX_TABLE_BYTES: usize = 8 << 20;
+
 /// Writes [`Hit`]s as a binary result stream (layout in [`crate::wire`]).
 ///
 /// Records collect in a frame buffer; a frame goes to the writer when it
 /// reaches 64 KiB or when [`Encoder::flush`] is called (the attack calls it at
 /// least every 100 ms so that readers downstream stay live). Memory is one
-/// frame plus the string table, which is reset at 65,536 entries.
+/// frame plus the string table, which is reset at 65,536 entries or
+/// [`MAX_TABLE_BYTES`] of text, whichever comes first.
 pub struct Encoder<W: Write> {
     out: W,
     /// Frame under construction: 8 reserved header bytes, then the payload.
@@ -26,6 +33,8 @@ pub struct Encoder<W: Write> {
     names: Vec<u32>,
     /// Table resets so far.
     resets: u64,
+    /// The text bytes in the table.
+    table_bytes: usize,
     /// The largest frame payload written: the decoder's [`MAX_FRAME`]
     /// (smaller in tests).
     max_frame: usize,
@@ -46,6 +55,7 @@ impl<W: Write> Encoder<W> {
             prev: Prev::default(),
             names: Vec::new(),
             resets: 0,
+            table_bytes: 0,
             max_frame: MAX_FRAME as usize,
         };
         enc.reset_table();
@@ -58,6 +68,7 @@ impl<W: Write> Encoder<W> {
         self.table.insert("".into(), 0);
         self.strings.clear();
         self.strings.push("".into());
+        self.table_bytes = 0;
     }
 
     /// The index of `s`, checking the previous record's `last` first.
@@ -84,7 +95,7 @@ impl<W: Write> Encoder<W> {
         if let Some(&i) = self.table.get(s) {
             return i;
         }
-        if self.table.len() >= MAX_TABLE {
+        if self.table.len() >= MAX_TABLE || self.table_bytes + s.len() > MAX_TABLE_BYTES {
             put_varint(&mut self.frame, ITEM_RESET);
             self.reset_table();
             self.resets += 1;
@@ -96,6 +107,7 @@ impl<W: Write> Encoder<W> {
             };
         }
         let idx = self.table.len() as u32;
+        self.table_bytes += s.len();
         self.table.insert(s.into(), idx);
         self.strings.push(s.into());
         put_varint(&mut self.frame, ITEM_STR);
@@ -360,6 +372,29 @@ mod tests {
         assert!(err.is_none(), "{err:?}");
         let bodies: Vec<usize> = hits.iter().map(|h| h.body.len()).collect();
         assert_eq!(bodies, [100, 3000, 3000, 10, 3500]);
+    }
+
+    /// Issue 29: the table was bounded in entries only.
+    #[test]
+    fn the_table_is_bounded_in_bytes() {
+        let mut enc = Encoder::new(Vec::new()).unwrap();
+        let n = 600;
+        for i in 0..n {
+            let mut h = hit(0);
+            h.seq = i;
+            h.error = format!("{i:05}{}", "e".repeat(60_000));
+            enc.write(&h).unwrap();
+            assert!(enc.table_bytes <= MAX_TABLE_BYTES);
+        }
+        assert!(enc.resets >= 3, "{} resets", enc.resets);
+        let out = enc.finish().unwrap();
+        let (hits, err) = Decoder::read_all(&out[..]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(hits.len(), n as usize);
+        assert!(hits
+            .iter()
+            .enumerate()
+            .all(|(i, h)| h.error.starts_with(&format!("{i:05}"))));
     }
 
     #[test]
