@@ -523,3 +523,122 @@ fn ws_goes_through_an_http_proxy_by_connect() {
     );
     assert_eq!(server.messages(), 5);
 }
+
+/// One message to `/raw/NAME` on a server of its own: the record and
+/// the close codes the server got.
+fn raw_answer(dir: &Path, name: &str, args: &[&str]) -> (Hit, Vec<u16>) {
+    let server = WsServer::start();
+    let msg = body(dir, b"hello");
+    let mut all = vec!["-rate", "10", "-requests", "1", "-timeout", "5s"];
+    all.extend(args);
+    let hits = attack_ws(
+        dir,
+        &format!("GET {}\n@{msg}\n", server.url(&format!("/raw/{name}"))),
+        &all,
+    );
+    assert_eq!(hits.len(), 1, "{name}: one record");
+    // The close frame reaches the server after the attack has its record.
+    for _ in 0..50 {
+        if server.closes() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (hits.into_iter().next().unwrap(), server.close_codes())
+}
+
+#[test]
+fn a_server_breaking_rfc_6455_fails_the_connection_with_its_code() {
+    let dir = tempdir("ws-rfc");
+    // (answer, the record's error, the close code the server gets back)
+    let cases = [
+        (
+            "bigping",
+            "websocket: protocol error: a control frame of 126 bytes (at most 125)",
+            1002,
+        ),
+        (
+            "fragping",
+            "websocket: protocol error: a control frame in pieces",
+            1002,
+        ),
+        (
+            "badutf8",
+            "websocket: protocol error: a text message that is not UTF-8",
+            1007,
+        ),
+        (
+            "cututf8",
+            "websocket: protocol error: a text message that is not UTF-8",
+            1007,
+        ),
+        (
+            "close1005",
+            "websocket: protocol error: the server closed with 1005 (no status), a code not allowed on the wire",
+            1002,
+        ),
+        (
+            "close1006",
+            "websocket: protocol error: the server closed with 1006 (abnormal closure), a code not allowed on the wire",
+            1002,
+        ),
+        (
+            "close2999",
+            "websocket: protocol error: the server closed with 2999 (unknown close code), a code not allowed on the wire",
+            1002,
+        ),
+    ];
+    for (name, error, code) in cases {
+        let (hit, codes) = raw_answer(&dir, name, &[]);
+        assert_eq!((hit.code, hit.error.as_str()), (0, error), "{name}");
+        assert_eq!(codes, vec![code], "{name}: the close code sent back");
+    }
+    // A character cut between two fragments is good UTF-8.
+    let (hit, codes) = raw_answer(&dir, "splitutf8", &["-keepalive=false", "-max-body", "-1"]);
+    assert_eq!((hit.code, hit.error.as_str()), (101, ""));
+    assert_eq!(hit.body, "€".as_bytes());
+    assert_eq!(codes, vec![1000]);
+}
+
+#[test]
+fn a_big_message_keeps_only_max_body_and_counts_the_rest() {
+    let dir = tempdir("ws-big");
+    let (hit, _) = raw_answer(
+        &dir,
+        "big",
+        &["-max-body", "10", "-ws-max-message", "64MiB"],
+    );
+    assert_eq!((hit.code, hit.error.as_str()), (101, ""));
+    assert_eq!(hit.bytes_in, 32 << 20, "the whole message is counted");
+    assert_eq!(hit.body, b"xxxxxxxxxx", "-max-body 10 is what is kept");
+}
+
+#[test]
+fn a_ping_flood_is_answered_by_far_fewer_pongs() {
+    let dir = tempdir("ws-pingflood");
+    let server = WsServer::start();
+    let msg = body(&dir, b"hello");
+    let hits = attack_ws(
+        &dir,
+        &format!("GET {}\n@{msg}\n", server.url("/raw/pingflood")),
+        &[
+            "-rate",
+            "10",
+            "-requests",
+            "1",
+            "-timeout",
+            "10s",
+            "-max-body",
+            "-1",
+        ],
+    );
+    assert_eq!((hits[0].code, hits[0].error.as_str()), (101, ""));
+    assert_eq!(hits[0].body, b"after the flood");
+    let pongs = server.pongs();
+    // The last ping of each read is answered: at least one pong, and not
+    // one write per ping.
+    assert!(
+        (1..10_000).contains(&pongs),
+        "{pongs} pongs for 100,000 pings"
+    );
+}

@@ -5,7 +5,11 @@
 //! - `/silent`: never answers; `/close/CODE`: closes with CODE at the
 //!   first message; `/refuse`: refuses the upgrade with 400;
 //! - `/fragments`: each message back in three fragments;
-//! - `/ping`: pings the client before each answer (and counts pongs).
+//! - `/ping`: pings the client before each answer (and counts pongs);
+//! - `/raw/NAME`: answers each message with bytes no good server sends
+//!   ([`raw`]: a ping over 125 bytes, a control frame in pieces, text
+//!   that is not UTF-8, a close code not allowed on the wire, a flood of
+//!   pings before the answer).
 //!
 //! It counts connections open now and in all, messages and pongs, and
 //! keeps the last upgrade's request headers.
@@ -42,6 +46,7 @@ struct State {
     messages: AtomicU64,
     pongs: AtomicU64,
     closes: AtomicU64,
+    close_codes: Mutex<Vec<u16>>,
     headers: Mutex<Vec<(String, String)>>,
 }
 
@@ -132,6 +137,15 @@ impl WsServer {
         self.state.messages.load(Ordering::SeqCst)
     }
 
+    /// The codes of the close frames received, in order.
+    pub fn close_codes(&self) -> Vec<u16> {
+        self.state
+            .close_codes
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
+    }
+
     /// Pongs received (answers to `/ping`'s pings).
     pub fn pongs(&self) -> u64 {
         self.state.pongs.load(Ordering::SeqCst)
@@ -220,8 +234,11 @@ where
                 state.pongs.fetch_add(1, Ordering::SeqCst);
                 continue;
             }
-            Message::Close(_) => {
+            Message::Close(f) => {
                 state.closes.fetch_add(1, Ordering::SeqCst);
+                if let (Some(f), Ok(mut codes)) = (f, state.close_codes.lock()) {
+                    codes.push(u16::from(f.code));
+                }
                 break;
             }
             _ => continue,
@@ -263,6 +280,11 @@ where
                 let _ = ws.send(Message::Ping(Default::default())).await;
                 ws.send(reply).await
             }
+            ("raw", _) => {
+                use tokio::io::AsyncWriteExt;
+                let bytes = raw(segs.get(1).copied().unwrap_or(""));
+                ws.get_mut().write_all(&bytes).await.map_err(Into::into)
+            }
             _ => ws.send(reply).await,
         };
         if sent.is_err() {
@@ -270,4 +292,52 @@ where
         }
     }
     state.open.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// An unmasked frame as a server sends it: `first` is its first byte
+/// (FIN, opcode).
+fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![first];
+    match payload.len() {
+        n @ 0..=125 => out.push(n as u8),
+        n @ 126..=65535 => {
+            out.push(126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The bytes `/raw/NAME` answers with.
+fn raw(name: &str) -> Vec<u8> {
+    match name {
+        // A ping of 126 bytes: control frames have at most 125.
+        "bigping" => frame(0x89, &[b'p'; 126]),
+        // A ping without FIN: control frames are never in pieces.
+        "fragping" => frame(0x09, b""),
+        // Text that is not UTF-8 (a lone continuation byte's pair).
+        "badutf8" => frame(0x81, &[0xc3, 0x28]),
+        // Text that ends in the middle of a character.
+        "cututf8" => frame(0x81, &[b'a', 0xe2, 0x82]),
+        // A euro sign cut between two fragments: good UTF-8.
+        "splitutf8" => [frame(0x01, &[0xe2]), frame(0x80, &[0x82, 0xac])].concat(),
+        // Close codes that are never sent on the wire.
+        "close1005" => frame(0x88, &1005u16.to_be_bytes()),
+        "close1006" => frame(0x88, &1006u16.to_be_bytes()),
+        "close2999" => frame(0x88, &2999u16.to_be_bytes()),
+        // 100,000 pings, then the answer.
+        "pingflood" => {
+            let mut out = frame(0x89, b"").repeat(100_000);
+            out.extend(frame(0x81, b"after the flood"));
+            out
+        }
+        // A 32 MiB binary message.
+        "big" => frame(0x82, &vec![b'x'; 32 << 20]),
+        _ => frame(0x81, b"unknown raw answer"),
+    }
 }

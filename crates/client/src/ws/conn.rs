@@ -54,18 +54,119 @@ thread_local! {
 /// What ended a read: the words of the record's error.
 pub(crate) type Broken = String;
 
-/// A frame as read: its header and (unmasked) payload.
+/// A frame as read: its header and (unmasked) payload, of which only
+/// what was asked is kept.
 pub(crate) struct Got {
     pub(crate) header: FrameHeader,
     pub(crate) payload: Vec<u8>,
+    /// The payload's length on the wire.
+    pub(crate) len: u64,
+}
+
+/// A frame partly received.
+struct Partial {
+    header: FrameHeader,
+    /// The payload's length on the wire.
+    len: u64,
+    /// Payload bytes still to come.
+    left: u64,
+    payload: Vec<u8>,
+    /// How much of the payload is kept.
+    room: usize,
+}
+
+/// A UTF-8 check fed piece by piece: a text message's bytes are checked
+/// as they come, so that one need not be kept to be checked.
+#[derive(Default)]
+struct Utf8 {
+    /// The start of a character cut by the end of the last piece.
+    carry: [u8; 4],
+    n: usize,
+}
+
+impl Utf8 {
+    /// False once the bytes so far cannot be UTF-8.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        while self.n > 0 && !bytes.is_empty() {
+            self.carry[self.n] = bytes[0];
+            self.n += 1;
+            bytes = &bytes[1..];
+            match std::str::from_utf8(&self.carry[..self.n]) {
+                Ok(_) => self.n = 0,
+                Err(e) if e.error_len().is_some() || self.n == 4 => return false,
+                Err(_) => {}
+            }
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(_) => true,
+            Err(e) if e.error_len().is_some() => false,
+            Err(e) => {
+                let tail = &bytes[e.valid_up_to()..];
+                self.carry[..tail.len()].copy_from_slice(tail);
+                self.n = tail.len();
+                true
+            }
+        }
+    }
+
+    /// Whether the message ended on a whole character.
+    fn whole(&self) -> bool {
+        self.n == 0
+    }
+}
+
+/// RFC 6455's close codes: 1002 protocol error, 1007 invalid payload
+/// data, 1009 message too big.
+const PROTOCOL_ERROR: u16 = 1002;
+const INVALID_DATA: u16 = 1007;
+const TOO_BIG: u16 = 1009;
+
+/// The longest payload of a control frame (RFC 6455 §5.5).
+const MAX_CONTROL: u64 = 125;
+
+/// Whether `code` may be sent in a close frame (RFC 6455 §7.4: 1005,
+/// 1006 and 1015 are for reporting only; 1016–2999 are not assigned).
+fn sendable(code: u16) -> bool {
+    matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999)
+}
+
+/// The code a client answers a server's close frame with: its own code
+/// when that is valid, 1002 for a code that may not be sent or a 1-byte
+/// payload, 1007 for a reason that is not UTF-8, 1000 for no code.
+fn close_reply(payload: &[u8]) -> u16 {
+    match payload {
+        [] => 1000,
+        [_] => PROTOCOL_ERROR,
+        [a, b, reason @ ..] => {
+            let code = u16::from_be_bytes([*a, *b]);
+            if !sendable(code) {
+                PROTOCOL_ERROR
+            } else if std::str::from_utf8(reason).is_err() {
+                INVALID_DATA
+            } else {
+                code
+            }
+        }
+    }
 }
 
 /// An open WebSocket connection.
 pub(crate) struct WsConn {
     stream: BoxStream,
-    /// Bytes received that are not a whole frame yet; no allocation
-    /// between messages.
+    /// Bytes received and not yet taken (from `start` on); no
+    /// allocation between messages.
     pending: Vec<u8>,
+    /// Where the bytes not yet taken begin in `pending` (taking a frame
+    /// moves this, not the bytes: a read of 8,000 pings is not 8,000
+    /// copies of the rest).
+    start: usize,
+    /// The frame being received: only what it keeps is held.
+    partial: Option<Partial>,
+    /// The text message being received, checked as its bytes come.
+    text: Option<Utf8>,
+    /// Why the connection was failed (RFC 6455 §7.1.7): every later read
+    /// says so.
+    failed: Option<Broken>,
     _permit: Option<OwnedSemaphorePermit>,
 }
 
@@ -104,10 +205,19 @@ fn answer(head: &httparse::Response<'_, '_>, key: &str, len: usize) -> Answer {
 /// `websocket: closed by server (1011 internal error)`, with the close
 /// frame's reason when it gives one.
 pub(crate) fn closed(payload: &[u8]) -> String {
-    if payload.len() < 2 {
+    if payload.is_empty() {
         return "websocket: closed by server (1005 no status)".into();
     }
+    if payload.len() < 2 {
+        return protocol("a close frame of 1 byte");
+    }
     let code = u16::from_be_bytes([payload[0], payload[1]]);
+    if !sendable(code) {
+        return protocol(format_args!(
+            "the server closed with {code} ({}), a code not allowed on the wire",
+            close_words(code)
+        ));
+    }
     // RFC 6455 allows 123 bytes; a server that sends more is cut.
     let reason = barrage_model::words::cut(
         &String::from_utf8_lossy(&payload[2..payload.len().min(2 + MAX_CLOSE_REASON + 4)]),
@@ -176,6 +286,10 @@ impl WsConn {
         let mut conn = WsConn {
             stream,
             pending: Vec::new(),
+            start: 0,
+            partial: None,
+            text: None,
+            failed: None,
             _permit: permit,
         };
         conn.write(&bytes).await?;
@@ -232,9 +346,18 @@ impl WsConn {
         r.await.map_err(|e| format!("websocket: {e}"))
     }
 
+    /// The bytes received and not yet taken.
+    fn unread(&self) -> &[u8] {
+        &self.pending[self.start..]
+    }
+
     /// Reads what has arrived into `pending`; 0 at the end of the stream.
     /// Cancel-safe: bytes are only moved within one poll.
     async fn fill(&mut self) -> Result<usize, Broken> {
+        if self.start > 0 {
+            self.pending.drain(..self.start);
+            self.start = 0;
+        }
         let WsConn {
             stream, pending, ..
         } = self;
@@ -277,40 +400,147 @@ impl WsConn {
         self.write(&out).await
     }
 
+    /// Fails the connection (RFC 6455 §7.1.7): a close frame with `code`,
+    /// sent if the socket takes it within a second, and `words` for this
+    /// read and every later one.
+    async fn fail(&mut self, code: u16, words: Broken) -> Broken {
+        self.failed = Some(words.clone());
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            self.close_with(&code.to_be_bytes()),
+        )
+        .await;
+        words
+    }
+
+    /// A new frame's header, if it has come whole, checked: a masked
+    /// frame, reserved bits, a control frame over 125 bytes or in pieces
+    /// fail the connection with 1002, a frame over `max` with 1009.
+    fn header(&mut self, max: usize) -> Result<Option<(FrameHeader, u64)>, (u16, Broken)> {
+        let mut at = Cursor::new(self.unread());
+        let Some((header, len)) =
+            FrameHeader::parse(&mut at).map_err(|e| (PROTOCOL_ERROR, protocol(e)))?
+        else {
+            return Ok(None);
+        };
+        let fault = |what: String| Err((PROTOCOL_ERROR, protocol(what)));
+        if header.mask.is_some() {
+            return fault("a masked frame from the server".into());
+        }
+        if header.rsv1 || header.rsv2 || header.rsv3 {
+            return fault("reserved bits set (no extension was agreed)".into());
+        }
+        if let OpCode::Control(c) = header.opcode {
+            if let Control::Reserved(n) = c {
+                return fault(format!("reserved opcode {n}"));
+            }
+            if len > MAX_CONTROL {
+                return fault(format!(
+                    "a control frame of {len} bytes (at most {MAX_CONTROL})"
+                ));
+            }
+            if !header.is_final {
+                return fault("a control frame in pieces".into());
+            }
+        }
+        if let OpCode::Data(Data::Reserved(n)) = header.opcode {
+            return fault(format!("reserved opcode {n}"));
+        }
+        if len > max as u64 {
+            return Err((TOO_BIG, too_long(len, max)));
+        }
+        self.start += at.position() as usize;
+        Ok(Some((header, len)))
+    }
+
+    /// Takes what has come of the partial frame: true when it is whole.
+    /// A text message's bytes are checked here, as they come.
+    fn take(&mut self) -> Result<bool, (u16, Broken)> {
+        let Some(p) = self.partial.as_mut() else {
+            return Ok(false);
+        };
+        let n =
+            (self.pending.len() - self.start).min(usize::try_from(p.left).unwrap_or(usize::MAX));
+        let chunk = &self.pending[self.start..self.start + n];
+        let data = matches!(p.header.opcode, OpCode::Data(_));
+        if let Some(text) = self.text.as_mut().filter(|_| data) {
+            if !text.feed(chunk) {
+                return Err((INVALID_DATA, protocol("a text message that is not UTF-8")));
+            }
+        }
+        let keep = (p.room - p.payload.len()).min(n);
+        p.payload.extend_from_slice(&chunk[..keep]);
+        p.left -= n as u64;
+        self.start += n;
+        if p.left > 0 {
+            return Ok(false);
+        }
+        if data && p.header.is_final && self.text.take().is_some_and(|t| !t.whole()) {
+            return Err((INVALID_DATA, protocol("a text message that is not UTF-8")));
+        }
+        Ok(true)
+    }
+
     /// The next frame, waiting for it; `first` is set when a frame's
-    /// header has arrived that `counts`. Frames over `max` bytes, masked
-    /// frames and reserved bits are errors. Cancel-safe.
+    /// header has arrived that `counts`. A data frame keeps at most `keep`
+    /// bytes of its payload (the rest is counted, not held); a control
+    /// frame is kept whole. Cancel-safe: a frame partly received stays
+    /// with the connection.
     pub(crate) async fn frame(
         &mut self,
         max: usize,
         first: &mut Option<Instant>,
         counts: impl Fn(OpCode) -> bool,
+        keep: usize,
     ) -> Result<Got, Broken> {
         loop {
-            let mut at = Cursor::new(&self.pending[..]);
-            if let Some((header, len)) = FrameHeader::parse(&mut at).map_err(protocol)? {
-                if header.mask.is_some() {
-                    return Err(protocol("a masked frame from the server"));
-                }
-                if header.rsv1 || header.rsv2 || header.rsv3 {
-                    return Err(protocol("reserved bits set (no extension was agreed)"));
-                }
-                if len > max as u64 {
-                    return Err(too_long(len, max));
-                }
-                if first.is_none() && counts(header.opcode) {
-                    *first = Some(Instant::now());
-                }
-                let start = at.position() as usize;
-                let end = start + len as usize;
-                if self.pending.len() >= end {
-                    let payload = self.pending[start..end].to_vec();
-                    self.pending.drain(..end);
-                    if self.pending.is_empty() {
-                        self.pending = Vec::new();
+            if let Some(words) = &self.failed {
+                return Err(words.clone());
+            }
+            if self.partial.is_none() {
+                match self.header(max) {
+                    Ok(Some((header, len))) => {
+                        if first.is_none() && counts(header.opcode) {
+                            *first = Some(Instant::now());
+                        }
+                        let room = match header.opcode {
+                            OpCode::Control(_) => len as usize,
+                            OpCode::Data(d) => {
+                                match d {
+                                    Data::Text => self.text = Some(Utf8::default()),
+                                    Data::Binary => self.text = None,
+                                    _ => {}
+                                }
+                                keep.min(usize::try_from(len).unwrap_or(usize::MAX))
+                            }
+                        };
+                        self.partial = Some(Partial {
+                            header,
+                            len,
+                            left: len,
+                            payload: Vec::with_capacity(room),
+                            room,
+                        });
                     }
-                    return Ok(Got { header, payload });
+                    Ok(None) => {}
+                    Err((code, words)) => return Err(self.fail(code, words).await),
                 }
+            }
+            match self.take() {
+                Ok(true) => {
+                    let p = self.partial.take().expect("a whole frame was taken");
+                    if self.start == self.pending.len() {
+                        self.pending = Vec::new();
+                        self.start = 0;
+                    }
+                    return Ok(Got {
+                        header: p.header,
+                        payload: p.payload,
+                        len: p.len,
+                    });
+                }
+                Ok(false) => {}
+                Err((code, words)) => return Err(self.fail(code, words).await),
             }
             if self.fill().await? == 0 {
                 return Err(eof());
@@ -318,14 +548,23 @@ impl WsConn {
         }
     }
 
-    /// Answers a control frame the server sent: a pong for a ping, the
-    /// close handshake's reply for a close (then its record's words).
+    /// Whether the next frame already here is a ping (opcode 9).
+    fn ping_next(&self) -> bool {
+        self.unread().first().is_some_and(|b| b & 0x0f == 0x9)
+    }
+
+    /// Answers a control frame the server sent: a pong for a ping (only
+    /// for the last of pings that came together, as RFC 6455 §5.5.3
+    /// allows, so that a ping flood costs one write a read), the close
+    /// handshake's reply for a close (then its record's words).
     pub(crate) async fn answer(&mut self, got: &Got) -> Option<Broken> {
         match got.header.opcode {
             OpCode::Control(Control::Ping) => {
-                let _ = self
-                    .send(OpCode::Control(Control::Pong), got.payload.clone().into())
-                    .await;
+                if !self.ping_next() {
+                    let _ = self
+                        .send(OpCode::Control(Control::Pong), got.payload.clone().into())
+                        .await;
+                }
                 None
             }
             OpCode::Control(Control::Close) => {
@@ -337,13 +576,16 @@ impl WsConn {
     }
 
     /// The next whole data message (a pong when `pong`), answering the
-    /// server's pings and assembling fragments, at most `max` bytes.
+    /// server's pings and assembling fragments: at most `max` bytes on
+    /// the wire, of which `keep` are kept. Returns what was kept and the
+    /// message's length.
     pub(crate) async fn reply(
         &mut self,
         pong: bool,
         max: usize,
+        keep: usize,
         first: &mut Option<Instant>,
-    ) -> Result<Vec<u8>, Broken> {
+    ) -> Result<(Vec<u8>, u64), Broken> {
         let counts = |op: OpCode| {
             if pong {
                 op == OpCode::Control(Control::Pong)
@@ -351,22 +593,33 @@ impl WsConn {
                 matches!(op, OpCode::Data(Data::Text | Data::Binary))
             }
         };
-        let mut message: Option<Vec<u8>> = None;
+        // The message being assembled and its length so far.
+        let mut message: Option<(Vec<u8>, u64)> = None;
         loop {
-            let got = self.frame(max, first, counts).await?;
+            let room = match &message {
+                Some((m, _)) => keep.saturating_sub(m.len()),
+                None if pong => 0,
+                None => keep,
+            };
+            let got = self.frame(max, first, counts, room).await?;
             match got.header.opcode {
-                OpCode::Control(Control::Pong) if pong => return Ok(got.payload),
+                OpCode::Control(Control::Pong) if pong => {
+                    return Ok((got.payload, got.len));
+                }
                 OpCode::Control(_) => {
                     if let Some(end) = self.answer(&got).await {
                         return Err(end);
                     }
                 }
                 OpCode::Data(Data::Continue) => {
-                    let Some(m) = message.as_mut() else {
-                        return Err(protocol("a continuation frame with nothing to continue"));
+                    let Some((m, len)) = message.as_mut() else {
+                        let words = protocol("a continuation frame with nothing to continue");
+                        return Err(self.fail(PROTOCOL_ERROR, words).await);
                     };
-                    if m.len() + got.payload.len() > max {
-                        return Err(too_long((m.len() + got.payload.len()) as u64, max));
+                    *len += got.len;
+                    if *len > max as u64 {
+                        let words = too_long(*len, max);
+                        return Err(self.fail(TOO_BIG, words).await);
                     }
                     m.extend_from_slice(&got.payload);
                     if got.header.is_final {
@@ -376,29 +629,30 @@ impl WsConn {
                     }
                 }
                 OpCode::Data(_) if message.is_some() => {
-                    return Err(protocol("a new message before the last one's final frame"));
+                    let words = protocol("a new message before the last one's final frame");
+                    return Err(self.fail(PROTOCOL_ERROR, words).await);
                 }
                 OpCode::Data(_) if got.header.is_final => {
                     if !pong {
-                        return Ok(got.payload);
+                        return Ok((got.payload, got.len));
                     }
                 }
-                OpCode::Data(_) => message = Some(got.payload),
+                OpCode::Data(_) => message = Some((got.payload, got.len)),
             }
         }
     }
 
-    /// Sends a close frame with `payload` (its code and reason) and ends
-    /// the writing side.
+    /// Sends a close frame and ends the writing side: in answer to the
+    /// server's close (`payload`, its code and reason) the code it gets
+    /// back ([`close_reply`]); with a code of the client's own, that.
     pub(crate) async fn close_with(&mut self, payload: &[u8]) -> Result<(), Broken> {
-        // The close frame (FrameHeader's default opcode) echoes the
-        // server's code, or says 1000 (normal closure).
-        let code = payload.get(..2).unwrap_or(&[0x03, 0xe8]);
+        let code = close_reply(payload);
+        // A close frame is FrameHeader's default opcode.
         let header = FrameHeader {
             mask: Some(fastrand::u32(..).to_ne_bytes()),
             ..FrameHeader::default()
         };
-        let frame = Frame::from_payload(header, code.to_vec().into());
+        let frame = Frame::from_payload(header, code.to_be_bytes().to_vec().into());
         let mut out = Vec::with_capacity(frame.len());
         frame
             .format(&mut out)

@@ -189,16 +189,12 @@ async fn exchange(
         code: WS_OK,
         ..Response::default()
     };
-    match conn.reply(ping, max, &mut out.head_at).await {
-        Ok(payload) => {
-            out.bytes_in = payload.len() as u64;
-            let room = if keep < 0 {
-                payload.len()
-            } else {
-                (keep as usize).min(payload.len())
-            };
+    // -max-body: what is kept of the reply; the rest is counted.
+    let room = usize::try_from(keep).unwrap_or(usize::MAX);
+    match conn.reply(ping, max, room, &mut out.head_at).await {
+        Ok((payload, len)) => {
+            out.bytes_in = len;
             out.body = payload;
-            out.body.truncate(room);
         }
         Err(e) => {
             out.code = 0;
@@ -226,7 +222,8 @@ impl Held {
     pub async fn idle_until(&mut self, deadline: Option<tokio::time::Instant>) -> Option<Response> {
         loop {
             let mut first = None;
-            let read = self.conn.frame(self.max, &mut first, |_| false);
+            // What the server sends unasked is read and not kept.
+            let read = self.conn.frame(self.max, &mut first, |_| false, 0);
             let got = match deadline {
                 Some(d) => tokio::select! {
                     biased;
