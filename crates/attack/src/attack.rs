@@ -456,7 +456,15 @@ impl Attack {
             }
         });
         drop(ctx);
-        let sent = seqs.load(std::sync::atomic::Ordering::SeqCst);
+        // Records owed: opens and messages started (a record is numbered
+        // when it ends) and the server's closes, so that a second Ctrl-C
+        // counts the opens and messages it abandons.
+        let sent = self
+            .watch
+            .1
+            .sent
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .max(seqs.load(std::sync::atomic::Ordering::SeqCst));
         let reason = if stopper.is_stopped() {
             StopReason::Stopped
         } else {

@@ -27,6 +27,12 @@ pub enum Script {
     Stall,
     /// A chunked body that never ends.
     Endless,
+    /// Accepts and never reads: what the client writes fills the
+    /// socket's buffers (a TLS handshake or an upgrade never answered).
+    Deaf,
+    /// Writes these bytes as soon as it accepts, without reading, then
+    /// closes: garbage where a TLS or HTTP/2 handshake was expected.
+    Blurt(&'static [u8]),
     /// A body of this many bytes (keep-alive; serves further requests).
     Huge(u64),
     /// Answers `200 hello` with `Connection: close`, then closes.
@@ -148,6 +154,24 @@ fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
 fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &AtomicBool) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_nodelay(true);
+    match script {
+        Script::Deaf => {
+            while !stop.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(20));
+            }
+            return;
+        }
+        Script::Blurt(bytes) => {
+            let _ = stream.write_all(bytes);
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            // Read what the client sent, so that closing sends FIN, not RST.
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut sink = [0u8; 4096];
+            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            return;
+        }
+        _ => {}
+    }
     let mut answered = 0u64;
     loop {
         if let Script::IdleClose(d) = script {
@@ -279,6 +303,7 @@ fn serve(mut stream: TcpStream, script: Script, requests: &AtomicU64, stop: &Ato
                     return;
                 }
             }
+            Script::Deaf | Script::Blurt(_) => return,
             Script::IdleClose(_) => {
                 if stream
                     .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")

@@ -1,0 +1,665 @@
+//! The fault matrix: every way of sending, against every fault, ended in
+//! every way, must leave one record per request and honest success.
+//!
+//! Each cell is one short `barrage attack` against a server of its own
+//! on loopback, and checks:
+//! 1. one record per request: the sequence numbers run 0..n with none
+//!    missing or repeated, as many as the schedule had when the run was
+//!    not cut short, and at least as many as the server saw;
+//! 2. the run ends within `-timeout` and a small bound after it should;
+//! 3. a record with an error is a failure in `report -type json` and in
+//!    `-fail-on` (progress and Prometheus count with the same rule,
+//!    `Hit::is_success`, and have tests of their own);
+//! 4. the stream decodes clean;
+//! 5. no panic text on stderr.
+//!
+//! Every way × every fault runs with `-requests` (or `-duration` where a
+//! way cannot count requests). Every way also runs every other ending
+//! (`-duration`, SIGINT, SIGINT twice, SIGTERM, a closed stdout) against
+//! faults drawn by a seed printed at the start: set
+//! `BARRAGE_MATRIX_SEED` to run a drawing again. Cells run a few at a
+//! time in parallel.
+//!
+//! A new way of sending or a new fault joins [`Way`] or [`Fault`] in
+//! the change that adds it.
+
+mod common;
+
+use std::{
+    fs,
+    io::Read,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::{Arc, Mutex},
+    thread,
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::{Child, RawServer, Script, Server, TestCert, WsServer};
+
+/// `-timeout` in every cell.
+const TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What a run may take past its planned end and `-timeout`: the start of
+/// the process, the writer's last batch, a loaded CI machine.
+const SLACK: Duration = Duration::from_secs(4);
+
+/// Cells run at once.
+const PARALLEL: usize = 6;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_barrage"))
+}
+
+/// A way of sending.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Way {
+    /// HTTP/1.1 on barrage's own engine.
+    H1,
+    /// HTTP/1.1 on hyper's client.
+    Hyper,
+    /// HTTP/1.1 pipelined, four requests a connection (closed model).
+    Pipelined,
+    /// HTTP/2 over TLS.
+    H2,
+    /// HTTP/2 over cleartext, prior knowledge.
+    H2c,
+    /// gRPC unary calls (h2c).
+    Grpc,
+    /// WebSocket request–reply.
+    Ws,
+    /// WebSocket connections held open (`-hold`), a message every 200 ms.
+    WsHold,
+}
+
+const WAYS: [Way; 8] = [
+    Way::H1,
+    Way::Hyper,
+    Way::Pipelined,
+    Way::H2,
+    Way::H2c,
+    Way::Grpc,
+    Way::Ws,
+    Way::WsHold,
+];
+
+/// A fault, or none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// A good server for the way.
+    Healthy,
+    /// Nothing listens on the port.
+    Refused,
+    /// Accepted and never read (a handshake or upgrade never answered).
+    Deaf,
+    /// The request read and never answered.
+    Stall,
+    /// Half the answer, then the connection closed.
+    Half,
+    /// The connection reset after the request.
+    Reset,
+    /// Bytes that are no protocol, then a close.
+    Garbage,
+    /// Garbage at once, before the client's first byte is read.
+    Blurt,
+    /// An HTTP/1.1 200: the wrong protocol for HTTP/2, gRPC and a
+    /// WebSocket upgrade.
+    Http1Ok,
+    /// One answer per connection, then a close.
+    CloseEach,
+    /// A good answer a byte per millisecond: past `-timeout`.
+    SlowLoris,
+    /// An answer without end.
+    Endless,
+    /// The way's own wrong answer: two Content-Lengths (HTTP/1.1), an
+    /// HTTP/1 server (HTTP/2 over TLS), GOAWAY after two (h2c), a gRPC
+    /// message cut short, text that is not UTF-8 (WebSocket), a ping over
+    /// 125 bytes (held WebSocket).
+    Own,
+}
+
+const FAULTS: [Fault; 13] = [
+    Fault::Healthy,
+    Fault::Refused,
+    Fault::Deaf,
+    Fault::Stall,
+    Fault::Half,
+    Fault::Reset,
+    Fault::Garbage,
+    Fault::Blurt,
+    Fault::Http1Ok,
+    Fault::CloseEach,
+    Fault::SlowLoris,
+    Fault::Endless,
+    Fault::Own,
+];
+
+/// How a run ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum End {
+    Requests,
+    Duration,
+    Interrupt,
+    InterruptTwice,
+    Terminate,
+    ClosedStdout,
+}
+
+const ENDS: [End; 6] = [
+    End::Requests,
+    End::Duration,
+    End::Interrupt,
+    End::InterruptTwice,
+    End::Terminate,
+    End::ClosedStdout,
+];
+
+/// The server of a cell, kept until the cell is checked.
+enum Peer {
+    Raw(RawServer),
+    Http(Server),
+    Ws(WsServer),
+    Nobody(std::net::SocketAddr),
+}
+
+impl Peer {
+    fn addr(&self) -> String {
+        let url = match self {
+            Peer::Raw(s) => s.url(""),
+            Peer::Http(s) => s.url(""),
+            Peer::Ws(s) => s.url(""),
+            Peer::Nobody(a) => return a.to_string(),
+        };
+        url.split("://")
+            .nth(1)
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string()
+    }
+
+    /// Requests (or messages) the server saw as `way` sends them.
+    fn seen(&self, way: Way) -> u64 {
+        match self {
+            // A raw server reads HTTP/1.1 heads: HTTP/2's preface reads
+            // as two, a TLS handshake as none. A connection is opened
+            // for a request.
+            Peer::Raw(s) if matches!(way, Way::H2 | Way::H2c | Way::Grpc) => s.connections(),
+            Peer::Raw(s) => s.requests(),
+            Peer::Http(s) => s.count(),
+            Peer::Ws(s) => s.messages(),
+            Peer::Nobody(_) => 0,
+        }
+    }
+}
+
+/// An answer `Fault::SlowLoris` trickles: 1,500 bytes at a byte a
+/// millisecond take past `-timeout`.
+fn slow_answer() -> &'static [u8] {
+    let body = "x".repeat(1400);
+    let text = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    Box::leak(text.into_bytes().into_boxed_slice())
+}
+
+fn raw(script: Script) -> Peer {
+    Peer::Raw(RawServer::start(script))
+}
+
+fn reply(bytes: &'static [u8], trickle: bool, close: bool) -> Peer {
+    raw(Script::Reply {
+        bytes,
+        trickle,
+        close,
+    })
+}
+
+/// The server for `fault` as `way` meets it.
+fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
+    let ws = matches!(way, Way::Ws | Way::WsHold);
+    match fault {
+        Fault::Healthy if ws => Peer::Ws(WsServer::start()),
+        Fault::Healthy if way == Way::H2 => Peer::Http(Server::https(cert)),
+        Fault::Healthy => Peer::Http(Server::http()),
+        Fault::Refused => {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            Peer::Nobody(l.local_addr().unwrap())
+        }
+        Fault::Deaf => raw(Script::Deaf),
+        Fault::Stall => raw(Script::Stall),
+        Fault::Half => raw(Script::Truncated {
+            declared: 100,
+            sent: 10,
+        }),
+        Fault::Reset => raw(Script::Reset),
+        Fault::Garbage => reply(b"\x16\x03\x01garbage\x00\xff\r\n\r\n", false, true),
+        Fault::Blurt => raw(Script::Blurt(b"\x00\x00\x12\x04garbage, not a handshake")),
+        Fault::Http1Ok => reply(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+            false,
+            false,
+        ),
+        Fault::CloseEach => raw(Script::CloseEach),
+        Fault::SlowLoris => reply(slow_answer(), true, false),
+        Fault::Endless => raw(Script::Endless),
+        Fault::Own => match way {
+            Way::H1 | Way::Hyper | Way::Pipelined => reply(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+                false,
+                false,
+            ),
+            Way::H2 => Peer::Http(Server::http()),
+            Way::H2c => Peer::Http(Server::http_goaway_after(2)),
+            Way::Grpc => Peer::Http(Server::http()),
+            Way::Ws | Way::WsHold => Peer::Ws(WsServer::start()),
+        },
+    }
+}
+
+/// Whether every record of `way` against `fault` is a success
+/// (`Some(true)`), every one a failure (`Some(false)`), or either.
+fn expected(way: Way, fault: Fault) -> Option<bool> {
+    let h1 = matches!(way, Way::H1 | Way::Hyper | Way::Pipelined);
+    match fault {
+        Fault::Healthy => Some(true),
+        // A close after each answer leaves pipelined requests
+        // unanswered: each is a failed record (tests/h1.rs).
+        Fault::CloseEach if way == Way::Pipelined => None,
+        // An HTTP/1.1 answer, once a connection or kept: good HTTP/1.1.
+        Fault::Http1Ok | Fault::CloseEach => Some(h1),
+        // GOAWAY after two streams: the rest go on a new connection.
+        Fault::Own if way == Way::H2c => Some(true),
+        // A held connection's open succeeds; its messages fail.
+        Fault::Own if way == Way::WsHold => None,
+        _ => Some(false),
+    }
+}
+
+/// The targets (http format) for `way` at `addr`.
+fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
+    let msg = message.display();
+    match way {
+        Way::H1 | Way::Hyper | Way::Pipelined | Way::H2c => format!("GET http://{addr}/\n"),
+        Way::H2 => format!("GET https://{addr}/\n"),
+        Way::Grpc => {
+            let fault = if fault == Fault::Own {
+                "x-fault: short\n"
+            } else {
+                ""
+            };
+            format!("GRPC http://{addr}/test.echo.Echo/Say\n{fault}@{msg}\n")
+        }
+        Way::Ws | Way::WsHold => {
+            let path = match (fault, way) {
+                (Fault::Own, Way::Ws) => "/raw/badutf8",
+                (Fault::Own, _) => "/raw/bigping",
+                _ => "/echo",
+            };
+            format!("GET ws://{addr}{path}\n@{msg}\n")
+        }
+    }
+}
+
+/// The way's flags.
+fn way_args(way: Way) -> Vec<&'static str> {
+    match way {
+        Way::H1 => vec![],
+        Way::Hyper => vec!["-h1-engine", "hyper"],
+        Way::Pipelined => vec!["-pipeline", "4"],
+        Way::H2 => vec!["-insecure"],
+        Way::H2c => vec!["-h2c"],
+        Way::Grpc => vec![],
+        Way::Ws => vec![],
+        Way::WsHold => vec!["-hold", "3", "-hold-every", "200ms"],
+    }
+}
+
+/// The schedule's flags for `end`: the records a whole run has, when
+/// that is known.
+fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
+    let pipelined = way == Way::Pipelined;
+    match end {
+        // -hold counts connections, not requests: it refuses -requests.
+        End::Requests if way == Way::WsHold => end_args(way, End::Duration),
+        End::Requests if pipelined => (
+            vec!["-rate", "0", "-max-workers", "2", "-requests", "8"],
+            Some(8),
+        ),
+        End::Requests => (vec!["-rate", "20", "-requests", "4"], Some(4)),
+        End::Duration if pipelined => (
+            vec!["-rate", "0", "-max-workers", "2", "-duration", "1s"],
+            None,
+        ),
+        // -hold: three opens and the messages of those that opened.
+        End::Duration if way == Way::WsHold => (vec!["-rate", "10", "-duration", "1s"], None),
+        End::Duration => (vec!["-rate", "10", "-duration", "1s"], Some(10)),
+        _ if pipelined => (
+            vec!["-rate", "0", "-max-workers", "2", "-duration", "30s"],
+            None,
+        ),
+        _ => (vec!["-rate", "20", "-duration", "30s"], None),
+    }
+}
+
+/// One cell's outcome: what it ran, and what went wrong.
+struct Verdict {
+    cell: String,
+    took: Duration,
+    failures: Vec<String>,
+}
+
+/// Runs one cell and checks it.
+fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdict {
+    let name = format!("{way:?} × {fault:?} × {end:?}");
+    let started = Instant::now();
+    let mut failures = Vec::new();
+    let peer = peer(way, fault, cert);
+    let tag = format!("{way:?}-{fault:?}-{end:?}");
+    let message = dir.join("message.bin");
+    let stream = dir.join(format!("{tag}.bin"));
+    let text = targets(way, fault, &peer.addr(), &message);
+    let (sched, whole) = end_args(way, end);
+    let timeout = format!("{}s", TIMEOUT.as_secs());
+    let mut args = vec!["attack", "-timeout", &timeout];
+    args.extend(way_args(way));
+    args.extend(sched);
+    let out = stream.display().to_string();
+    if end != End::ClosedStdout {
+        args.extend(["-output", &out]);
+    }
+    // When the run should be over: its planned end (or the signal), then
+    // -timeout for what is in flight.
+    let planned = match end {
+        End::Requests | End::Duration => Duration::from_millis(1000),
+        End::Interrupt | End::Terminate => Duration::from_millis(700),
+        End::InterruptTwice => Duration::from_millis(800),
+        // Nothing is written until the first record: a record can take
+        // -timeout, the next write finds the pipe closed, in-flight
+        // requests take -timeout.
+        End::ClosedStdout => Duration::from_millis(700) + TIMEOUT,
+    };
+    let bound = planned + TIMEOUT + SLACK;
+    let (code, stderr) = if end == End::ClosedStdout {
+        closed_stdout(&args, &text, bound)
+    } else {
+        let child = Child::spawn(bin(), &args, text.as_bytes(), None);
+        match end {
+            End::Interrupt => signal_after(&child, libc::SIGINT, 700),
+            End::Terminate => signal_after(&child, libc::SIGTERM, 700),
+            End::InterruptTwice => {
+                signal_after(&child, libc::SIGINT, 700);
+                signal_after(&child, libc::SIGINT, 100);
+            }
+            _ => {}
+        }
+        let r = child.wait(bound + Duration::from_secs(10));
+        (r.code, r.stderr)
+    };
+    let took = started.elapsed();
+    if took > bound {
+        failures.push(format!("took {took:?}, over {bound:?}"));
+    }
+    if stderr.contains("panicked") || stderr.contains("RUST_BACKTRACE") {
+        failures.push(format!("a panic on stderr: {stderr}"));
+    }
+    let codes: &[i32] = match end {
+        End::InterruptTwice => &[0, 130],
+        _ => &[0],
+    };
+    if !code.is_some_and(|c| codes.contains(&c)) {
+        failures.push(format!("exit {code:?}, not {codes:?}: {stderr}"));
+    }
+    if end != End::ClosedStdout {
+        // A second Ctrl-C abandons what is in flight and says how many.
+        let abandoned = stderr
+            .lines()
+            .find_map(|l| l.split_once("interrupted again: "))
+            .and_then(|(_, rest)| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok()
+            })
+            .unwrap_or(0);
+        check_stream(&stream, whole, abandoned, way, &peer, &mut failures);
+        check_outcomes(&stream, expected(way, fault), &mut failures);
+    }
+    Verdict {
+        cell: name,
+        took,
+        failures,
+    }
+}
+
+fn signal_after(child: &Child, signal: i32, ms: u64) {
+    thread::sleep(Duration::from_millis(ms));
+    child.signal(signal);
+}
+
+/// Runs the attack with its stdout closed after the stream's first
+/// bytes; its exit code and stderr.
+fn closed_stdout(args: &[&str], targets: &str, bound: Duration) -> (Option<i32>, String) {
+    let mut cmd = Command::new(bin());
+    for v in barrage_testkit::PROXY_VARS {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn barrage");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(targets.as_bytes());
+    }
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 4];
+    let _ = stdout.read_exact(&mut first);
+    thread::sleep(Duration::from_millis(700));
+    drop(stdout);
+    let mut stderr = child.stderr.take().unwrap();
+    let err = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + bound + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status.and_then(|s| s.code()),
+        err.join().unwrap_or_default(),
+    )
+}
+
+/// Checks the stream file of a cell: clean, one record per request, and
+/// errors counted as failures by `report` and `-fail-on`.
+fn check_stream(
+    stream: &Path,
+    whole: Option<usize>,
+    abandoned: u64,
+    way: Way,
+    peer: &Peer,
+    failures: &mut Vec<String>,
+) {
+    let bytes = fs::read(stream).unwrap_or_default();
+    let (hits, error) = common::decode_lossy(&bytes);
+    if let Some(e) = error {
+        failures.push(format!("the stream does not decode clean: {e:?}"));
+    }
+    let mut seqs: Vec<u64> = hits.iter().map(|h| h.seq).collect();
+    seqs.sort_unstable();
+    if seqs.iter().enumerate().any(|(i, s)| *s != i as u64) {
+        failures.push(format!("sequence numbers missing or repeated: {seqs:?}"));
+    }
+    if let Some(n) = whole {
+        if hits.len() != n {
+            failures.push(format!("{} records for {n} requests", hits.len()));
+        }
+    }
+    let seen = peer.seen(way);
+    if hits.len() as u64 + abandoned < seen {
+        failures.push(format!(
+            "{} records and {abandoned} abandoned, the server saw {seen} requests",
+            hits.len()
+        ));
+    }
+    let errors = hits.iter().filter(|h| !h.error.is_empty()).count();
+    let file = stream.display().to_string();
+    let json = common::run(&["report", "-type", "json", &file], b"");
+    let report: serde_json::Value = match serde_json::from_slice(&json.stdout) {
+        Ok(v) => v,
+        Err(e) => {
+            failures.push(format!("report -type json: {e}"));
+            return;
+        }
+    };
+    let requests = report["requests"].as_u64().unwrap_or(u64::MAX);
+    let successes = (report["success"].as_f64().unwrap_or(-1.0) * requests as f64).round() as u64;
+    if requests != hits.len() as u64 {
+        failures.push(format!(
+            "report says {requests} requests, the stream has {}",
+            hits.len()
+        ));
+    }
+    if successes + errors as u64 > requests {
+        failures.push(format!(
+            "report counts {successes} successes with {errors} of {requests} records in error"
+        ));
+    }
+    let gate = common::run(&["report", "-fail-on", "success<100%", &file], b"");
+    // No request is no success: a gate on an empty run fails.
+    let failed = successes < requests || requests == 0;
+    let want = if failed { Some(3) } else { Some(0) };
+    if gate.status.code() != want {
+        failures.push(format!(
+            "-fail-on success<100% exited {:?} with {successes} of {requests} successes",
+            gate.status.code()
+        ));
+    }
+}
+
+/// Checks that the records succeeded, or failed, as the fault says.
+fn check_outcomes(stream: &Path, expected: Option<bool>, failures: &mut Vec<String>) {
+    let Some(success) = expected else {
+        return;
+    };
+    let bytes = fs::read(stream).unwrap_or_default();
+    let (hits, _) = common::decode_lossy(&bytes);
+    if let Some(h) = hits.iter().find(|h| h.is_success() != success) {
+        failures.push(format!(
+            "expected every record to {}, got code {} error {:?}",
+            if success { "succeed" } else { "fail" },
+            h.code,
+            h.error
+        ));
+    }
+}
+
+/// A small generator for the drawing (xorshift64*).
+struct Draw(u64);
+
+impl Draw {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("BARRAGE_MATRIX_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+                | 1
+        })
+}
+
+/// Runs `cells` a few at a time; panics with every cell that failed.
+fn run_cells(tag: &str, cells: Vec<(Way, Fault, End)>) {
+    let dir = common::tempdir(tag);
+    fs::write(dir.join("message.bin"), b"\x0a\x03ann\x10\x02").unwrap();
+    let dir: PathBuf = dir.to_path_buf();
+    let cert = Arc::new(TestCert::generate());
+    let queue = Arc::new(Mutex::new(cells));
+    let verdicts = Arc::new(Mutex::new(Vec::new()));
+    let workers: Vec<_> = (0..PARALLEL)
+        .map(|_| {
+            let (queue, verdicts, dir, cert) =
+                (queue.clone(), verdicts.clone(), dir.clone(), cert.clone());
+            thread::spawn(move || loop {
+                let Some((way, fault, end)) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let v = cell(way, fault, end, &dir, &cert);
+                verdicts.lock().unwrap().push(v);
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let verdicts = std::mem::take(&mut *verdicts.lock().unwrap());
+    let slowest = verdicts.iter().map(|v| v.took).max().unwrap_or_default();
+    let bad: Vec<String> = verdicts
+        .iter()
+        .filter(|v| !v.failures.is_empty())
+        .map(|v| format!("{}:\n  {}", v.cell, v.failures.join("\n  ")))
+        .collect();
+    eprintln!(
+        "{tag}: {} cells, {} failed, slowest {slowest:?}",
+        verdicts.len(),
+        bad.len()
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn every_way_of_sending_against_every_fault() {
+    let cells = WAYS
+        .iter()
+        .flat_map(|w| FAULTS.iter().map(move |f| (*w, *f, End::Requests)))
+        .collect();
+    run_cells("matrix-faults", cells);
+}
+
+/// Cells that once failed, run every time whatever the drawing.
+const ALWAYS: [(Way, Fault, End); 1] = [
+    // A second Ctrl-C while held opens waited for an upgrade said
+    // "0 requests in flight abandoned" (the opens were not counted).
+    (Way::WsHold, Fault::Stall, End::InterruptTwice),
+];
+
+#[test]
+fn every_way_of_sending_ended_every_way() {
+    let seed = seed();
+    eprintln!("matrix seed {seed} (BARRAGE_MATRIX_SEED={seed} draws the same faults)");
+    let mut draw = Draw(seed);
+    let mut cells = ALWAYS.to_vec();
+    for way in WAYS {
+        for end in ENDS.iter().filter(|e| **e != End::Requests) {
+            // Every ending with a healthy server and with one fault drawn.
+            cells.push((way, Fault::Healthy, *end));
+            let fault = FAULTS[1 + draw.below(FAULTS.len() - 1)];
+            cells.push((way, fault, *end));
+        }
+    }
+    run_cells("matrix-ends", cells);
+}
