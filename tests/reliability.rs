@@ -914,9 +914,14 @@ fn s3_ctrl_c_on_a_pipeline() {
     let bin = bin().display().to_string();
     // The shell traps INT (a handler, reset in its children) so that it
     // survives to tell how report exited.
+    // The README's pipeline, with `tee -i` (a plain tee dies at the
+    // first Ctrl-C and everything after it loses the records to come).
+    let dir = common::tempdir("s3");
+    let file = dir.join("r.bin");
     let script = format!(
-        "trap : INT; echo 'GET {}' | {bin} attack -rate 100 -duration 60s | {bin} report -type json; echo \"report exit ${{PIPESTATUS[2]}}\" >&2",
-        server.url("/sleep/100")
+        "trap : INT; echo 'GET {}' | {bin} attack -rate 100 -duration 60s | tee -i {} | {bin} report -type json; echo \"report exit ${{PIPESTATUS[3]}}\" >&2",
+        server.url("/sleep/100"),
+        file.display()
     );
     let child = std::process::Command::new("setsid")
         .args(["bash", "-c", &script])
@@ -935,6 +940,12 @@ fn s3_ctrl_c_on_a_pipeline() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["requests"].as_u64().unwrap() > 50);
     assert_eq!(report["requests"].as_u64().unwrap(), server.count());
+    let kept = common::decode(&std::fs::read(&file).unwrap());
+    assert_eq!(
+        kept.len() as u64,
+        server.count(),
+        "tee -i kept every record"
+    );
 }
 
 #[test]
