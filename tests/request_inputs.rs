@@ -631,3 +631,57 @@ fn a_bad_feed_row_is_refused_before_the_first_request() {
     );
     assert_eq!(server.count(), 0, "nothing was sent");
 }
+
+#[test]
+fn inputs_without_end_are_refused_at_their_limit() {
+    let dir = tempdir("limits");
+    let curl = dir.join("c.txt");
+    fs::write(&curl, "curl -d @/dev/zero http://127.0.0.1:1/\n").unwrap();
+    let curl = curl.to_str().unwrap();
+    let big = dir.join("rand.txt");
+    fs::write(&big, "{{rand 4096}}".repeat(80_000)).unwrap();
+    let body_targets = format!("POST http://127.0.0.1:1/\n@{}\n", big.display());
+    let url = "GET http://127.0.0.1:1/{{a}}\n";
+    let cases: [(&[&str], &str, &str); 7] = [
+        (
+            &["-targets", "/dev/zero"],
+            "",
+            "/dev/zero:1: a line longer than 64 MiB (the limit for one line)",
+        ),
+        (
+            &["-format", "json", "-targets", "/dev/zero"],
+            "",
+            "/dev/zero:1: a line longer than 64 MiB (the limit for one line)",
+        ),
+        (
+            &["-format", "curl", "-targets", "/dev/zero"],
+            "",
+            "/dev/zero:1: larger than 256 MiB (the limit for a curl or HAR file)",
+        ),
+        (
+            &["-format", "curl", "-targets", curl],
+            "",
+            "c.txt:1: -d @/dev/zero: a device, not a file or a pipe",
+        ),
+        (
+            &["-body", "/dev/zero"],
+            "GET http://127.0.0.1:1/\n",
+            "-body /dev/zero: a device, not a file or a pipe",
+        ),
+        (
+            &["-feed", "/dev/zero"],
+            url,
+            "-feed /dev/zero: a device, not a file or a pipe",
+        ),
+        (
+            &[],
+            &body_targets,
+            "stdin:1: renders up to 312 MiB a request, over the limit of 64 MiB",
+        ),
+    ];
+    for (args, stdin, want) in cases {
+        let mut all = vec!["attack", "-rate", "1", "-duration", "1s"];
+        all.extend(args);
+        refused(&all, stdin.as_bytes(), want);
+    }
+}

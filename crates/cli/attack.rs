@@ -73,6 +73,16 @@ impl TargetSource for Rendered {
     }
 }
 
+/// The file `flag` names, read whole up to `limit` bytes: a file that
+/// cannot be read is exit 1, one over the limit (or a device without
+/// end) exit 2.
+fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
+    barrage_targets::read_bounded(path, limit).map_err(|e| match e {
+        barrage_targets::Unread::Io(e) => Failed::io(format!("{flag} {path}: {e}")),
+        over => Failed::usage(format!("{flag} {path}: {over}")),
+    })
+}
+
 /// The attack's targets: fixed (prepared once) unless some target has
 /// placeholders; `-lazy` reads them as requests go. A `GRPC` target's
 /// JSON body becomes its message through `-proto-set`.
@@ -81,9 +91,7 @@ fn targets(
     reader: TargetReader<Box<dyn BufRead + Send>>,
     shard: u64,
 ) -> Result<Targets, Failed> {
-    let read = |flag: &str, path: &str| {
-        std::fs::read(path).map_err(|e| Failed::io(format!("{flag} {path}: {e}")))
-    };
+    let read = |flag: &str, path: &str| bounded(flag, path, barrage_targets::MAX_FILE);
     let feed = match &a.feed {
         None => None,
         Some(path) => Some(Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?),
@@ -162,10 +170,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     }
     let body = match &a.body {
         None => bytes::Bytes::new(),
-        Some(path) => match std::fs::read(path) {
-            Ok(b) => b.into(),
-            Err(e) => return Err(Failed::io(format!("-body {}: {e}", path.display()))),
-        },
+        Some(path) => bounded("-body", &path.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
     };
     let defaults = Defaults {
         headers: a.headers.clone(),

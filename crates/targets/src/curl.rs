@@ -502,7 +502,8 @@ fn options(words: &[Word], source: &str, notes: &mut Vec<String>) -> Result<Requ
 
 /// A file's bytes, for `@file` and `<file`.
 fn read_file(path: &str, typed: &str) -> Result<Vec<u8>, BadValue> {
-    std::fs::read(path).map_err(|e| BadValue(format!("{typed} @{path}: {e}")))
+    crate::reader::read_bounded(path, crate::reader::MAX_BODY)
+        .map_err(|e| BadValue(format!("{typed} @{path}: {e}")))
 }
 
 /// One option into the request.

@@ -151,12 +151,14 @@ impl<R: BufRead> HttpTargets<R> {
 }
 
 /// Reads a body file. Only regular files: `@/dev/zero` or a FIFO would
-/// never end (found by fuzzing the target parser).
-fn read_body(path: &str) -> std::io::Result<Vec<u8>> {
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+/// never end (found by fuzzing the target parser); at most
+/// [`MAX_BODY`](crate::reader::MAX_BODY).
+fn read_body(path: &str) -> Result<Vec<u8>, crate::reader::Unread> {
+    use crate::reader::Unread;
+    if !std::fs::metadata(path).map_err(Unread::Io)?.is_file() {
+        return Err(Unread::Io(std::io::Error::other("not a regular file")));
     }
-    std::fs::read(path)
+    crate::reader::read_bounded(path, crate::reader::MAX_BODY)
 }
 
 #[cfg(test)]

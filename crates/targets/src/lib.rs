@@ -40,7 +40,9 @@ pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
-pub use reader::{Defaults, Format, TargetReader, Whole};
+pub use reader::{
+    mib, read_bounded, Defaults, Format, TargetReader, Unread, Whole, MAX_BODY, MAX_FILE, MAX_LINE,
+};
 pub use template::{
     has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,
 };

@@ -82,6 +82,22 @@ impl Template {
         Ok(Template(pieces, false))
     }
 
+    /// The most bytes it renders to, `-feed` values aside (a row is at
+    /// most the `-feed` file).
+    fn most(&self) -> u64 {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.len() as u64,
+                Piece::Rand(n) => *n as u64,
+                Piece::Uuid => 36,
+                Piece::Column(_) => 0,
+                // An integer's digits and sign.
+                _ => 20,
+            })
+            .sum()
+    }
+
     /// Whether a `-feed` column is rendered into it.
     fn uses_columns(&self) -> bool {
         self.0.iter().any(|p| matches!(p, Piece::Column(_)))
@@ -219,6 +235,11 @@ pub struct Context<'a> {
     pub rng: &'a mut fastrand::Rng,
 }
 
+/// The most a templated request may render to, URL, headers and body
+/// together. Issue 29: a 1 MB body of `{{rand 4096}}` rendered 328 MB
+/// for every request.
+pub const MAX_RENDERED: u64 = 64 << 20;
+
 /// A target whose URL, header values and body are templates.
 #[derive(Debug, Clone)]
 pub struct TemplatedTarget {
@@ -240,14 +261,25 @@ impl TemplatedTarget {
                     .map_err(|e| format!("header {k}: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        Ok(TemplatedTarget {
+        let t = TemplatedTarget {
             method: target.method.clone(),
             url: Template::parse(target.url.as_bytes(), columns)
                 .map_err(|e| format!("URL: {e}"))?
                 .in_url(),
             headers,
             body: Template::parse(&target.body, columns).map_err(|e| format!("body: {e}"))?,
-        })
+        };
+        let most =
+            t.url.most() + t.body.most() + t.headers.iter().map(|(_, h)| h.most()).sum::<u64>();
+        if most > MAX_RENDERED {
+            return Err(format!(
+                "renders up to {} a request, over the limit of {} (use a smaller {{{{rand N}}}} or body)",
+                crate::reader::mib(most),
+                crate::reader::mib(MAX_RENDERED)
+            )
+            .into());
+        }
+        Ok(t)
     }
 
     /// Whether a `-feed` column is rendered into it.
