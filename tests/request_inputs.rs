@@ -685,3 +685,100 @@ fn inputs_without_end_are_refused_at_their_limit() {
         refused(&all, stdin.as_bytes(), want);
     }
 }
+
+#[test]
+fn a_byte_order_mark_a_curl_config_and_files_read_are_handled() {
+    let dir = tempdir("bom");
+    let server = Server::http();
+    let url = server.url("/");
+    // A byte-order mark at the start of an http, JSON or curl file is
+    // skipped.
+    let cases = [
+        ("t.http", "http", format!("\u{feff}GET {url}\n")),
+        (
+            "t.json",
+            "json",
+            format!("\u{feff}{{\"method\":\"GET\",\"url\":\"{url}\"}}\n"),
+        ),
+        ("t.curl", "curl", format!("\u{feff}curl {url}\n")),
+    ];
+    for (name, format, text) in cases {
+        let file = dir.join(name);
+        fs::write(&file, text).unwrap();
+        let f = file.to_str().unwrap();
+        let out = ok(
+            &[
+                "attack",
+                "-format",
+                format,
+                "-targets",
+                f,
+                "-rate",
+                "10",
+                "-requests",
+                "1",
+            ],
+            b"",
+        );
+        let hits = decode(&out);
+        assert_eq!((hits.len(), hits[0].code), (1, 200), "{name}");
+    }
+    // curl's -K/--config is refused, not ignored.
+    let file = dir.join("k.curl");
+    fs::write(&file, format!("curl -K more.txt {url}\n")).unwrap();
+    let f = file.to_str().unwrap();
+    refused(
+        &["attack", "-format", "curl", "-targets", f, "-rate", "1"],
+        b"",
+        "k.curl:1: -K: barrage does not read curl's config files",
+    );
+    // A file a command reads is named once on stderr.
+    let body = dir.join("d.json");
+    fs::write(&body, "{\"a\":1}").unwrap();
+    let file = dir.join("d.curl");
+    fs::write(
+        &file,
+        format!(
+            "curl -d @{b} {url}\ncurl --data-binary @{b} {url}\n",
+            b = body.display()
+        ),
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = run(
+        &[
+            "attack",
+            "-format",
+            "curl",
+            "-targets",
+            f,
+            "-rate",
+            "10",
+            "-requests",
+            "2",
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("read ")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].ends_with(&format!("d.curl:1: -d: read {} (7 bytes)", body.display())),
+        "{err}"
+    );
+    // -har-filter's regex error says what and where.
+    refused(
+        &[
+            "attack",
+            "-format",
+            "har",
+            "-har-filter",
+            "ab[",
+            "-rate",
+            "1",
+        ],
+        b"",
+        "unclosed character class (at byte 2 of the pattern)",
+    );
+}

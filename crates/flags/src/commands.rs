@@ -89,7 +89,7 @@ pub struct AttackArgs {
     #[arg(long, default_value = "http")]
     pub format: Format,
     /// With -format har: keep only the requests whose URL matches this regular expression
-    #[arg(long)]
+    #[arg(long, value_parser = parse_filter)]
     pub har_filter: Option<barrage_targets::Filter>,
     /// A CSV file with a header line: {{column}} in targets takes the value of row seq % rows (or a random row with -feed-random)
     #[arg(long)]
@@ -316,7 +316,7 @@ pub struct TargetsArgs {
     #[arg(long)]
     pub bodies: Option<std::path::PathBuf>,
     /// With -format har: keep only the requests whose URL matches this regular expression
-    #[arg(long)]
+    #[arg(long, value_parser = parse_filter)]
     pub har_filter: Option<barrage_targets::Filter>,
     /// Output file
     #[arg(long, default_value = "stdout")]

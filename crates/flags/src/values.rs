@@ -183,3 +183,37 @@ mod tests {
         assert!(size::parse("-2").is_err());
     }
 }
+
+/// `-har-filter`: a regular expression; its error in one line, with
+/// where in the pattern it is (the regex crate's error spans lines, and
+/// only the first, "regex parse error:", reached the user).
+pub fn parse_filter(s: &str) -> Result<barrage_targets::Filter, BadFlag> {
+    barrage_targets::Filter::new(s).map_err(|e| {
+        let text = e.to_string();
+        let detail = text
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .unwrap_or(text.lines().last().unwrap_or(""))
+            .to_string();
+        // The pattern's line is followed by a caret line under the fault.
+        let at = text
+            .lines()
+            .find(|l| l.trim_start().starts_with('^'))
+            .map(|l| l.find('^').unwrap_or(0).saturating_sub(4));
+        match at {
+            Some(at) => format!("{detail} (at byte {at} of the pattern)").into(),
+            None => detail.into(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod filter_tests {
+    #[test]
+    fn a_bad_pattern_says_what_and_where_in_one_line() {
+        let e = super::parse_filter("ab[").unwrap_err().to_string();
+        assert_eq!(e, "unclosed character class (at byte 2 of the pattern)");
+        assert!(super::parse_filter("^https://api\\.").is_ok());
+    }
+}

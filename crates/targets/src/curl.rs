@@ -268,6 +268,8 @@ enum Opt {
     IgnoreArg,
     /// … and without one.
     Ignore,
+    /// `-K`/`--config`: options from a file, which barrage does not read.
+    Config,
 }
 
 /// An option by its long name (without `--`).
@@ -298,7 +300,8 @@ fn long(name: &str) -> Option<Opt> {
         "output" | "write-out" | "connect-timeout" | "max-time" | "retry" | "retry-delay"
         | "retry-max-time" | "dump-header" | "cookie-jar" | "max-redirs" | "trace"
         | "trace-ascii" | "stderr" | "limit-rate" | "expect100-timeout" | "keepalive-time"
-        | "output-dir" | "config" => IgnoreArg,
+        | "output-dir" => IgnoreArg,
+        "config" => Config,
         "silent" | "show-error" | "verbose" | "location" | "location-trusted" | "include"
         | "fail" | "fail-with-body" | "progress-bar" | "no-progress-meter" | "no-buffer"
         | "globoff" | "remote-name" | "remote-name-all" | "remote-header-name" | "raw"
@@ -325,7 +328,8 @@ fn short(c: char) -> Option<Opt> {
         'G' => Get,
         'I' => Head,
         'k' => Insecure,
-        'o' | 'w' | 'm' | 'D' | 'c' | 'K' => IgnoreArg,
+        'o' | 'w' | 'm' | 'D' | 'c' => IgnoreArg,
+        'K' => Config,
         's' | 'S' | 'v' | 'L' | 'i' | 'f' | '#' | 'N' | 'g' | 'O' | 'J' | 'q' | '4' | '6' => Ignore,
         _ => return None,
     })
@@ -474,8 +478,24 @@ fn options(words: &[Word], source: &str, notes: &mut Vec<String>) -> Result<Requ
             }
         }
         for (o, value, typed) in found {
+            if o == Opt::Config {
+                return Err(at(format!(
+                    "{typed}: barrage does not read curl's config files; put the options on the command line"
+                )));
+            }
             let v = value.unwrap_or_default();
+            READ.with_borrow_mut(Vec::clear);
             apply(&mut r, o, v, &typed).map_err(|e| at(e.0))?;
+            for (path, len) in READ.with_borrow_mut(std::mem::take) {
+                // Once a file, at its first use.
+                let read = format!(": read {path} (");
+                if !notes.iter().any(|n| n.contains(&read)) {
+                    notes.push(format!(
+                        "{source}:{}: {typed}: read {path} ({len} bytes)",
+                        w.line
+                    ));
+                }
+            }
             match o {
                 Opt::Insecure => notes.push(format!(
                     "{source}:{}: {typed}: certificates are checked unless barrage runs with -insecure",
@@ -502,8 +522,17 @@ fn options(words: &[Word], source: &str, notes: &mut Vec<String>) -> Result<Requ
 
 /// A file's bytes, for `@file` and `<file`.
 fn read_file(path: &str, typed: &str) -> Result<Vec<u8>, BadValue> {
-    crate::reader::read_bounded(path, crate::reader::MAX_BODY)
-        .map_err(|e| BadValue(format!("{typed} @{path}: {e}")))
+    let bytes = crate::reader::read_bounded(path, crate::reader::MAX_BODY)
+        .map_err(|e| BadValue(format!("{typed} @{path}: {e}")))?;
+    READ.with_borrow_mut(|r| r.push((path.to_string(), bytes.len())));
+    Ok(bytes)
+}
+
+thread_local! {
+    /// The files read by the option being applied, with their sizes, for
+    /// the notes on stderr: a command reading `@file` sends what is in
+    /// that file now, which the user should see once (issue 29).
+    static READ: std::cell::RefCell<Vec<(String, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One option into the request.
@@ -607,7 +636,7 @@ fn apply(r: &mut Request, o: Opt, v: String, typed: &str) -> Result<(), BadValue
         Opt::Head => r.head = true,
         Opt::Compressed => r.compressed = true,
         Opt::Url => r.urls.push(v),
-        Opt::Insecure | Opt::Protocol | Opt::IgnoreArg | Opt::Ignore => {}
+        Opt::Insecure | Opt::Protocol | Opt::IgnoreArg | Opt::Ignore | Opt::Config => {}
     }
     Ok(())
 }

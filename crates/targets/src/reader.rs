@@ -90,6 +90,9 @@ impl<R: BufRead> Whole<R> {
                     ),
                 ));
             }
+            if bytes.starts_with(BOM) {
+                bytes.drain(..BOM.len());
+            }
             let text = String::from_utf8(bytes).map_err(|e| {
                 let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
                 let line = 1 + ok.iter().filter(|&&b| b == b'\n').count() as u64;
@@ -239,6 +242,10 @@ pub(crate) fn error(source: &str, line: u64, message: String) -> TargetError {
 /// without end (`-targets /dev/zero`) was read until memory ran out.
 pub const MAX_LINE: u64 = 64 << 20;
 
+/// UTF-8's byte-order mark, skipped at the start of a targets file
+/// (issue 29: `bad method: \u{feff}GET`).
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// The largest file read whole: a curl or HAR file, a `-feed` CSV.
 pub const MAX_FILE: u64 = 256 << 20;
 
@@ -335,6 +342,10 @@ pub(crate) fn read_line<R: BufRead>(
         Ok(_) => {
             while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
                 buf.pop();
+            }
+            // A byte-order mark, as Windows editors write: not text.
+            if line == 1 && buf.starts_with(BOM) {
+                buf.drain(..BOM.len());
             }
             Ok(true)
         }
