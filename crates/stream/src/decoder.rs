@@ -45,6 +45,24 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+/// Checks a stream header's version; `at` is where the header starts.
+fn check_version(header: &[u8], at: u64) -> Result<(), StreamError> {
+    let version = u16::from_le_bytes([header[4], header[5]]);
+    if version > FORMAT_VERSION {
+        return Err(StreamError::NewerVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if version == 0 {
+        return Err(StreamError::Corrupt {
+            offset: at + 4,
+            what: "format version 0".into(),
+        });
+    }
+    Ok(())
+}
+
 impl<R: Read> Decoder<R> {
     /// Reads and checks the stream header.
     pub fn new(mut input: R) -> Result<Self, StreamError> {
@@ -59,19 +77,7 @@ impl<R: Read> Decoder<R> {
                 what: "incomplete stream header",
             });
         }
-        let version = u16::from_le_bytes([header[4], header[5]]);
-        if version > FORMAT_VERSION {
-            return Err(StreamError::NewerVersion {
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        if version == 0 {
-            return Err(StreamError::Corrupt {
-                offset: 4,
-                what: "format version 0".into(),
-            });
-        }
+        check_version(&header, 0)?;
         Ok(Decoder {
             input,
             offset: HEADER_LEN as u64,
@@ -96,9 +102,27 @@ impl<R: Read> Decoder<R> {
     }
 
     /// Loads the next frame; `Ok(false)` at a clean end of the input.
+    /// Another stream's header where a frame would start (`cat a.bin
+    /// b.bin`: the magic is no frame length, being over [`MAX_FRAME`])
+    /// starts that stream: its records follow, with a string table of
+    /// their own.
     fn next_frame(&mut self) -> Result<bool, StreamError> {
         let mut fh = [0u8; FRAME_HEADER_LEN];
-        let n = read_full(&mut self.input, &mut fh)?;
+        let mut n = read_full(&mut self.input, &mut fh)?;
+        while n >= MAGIC.len() && fh[..MAGIC.len()] == MAGIC {
+            if n < HEADER_LEN {
+                return Err(StreamError::Truncated {
+                    offset: self.offset,
+                    what: "incomplete stream header",
+                });
+            }
+            check_version(&fh[..HEADER_LEN], self.offset)?;
+            self.table = vec![String::new()];
+            self.offset += HEADER_LEN as u64;
+            fh.copy_within(HEADER_LEN..n, 0);
+            n -= HEADER_LEN;
+            n += read_full(&mut self.input, &mut fh[n..])?;
+        }
         if n == 0 {
             return Ok(false);
         }
@@ -427,6 +451,35 @@ mod tests {
             put_varint(&mut p, v);
         }
         p
+    }
+
+    #[test]
+    fn streams_one_after_another_are_read_as_one() {
+        // cat a.bin b.bin, with an empty stream (a header alone) between.
+        let a = stream(&record(400));
+        let empty = stream(b"")[..HEADER_LEN].to_vec();
+        let both = [a.clone(), empty.clone(), empty, a].concat();
+        let (hits, err) = Decoder::read_all(&both[..]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(hits.len(), 2);
+        // A second header cut short is a truncation at its byte.
+        let cut = [stream(&record(400)), MAGIC[..2].to_vec(), MAGIC.to_vec()].concat();
+        let (hits, err) = Decoder::read_all(&cut[..]);
+        assert_eq!(hits.len(), 1);
+        assert!(err.is_some());
+        let short = [stream(&record(400)), MAGIC.to_vec()].concat();
+        let (hits, err) = Decoder::read_all(&short[..]);
+        assert_eq!(hits.len(), 1);
+        assert!(
+            matches!(
+                err,
+                Some(StreamError::Truncated {
+                    what: "incomplete stream header",
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]
