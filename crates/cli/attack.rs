@@ -399,7 +399,7 @@ pub fn run(a: AttackArgs) -> Outcome {
             held: a
                 .hold
                 .map(|_| Box::new(move || watch.held()) as Box<dyn Fn() -> u64 + Send>),
-            stopped: Box::new(move || stopped.is_stopped()),
+            stopped: Box::new(move || stopped.is_signalled()),
             total,
             timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
         },

@@ -18,6 +18,9 @@ pub struct Stopper {
 #[derive(Default)]
 struct Inner {
     stopped: AtomicBool,
+    /// Stopped by a signal (not a closed output or the end of the
+    /// targets): the progress line says so.
+    signalled: AtomicBool,
     abandoned: AtomicBool,
     lock: Mutex<()>,
     wake: Condvar,
@@ -72,12 +75,20 @@ impl Stopper {
             .spawn(move || {
                 for (n, _) in signals.forever().enumerate() {
                     match n {
-                        0 => stopper.stop(),
+                        0 => {
+                            stopper.inner.signalled.store(true, Ordering::SeqCst);
+                            stopper.stop()
+                        }
                         1 => stopper.abandon(),
                         _ => third(),
                     }
                 }
             });
+    }
+
+    /// Whether a signal (Ctrl-C, SIGTERM) stopped it.
+    pub fn is_signalled(&self) -> bool {
+        self.inner.signalled.load(Ordering::SeqCst)
     }
 
     /// Whether it has fired.

@@ -254,7 +254,7 @@ impl Tickets {
 
     pub(crate) fn finish(&self) -> (u64, StopReason, Option<crate::SourceError>) {
         let issued = self.next.load(Ordering::SeqCst) & !CLOSED;
-        let issued = issued - self.returned.load(Ordering::SeqCst);
+        let issued = issued.saturating_sub(self.returned.load(Ordering::SeqCst));
         let o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         (issued, o.0.unwrap_or(StopReason::Done), o.1.clone())
     }

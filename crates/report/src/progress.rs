@@ -320,7 +320,8 @@ pub struct Watched {
     pub sent: Box<dyn Fn() -> u64 + Send>,
     /// Connections held open now (`-hold`).
     pub held: Option<Box<dyn Fn() -> u64 + Send>>,
-    /// Whether the attack was told to stop.
+    /// Whether a signal told the attack to stop (a closed output stops it
+    /// too, silently).
     pub stopped: Box<dyn Fn() -> bool + Send>,
     /// Where the attack ends.
     pub total: Total,
@@ -383,8 +384,9 @@ fn show_until(show: Show, i: &Watched, done: &AtomicBool, err: &mut Box<dyn Writ
             sent_at.pop_front();
         }
         let rate = match sent_at.front() {
+            // Sent can fall: tickets taken ahead go back at a stop.
             Some(&(at, n)) if sent_at.len() > 1 && now > at => {
-                (sent - n) as f64 / now.duration_since(at).as_secs_f64()
+                sent.saturating_sub(n) as f64 / now.duration_since(at).as_secs_f64()
             }
             _ => sent as f64 / now.duration_since(start).as_secs_f64().max(1e-3),
         };
