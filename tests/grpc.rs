@@ -351,3 +351,24 @@ fn bad_grpc_targets_are_refused_at_file_and_line() {
         "not a descriptor set",
     );
 }
+
+#[test]
+fn max_header_bytes_bounds_a_grpc_answer_s_headers() {
+    let server = Server::http();
+    let dir = tempdir("grpc-head");
+    let msg = message_file(&dir);
+    let target = format!("GRPC URL{METHOD}\nx-header-bytes: 30000\n@{msg}\n");
+    // 30 KB of headers: over hyper's 16 KiB, within barrage's 64 KiB
+    // default for -max-header-bytes.
+    let (hits, _) = call(&server, &dir, &target, &["-rate", "10", "-requests", "1"]);
+    assert_eq!((hits[0].code, hits[0].error.as_str()), (200, ""));
+    // Within 8 KB: an error record.
+    let (hits, _) = call(
+        &server,
+        &dir,
+        &target,
+        &["-rate", "10", "-requests", "1", "-max-header-bytes", "8KB"],
+    );
+    assert_eq!(hits[0].code, 0, "{:?}", hits[0].error);
+    assert!(hits[0].error.contains("http2 error"), "{:?}", hits[0].error);
+}

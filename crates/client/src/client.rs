@@ -195,15 +195,18 @@ impl Client {
     /// A client for one worker thread, sharing with the others what
     /// [`Shared`] holds. Call it inside the thread's runtime.
     pub fn sharing(cfg: &ClientConfig, shared: &Shared) -> Self {
-        let pool = Arc::new(Pool::new(
-            shared.tls.clone(),
-            cfg.h2c,
-            cfg.keepalive,
-            cfg.connections,
-            shared.open_limit.clone(),
-            shared.dial.clone(),
-            cfg.h1_engine,
-        ));
+        let pool = Arc::new(
+            Pool::new(
+                shared.tls.clone(),
+                cfg.h2c,
+                cfg.keepalive,
+                cfg.connections,
+                shared.open_limit.clone(),
+                shared.dial.clone(),
+                cfg.h1_engine,
+            )
+            .with_max_header_bytes(cfg.max_header_bytes),
+        );
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())
             .flatten();

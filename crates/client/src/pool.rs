@@ -111,6 +111,10 @@ pub(crate) struct Pool {
     engine: H1Engine,
     /// [`IDLE_TIMEOUT`] (shorter in tests).
     idle_timeout: Duration,
+    /// `-max-header-bytes`: on HTTP/2 (and gRPC) the largest header list
+    /// an answer may have (SETTINGS_MAX_HEADER_LIST_SIZE; hyper's own
+    /// default is 16 KiB).
+    max_header_bytes: usize,
 }
 
 impl Pool {
@@ -136,7 +140,14 @@ impl Pool {
             dial,
             engine,
             idle_timeout: IDLE_TIMEOUT,
+            max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
         }
+    }
+
+    /// With `-max-header-bytes`.
+    pub(crate) fn with_max_header_bytes(mut self, n: usize) -> Self {
+        self.max_header_bytes = n;
+        self
     }
 
     /// A connection to `key`: a live idle or shared one, else the first of
@@ -380,7 +391,10 @@ impl Pool {
         }
         let io = TokioIo::new(stream);
         if h2 {
-            let (sender, conn) = http2::handshake(TokioExecutor::new(), io)
+            let limit = u32::try_from(self.max_header_bytes).unwrap_or(u32::MAX);
+            let (sender, conn) = http2::Builder::new(TokioExecutor::new())
+                .max_header_list_size(limit)
+                .handshake(io)
                 .await
                 .map_err(|e| format!("http2 handshake: {e}"))?;
             tokio::spawn(async move {

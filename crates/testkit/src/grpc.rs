@@ -6,7 +6,8 @@
 //! - the reply is the request's message (echo), or `x-reply-bytes: N`
 //!   bytes of `x`;
 //! - `x-grpc-status: N` (and `x-grpc-message`) answers with that status;
-//!   `x-trailers-only: 1` answers with headers only;
+//!   `x-trailers-only: 1` answers with headers only; `x-header-bytes: N`
+//!   adds a header of N bytes;
 //! - `x-delay-ms: N` waits first; `x-gzip: 1` compresses the reply
 //!   (`grpc-encoding: gzip`); `x-reset: 1` resets the stream;
 //! - `x-fault: F` answers wrongly, as grpc-go and ghz call an error:
@@ -120,6 +121,10 @@ pub(crate) async fn answer(
     let mut r = Response::new(Frames(frames).boxed());
     r.headers_mut()
         .insert("content-type", "application/grpc".parse().unwrap());
+    if let Some(n) = header(headers, "x-header-bytes").and_then(|v| v.parse().ok()) {
+        let big = "h".repeat(n);
+        r.headers_mut().insert("x-big", big.parse().unwrap());
+    }
     if gzip {
         r.headers_mut()
             .insert("grpc-encoding", "gzip".parse().unwrap());
