@@ -143,6 +143,32 @@ fn the_indexed_job_is_wired_to_shard_auto() {
         pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as_str(),
         claim
     );
+    // Both pods: no service-account token, the runtime's seccomp profile,
+    // and containers without privileges or a writable root.
+    let job = documents("deploy/kubernetes/job.yaml");
+    let job_pod = &kind(&job, "Job")["spec"]["template"]["spec"];
+    for (name, pod) in [("job", job_pod), ("collect", pod)] {
+        assert_eq!(
+            pod["automountServiceAccountToken"].as_bool(),
+            Some(false),
+            "{name}"
+        );
+        let ctx = &pod["securityContext"];
+        assert_eq!(ctx["runAsNonRoot"].as_bool(), Some(true), "{name}");
+        assert_eq!(
+            ctx["seccompProfile"]["type"].as_str(),
+            Some("RuntimeDefault"),
+            "{name}"
+        );
+        let c = &pod["containers"][0]["securityContext"];
+        assert_eq!(
+            c["allowPrivilegeEscalation"].as_bool(),
+            Some(false),
+            "{name}"
+        );
+        assert_eq!(c["readOnlyRootFilesystem"].as_bool(), Some(true), "{name}");
+        assert_eq!(c["capabilities"]["drop"][0].as_str(), Some("ALL"), "{name}");
+    }
 }
 
 /// The Job's container command, run once per index here as the Job
@@ -299,6 +325,11 @@ fn the_container_is_pinned_minimal_and_not_root() {
 
 /// `scripts/fanout` with a stand-in for ssh that runs the command here.
 fn fanout(dir: &Path, hosts: &[&str], extra: &[&str]) -> std::process::Output {
+    fanout_to(&Server::http(), dir, hosts, extra)
+}
+
+/// [`fanout`] against `server`.
+fn fanout_to(server: &Server, dir: &Path, hosts: &[&str], extra: &[&str]) -> std::process::Output {
     let ssh = dir.join("ssh");
     fs::write(
         &ssh,
@@ -306,7 +337,6 @@ fn fanout(dir: &Path, hosts: &[&str], extra: &[&str]) -> std::process::Output {
     )
     .unwrap();
     Command::new("chmod").arg("+x").arg(&ssh).status().unwrap();
-    let server = Server::http();
     let targets = dir.join("targets.txt");
     fs::write(&targets, format!("GET {}\n", server.url("/"))).unwrap();
     let exe = env!("CARGO_BIN_EXE_barrage");
@@ -343,6 +373,33 @@ fn fanout_runs_one_schedule_over_ssh() {
         .map(|i| dir.join(format!("out/shard-{i}.bin")))
         .collect();
     assert_eq!(one_schedule(&streams, 250).len(), 250);
+}
+
+#[test]
+fn fanout_quotes_flags_for_a_dash_login_shell() {
+    // The stand-in ssh runs the command with sh (dash on Debian), as a
+    // remote login shell may. A tab made bash's printf %q write $'...',
+    // which dash reads as a literal $ and quotes.
+    let dir = tempdir("fanout-quote");
+    let server = Server::http();
+    let out = fanout_to(
+        &server,
+        &dir,
+        &["a"],
+        &[
+            "-rate",
+            "10",
+            "-duration",
+            "1s",
+            "-header",
+            "X-Note: it's\ta $HOME",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let seen = server.received();
+    assert_eq!(seen.len(), 10, "{err}");
+    assert_eq!(seen[0].header("x-note"), Some("it's\ta $HOME"));
 }
 
 #[test]
