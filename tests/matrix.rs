@@ -29,7 +29,7 @@ use std::{
     fs,
     io::Read,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
     sync::{Arc, Mutex},
     thread,
     time::{Duration, Instant},
@@ -442,11 +442,7 @@ fn signal_after(child: &Child, signal: i32, ms: u64) {
 /// Runs the attack with its stdout closed after the stream's first
 /// bytes; its exit code and stderr.
 fn closed_stdout(args: &[&str], targets: &str, bound: Duration) -> (Option<i32>, String) {
-    let mut cmd = Command::new(bin());
-    for v in barrage_testkit::PROXY_VARS {
-        cmd.env_remove(v);
-    }
-    let mut child = cmd
+    let mut child = common::bin()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -9,7 +9,7 @@
 //! - `/raw/NAME`: answers each message with bytes no good server sends
 //!   ([`raw`]: a ping over 125 bytes, a control frame in pieces, text
 //!   that is not UTF-8, a close code not allowed on the wire, a flood of
-//!   pings before the answer).
+//!   pings before the answer; `pingstorm`: pings without end).
 //!
 //! It counts connections open now and in all, messages and pongs, and
 //! keeps the last upgrade's request headers.
@@ -279,6 +279,14 @@ where
             ("ping", _) => {
                 let _ = ws.send(Message::Ping(Default::default())).await;
                 ws.send(reply).await
+            }
+            ("raw", _) if segs.get(1) == Some(&"pingstorm") => {
+                // Pings without end, 64 KiB of them a write, until the
+                // client goes: one connection that would take a thread.
+                use tokio::io::AsyncWriteExt;
+                let pings = frame(0x89, b"").repeat(32 * 1024);
+                while ws.get_mut().write_all(&pings).await.is_ok() {}
+                break;
             }
             ("raw", _) => {
                 use tokio::io::AsyncWriteExt;

@@ -121,6 +121,10 @@ const PROTOCOL_ERROR: u16 = 1002;
 const INVALID_DATA: u16 = 1007;
 const TOO_BIG: u16 = 1009;
 
+/// Control frames a connection answers before it lets the thread's
+/// other tasks run.
+const CONTROL_RUN: u32 = 64;
+
 /// The longest payload of a control frame (RFC 6455 §5.5).
 const MAX_CONTROL: u64 = 125;
 
@@ -167,6 +171,8 @@ pub(crate) struct WsConn {
     /// Why the connection was failed (RFC 6455 §7.1.7): every later read
     /// says so.
     failed: Option<Broken>,
+    /// Control frames answered, for [`CONTROL_RUN`].
+    controls: u32,
     _permit: Option<OwnedSemaphorePermit>,
 }
 
@@ -290,6 +296,7 @@ impl WsConn {
             partial: None,
             text: None,
             failed: None,
+            controls: 0,
             _permit: permit,
         };
         conn.write(&bytes).await?;
@@ -558,6 +565,14 @@ impl WsConn {
     /// allows, so that a ping flood costs one write a read), the close
     /// handshake's reply for a close (then its record's words).
     pub(crate) async fn answer(&mut self, got: &Got) -> Option<Broken> {
+        // A flood of control frames arrives without a wait between them:
+        // every CONTROL_RUN, the other requests of this thread get their
+        // turn (issue 29: a ping flood dragged an HTTP target's p50 from
+        // 33 µs to 41 ms).
+        self.controls = self.controls.wrapping_add(1);
+        if self.controls.is_multiple_of(CONTROL_RUN) {
+            tokio::task::yield_now().await;
+        }
         match got.header.opcode {
             OpCode::Control(Control::Ping) => {
                 if !self.ping_next() {
