@@ -7,9 +7,9 @@
 //!    missing or repeated, as many as the schedule had when the run was
 //!    not cut short, and at least as many as the server saw;
 //! 2. the run ends within `-timeout` and a small bound after it should;
-//! 3. a record with an error is a failure in `report -type json` and in
-//!    `-fail-on` (progress and Prometheus count with the same rule,
-//!    `Hit::is_success`, and have tests of their own);
+//! 3. a record with an error is a failure in `report -type json`, in
+//!    `-fail-on` and on the last progress line (Prometheus counts every
+//!    record with an error as a fail too; tests/prom.rs);
 //! 4. the stream decodes clean;
 //! 5. no panic text on stderr.
 //!
@@ -366,7 +366,8 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
     args.extend(sched);
     let out = stream.display().to_string();
     if end != End::ClosedStdout {
-        args.extend(["-output", &out]);
+        // The progress line on a pipe: one a second and a last one.
+        args.extend(["-output", &out, "-progress"]);
     }
     // When the run should be over: its planned end (or the signal), then
     // -timeout for what is in flight.
@@ -425,6 +426,9 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
             })
             .unwrap_or(0);
         check_stream(&stream, whole, abandoned, way, &peer, &mut failures);
+        if end != End::InterruptTwice {
+            check_progress(&stream, &stderr, &mut failures);
+        }
         check_outcomes(&stream, expected(way, fault), &mut failures);
     }
     Verdict {
@@ -546,6 +550,23 @@ fn check_stream(
         failures.push(format!(
             "-fail-on success<100% exited {:?} with {successes} of {requests} successes",
             gate.status.code()
+        ));
+    }
+}
+
+/// Checks that the last progress line counts as errors every record
+/// that is not a success.
+fn check_progress(stream: &Path, stderr: &str, failures: &mut Vec<String>) {
+    let bytes = fs::read(stream).unwrap_or_default();
+    let (hits, _) = common::decode_lossy(&bytes);
+    let failed = hits.iter().filter(|h| !h.is_success()).count();
+    let last = stderr.lines().rev().find_map(|l| {
+        let (before, _) = l.split_once(" errors")?;
+        before.rsplit(' ').next()?.parse::<usize>().ok()
+    });
+    if last != Some(failed) {
+        failures.push(format!(
+            "the last progress line says {last:?} errors, the stream has {failed} failures: {stderr}"
         ));
     }
 }

@@ -949,6 +949,47 @@ fn s3_ctrl_c_on_a_pipeline() {
 }
 
 #[test]
+fn s3b_a_second_ctrl_c_on_a_pipeline_still_reports() {
+    // Issue 29: a double Ctrl-C in `attack | report` printed no report
+    // (PIPESTATUS 0 0 130). The attack exits 130 and says what it
+    // abandoned; report reads the stream the attack completes, exit 0.
+    let server = Server::http();
+    let bin = bin().display().to_string();
+    let script = format!(
+        "trap : INT; echo 'GET {}' | {bin} attack -rate 50 -duration 60s | {bin} report -type json; echo \"exits ${{PIPESTATUS[*]}}\" >&2",
+        server.url("/sleep/2000")
+    );
+    let child = std::process::Command::new("setsid")
+        .args(["bash", "-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    for _ in 0..2 {
+        // SIGINT to the whole process group, as a terminal's Ctrl-C does.
+        unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("exits 0 130 0"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("interrupted again: "))
+        .unwrap_or_else(|| panic!("no abandon line in {err}"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written = report["requests"].as_u64().unwrap();
+    assert!(written > 0, "{line}");
+    assert!(
+        line.ends_with(&format!("{written} results written")),
+        "{line}"
+    );
+}
+
+#[test]
 fn s4_closed_stdout_stops_the_attack() {
     use std::io::Read;
     let server = Server::http();
