@@ -412,10 +412,12 @@ impl WsConn {
     /// read and every later one.
     async fn fail(&mut self, code: u16, words: Broken) -> Broken {
         self.failed = Some(words.clone());
-        let _ = tokio::time::timeout(
+        // Boxed: every read's future would otherwise hold room for the
+        // close's, for as long as a connection is held.
+        let _ = Box::pin(tokio::time::timeout(
             std::time::Duration::from_secs(1),
             self.close_with(&code.to_be_bytes()),
-        )
+        ))
         .await;
         words
     }
