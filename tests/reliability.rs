@@ -908,6 +908,16 @@ fn s2_second_sigint_exits_130_and_says_what_it_abandoned() {
     );
 }
 
+/// `bash -c SCRIPT` in a process group of its own (a terminal's job).
+fn in_own_group(script: &str) -> std::process::Child {
+    std::process::Command::new("setsid")
+        .args(["bash", "-c", script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn s3_ctrl_c_on_a_pipeline() {
     let server = Server::http();
@@ -923,12 +933,7 @@ fn s3_ctrl_c_on_a_pipeline() {
         server.url("/sleep/100"),
         file.display()
     );
-    let child = std::process::Command::new("setsid")
-        .args(["bash", "-c", &script])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = in_own_group(&script);
     std::thread::sleep(Duration::from_millis(1500));
     // SIGINT to the whole process group, as a terminal's Ctrl-C does.
     unsafe {
@@ -959,12 +964,7 @@ fn s3b_a_second_ctrl_c_on_a_pipeline_still_reports() {
         "trap : INT; echo 'GET {}' | {bin} attack -rate 50 -duration 60s | {bin} report -type json; echo \"exits ${{PIPESTATUS[*]}}\" >&2",
         server.url("/sleep/2000")
     );
-    let child = std::process::Command::new("setsid")
-        .args(["bash", "-c", &script])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = in_own_group(&script);
     std::thread::sleep(Duration::from_millis(3000));
     for _ in 0..2 {
         // SIGINT to the whole process group, as a terminal's Ctrl-C does.
