@@ -48,6 +48,12 @@ fn a_terminal_gets_one_line_redrawn_and_finished() {
         assert!(redraws >= 4, "{redraws} redraws: {screen:?}");
         for line in screen.split("\r\x1b[2K").skip(1) {
             let line = line.trim_end_matches(['\r', '\n']);
+            // A message said once ("behind schedule" on a loaded machine,
+            // "stopping") is printed after a clear and wraps like any
+            // other line on stderr; only the redrawn line must fit.
+            if line.starts_with("barrage attack: ") {
+                continue;
+            }
             assert!(
                 line.chars().count() < cols && !line.contains('\n'),
                 "{} columns at {cols}: {line:?}",
