@@ -177,6 +177,13 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         body,
     };
     let input: Box<dyn BufRead + Send> = if a.targets == "stdin" || a.targets == "-" {
+        // A newcomer who typed `barrage attack | barrage report` waited in
+        // silence (issue 37): say once where targets come from.
+        if io::stdin().is_terminal() {
+            eprintln!(
+                "barrage attack: reading targets from this terminal, one per line (METHOD URL, e.g. GET http://127.0.0.1:8080/); Ctrl-D ends them"
+            );
+        }
         Box::new(BufReader::new(io::stdin()))
     } else {
         match File::open(&a.targets) {
@@ -268,6 +275,7 @@ pub fn attack_error(e: barrage_attack::AttackError) -> Failed {
 /// Opens `-output` and writes the stream's header; `Ok(None)` when stdout
 /// is a pipe already closed (a quiet exit 0).
 pub fn open_stream(path: &str, exporter: Option<Exporter>) -> Result<Option<StreamSink>, Failed> {
+    output::stream_started();
     match output::open(path).and_then(|out| {
         let mut encoder = Encoder::new(out)?;
         encoder.flush()?;
@@ -303,6 +311,9 @@ pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
 }
 
 pub fn run(a: AttackArgs) -> Outcome {
+    if !matches!(a.output.as_str(), "stdout" | "-") {
+        output::stream_elsewhere();
+    }
     refuse_terminal(&a.output)?;
     if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() && a.hold.is_none() {
         return usage("-rate=0 (or infinity) requires setting -max-workers");

@@ -10,6 +10,7 @@ mod docs;
 mod dump;
 mod failed;
 mod inputs;
+mod manual;
 mod output;
 mod plot;
 mod report;
@@ -18,8 +19,7 @@ mod sweep;
 mod targets;
 
 use barrage_flags as flags;
-use clap::Parser;
-use flags::{Cli, Command};
+use flags::Command;
 
 /// mimalloc: every request allocates a few small buffers (headers, the
 /// record's strings), and glibc's malloc/free showed as 5% of an attack's
@@ -60,7 +60,7 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let args = flags::normalize(std::env::args_os());
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match flags::parse(args) {
         Ok(cli) => cli,
         Err(e) => usage_error(e, &typed),
     };
@@ -86,7 +86,7 @@ fn main() {
         Command::Targets(t) => ("targets", targets::run(t)),
         Command::Sweep(s) => ("sweep", sweep::run(*s)),
         Command::Completions(c) => ("completions", docs::completions(c.shell)),
-        Command::Man => ("man", docs::man()),
+        Command::Man(m) => ("man", docs::man(m)),
     };
     std::process::exit(exit_code(name, outcome));
 }
@@ -98,6 +98,9 @@ fn exit_code(command: &str, outcome: failed::Outcome) -> i32 {
     match outcome {
         Ok(()) => 0,
         Err(f) => {
+            if command == "attack" && matches!(f.kind, failed::Kind::Usage | failed::Kind::Io) {
+                output::leave_abort(&f.lines.join("; "));
+            }
             for line in f.lines.iter().flat_map(|l| l.lines()) {
                 eprintln!("barrage {command}: {}", said(line));
             }
@@ -175,18 +178,17 @@ fn usage_error(e: clap::Error, typed: &[String]) -> ! {
             std::process::exit(code);
         }
         _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ");
-            let (line, command) = flags::as_typed(first, typed);
-            let help = match command {
-                Some(c) => format!("barrage {c} -h"),
-                None => "barrage -h".to_string(),
-            };
-            eprintln!("barrage: {} (see {help})", said(&line));
+            let line = said(&flags::usage_line(&e, typed));
+            eprintln!("barrage: {line}");
+            // `barrage attack -c 100 | barrage report`: the report says
+            // why, instead of a report of nothing.
+            let sub = typed.iter().skip(1).find(|a| !a.starts_with('-'));
+            let output_typed = typed
+                .iter()
+                .any(|a| a.trim_start_matches('-').starts_with("output"));
+            if sub.is_some_and(|s| s == "attack") && !output_typed {
+                output::leave_abort(&line);
+            }
             std::process::exit(EXIT_USAGE);
         }
     }

@@ -3,8 +3,36 @@
 
 use std::{
     fs::File,
-    io::{self, Write},
+    io::{self, IsTerminal, Write},
+    sync::atomic::{AtomicU8, Ordering},
 };
+
+/// Where `attack`'s stream stands: not started and due on stdout (0),
+/// started (1), due elsewhere (2).
+static STREAM: AtomicU8 = AtomicU8::new(0);
+
+/// The attack's stream has begun: a later failure leaves it as it is.
+pub fn stream_started() {
+    STREAM.store(1, Ordering::SeqCst);
+}
+
+/// The attack's stream goes to a file, not stdout.
+pub fn stream_elsewhere() {
+    STREAM.store(2, Ordering::SeqCst);
+}
+
+/// An attack that failed before its stream began, with stdout a pipe or
+/// a file: leaves a stream that says so (`barrage_stream::aborted_stream`),
+/// so that `report` downstream prints the reason, not a report of nothing.
+pub fn leave_abort(reason: &str) {
+    if STREAM.load(Ordering::SeqCst) != 0 || io::stdout().is_terminal() {
+        return;
+    }
+    let bytes = barrage_stream::aborted_stream(reason);
+    if let Ok(mut out) = open("stdout") {
+        let _ = out.write_all(&bytes);
+    }
+}
 
 /// Opens `-output`: `stdout` or a file (created or truncated).
 pub fn open(path: &str) -> io::Result<Box<dyn Write + Send>> {

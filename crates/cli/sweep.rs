@@ -15,7 +15,7 @@ use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Plan, Row};
 use crate::{
     attack::{self, Setup},
     failed::{Failed, Kind, Outcome},
-    flags::SweepArgs,
+    flags::{self, SweepArgs},
     inputs, output, EXIT_INTERRUPTED,
 };
 
@@ -32,26 +32,11 @@ impl HitSink for Discard {
     }
 }
 
-/// The attack's flags a sweep sets itself, each step.
+/// A flag a sweep cannot take with the others (what it sets itself each
+/// step is refused when parsed: `flags::SWEEP_SETS`).
 fn refused(s: &SweepArgs) -> Option<&'static str> {
-    let a = &s.attack;
-    [
-        (a.rate != barrage_model::DEFAULT_RATE, "-rate"),
-        (!a.duration.is_zero(), "-duration"),
-        (a.requests.is_some(), "-requests"),
-        (a.stages.is_some(), "-stages"),
-        (a.shard.is_some(), "-shard"),
-        (a.start_at.is_some(), "-start-at"),
-        (a.lazy, "-lazy"),
-        (a.feed.is_some(), "-feed"),
-        (a.prometheus_addr.is_some(), "-prometheus-addr"),
-        (
-            s.concurrency.is_some() && a.max_workers.is_some(),
-            "-max-workers with -concurrency",
-        ),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag))
+    (s.concurrency.is_some() && s.attack.max_workers.is_some())
+        .then_some("-max-workers with -concurrency")
 }
 
 pub fn run(s: SweepArgs) -> Outcome {
@@ -62,7 +47,8 @@ pub fn run(s: SweepArgs) -> Outcome {
     if let Some(from) = &s.from {
         return redraw(&s, from, bounds);
     }
-    if s.attack.output == "-" {
+    let to_stdout = matches!(s.attack.output.as_str(), "-" | "stdout");
+    if to_stdout {
         attack::refuse_terminal("-")?;
     }
     if let Some(flag) = refused(&s) {
@@ -106,8 +92,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     };
     drop(barrage_attack::Attack::new(probe, client.clone()).map_err(attack::attack_error)?);
     // The stream only where asked for: the table takes stdout otherwise.
-    let to_stdout = s.attack.output == "-";
-    let sink: Box<dyn HitSink> = if s.attack.output == "stdout" {
+    let sink: Box<dyn HitSink> = if s.attack.output == flags::SWEEP_NO_OUTPUT {
         Box::new(Discard)
     } else {
         let path = if to_stdout {

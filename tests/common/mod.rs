@@ -56,6 +56,16 @@ pub fn decode(bytes: &[u8]) -> Vec<Hit> {
     hits
 }
 
+/// Whether `bytes` hold no records: nothing at all, or the stream an
+/// attack leaves when it fails before its first request (issue 37).
+pub fn no_records(bytes: &[u8]) -> bool {
+    bytes.is_empty()
+        || matches!(
+            decode_lossy(bytes),
+            (hits, Some(StreamError::Aborted { .. })) if hits.is_empty()
+        )
+}
+
 /// Records up to the first error, and the error.
 pub fn decode_lossy(bytes: &[u8]) -> (Vec<Hit>, Option<StreamError>) {
     Decoder::read_all(bytes)

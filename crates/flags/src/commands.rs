@@ -47,8 +47,18 @@ pub enum Command {
     Targets(TargetsArgs),
     /// Print a shell completion script: barrage completions bash > /etc/bash_completion.d/barrage
     Completions(CompletionsArgs),
-    /// Print the manual page (roff): barrage man > barrage.1
-    Man,
+    /// Print a manual page (roff): barrage man > barrage.1, barrage man attack > barrage-attack.1, or all of them: barrage man -dir DIR
+    Man(ManArgs),
+}
+
+/// `barrage man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (default: barrage(1), the whole tool)
+    pub page: Option<String>,
+    /// Write every page into this directory instead (barrage.1, barrage-attack.1, ...), e.g. /usr/local/share/man/man1
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
 }
 
 /// `barrage completions`.

@@ -3,7 +3,10 @@
 //! defaults ([`Cli`], [`Command`], [`AttackArgs`] …), the values clap
 //! cannot parse from a type alone ([`parse_count`], [`DnsTtl`] …), and
 //! vegeta's spelling (`-rate 5000`, `-rate=5000`, `--rate 5000`:
-//! [`normalize`] before clap, [`one_dash_help`] and [`as_typed`] after).
+//! [`normalize`] before clap, [`one_dash_help`] and [`as_typed`] after),
+//! [`command`] and [`parse`] (clap's command as shaped for each
+//! subcommand: what `sweep` sets itself is hidden and refused), and
+//! [`usage_line`] (a usage error with what to type instead).
 //!
 //! It consumes the command line and produces parsed flags; the binary
 //! (`crates/cli`) turns them into each stage's configuration.
@@ -18,11 +21,15 @@
 
 #![deny(missing_docs)]
 
+mod command;
 mod commands;
+mod hint;
 mod spelling;
 mod values;
 
+pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
+pub use hint::usage_line;
 pub use spelling::{as_typed, normalize, one_dash_help};
 pub use values::*;
 

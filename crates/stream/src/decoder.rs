@@ -195,6 +195,14 @@ impl<R: Read> Decoder<R> {
                 buf: &self.frame,
                 pos: self.pos,
             };
+            if self.frame.get(self.pos) == Some(&(crate::wire::ITEM_ABORT as u8)) {
+                c.pos += 1;
+                let reason = c.str().map_or("(reason unreadable)".into(), |s| {
+                    barrage_model::words::cut(s, 1000, false)
+                });
+                self.pos = self.frame.len();
+                return Err(StreamError::Aborted { reason });
+            }
             let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev, self.headers);
             match res {
                 Ok(is_hit) => {

@@ -40,6 +40,23 @@ pub struct Encoder<W: Write> {
     max_frame: usize,
 }
 
+/// A whole stream that says its writer failed before its first record,
+/// and why: what `attack` leaves on a pipe when it cannot start, so that
+/// `report` downstream says so instead of printing a report of nothing
+/// (issue 37).
+pub fn aborted_stream(reason: &str) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(reason.len() + 8);
+    put_varint(&mut payload, crate::wire::ITEM_ABORT);
+    put_bytes(&mut payload, reason.as_bytes());
+    let mut out = Vec::with_capacity(6 + FRAME_HEADER_LEN + payload.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
 impl<W: Write> Encoder<W> {
     /// Writes the stream header and returns an encoder ready for records.
     pub fn new(mut out: W) -> io::Result<Self> {

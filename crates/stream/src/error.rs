@@ -46,6 +46,13 @@ pub enum StreamError {
         /// What was wrong.
         what: String,
     },
+    /// The writer (an attack that could not start) left no records, and
+    /// said why.
+    #[error("the attack that writes this stream failed before its first request, so there is nothing to report: {reason}")]
+    Aborted {
+        /// The writer's error.
+        reason: String,
+    },
     /// Reading failed.
     #[error("{0}")]
     Io(#[from] io::Error),

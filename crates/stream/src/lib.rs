@@ -46,7 +46,7 @@ mod writer;
 pub use barrage_model::Hit;
 pub use csv::{CsvReader, CsvWriter};
 pub use decoder::Decoder;
-pub use encoder::Encoder;
+pub use encoder::{aborted_stream, Encoder};
 pub use error::StreamError;
 pub use json::{JsonReader, JsonWriter};
 pub use merge::{Merge, OpenError, Origin};

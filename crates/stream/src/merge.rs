@@ -97,6 +97,17 @@ impl Merge {
         for i in 0..merge.heads.len() {
             merge.fill(i);
         }
+        // An attack that could not start: its reason, before any output.
+        if let Some((name, e)) = merge
+            .errors
+            .iter()
+            .find(|(_, e)| matches!(e, StreamError::Aborted { .. }))
+        {
+            return Err(OpenError {
+                message: format!("{name}: {e}"),
+                bad_input: true,
+            });
+        }
         Ok(merge)
     }
 

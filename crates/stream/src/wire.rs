@@ -19,6 +19,9 @@
 //!          [n:varint (name:varint len:varint utf8)*n]  if flags & HEADERS
 //! 2 Reset                                 empties the table (index 0 = "")
 //! 3 Hit    as 1, with the time to first byte (version 2)
+//! 4 Abort  len:varint utf8-bytes          the writer failed before its first
+//!                                         record; the reason (the stream's
+//!                                         only item; readers say it and stop)
 //! ```
 //!
 //! Deltas, and the indices that a record leaves out (meaning "same as the
@@ -55,6 +58,7 @@ pub(crate) const ITEM_STR: u64 = 0;
 pub(crate) const ITEM_HIT: u64 = 1;
 pub(crate) const ITEM_RESET: u64 = 2;
 pub(crate) const ITEM_HIT_FIRST_BYTE: u64 = 3;
+pub(crate) const ITEM_ABORT: u64 = 4;
 
 /// Hit flags.
 pub(crate) const F_BODY: u8 = 0x01;

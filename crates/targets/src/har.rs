@@ -247,7 +247,7 @@ mod tests {
             (e.line, e.message.as_str()),
             (
                 2,
-                "entry 0: bad URL: nope, not an absolute URL (missing http:// or https://)"
+                "entry 0: bad URL: nope, a URL needs its scheme: http://nope"
             )
         );
         let e = parse(

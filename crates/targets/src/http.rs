@@ -63,6 +63,25 @@ impl<R: BufRead> HttpTargets<R> {
         &self.source
     }
 
+    /// vegeta reads `@path` from the working directory; when it is not
+    /// there but is beside the targets file, says so.
+    fn beside(&self, path: &str) -> String {
+        let here = std::path::Path::new(path);
+        let Some(dir) = std::path::Path::new(&self.source).parent() else {
+            return String::new();
+        };
+        let there = dir.join(here);
+        if here.is_relative() && !here.exists() && there.is_file() && !dir.as_os_str().is_empty() {
+            format!(
+                " ({} is beside the targets file: @ paths are read from the working directory, as in vegeta; write @{})",
+                there.display(),
+                there.display()
+            )
+        } else {
+            String::new()
+        }
+    }
+
     fn err(&self, message: String) -> TargetError {
         error(&self.source, self.line_no, message)
     }
@@ -102,11 +121,19 @@ impl<R: BufRead> HttpTargets<R> {
             }
         };
         self.start = self.line_no;
+        let example = |url: &str| {
+            let url = if url.contains("://") {
+                url
+            } else {
+                "http://127.0.0.1:8080/"
+            };
+            format!("(expected METHOD URL, e.g. GET {url})")
+        };
         let Some((method, url)) = line.split_once(' ') else {
-            return Err(self.err(format!("bad target: {line}")));
+            return Err(self.err(format!("bad target: {line} {}", example(&line))));
         };
         if !starts_with_method(&line) {
-            return Err(self.err(format!("bad method: {method}")));
+            return Err(self.err(format!("bad method: {method} {}", example(method))));
         }
         let url = url.trim();
         check_url(url).map_err(|e| self.err(format!("bad URL: {url}, {e}")))?;
@@ -126,7 +153,7 @@ impl<R: BufRead> HttpTargets<R> {
             }
             if let Some(path) = next.strip_prefix('@') {
                 target.body = read_body(path)
-                    .map_err(|e| self.err(format!("bad body: {path}: {e}")))?
+                    .map_err(|e| self.err(format!("bad body: {path}: {e}{}", self.beside(path))))?
                     .into();
                 break;
             }
@@ -195,7 +222,13 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let cases: &[(&str, u64, &str)] = &[
-            ("GET\n", 1, "bad target: GET"),
+            ("GET\n", 1, "bad target: GET (expected METHOD URL, e.g. GET http://127.0.0.1:8080/)"),
+            (
+                "http://127.0.0.1:1/x\n",
+                1,
+                "bad target: http://127.0.0.1:1/x (expected METHOD URL, e.g. GET http://127.0.0.1:1/x)",
+            ),
+            ("GET 127.0.0.1:8080/\n", 1, "bad URL: 127.0.0.1:8080/, a URL needs its scheme: http://127.0.0.1:8080/"),
             ("get http://a/\n", 1, "bad method: get"),
             ("\n\nGET ftp://a/\n", 3, "bad URL: ftp://a/"),
             (

@@ -60,6 +60,13 @@ pub fn check_url(url: &str) -> Result<(), BadValue> {
         rest = after.split_once("}}").map_or("", |(_, a)| a);
     }
     plain.push_str(rest);
+    if !plain.contains("://") {
+        return bad(if plain.starts_with('/') {
+            format!("a URL needs its scheme and host: http://127.0.0.1:8080{url}")
+        } else {
+            format!("a URL needs its scheme: http://{url}")
+        });
+    }
     let uri: ::http::Uri = match plain.parse() {
         Ok(u) => u,
         Err(e) => return bad(e.to_string()),
