@@ -23,9 +23,10 @@ use barrage_targets::{
 };
 
 use crate::{
+    exit,
     failed::{Failed, Kind as FailKind, Outcome},
     flags::AttackArgs,
-    output, EXIT_INTERRUPTED,
+    output,
 };
 
 /// The stream encoder as the attack's sink, `-prometheus-addr`'s
@@ -389,7 +390,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     }
     raise_open_files_limit();
     let stopper = Stopper::new();
-    stopper.on_signals(|| std::process::exit(EXIT_INTERRUPTED));
+    stopper.on_signals(|| exit::interrupted());
     if let Some(e) = &sink.exporter {
         eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
     }

@@ -2,12 +2,12 @@
 //!
 //! `attack` writes a binary result stream; `report`, `dump`, `encode` and `plot` read
 //! it (or CSV / JSON lines). This file parses the command line, dispatches,
-//! and turns outcomes into exit codes: 0 done, 1 the tool's own I/O failed,
-//! 2 bad usage or input, 130 a second Ctrl-C.
+//! and says what failed; `exit.rs` holds the exit-code table.
 
 mod attack;
 mod docs;
 mod dump;
+mod exit;
 mod failed;
 mod inputs;
 mod manual;
@@ -30,11 +30,6 @@ use flags::Command;
 /// kernel uses them unasked (`transparent_hugepage=always`: 23 MiB).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Exit code when the tool's own I/O failed.
-pub const EXIT_IO: i32 = 1;
-/// Exit code for bad usage or bad input.
-pub const EXIT_USAGE: i32 = 2;
 
 fn main() {
     // SAFETY: prctl with these arguments only sets a flag of this process.
@@ -88,7 +83,7 @@ fn main() {
         Command::Completions(c) => ("completions", docs::completions(c.shell)),
         Command::Man(m) => ("man", docs::man(m)),
     };
-    std::process::exit(exit_code(name, outcome));
+    exit::with(exit_code(name, outcome));
 }
 
 /// The one place an outcome becomes an exit code: what failed is said on
@@ -121,9 +116,6 @@ fn said(line: &str) -> String {
     barrage_model::words::printable(&line).into_owned()
 }
 
-/// Exit code of a hard stop (a second Ctrl-C).
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 /// For the readers (`report`, `dump`, `encode`, `plot`): Ctrl-C in a
 /// terminal goes to the whole pipeline, and `attack` upstream decides when
 /// the stream ends (the first Ctrl-C finishes its requests in flight, the
@@ -152,7 +144,7 @@ fn outlive_first_interrupt() {
         .spawn(move || {
             for (n, _) in signals.forever().enumerate() {
                 if n >= 1 {
-                    std::process::exit(EXIT_INTERRUPTED);
+                    exit::interrupted();
                 }
             }
         });
@@ -170,12 +162,12 @@ fn usage_error(e: clap::Error, typed: &[String]) -> ! {
             let help = flags::one_dash_help(&e.render().to_string());
             let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 eprint!("{help}");
-                EXIT_USAGE
+                exit::Kind::Usage.code()
             } else {
                 print!("{help}");
                 0
             };
-            std::process::exit(code);
+            exit::with(code);
         }
         _ => {
             let line = said(&flags::usage_line(&e, typed));
@@ -189,7 +181,7 @@ fn usage_error(e: clap::Error, typed: &[String]) -> ! {
             if sub.is_some_and(|s| s == "attack") && !output_typed {
                 output::leave_abort(&line);
             }
-            std::process::exit(EXIT_USAGE);
+            exit::with(exit::Kind::Usage.code());
         }
     }
 }

@@ -13,9 +13,6 @@ use crate::{
     inputs, output,
 };
 
-/// Exit code when a `-fail-on` condition holds.
-pub const EXIT_THRESHOLD: i32 = 3;
-
 /// What the flags ask that clap cannot check alone.
 fn check(a: &ReportArgs) -> Result<Options, String> {
     let mut buckets = a.buckets.clone();

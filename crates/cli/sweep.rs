@@ -14,9 +14,10 @@ use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Plan, Row};
 
 use crate::{
     attack::{self, Setup},
+    exit,
     failed::{Failed, Kind, Outcome},
     flags::{self, SweepArgs},
-    inputs, output, EXIT_INTERRUPTED,
+    inputs, output,
 };
 
 /// No result stream (`-output` not given).
@@ -108,7 +109,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     let sink = Arc::new(Mutex::new(sink));
     attack::raise_open_files_limit();
     let stopper = Stopper::new();
-    stopper.on_signals(|| std::process::exit(EXIT_INTERRUPTED));
+    stopper.on_signals(|| exit::interrupted());
     let mut attacker = Attacker {
         targets,
         base: config,

@@ -7,33 +7,23 @@ use std::{
     io,
     sync::{mpsc, Arc},
     thread,
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant},
 };
 
-use thiserror::Error;
 use tokio::{runtime::Runtime, sync::Semaphore};
 
 use barrage_client::{Client, PreparedTarget};
 
 use crate::{
+    clock::{Clock, TICK},
     hands::{Clockwork, Dispatch, Inline, Spawn, Unpaced},
+    outcome::{AttackError, AttackReport, StopReason},
     scheduler::{drive, Take},
     tickets::{since, Tickets},
     workers::Workers,
     writer::{write_hits, Batch, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, HitSink, Pacer, Stopper, Targets, TlsError,
+    AttackConfig, ClientConfig, HitSink, Pacer, Stopper, Targets,
 };
-
-/// The threads keeping time (the pacer thread, or the worker threads)
-/// wake at most once per tick between them (counted from when they meant
-/// to wake); requests that fall due meanwhile go out together (each still
-/// keeps its exact `scheduled`). Bounds the wake-ups for the clock to
-/// 3,333/s at the cost of ≤ 300 µs of lag. Measured
-/// at 20,000/s against nginx: 200 µs ticks cost ~25% more CPU per
-/// request; 500 µs ticks ~15% less than 300, but the bursts of 10 doubled
-/// the p50 the server showed (0.08-0.10 ms to 0.17-0.19 ms: nginx
-/// queueing the burst).
-pub(crate) const TICK: Duration = Duration::from_micros(300);
 
 /// Most distinct hosts whose connections are opened before the attack.
 const WARM_HOSTS: usize = 16;
@@ -81,90 +71,10 @@ fn auto_threads(config: &AttackConfig, client: &ClientConfig, cores: usize) -> u
 /// Most closed-model worker loops (`-max-workers` with `-rate 0`).
 const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 
-/// Most requests handed to the runtime in one batch (the pacer's, or a
-/// worker thread's between looks at its sockets).
-pub(crate) const MAX_BATCH: usize = 1024;
-
 /// Batches of hits queued between the workers and the writer thread (a
 /// worker thread's outbox at a time, 1 to 64 hits). When the output is
 /// slower than this, workers wait (the lag shows in later hits).
 const QUEUE: usize = 1024;
-
-/// Why an attack could not start.
-#[derive(Debug, Error)]
-pub enum AttackError {
-    /// A TLS flag names a bad file.
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    /// The runtime or a thread could not be started.
-    #[error("cannot start the attack: {0}")]
-    Start(#[from] io::Error),
-}
-
-/// Why the attack ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    /// The schedule (`-duration`, `-requests`) is complete.
-    Done,
-    /// [`Stopper::stop`] was called (a signal).
-    Stopped,
-    /// `-lazy` targets ran out.
-    TargetsExhausted,
-    /// A lazy target did not parse (see [`AttackReport::target_error`]).
-    BadTarget,
-    /// The sink failed (see [`AttackReport::output_error`]).
-    OutputFailed,
-    /// [`Stopper::abandon`] was called (a second signal): requests still
-    /// in flight were dropped, so `scheduled - written` have no record.
-    Abandoned,
-}
-
-/// What happened, for the CLI's exit code.
-#[derive(Debug)]
-pub struct AttackReport {
-    /// Requests scheduled (each produced one Hit for the sink).
-    pub scheduled: u64,
-    /// Hits the sink accepted.
-    pub written: u64,
-    /// Why it ended.
-    pub reason: StopReason,
-    /// The sink's first error; later hits were dropped.
-    pub output_error: Option<io::Error>,
-    /// A `-lazy` target that did not parse.
-    pub target_error: Option<crate::SourceError>,
-}
-
-/// Maps the monotonic clock to unix nanoseconds, fixed at the start so that
-/// scheduled and actual times share one timeline.
-#[derive(Clone, Copy)]
-pub(crate) struct Clock {
-    pub(crate) start: Instant,
-    pub(crate) start_unix: i64,
-}
-
-impl Clock {
-    /// Starting now, or at `at` (unix ns, `-start-at`) if that is later.
-    fn new(at: Option<i64>) -> Self {
-        let now = Instant::now();
-        let now_unix = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i64);
-        match at {
-            Some(at) if at > now_unix => Clock {
-                start: now + Duration::from_nanos((at - now_unix) as u64),
-                start_unix: at,
-            },
-            _ => Clock {
-                start: now,
-                start_unix: now_unix,
-            },
-        }
-    }
-
-    pub(crate) fn unix(&self, at: Instant) -> i64 {
-        self.start_unix + at.saturating_duration_since(self.start).as_nanos() as i64
-    }
-}
 
 /// A configured attack, ready to run: runtime started, client built (so
 /// TLS mistakes surface before any request).
@@ -600,14 +510,6 @@ type WriterThread = (
 
 /// How often the wait for the writer looks for [`Stopper::abandon`].
 const ABANDON_POLL: Duration = Duration::from_millis(10);
-
-/// A request the pacer has scheduled (and counted); it will be sent.
-pub(crate) struct Scheduled {
-    pub(crate) target: Arc<PreparedTarget>,
-    pub(crate) seq: u64,
-    pub(crate) scheduled: i64,
-    pub(crate) slot: Option<tokio::sync::OwnedSemaphorePermit>,
-}
 
 #[cfg(test)]
 mod tests {

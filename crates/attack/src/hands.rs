@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 
 use crate::{
     alarm::Alarm,
-    attack::{Scheduled, MAX_BATCH, TICK},
+    clock::{Scheduled, MAX_BATCH, TICK},
     scheduler::{Hand, Waits},
     workers::Workers,
     writer::{deliver, record, request, took, RequestContext},

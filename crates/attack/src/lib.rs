@@ -40,10 +40,12 @@
 
 mod alarm;
 mod attack;
+mod clock;
 mod config;
 mod hands;
 mod hold;
 mod limits;
+mod outcome;
 mod pacer;
 mod scheduler;
 mod shard;
@@ -55,7 +57,7 @@ mod timeslice;
 mod workers;
 mod writer;
 
-pub use attack::{Attack, AttackError, AttackReport, StopReason, Watch};
+pub use attack::{Attack, Watch};
 pub use barrage_client::{
     grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, Failure, H1Engine,
     PreparedTarget, ProtoSet, Proxies, Response, TlsError, WsFrame, WsHeld, DEFAULT_CONNECTIONS,
@@ -66,6 +68,7 @@ pub use barrage_model::{Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use hold::Hold;
 pub use limits::raise_open_files_limit;
+pub use outcome::{AttackError, AttackReport, StopReason};
 pub use pacer::{Due, Pacer};
 pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
 pub use sink::HitSink;

@@ -17,7 +17,7 @@ use std::{future::Future, sync::Arc};
 use barrage_client::PreparedTarget;
 
 use crate::{
-    attack::MAX_BATCH,
+    clock::MAX_BATCH,
     tickets::{Next, Tickets},
     Due,
 };

@@ -16,7 +16,7 @@ use std::{
 use barrage_client::{Client, PreparedTarget};
 use barrage_model::Hit;
 
-use crate::{attack::Clock, HitSink, Stopper};
+use crate::{clock::Clock, HitSink, Stopper};
 
 /// Longest a finished hit waits in the sink's buffer before a flush, so
 /// `attack | report -every 1s` stays live.

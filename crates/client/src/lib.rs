@@ -40,13 +40,14 @@ pub mod h1;
 mod key;
 mod pool;
 mod proxy;
+mod response;
 mod sniff;
 mod target;
 mod tls;
 mod ws;
 
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
-pub use client::{Client, LoopState, Response, Shared};
+pub use client::{Client, LoopState, Shared};
 pub use config::{
     ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
@@ -57,6 +58,7 @@ pub use grpc::{
     ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use proxy::Proxies;
+pub use response::Response;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
 pub use tls::TlsError;
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

@@ -20,9 +20,8 @@ use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    client::SharedConn,
     dial::{BoxStream, Dial},
-    h1,
+    h1::{self, shared::SharedConn},
     key::Key,
     proxy::ProxyUrl,
     H1Engine,

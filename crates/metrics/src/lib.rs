@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 mod buckets;
+mod distribution;
 mod error;
 mod groups;
 mod metrics;
@@ -36,15 +37,18 @@ mod seconds;
 mod shards;
 mod success;
 mod threshold;
+mod view;
 mod windows;
 
 pub use buckets::Buckets;
+pub use distribution::{Distribution, SIGFIGS};
 pub use error::ParseError;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
-pub use metrics::{Distribution, LatencyView, Metrics, Options, SIGFIGS};
+pub use metrics::Metrics;
 pub use prometheus::{Prometheus, MAX_SERIES};
 pub use seconds::{PerSecond, SampleStats, Seconds};
 pub use shards::{Shard, Shards, Verdict};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
+pub use view::{LatencyView, Options};
 pub use windows::Windows;

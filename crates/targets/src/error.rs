@@ -39,3 +39,12 @@ impl std::ops::Deref for BadValue {
         &self.0
     }
 }
+
+/// Builds the error for `line` of `source`.
+pub(crate) fn error(source: &str, line: u64, message: String) -> TargetError {
+    TargetError {
+        source_name: source.to_string(),
+        line,
+        message,
+    }
+}

@@ -12,7 +12,7 @@ use base64::{engine::general_purpose::STANDARD as B64, Engine};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::{check_url, reader::error, Defaults, TargetError};
+use crate::{check_url, error::error, Defaults, TargetError};
 
 #[derive(Deserialize)]
 struct Har<'a> {

@@ -2,11 +2,7 @@ use std::io::BufRead;
 
 use barrage_model::Target;
 
-use crate::{
-    check_url,
-    reader::{error, read_line},
-    Defaults, TargetError,
-};
+use crate::{bounded::read_line, check_url, error::error, Defaults, TargetError};
 
 /// vegeta's `http` target format, read one target at a time.
 ///
@@ -179,13 +175,13 @@ impl<R: BufRead> HttpTargets<R> {
 
 /// Reads a body file. Only regular files: `@/dev/zero` or a FIFO would
 /// never end (found by fuzzing the target parser); at most
-/// [`MAX_BODY`](crate::reader::MAX_BODY).
-fn read_body(path: &str) -> Result<Vec<u8>, crate::reader::Unread> {
-    use crate::reader::Unread;
+/// [`MAX_BODY`](crate::bounded::MAX_BODY).
+fn read_body(path: &str) -> Result<Vec<u8>, crate::bounded::Unread> {
+    use crate::bounded::Unread;
     if !std::fs::metadata(path).map_err(Unread::Io)?.is_file() {
         return Err(Unread::Io(std::io::Error::other("not a regular file")));
     }
-    crate::reader::read_bounded(path, crate::reader::MAX_BODY)
+    crate::bounded::read_bounded(path, crate::bounded::MAX_BODY)
 }
 
 #[cfg(test)]

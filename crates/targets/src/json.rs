@@ -4,11 +4,7 @@ use barrage_model::Target;
 use base64::{engine::general_purpose::STANDARD as B64, Engine};
 use serde::Deserialize;
 
-use crate::{
-    check_url,
-    reader::{error, read_line},
-    Defaults, TargetError,
-};
+use crate::{bounded::read_line, check_url, error::error, Defaults, TargetError};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -24,7 +24,9 @@
 //! ```
 #![deny(missing_docs)]
 
+mod bounded;
 mod curl;
+mod defaults;
 mod error;
 mod har;
 mod http;
@@ -34,15 +36,15 @@ mod reader;
 mod template;
 mod write;
 
+pub use bounded::{mib, read_bounded, Unread, MAX_BODY, MAX_FILE, MAX_LINE};
 pub use curl::CurlTargets;
+pub use defaults::Defaults;
 pub use error::{BadValue, TargetError};
 pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
-pub use reader::{
-    mib, read_bounded, Defaults, Format, TargetReader, Unread, Whole, MAX_BODY, MAX_FILE, MAX_LINE,
-};
+pub use reader::{Format, TargetReader, Whole};
 pub use template::{
     has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,
 };

@@ -49,7 +49,7 @@ impl<R: BufRead> LazyTargets<R> {
             return Ok(None);
         };
         let t = prepared(t, &self.prepare)
-            .map_err(|e| crate::reader::error(&self.name, self.reader.line(), e.0))?;
+            .map_err(|e| crate::error::error(&self.name, self.reader.line(), e.0))?;
         Ok(Some(self.renderer.render_one(&t, seq)))
     }
 }
@@ -79,8 +79,8 @@ impl<R: BufRead> Loaded<R> {
         }
         let mut all = Vec::new();
         while let Some(t) = reader.next_sendable(&columns)? {
-            let t = prepared(t, &prepare)
-                .map_err(|e| crate::reader::error(name, reader.line(), e.0))?;
+            let t =
+                prepared(t, &prepare).map_err(|e| crate::error::error(name, reader.line(), e.0))?;
             all.push(t);
         }
         if all.iter().any(|t| matches!(t, Sendable::Templated(_))) {

@@ -274,8 +274,8 @@ impl TemplatedTarget {
         if most > MAX_RENDERED {
             return Err(format!(
                 "renders up to {} a request, over the limit of {} (use a smaller {{{{rand N}}}} or body)",
-                crate::reader::mib(most),
-                crate::reader::mib(MAX_RENDERED)
+                crate::bounded::mib(most),
+                crate::bounded::mib(MAX_RENDERED)
             )
             .into());
         }

@@ -9,7 +9,7 @@ use std::sync::{
 use barrage_model::{Rate, Target};
 
 use super::*;
-use crate::{attack::TICK, tickets::Tickets, Pacer, StopReason, Stopper};
+use crate::{clock::TICK, tickets::Tickets, Pacer, StopReason, Stopper};
 
 /// A clock moved by hand: a sleep jumps it to the wake-up time, or to
 /// `stop_at` (then stopping the attack) when that comes first.

@@ -6,7 +6,11 @@
 
 use std::{pin::pin, sync::Arc, time::Instant};
 
-use super::{broken_off, go_op, timed_out, Client, LoopState};
+use super::{
+    own::broken_off,
+    words::{go_op, timed_out},
+    Client, LoopState,
+};
 use crate::{
     h1::{Framer, Stamps, Wire},
     pool::{Conn, H1},

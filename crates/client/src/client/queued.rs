@@ -18,39 +18,20 @@ use std::{
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{broken_off, go_op, response_of, Client};
+use super::{
+    own::{broken_off, response_of},
+    words::go_op,
+    Client,
+};
 use crate::{
-    h1::{self, Framer, Limits, Stamps},
+    h1::{
+        self,
+        shared::{Queued, SharedConn},
+        Framer, Limits, Stamps,
+    },
     pool::{Conn, H1},
     PreparedTarget, Response,
 };
-
-/// A request queued on a shared connection, and where its answer goes.
-pub(crate) struct Queued {
-    target: Arc<PreparedTarget>,
-    seq: u64,
-    reply: oneshot::Sender<Result<Response, crate::Failure>>,
-}
-
-/// A shared connection, as the pool keeps it: where to queue requests
-/// and how many answers it owes.
-#[derive(Clone)]
-pub(crate) struct SharedConn {
-    tx: mpsc::UnboundedSender<Queued>,
-    owed: Arc<AtomicUsize>,
-}
-
-impl SharedConn {
-    /// Answers outstanding.
-    pub(crate) fn owed(&self) -> usize {
-        self.owed.load(Ordering::Acquire)
-    }
-
-    /// Whether its task still runs (the connection is open).
-    pub(crate) fn is_open(&self) -> bool {
-        !self.tx.is_closed()
-    }
-}
 
 impl Client {
     /// Sends `target` as request `seq` on a shared, pipelined connection

@@ -6,6 +6,7 @@
 
 pub mod conn;
 pub mod framer;
+pub(crate) mod shared;
 pub mod wire;
 
 pub use conn::{Conn, ExchangeError, Stamps};

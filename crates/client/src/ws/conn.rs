@@ -33,6 +33,10 @@ use tungstenite::{
     },
 };
 
+use super::{
+    close::{close_reply, closed, eof, protocol, Broken, INVALID_DATA, PROTOCOL_ERROR, TOO_BIG},
+    utf8::Utf8,
+};
 use crate::{dial::BoxStream, target::PreparedTarget, Response};
 
 /// The largest response head an upgrade may have, as the HTTP/1.1
@@ -50,9 +54,6 @@ thread_local! {
     /// whole frame yet is copied to the connection's `pending`.
     static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; SCRATCH_LEN].into_boxed_slice());
 }
-
-/// What ended a read: the words of the record's error.
-pub(crate) type Broken = String;
 
 /// A frame as read: its header and (unmasked) payload, of which only
 /// what was asked is kept.
@@ -75,84 +76,12 @@ struct Partial {
     room: usize,
 }
 
-/// A UTF-8 check fed piece by piece: a text message's bytes are checked
-/// as they come, so that one need not be kept to be checked.
-#[derive(Default)]
-struct Utf8 {
-    /// The start of a character cut by the end of the last piece.
-    carry: [u8; 4],
-    n: usize,
-}
-
-impl Utf8 {
-    /// False once the bytes so far cannot be UTF-8.
-    fn feed(&mut self, mut bytes: &[u8]) -> bool {
-        while self.n > 0 && !bytes.is_empty() {
-            self.carry[self.n] = bytes[0];
-            self.n += 1;
-            bytes = &bytes[1..];
-            match std::str::from_utf8(&self.carry[..self.n]) {
-                Ok(_) => self.n = 0,
-                Err(e) if e.error_len().is_some() || self.n == 4 => return false,
-                Err(_) => {}
-            }
-        }
-        match std::str::from_utf8(bytes) {
-            Ok(_) => true,
-            Err(e) if e.error_len().is_some() => false,
-            Err(e) => {
-                let tail = &bytes[e.valid_up_to()..];
-                self.carry[..tail.len()].copy_from_slice(tail);
-                self.n = tail.len();
-                true
-            }
-        }
-    }
-
-    /// Whether the message ended on a whole character.
-    fn whole(&self) -> bool {
-        self.n == 0
-    }
-}
-
-/// RFC 6455's close codes: 1002 protocol error, 1007 invalid payload
-/// data, 1009 message too big.
-const PROTOCOL_ERROR: u16 = 1002;
-const INVALID_DATA: u16 = 1007;
-const TOO_BIG: u16 = 1009;
-
 /// Control frames a connection answers before it lets the thread's
 /// other tasks run.
 const CONTROL_RUN: u32 = 64;
 
 /// The longest payload of a control frame (RFC 6455 §5.5).
 const MAX_CONTROL: u64 = 125;
-
-/// Whether `code` may be sent in a close frame (RFC 6455 §7.4: 1005,
-/// 1006 and 1015 are for reporting only; 1016–2999 are not assigned).
-fn sendable(code: u16) -> bool {
-    matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999)
-}
-
-/// The code a client answers a server's close frame with: its own code
-/// when that is valid, 1002 for a code that may not be sent or a 1-byte
-/// payload, 1007 for a reason that is not UTF-8, 1000 for no code.
-fn close_reply(payload: &[u8]) -> u16 {
-    match payload {
-        [] => 1000,
-        [_] => PROTOCOL_ERROR,
-        [a, b, reason @ ..] => {
-            let code = u16::from_be_bytes([*a, *b]);
-            if !sendable(code) {
-                PROTOCOL_ERROR
-            } else if std::str::from_utf8(reason).is_err() {
-                INVALID_DATA
-            } else {
-                code
-            }
-        }
-    }
-}
 
 /// An open WebSocket connection.
 pub(crate) struct WsConn {
@@ -206,68 +135,6 @@ fn answer(head: &httparse::Response<'_, '_>, key: &str, len: usize) -> Answer {
         accepted: accept.len() == 1 && accept[0].trim() == derive_accept_key(key.as_bytes()),
         head: len,
     }
-}
-
-/// `websocket: closed by server (1011 internal error)`, with the close
-/// frame's reason when it gives one.
-pub(crate) fn closed(payload: &[u8]) -> String {
-    if payload.is_empty() {
-        return "websocket: closed by server (1005 no status)".into();
-    }
-    if payload.len() < 2 {
-        return protocol("a close frame of 1 byte");
-    }
-    let code = u16::from_be_bytes([payload[0], payload[1]]);
-    if !sendable(code) {
-        return protocol(format_args!(
-            "the server closed with {code} ({}), a code not allowed on the wire",
-            close_words(code)
-        ));
-    }
-    // RFC 6455 allows 123 bytes; a server that sends more is cut.
-    let reason = barrage_model::words::cut(
-        &String::from_utf8_lossy(&payload[2..payload.len().min(2 + MAX_CLOSE_REASON + 4)]),
-        MAX_CLOSE_REASON,
-        payload.len() > 2 + MAX_CLOSE_REASON,
-    );
-    if reason.is_empty() {
-        format!("websocket: closed by server ({code} {})", close_words(code))
-    } else {
-        format!("websocket: closed by server ({code} {reason})")
-    }
-}
-
-/// The longest close reason RFC 6455 allows (a control frame's 125 bytes
-/// less the code's 2).
-const MAX_CLOSE_REASON: usize = 123;
-
-/// A close code's words, as RFC 6455 §7.4.1 names them.
-fn close_words(code: u16) -> &'static str {
-    match code {
-        1000 => "normal closure",
-        1001 => "going away",
-        1002 => "protocol error",
-        1003 => "unsupported data",
-        1005 => "no status",
-        1006 => "abnormal closure",
-        1007 => "invalid payload data",
-        1008 => "policy violation",
-        1009 => "message too big",
-        1010 => "mandatory extension",
-        1011 => "internal error",
-        1012 => "service restart",
-        1013 => "try again later",
-        1015 => "TLS handshake",
-        _ => "unknown close code",
-    }
-}
-
-fn eof() -> Broken {
-    "websocket: connection closed by server (EOF)".into()
-}
-
-fn protocol(what: impl std::fmt::Display) -> Broken {
-    format!("websocket: protocol error: {what}")
 }
 
 impl WsConn {

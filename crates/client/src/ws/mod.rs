@@ -7,7 +7,9 @@
 //! `-keepalive=false`. A target without a body sends a ping and waits for
 //! its pong.
 
+mod close;
 mod conn;
+mod utf8;
 
 use std::{collections::HashMap, sync::Arc};
 

@@ -1,0 +1,293 @@
+//! The layout as a test (issue 30): no source file under `crates/*/src`
+//! over 600 lines, and no import circle among a crate's files.
+//!
+//! A file's imports are its `crate::…` and `super::…` paths, each taken
+//! to the file that defines it (through `lib.rs`'s and a `mod.rs`'s `pub
+//! use` re-exports). A parent's `mod` and `pub use` lines for its own
+//! children are how Rust declares them, not imports, so they are left out;
+//! anything else that makes two files need each other is a circle.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fs,
+    path::{Path, PathBuf},
+};
+
+const MAX_LINES: usize = 600;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file below `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The crate source roots: `crates/NAME/src`, and `crates/cli` (the
+/// binary's files sit in the crate's folder itself).
+fn crate_roots() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    for e in fs::read_dir(root().join("crates")).unwrap().flatten() {
+        let src = e.path().join("src");
+        if src.is_dir() {
+            roots.push(src);
+        } else if e.path().join("main.rs").is_file() {
+            roots.push(e.path());
+        }
+    }
+    roots.sort();
+    roots
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut long = Vec::new();
+    for src in crate_roots() {
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        for f in files {
+            let n = fs::read_to_string(&f).unwrap().lines().count();
+            if n > MAX_LINES {
+                long.push(format!(
+                    "{} ({n} lines)",
+                    f.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines (split by reason to change): {long:?}"
+    );
+}
+
+/// A module path (`["client", "pipeline"]`) for a file of `src`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "lib" | "main" | "mod") {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// The paths a file names: `crate::a::b::{C, d::E}` gives `a::b::C` and
+/// `a::b::d::E`, `super::x` is made absolute. Test modules are left out.
+fn named_paths(text: &str, here: &[String]) -> Vec<Vec<String>> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    // Comments are not imports.
+    let code: String = text
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    // `super` of module a::b (a/b.rs) is a; of module a (a.rs or
+    // a/mod.rs) it is the crate root.
+    let parent = here[..here.len().saturating_sub(1)].to_vec();
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent)] {
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(prefix) {
+            let before = rest[..at].chars().last();
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            expand(rest, &base, &mut out);
+        }
+    }
+    out
+}
+
+/// Expands one path (with `{…}` groups) at the start of `s`.
+fn expand(s: &str, base: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = base.to_vec();
+    let mut s = s;
+    loop {
+        let end = s
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        if end > 0 {
+            path.push(s[..end].to_string());
+        }
+        s = &s[end..];
+        // A group right after `crate::` (`use crate::{a::X, b::Y}`) or
+        // after a segment (`a::{X, Y}`).
+        let group_at = if end == 0 && s.starts_with('{') {
+            Some(s)
+        } else {
+            s.strip_prefix("::").filter(|r| r.starts_with('{'))
+        };
+        if let Some(r) = group_at {
+            if let Some(group) = r.strip_prefix('{') {
+                // Split the group at top-level commas.
+                let mut depth = 0;
+                let mut start = 0;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            expand(group[start..i].trim_start(), &path, out);
+                            return;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            expand(group[start..i].trim_start(), &path, out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+        }
+        if let Some(r) = s.strip_prefix("::") {
+            s = r;
+            continue;
+        }
+        break;
+    }
+    if !path.is_empty() {
+        out.push(path);
+    }
+}
+
+#[test]
+fn no_import_circles_among_a_crates_files() {
+    let mut circles = Vec::new();
+    for src in crate_roots() {
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        // Module path -> file, and each file's text.
+        let mut by_module: BTreeMap<Vec<String>, PathBuf> = BTreeMap::new();
+        for f in &files {
+            by_module.insert(module_of(&src, f), f.clone());
+        }
+        // Re-exports: `pub use a::B;` in a module file makes `m::B` mean
+        // `m::a::B`.
+        let mut aliases: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+        for (m, f) in &by_module {
+            let text = fs::read_to_string(f).unwrap();
+            for line in text.lines().map(str::trim) {
+                let Some(rest) = line.strip_prefix("pub use ") else {
+                    continue;
+                };
+                let rest = rest.trim_start_matches("self::");
+                if rest.starts_with("crate::") || rest.starts_with("super::") {
+                    continue;
+                }
+                let mut paths = Vec::new();
+                expand(rest, &[], &mut paths);
+                for p in paths {
+                    if let Some(name) = p.last() {
+                        let mut alias = m.clone();
+                        alias.push(name.clone());
+                        let mut target = m.clone();
+                        target.extend(p.iter().cloned());
+                        aliases.insert(alias, target);
+                    }
+                }
+            }
+        }
+        let resolve = |p: &[String]| -> Option<PathBuf> {
+            let mut p = p.to_vec();
+            for _ in 0..4 {
+                // The longest prefix that is a re-export, then a module.
+                if let Some((k, v)) = (1..=p.len())
+                    .rev()
+                    .map(|n| &p[..n])
+                    .find_map(|k| aliases.get_key_value(k))
+                {
+                    let mut next = v.clone();
+                    next.extend(p[k.len()..].iter().cloned());
+                    if next == p {
+                        break;
+                    }
+                    p = next;
+                    continue;
+                }
+                break;
+            }
+            (0..=p.len())
+                .rev()
+                .find_map(|n| by_module.get(&p[..n]))
+                .cloned()
+        };
+        let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+        for (m, f) in &by_module {
+            let text = fs::read_to_string(f).unwrap();
+            // A parent's declarations of its children are not imports.
+            let text: String = text
+                .lines()
+                .filter(|l| {
+                    let l = l.trim();
+                    !(l.starts_with("pub use ") || l.starts_with("pub(crate) use "))
+                        || l.contains("crate::")
+                        || l.contains("super::")
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            for p in named_paths(&text, m) {
+                if let Some(to) = resolve(&p) {
+                    // A child naming its parent (`super::X` in a module's
+                    // own file) is one-way unless the parent names it back.
+                    if &to != f {
+                        edges.entry(f.clone()).or_default().insert(to);
+                    }
+                }
+            }
+        }
+        // Every pair of files that reach each other.
+        let reach = |from: &PathBuf| -> BTreeSet<PathBuf> {
+            let mut seen = BTreeSet::new();
+            let mut todo = vec![from.clone()];
+            while let Some(n) = todo.pop() {
+                for m in edges.get(&n).into_iter().flatten() {
+                    if seen.insert(m.clone()) {
+                        todo.push(m.clone());
+                    }
+                }
+            }
+            seen
+        };
+        let mut reported = BTreeSet::new();
+        for f in edges.keys() {
+            if reported.contains(f) || !reach(f).contains(f) {
+                continue;
+            }
+            // The circle's members: the files that reach f and f reaches.
+            let from_f = reach(f);
+            let mut members: Vec<String> = from_f
+                .iter()
+                .filter(|g| reach(g).contains(f))
+                .map(|g| {
+                    reported.insert(g.clone());
+                    g.strip_prefix(root()).unwrap().display().to_string()
+                })
+                .collect();
+            members.sort();
+            circles.push(members.join(" <-> "));
+        }
+    }
+    assert!(circles.is_empty(), "import circles: {circles:#?}");
+}
