@@ -6,12 +6,12 @@ use tokio::time::Sleep;
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    dial::Dial,
     h1::{Framer, Limits, Stamps},
     key::Key,
     pool::{Conn, Pool, H1},
     target::{with_host, PreparedTarget},
-    tls, ClientConfig, Response, TlsError,
+    transport::{dial::Dial, tls},
+    ClientConfig, Response, TlsError,
 };
 
 mod own;

@@ -32,18 +32,14 @@
 mod check;
 mod client;
 mod config;
-mod dial;
-mod dns;
 mod error;
 mod grpc;
 pub mod h1;
 mod key;
 mod pool;
-mod proxy;
 mod response;
-mod sniff;
 mod target;
-mod tls;
+mod transport;
 mod ws;
 
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
@@ -57,8 +53,8 @@ pub use grpc::{
     frame as grpc_frame, prepare_body as grpc_prepare_body, status_name as grpc_status_name,
     ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
-pub use proxy::Proxies;
 pub use response::Response;
 pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
-pub use tls::TlsError;
+pub use transport::proxy::Proxies;
+pub use transport::tls::TlsError;
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

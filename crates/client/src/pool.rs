@@ -20,10 +20,12 @@ use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    dial::{BoxStream, Dial},
     h1::{self, shared::SharedConn},
     key::Key,
-    proxy::ProxyUrl,
+    transport::{
+        dial::{BoxStream, Dial},
+        proxy::ProxyUrl,
+    },
     H1Engine,
 };
 
@@ -362,16 +364,18 @@ impl Pool {
         if key.tls {
             let name = ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
-            let stream = crate::sniff::Sniff::new(stream, crate::sniff::Expect::Tls);
+            let stream =
+                crate::transport::sniff::Sniff::new(stream, crate::transport::sniff::Expect::Tls);
             let tls = self
                 .tls
                 .connect(name, stream)
                 .await
-                .map_err(|e| crate::tls::handshake_failure(&e, &key.host))?;
+                .map_err(|e| crate::transport::tls::handshake_failure(&e, &key.host))?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             self.handshake(key, Box::new(tls), h2, permit).await
         } else if self.h2c || key.h2c {
-            let stream = crate::sniff::Sniff::new(stream, crate::sniff::Expect::H2c);
+            let stream =
+                crate::transport::sniff::Sniff::new(stream, crate::transport::sniff::Expect::H2c);
             self.handshake(key, Box::new(stream), true, permit).await
         } else {
             self.handshake(key, stream, false, permit).await

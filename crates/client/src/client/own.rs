@@ -11,7 +11,7 @@ use crate::{
     h1::{self, Framer, Parts, Stamps, Wire},
     key::Key,
     pool::H1,
-    proxy::ProxyUrl,
+    transport::proxy::ProxyUrl,
     PreparedTarget, Response,
 };
 

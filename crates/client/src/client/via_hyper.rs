@@ -11,8 +11,8 @@ use http_body_util::{BodyExt, Full};
 use super::{Answer, Client, Response};
 use crate::{
     pool::H1,
-    proxy::ProxyUrl,
     target::{ATTACK_NAME, SEQ_NAME},
+    transport::proxy::ProxyUrl,
 };
 
 /// A hyper connection's handle.

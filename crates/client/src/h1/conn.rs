@@ -19,7 +19,7 @@ use super::{
     framer::{Fed, FrameError, Framer},
     wire::Wire,
 };
-use crate::dial::BoxStream;
+use crate::transport::dial::BoxStream;
 
 /// The worker thread's read buffer.
 const READ_BUF: usize = 64 * 1024;
@@ -61,7 +61,7 @@ pub enum ExchangeError {
 impl std::fmt::Display for ExchangeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ExchangeError::Io(e) => f.write_str(&crate::dial::go_error(e)),
+            ExchangeError::Io(e) => f.write_str(&crate::transport::dial::go_error(e)),
             ExchangeError::Frame(e) => e.fmt(f),
             ExchangeError::Eof => f.write_str("EOF"),
         }

@@ -37,7 +37,7 @@ use super::{
     close::{close_reply, closed, eof, protocol, Broken, INVALID_DATA, PROTOCOL_ERROR, TOO_BIG},
     utf8::Utf8,
 };
-use crate::{dial::BoxStream, target::PreparedTarget, Response};
+use crate::{target::PreparedTarget, transport::dial::BoxStream, Response};
 
 /// The largest response head an upgrade may have, as the HTTP/1.1
 /// engine's limit.

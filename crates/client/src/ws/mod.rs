@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsConnector;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 
-use crate::{dial::Dial, key::Key, target::PreparedTarget, Response};
+use crate::{key::Key, target::PreparedTarget, transport::dial::Dial, Response};
 use conn::WsConn;
 
 /// How messages are sent (`-ws-frame`).
@@ -88,14 +88,14 @@ impl Ws {
             None => None,
         };
         let stream = self.dial.open_tunneled(key).await?;
-        let stream: crate::dial::BoxStream = if key.tls {
+        let stream: crate::transport::dial::BoxStream = if key.tls {
             let name = rustls::pki_types::ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
             let tls = self
                 .tls
                 .connect(name, stream)
                 .await
-                .map_err(|e| crate::tls::handshake_failure(&e, &key.host))?;
+                .map_err(|e| crate::transport::tls::handshake_failure(&e, &key.host))?;
             Box::new(tls)
         } else {
             stream

@@ -262,7 +262,7 @@ mod tests {
 pub(crate) fn handshake_failure(e: &std::io::Error, host: &str) -> String {
     use rustls::{CertificateError as C, Error as E};
     let Some(inner) = e.get_ref() else {
-        return format!("tls: {}", crate::dial::go_error(e));
+        return format!("tls: {}", crate::transport::dial::go_error(e));
     };
     let Some(err) = inner.downcast_ref::<E>() else {
         // Ours (crate::sniff), or the socket's.

@@ -21,7 +21,7 @@ use tokio::{
 
 use crate::{
     key::Key,
-    proxy::{Proxies, ProxyUrl},
+    transport::proxy::{Proxies, ProxyUrl},
 };
 
 /// A connection's byte stream, whatever carries it (TCP, a Unix socket,
@@ -60,7 +60,7 @@ pub(crate) struct Dial {
     /// Addresses looked up, and when.
     dns: Mutex<HashMap<HostPort, Resolved>>,
     /// `-resolvers` (empty: the system's resolver).
-    resolvers: crate::dns::Resolvers,
+    resolvers: crate::transport::dns::Resolvers,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
     proxies: Option<Proxies>,
     /// Longest a TCP connect (or a proxy's `CONNECT`) may take (`-timeout`).
@@ -84,7 +84,7 @@ impl Dial {
             connect_to,
             dns_ttl: cfg.dns_ttl,
             dns: Mutex::default(),
-            resolvers: crate::dns::Resolvers::new(cfg.resolvers.clone()),
+            resolvers: crate::transport::dns::Resolvers::new(cfg.resolvers.clone()),
             // vegeta's h2c transport and a Unix socket dial no proxy.
             proxies: cfg
                 .proxies
