@@ -70,7 +70,7 @@ fn page(name: &str) -> Vec<u8> {
     out.push_str(&manual::roff(&manual::sections(name)));
     let others: Vec<String> = pages()
         .into_iter()
-        .filter(|p| p != &title && p != name)
+        .filter(|p| p != name)
         .map(|p| {
             if p == "barrage" {
                 "\\fBbarrage\\fR(1)".to_string()

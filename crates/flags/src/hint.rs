@@ -46,6 +46,9 @@ struct Habit {
     tools: &'static [&'static str],
 }
 
+/// The tools [`HABITS`] name, in the order a line names them.
+const TOOLS: [&str; 4] = ["ab", "hey", "wrk", "autocannon"];
+
 const HABITS: [Habit; 8] = [
     Habit {
         flag: "-c",
@@ -170,18 +173,11 @@ fn other_tool(typed: &[String], command: Option<&str>) -> Option<String> {
             None => h.flag.to_string(),
         });
     }
-    let tools: Vec<&str> = HABITS[0]
-        .tools
-        .iter()
-        .chain(HABITS[2].tools)
-        .copied()
+    // The tools whose flags they all are, in TOOLS' order.
+    let tools: Vec<&str> = TOOLS
+        .into_iter()
         .filter(|t| found.iter().all(|(h, _)| h.tools.contains(t)))
-        .fold(Vec::new(), |mut v, t| {
-            if !v.contains(&t) {
-                v.push(t);
-            }
-            v
-        });
+        .collect();
     let whose = if tools.is_empty() {
         "other tools'".to_string()
     } else {

@@ -195,14 +195,6 @@ impl<R: Read> Decoder<R> {
                 buf: &self.frame,
                 pos: self.pos,
             };
-            if self.frame.get(self.pos) == Some(&(crate::wire::ITEM_ABORT as u8)) {
-                c.pos += 1;
-                let reason = c.str().map_or("(reason unreadable)".into(), |s| {
-                    barrage_model::words::cut(s, 1000, false)
-                });
-                self.pos = self.frame.len();
-                return Err(StreamError::Aborted { reason });
-            }
             let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev, self.headers);
             match res {
                 Ok(is_hit) => {
@@ -210,6 +202,19 @@ impl<R: Read> Decoder<R> {
                     if is_hit {
                         return Ok(true);
                     }
+                }
+                // An attack that could not start (an item no record has,
+                // so looked for only here, off the records' path).
+                Err(_) if self.frame.get(self.pos) == Some(&(crate::wire::ITEM_ABORT as u8)) => {
+                    let mut c = Cursor {
+                        buf: &self.frame,
+                        pos: self.pos + 1,
+                    };
+                    let reason = c.str().map_or("(reason unreadable)".into(), |s| {
+                        barrage_model::words::cut(s, 1000, false)
+                    });
+                    self.pos = self.frame.len();
+                    return Err(StreamError::Aborted { reason });
                 }
                 Err(what) => {
                     return Err(StreamError::Corrupt {
@@ -434,6 +439,17 @@ fn set(dst: &mut String, src: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_aborted_stream_says_why_and_holds_no_record() {
+        let bytes = crate::aborted_stream("bad flag -c");
+        let mut d = Decoder::new(&bytes[..]).unwrap();
+        let mut hit = Hit::default();
+        match d.read(&mut hit) {
+            Err(StreamError::Aborted { reason }) => assert_eq!(reason, "bad flag -c"),
+            other => panic!("{other:?}"),
+        }
+    }
     use crate::wire::{put_varint, put_zigzag};
 
     /// A version 2 stream of one frame holding `payload`.
