@@ -453,19 +453,14 @@ fn hold_ends_when_the_upgrade_never_comes() {
     );
 }
 
-/// Issue 29: refused with -hold: -stages, -shard, -requests, -hold-every 0.
+/// Issue 29: refused with -hold: -requests, -hold-every 0.
 #[test]
 fn hold_refuses_what_it_cannot_honour() {
     let t = b"GET ws://127.0.0.1:1/\n";
     for (flags, needle) in [
-        (&["-stages", "1s:10"][..], "-hold does not take -stages"),
-        (
-            &["-shard", "0/2", "-rate", "10"],
-            "-hold does not take -shard",
-        ),
         (
             &["-requests", "5", "-rate", "10"],
-            "-hold does not take -requests",
+            "-hold does not take -requests: -hold N is the number",
         ),
         (
             &["-hold-every", "0s", "-rate", "10"],
@@ -682,4 +677,34 @@ fn a_ping_storm_on_one_connection_leaves_the_others_their_turn() {
             assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
         }
     }
+}
+
+/// Issue 30: -hold's opens follow the one schedule: -stages ramps them
+/// and -shard i/n opens the shard's share of -hold N.
+#[test]
+fn hold_opens_follow_stages_and_shards() {
+    let server = WsServer::start();
+    let t = format!("GET {}\n", server.url("/echo"));
+    let opens = |args: &[&str]| {
+        let mut all = vec!["attack", "-hold", "40", "-duration", "1500ms"];
+        all.extend_from_slice(args);
+        let mut hits = decode(&ok(&all, t.as_bytes()));
+        assert!(hits.iter().all(|h| h.code == 101 && h.error.is_empty()));
+        hits.sort_by_key(|h| h.scheduled);
+        let start = hits.first().map_or(0, |h| h.scheduled);
+        hits.iter()
+            .map(|h| (h.scheduled - start) as f64 / 1e6)
+            .collect::<Vec<f64>>()
+    };
+    // 0 -> 40/s over 1 s: 20 opens, the later ones closer together; the
+    // 10th is due at sqrt(10/20) s, about 707 ms.
+    let ramp = opens(&["-stages", "1s:40"]);
+    assert_eq!(ramp.len(), 20, "{ramp:?}");
+    let tenth = ramp[9];
+    assert!((500.0..900.0).contains(&tenth), "10th open at {tenth} ms");
+    // Shard 1 of 4 at 80/s: opens 1, 5, 9, ... of 40: ten, 50 ms apart.
+    let shard = opens(&["-rate", "80", "-shard", "1/4"]);
+    assert_eq!(shard.len(), 10, "{shard:?}");
+    let span = shard[9] - shard[0];
+    assert!((300.0..700.0).contains(&span), "10 opens over {span} ms");
 }

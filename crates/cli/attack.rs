@@ -350,18 +350,12 @@ pub fn run(a: AttackArgs) -> Outcome {
         if a.hold == Some(0) {
             return usage("-hold must be at least 1");
         }
-        // -hold opens its connections by -rate and -duration alone
-        // (issue 29: accepted and ignored before).
-        for (given, flag) in [
-            (a.stages.is_some(), "-stages"),
-            (a.shard.is_some(), "-shard"),
-            (a.requests.is_some(), "-requests"),
-        ] {
-            if given {
-                return usage(format!(
-                    "-hold does not take {flag}: it opens -hold connections at -rate and holds them for -duration"
-                ));
-            }
+        // -hold's opens follow the one schedule (-rate or -stages, -shard,
+        // -start-at); -hold N is their count, so -requests has no meaning.
+        if a.requests.is_some() {
+            return usage(
+                "-hold does not take -requests: -hold N is the number of connections opened",
+            );
         }
         if a.hold_every.is_some_and(|d| d.is_zero()) {
             return usage(

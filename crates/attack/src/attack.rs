@@ -22,7 +22,7 @@ use crate::{
     tickets::{since, Tickets},
     workers::Workers,
     writer::{write_hits, Batch, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, HitSink, Pacer, Stopper, Targets,
+    AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets,
 };
 
 /// Most distinct hosts whose connections are opened before the attack.
@@ -323,22 +323,33 @@ impl Attack {
         let seqs = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counts = self.watch.1.clone();
         let end = self.config.duration.map(|d| clock.start + d);
-        let rate = self.config.rate;
-        let n = hold.connections;
+        // The one schedule of every attack: the k-th open of this process
+        // is due when the k-th request would be, so -stages ramps the opens
+        // and -shard i/n opens connections i, i + n, … of the -hold N that
+        // all shards hold together.
+        let pacer = Pacer::new(self.config.rate, self.config.duration, Some(hold.connections))
+            .with_stages(self.config.stages.clone())
+            .with_shard(self.config.shard);
         let lanes = self.workers.len() as u64;
         let targets = Arc::new(targets);
         self.run_loops(&stopper, lanes as usize, |lane, client| {
-            let (ctx, seqs, stopper, targets, counts) = (
+            let (ctx, seqs, stopper, targets, counts, pacer) = (
                 ctx.clone(),
                 seqs.clone(),
                 stopper.clone(),
                 targets.clone(),
                 counts.clone(),
+                pacer.clone(),
             );
             async move {
                 let mut held = Vec::new();
-                for i in (lane..n).step_by(lanes.max(1) as usize) {
-                    let due = clock.start + Duration::from_nanos(rate.offset_ns(i).unwrap_or(0));
+                for k in (lane..).step_by(lanes.max(1) as usize) {
+                    let elapsed = clock.start.elapsed().as_nanos() as u64;
+                    let due = match pacer.due(k, elapsed) {
+                        Due::At(at) => clock.start + Duration::from_nanos(at),
+                        Due::Now => Instant::now(),
+                        Due::Stop => break,
+                    };
                     // An open due at the end would be held for nothing.
                     if end.is_some_and(|e| due >= e) {
                         break;
@@ -348,6 +359,7 @@ impl Attack {
                         () = stopper.stopped() => break,
                         () = tokio::time::sleep_until(due.into()) => {}
                     }
+                    let i = pacer.global(k);
                     let holding = crate::hold::Holding {
                         client: client.clone(),
                         target: targets[(i % targets.len() as u64) as usize].clone(),
