@@ -327,9 +327,13 @@ impl Attack {
         // is due when the k-th request would be, so -stages ramps the opens
         // and -shard i/n opens connections i, i + n, … of the -hold N that
         // all shards hold together.
-        let pacer = Pacer::new(self.config.rate, self.config.duration, Some(hold.connections))
-            .with_stages(self.config.stages.clone())
-            .with_shard(self.config.shard);
+        let pacer = Pacer::new(
+            self.config.rate,
+            self.config.duration,
+            Some(hold.connections),
+        )
+        .with_stages(self.config.stages.clone())
+        .with_shard(self.config.shard);
         let lanes = self.workers.len() as u64;
         let targets = Arc::new(targets);
         self.run_loops(&stopper, lanes as usize, |lane, client| {

@@ -1,4 +1,4 @@
-use std::{borrow::Cow, pin::Pin, sync::Arc, time::Duration};
+use std::{pin::Pin, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, Uri};
@@ -6,24 +6,23 @@ use tokio::time::Sleep;
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    h1::{Framer, Limits, Stamps},
+    conn::{Ask, Conn},
+    h1::{Limits, Wire, H1},
     key::Key,
-    pool::{Conn, Pool, H1},
-    target::{with_host, PreparedTarget},
-    transport::{dial::Dial, tls},
+    pool::Pool,
+    response::Step,
+    shape::Shape,
+    target::PreparedTarget,
+    transport::{dial::Dial, proxy::ProxyUrl, tls},
     ClientConfig, Response, TlsError,
 };
 
-mod own;
 mod pipeline;
 mod queued;
 mod redirect;
-mod via_hyper;
 mod words;
 
-use own::Own;
 use redirect::resolve;
-use via_hyper::Hyper;
 use words::{go_op, timed_out};
 
 /// Most times a request is sent again because the reused connection it
@@ -59,8 +58,8 @@ impl<F: std::future::Future> std::future::Future for Timed<'_, F> {
 /// (`pool::Pool`), rustls for TLS.
 pub struct Client {
     pool: Arc<Pool>,
-    /// How responses are read by barrage's HTTP/1.1 engine.
-    limits: Limits,
+    /// How requests are built and answers read, whatever the protocol.
+    shape: Shape,
     /// `-pipeline`.
     pipeline: usize,
     /// Whether [`Client::send`] queues onto shared connections when
@@ -68,26 +67,18 @@ pub struct Client {
     queue: bool,
     timeout: Option<Duration>,
     redirects: i64,
-    max_body: i64,
-    keep_headers: bool,
-    keepalive: bool,
-    /// `-chunked`.
-    chunked: bool,
-    /// `-check`, with what the record keeps after them: the engine reads
-    /// up to `max_body` bytes (and headers with `keep_headers`), which the
-    /// checks may raise above `-max-body` and `-keep-headers`.
+    /// `-check`, with what the record keeps after them: the exchanges read
+    /// up to `shape.max_body` bytes (and headers with `keep_headers`),
+    /// which the checks may raise above `-max-body` and `-keep-headers`.
     checks: Option<Arc<crate::Checks>>,
     record_body: i64,
     record_headers: bool,
-    /// `-grpc-max-message`.
-    pub(crate) max_message: usize,
     /// WebSocket targets' connections.
     ws: crate::ws::Ws,
     /// Whether a [`LoopState`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
     hold: bool,
-    attack: Option<HeaderValue>,
 }
 
 /// What a loop that sends one request after another (the closed model)
@@ -200,31 +191,35 @@ impl Client {
         let keep_headers = cfg.keep_headers || checks.as_ref().is_some_and(|c| c.need_headers());
         Client {
             pool,
-            limits: Limits {
-                head_bytes: cfg.max_header_bytes,
-                keep_body: kept_body,
+            shape: Shape {
+                limits: Limits {
+                    head_bytes: cfg.max_header_bytes,
+                    keep_body: kept_body,
+                    keep_headers,
+                },
+                keepalive: cfg.keepalive,
+                chunked: cfg.chunked,
+                attack,
+                max_body: kept_body,
                 keep_headers,
+                follow: cfg.redirects >= 0,
+                timeout: cfg.timeout,
+                max_message: cfg.grpc_max_message,
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
             timeout: cfg.timeout,
             redirects: cfg.redirects,
-            max_body: kept_body,
-            keep_headers,
             checks,
             record_body,
             record_headers: cfg.keep_headers,
-            max_message: cfg.grpc_max_message,
             ws: crate::ws::Ws::new(
                 shared.dial.clone(),
                 shared.tls_h1.clone(),
                 shared.open_limit.clone(),
                 cfg,
             ),
-            chunked: cfg.chunked,
-            keepalive: cfg.keepalive,
             hold: cfg.keepalive && cfg.max_connections == 0,
-            attack,
         }
     }
 
@@ -246,7 +241,7 @@ impl Client {
     ) -> Result<Response, crate::Failure> {
         if target.ws {
             let r = self
-                .limited(target, Box::pin(self.ws.send(target, self.max_body)))
+                .limited(target, Box::pin(self.ws.send(target, self.shape.max_body)))
                 .await;
             return self.judged(r);
         }
@@ -269,7 +264,7 @@ impl Client {
         &self,
         target: &PreparedTarget,
     ) -> Result<crate::WsHeld, Result<Response, crate::Failure>> {
-        self.ws.hold(target, self.max_body).await
+        self.ws.hold(target, self.shape.max_body).await
     }
 
     /// `-timeout` (`None`: none).
@@ -332,7 +327,7 @@ impl Client {
         // async fn keeps its arguments twice.
         async move {
             if target.ws {
-                let ws = Box::pin(self.ws.send(target, self.max_body));
+                let ws = Box::pin(self.ws.send(target, self.shape.max_body));
                 let r = Box::pin(self.limited(target, ws)).await;
                 return self.judged(r);
             }
@@ -402,67 +397,25 @@ impl Client {
                     Some(conn) => Conn::H1(conn),
                     None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
                 };
-                let answer = match conn {
-                    Conn::H1(_) if target.grpc => {
-                        return Err(crate::Failure::from(fail(
-                            &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
-                        )));
-                    }
-                    Conn::H1(H1::Own(mut conn)) => {
-                        // The exchange's await stays in this future (a
-                        // call's future would hold its arguments too: 944
-                        // bytes a waiting request instead of 896).
-                        let built;
-                        let wire = if followed == 0 {
-                            target
-                                .wire
-                                .get_or_init(|| self.own_wire(target, key, method, uri, body))
-                        } else {
-                            built = self.own_wire(target, key, method, uri, body);
-                            &built
-                        };
-                        let mut framer = Framer::new(self.limits, wire.head_request);
-                        let mut stamps = Stamps::default();
-                        let sent = conn
-                            .exchange(&[(wire, seq)], &mut framer, &mut stamps)
-                            .await;
-                        let retry = wire.replayable && stale < MAX_STALE_RETRIES;
-                        match own::answer(conn, sent, framer, stamps, retry, &fail) {
-                            Own::Again => {
-                                stale += 1;
-                                continue;
-                            }
-                            Own::Done(r) => return r,
-                            Own::Answer(a) => a,
-                        }
-                    }
-                    // hyper's paths, boxed: their futures are large, and a
-                    // request's future is held for as long as it waits.
-                    Conn::H1(H1::Hyper(sender)) => {
-                        let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
-                        let h1_headers = if followed == 0 {
-                            Cow::Borrowed(&target.h1_headers)
-                        } else {
-                            Cow::Owned(with_host(&target.headers, uri))
-                        };
-                        let req = self.request(false, method, uri, &h1_headers, body, seq, proxy);
-                        Box::pin(self.exchange_hyper(Hyper::H1(sender), req, &fail)).await?
-                    }
-                    Conn::H2(sender) if target.grpc => {
-                        let mut req =
-                            self.request(true, method, uri, &target.headers, body, seq, None);
-                        if let Some(t) = self.timeout {
-                            req.headers_mut()
-                                .insert("grpc-timeout", crate::grpc::timeout_header(t));
-                        }
-                        return Box::pin(self.exchange_grpc(sender, req, &fail)).await;
-                    }
-                    Conn::H2(sender) => {
-                        let req = self.request(true, method, uri, &target.headers, body, seq, None);
-                        Box::pin(self.exchange_hyper(Hyper::H2(sender), req, &fail)).await?
-                    }
+                let ask = Ask {
+                    target,
+                    method,
+                    uri,
+                    body,
+                    seq,
+                    first: followed == 0,
+                    retry: stale < MAX_STALE_RETRIES,
+                    proxy: (!key.tls).then(|| self.pool.proxy(key)).flatten(),
                 };
-                let Answer {
+                let answer = match conn.exchange(&self.shape, &ask, &fail).await {
+                    Step::Again => {
+                        stale += 1;
+                        continue;
+                    }
+                    Step::Done(r) => return r,
+                    Step::Answer(a) => a,
+                };
+                let crate::response::Answer {
                     code,
                     location,
                     response,
@@ -508,6 +461,19 @@ impl Client {
         }
     }
 
+    /// The request for barrage's HTTP/1.1 engine, encoded (see
+    /// `h1::own::wire`).
+    pub(crate) fn wire(
+        &self,
+        target: &PreparedTarget,
+        method: &Method,
+        uri: &Uri,
+        body: &Bytes,
+        proxy: Option<&ProxyUrl>,
+    ) -> Wire {
+        crate::h1::own::wire(&self.shape, target, method, uri, body, proxy)
+    }
+
     /// Gives a connection whose response was read back: to the loop that
     /// keeps it (`kept`), or to the pool.
     fn keep(&self, kept: Option<&mut HeldConn>, key: &Key, conn: H1) {
@@ -529,16 +495,6 @@ struct Hop {
     uri: Uri,
     body: Bytes,
     key: Result<Key, crate::Failure>,
-}
-
-/// A response read by either engine, with what following it needs.
-struct Answer {
-    code: u16,
-    /// A 3xx's `Location`.
-    location: Option<Vec<u8>>,
-    response: Response,
-    /// Its HTTP/1.1 connection, to give back.
-    conn: Option<H1>,
 }
 
 #[cfg(test)]
@@ -574,7 +530,7 @@ mod sizes {
         let w = t
             .wire
             .get_or_init(|| client.wire(&t, &t.method, &t.uri, &t.body, None));
-        let mut framer = crate::h1::Framer::new(client.limits, false);
+        let mut framer = crate::h1::Framer::new(client.shape.limits, false);
         let mut stamps = crate::h1::Stamps::default();
         let reqs = [(w, 0u64)];
         let inner = std::mem::size_of_val(&conn.exchange(&reqs, &mut framer, &mut stamps));

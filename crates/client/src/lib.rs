@@ -32,12 +32,16 @@
 mod check;
 mod client;
 mod config;
+mod conn;
 mod error;
 mod grpc;
 pub mod h1;
+mod h2;
+mod hyper_io;
 mod key;
 mod pool;
 mod response;
+mod shape;
 mod target;
 mod transport;
 mod ws;

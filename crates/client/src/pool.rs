@@ -1,6 +1,8 @@
 //! Connections per host for one worker thread: idle HTTP/1.1 ones kept
-//! for reuse (either engine's), one shared HTTP/2 connection, and the
-//! `-max-connections` cap.
+//! for reuse (either engine's), one shared connection of a protocol that
+//! carries many requests at once (HTTP/2), and the `-max-connections`
+//! cap. It opens a transport stream and hands it to the protocols'
+//! handshakes (`conn.rs`); what a connection speaks is theirs.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -11,16 +13,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::client::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
 use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    h1::{self, shared::SharedConn},
+    conn::{Conn, Protocols},
+    h1::{shared::SharedConn, H1},
     key::Key,
     transport::{
         dial::{BoxStream, Dial},
@@ -28,39 +27,6 @@ use crate::{
     },
     H1Engine,
 };
-
-/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
-pub(crate) enum Conn {
-    H1(H1),
-    H2(http2::SendRequest<Full<Bytes>>),
-}
-
-/// An HTTP/1.1 connection of either engine.
-pub(crate) enum H1 {
-    /// hyper's (`-h1-engine hyper`): a handle to the connection's task.
-    Hyper(http1::SendRequest<Full<Bytes>>),
-    /// barrage's own.
-    Own(h1::Conn),
-}
-
-impl H1 {
-    /// Whether it can take a request now.
-    pub(crate) fn is_ready(&self) -> bool {
-        match self {
-            H1::Hyper(s) => s.is_ready(),
-            H1::Own(c) => c.is_open() && !c.has_leftover(),
-        }
-    }
-
-    /// It, once it can take a request (hyper's finishes its handshake on
-    /// its task); `None` when it closed meanwhile.
-    pub(crate) async fn ready(self) -> Option<H1> {
-        match self {
-            H1::Hyper(mut s) => s.ready().await.is_ok().then_some(H1::Hyper(s)),
-            own => own.is_ready().then_some(own),
-        }
-    }
-}
 
 /// Most connections a worker thread opens at once; requests beyond wait
 /// for one of them or for a connection given back. On loopback a connection
@@ -82,7 +48,8 @@ struct HostPool {
     /// Idle connections, least recently given back first: the next request
     /// takes the newest (warm in cache), the oldest is the one to close.
     idle: VecDeque<(H1, Instant)>,
-    h2: Option<http2::SendRequest<Full<Bytes>>>,
+    /// The connection every request shares (HTTP/2).
+    multiplexed: Option<Conn>,
     /// Shared, pipelined connections (`-pipeline` in the open model).
     shared: Vec<SharedConn>,
 }
@@ -108,14 +75,10 @@ pub(crate) struct Pool {
     /// Shared by the worker threads' pools: one DNS cache and one turn
     /// for `-connect-to` per attack.
     dial: Arc<Dial>,
-    /// `-h1-engine`.
-    engine: H1Engine,
+    /// The handshakes of the protocols a stream may speak.
+    protocols: Protocols,
     /// [`IDLE_TIMEOUT`] (shorter in tests).
     idle_timeout: Duration,
-    /// `-max-header-bytes`: on HTTP/2 (and gRPC) the largest header list
-    /// an answer may have (SETTINGS_MAX_HEADER_LIST_SIZE; hyper's own
-    /// default is 16 KiB).
-    max_header_bytes: usize,
 }
 
 impl Pool {
@@ -139,15 +102,17 @@ impl Pool {
             connecting: AtomicUsize::new(0),
             attempt_ended: Notify::new(),
             dial,
-            engine,
+            protocols: Protocols {
+                engine,
+                max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
+            },
             idle_timeout: IDLE_TIMEOUT,
-            max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
         }
     }
 
     /// With `-max-header-bytes`.
     pub(crate) fn with_max_header_bytes(mut self, n: usize) -> Self {
-        self.max_header_bytes = n;
+        self.protocols.max_header_bytes = n;
         self
     }
 
@@ -236,11 +201,11 @@ impl Pool {
         }
         let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
         let host = hosts.get_mut(key)?;
-        if let Some(h2) = &host.h2 {
-            if !h2.is_closed() {
-                return Some(Conn::H2(h2.clone()));
+        if let Some(m) = &host.multiplexed {
+            if let Some(c) = m.share() {
+                return Some(c);
             }
-            host.h2 = None;
+            host.multiplexed = None;
         }
         while let Some((c, _)) = host.idle.pop_back() {
             if c.is_ready() {
@@ -382,6 +347,8 @@ impl Pool {
         }
     }
 
+    /// The protocol's handshake over `stream`; a connection that every
+    /// request shares is kept as the host's.
     async fn handshake(
         &self,
         key: &Key,
@@ -389,36 +356,14 @@ impl Pool {
         h2: bool,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, crate::Failure> {
-        if !h2 && self.engine == H1Engine::Own {
-            return Ok(Conn::H1(H1::Own(h1::Conn::new(stream, permit))));
-        }
-        let io = TokioIo::new(stream);
-        if h2 {
-            let limit = u32::try_from(self.max_header_bytes).unwrap_or(u32::MAX);
-            let (sender, conn) = http2::Builder::new(TokioExecutor::new())
-                .max_header_list_size(limit)
-                .handshake(io)
-                .await
-                .map_err(|e| format!("http2 handshake: {e}"))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-                drop(permit);
-            });
-            if self.keepalive {
+        let conn = self.protocols.handshake(stream, h2, permit).await?;
+        if self.keepalive {
+            if let Some(shared) = conn.share() {
                 let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-                hosts.entry(key.clone()).or_default().h2 = Some(sender.clone());
+                hosts.entry(key.clone()).or_default().multiplexed = Some(shared);
             }
-            Ok(Conn::H2(sender))
-        } else {
-            let (sender, conn) = http1::handshake(io)
-                .await
-                .map_err(|e| format!("http1 handshake: {e}"))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-                drop(permit);
-            });
-            Ok(Conn::H1(H1::Hyper(sender)))
         }
+        Ok(conn)
     }
 }
 
@@ -479,7 +424,7 @@ mod tests {
             };
             let req = http::Request::get("/")
                 .header(http::header::HOST, key.host.as_str())
-                .body(Full::new(Bytes::new()))
+                .body(http_body_util::Full::new(bytes::Bytes::new()))
                 .unwrap();
             assert_eq!(e.send_request(req).await.unwrap().status(), 200);
             e.ready().await.unwrap();

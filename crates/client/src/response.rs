@@ -23,3 +23,25 @@ pub struct Response {
     /// the engine keeps it (barrage's HTTP/1.1 engine).
     pub status: Option<String>,
 }
+
+/// A response read by any protocol's exchange, with what following it
+/// needs.
+pub(crate) struct Answer {
+    pub(crate) code: u16,
+    /// A 3xx's `Location`.
+    pub(crate) location: Option<Vec<u8>>,
+    pub(crate) response: Response,
+    /// Its HTTP/1.1 connection, to give back.
+    pub(crate) conn: Option<crate::h1::H1>,
+}
+
+/// What one exchange on a connection came to.
+pub(crate) enum Step {
+    /// A kept connection the server had closed while it was idle, before
+    /// any of the answer came: send again on another, as Go does.
+    Again,
+    /// The request's record, as it is (a failure, or a body broken off).
+    Done(Result<Response, crate::Failure>),
+    /// A whole answer, with its connection to give back.
+    Answer(Answer),
+}

@@ -7,13 +7,16 @@
 use std::{pin::pin, sync::Arc, time::Instant};
 
 use super::{
-    own::broken_off,
     words::{go_op, timed_out},
     Client, LoopState,
 };
 use crate::{
+    conn::Conn,
+    h1::{
+        own::{broken_off, response_of},
+        H1,
+    },
     h1::{Framer, Stamps, Wire},
-    pool::{Conn, H1},
     PreparedTarget, Response,
 };
 
@@ -88,7 +91,7 @@ impl Client {
         let timed_out_at = {
             let work = pin!(async {
                 for (i, (t, _)) in batch.iter().enumerate() {
-                    let mut framer = Framer::new(self.limits, wires[i].head_request);
+                    let mut framer = Framer::new(self.shape.limits, wires[i].head_request);
                     let mut stamps = Stamps::default();
                     let r = if i == 0 {
                         conn.exchange(&requests, &mut framer, &mut stamps).await
@@ -99,7 +102,7 @@ impl Client {
                         format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri)
                     };
                     let result = match r {
-                        Ok(()) => Ok(self.response(framer, stamps)),
+                        Ok(()) => Ok(response_of(framer, stamps)),
                         Err(e) if framer.head_done() => Ok(broken_off(framer, stamps, fail(&e))),
                         Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
                             "pipelined request unanswered: {e}"

@@ -18,18 +18,18 @@ use std::{
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{
-    own::{broken_off, response_of},
-    words::go_op,
-    Client,
-};
+use super::{words::go_op, Client};
 use crate::{
+    conn::Conn,
     h1::{
         self,
         shared::{Queued, SharedConn},
         Framer, Limits, Stamps,
     },
-    pool::{Conn, H1},
+    h1::{
+        own::{broken_off, response_of},
+        H1,
+    },
     PreparedTarget, Response,
 };
 
@@ -72,7 +72,7 @@ impl Client {
                 Conn::H1(H1::Own(conn)) => {
                     let (tx, rx) = mpsc::unbounded_channel();
                     let owed = Arc::new(AtomicUsize::new(0));
-                    tokio::spawn(drive(conn, rx, owed.clone(), self.limits));
+                    tokio::spawn(drive(conn, rx, owed.clone(), self.shape.limits));
                     self.pool.add_shared(key, SharedConn { tx, owed });
                 }
                 // Not barrage's HTTP/1.1 (HTTP/2 by ALPN): sent as usual.

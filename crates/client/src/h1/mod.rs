@@ -2,10 +2,12 @@
 //! ([`wire`]), responses framed by a pure reader on `httparse`
 //! ([`framer`]), connections that hold no buffer while they wait
 //! ([`conn`]). hyper's HTTP/1.1 path stays selectable (`-h1-engine
-//! hyper`); HTTP/2 is hyper's.
+//! hyper`, [`hyper`]); HTTP/2 is hyper's.
 
 pub mod conn;
 pub mod framer;
+pub(crate) mod hyper;
+pub(crate) mod own;
 pub(crate) mod shared;
 pub mod wire;
 
@@ -18,3 +20,30 @@ pub use wire::{Parts, Wire, SEQ_HEADER};
 /// 10 MiB; a head over 64 KiB is almost always a broken server, and the
 /// bytes are held while it arrives.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// An HTTP/1.1 connection of either engine.
+pub(crate) enum H1 {
+    /// hyper's (`-h1-engine hyper`): a handle to the connection's task.
+    Hyper(hyper::Sender),
+    /// barrage's own.
+    Own(Conn),
+}
+
+impl H1 {
+    /// Whether it can take a request now.
+    pub(crate) fn is_ready(&self) -> bool {
+        match self {
+            H1::Hyper(s) => s.is_ready(),
+            H1::Own(c) => c.is_open() && !c.has_leftover(),
+        }
+    }
+
+    /// It, once it can take a request (hyper's finishes its handshake on
+    /// its task); `None` when it closed meanwhile.
+    pub(crate) async fn ready(self) -> Option<H1> {
+        match self {
+            H1::Hyper(mut s) => s.ready().await.is_ok().then_some(H1::Hyper(s)),
+            own => own.is_ready().then_some(own),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! A connection of whichever protocol, made from a transport stream
+//! ([`handshake`]), and the one match on protocol: one exchange on it
+//! ([`Conn::exchange`]). Each protocol's handshake and exchange are in
+//! its own room (`h1/`, `h2/`, `grpc.rs`); the client around this
+//! (`client.rs`) does the timeout, redirects and stale retries, and the
+//! pool (`pool.rs`) keeps connections without looking inside.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use http::{Method, Uri};
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::{
+    h1::{self, own, Framer, Stamps, H1},
+    h2,
+    hyper_io::{request, Fail},
+    response::Step,
+    shape::Shape,
+    target::{with_host, PreparedTarget},
+    transport::{dial::BoxStream, proxy::ProxyUrl},
+    H1Engine,
+};
+
+/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
+pub(crate) enum Conn {
+    H1(H1),
+    H2(h2::Sender),
+}
+
+impl Conn {
+    /// Another handle to a connection that carries many requests at once
+    /// (HTTP/2) while it is open; `None` for one that carries one at a
+    /// time, or one closed.
+    pub(crate) fn share(&self) -> Option<Conn> {
+        match self {
+            Conn::H2(s) if !s.is_closed() => Some(Conn::H2(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// The protocol a transport stream speaks once open, and how its
+/// handshake goes.
+pub(crate) struct Protocols {
+    /// `-h1-engine`.
+    pub(crate) engine: H1Engine,
+    /// `-max-header-bytes`: on HTTP/2 (and gRPC) the largest header list
+    /// an answer may have.
+    pub(crate) max_header_bytes: usize,
+}
+
+impl Protocols {
+    /// The HTTP handshake over `stream` (`h2`: HTTP/2, by ALPN or prior
+    /// knowledge); `permit` (`-max-connections`) is held until the
+    /// connection closes.
+    pub(crate) async fn handshake(
+        &self,
+        stream: BoxStream,
+        h2: bool,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, crate::Failure> {
+        if h2 {
+            let sender = h2::handshake(stream, self.max_header_bytes, permit).await?;
+            return Ok(Conn::H2(sender));
+        }
+        Ok(Conn::H1(match self.engine {
+            H1Engine::Own => H1::Own(h1::Conn::new(stream, permit)),
+            H1Engine::Hyper => H1::Hyper(h1::hyper::handshake(stream, permit).await?),
+        }))
+    }
+}
+
+/// One request as an exchange sends it: the target's, or a redirect's
+/// (`first` false).
+pub(crate) struct Ask<'a> {
+    pub(crate) target: &'a PreparedTarget,
+    pub(crate) method: &'a Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) body: &'a Bytes,
+    pub(crate) seq: u64,
+    /// The target's own request (its encoding and headers are kept on
+    /// it); false for a redirect's.
+    pub(crate) first: bool,
+    /// Whether a kept connection found closed may be tried again.
+    pub(crate) retry: bool,
+    /// The plain-HTTP proxy it goes through, if any.
+    pub(crate) proxy: Option<&'a ProxyUrl>,
+}
+
+impl Conn {
+    /// Sends `ask` on this connection and reads its answer.
+    // An async block, not an async fn: an async fn keeps its arguments
+    // twice, and a request's future is held for as long as it waits.
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn exchange<'a>(
+        self,
+        shape: &'a Shape,
+        ask: &'a Ask<'a>,
+        fail: Fail<'a>,
+    ) -> impl std::future::Future<Output = Step> + Send + 'a {
+        async move {
+            let Ask {
+                target,
+                method,
+                uri,
+                body,
+                seq,
+                ..
+            } = *ask;
+            let answer = match self {
+                Conn::H1(_) if target.grpc => {
+                    return Step::Done(Err(crate::Failure::from(fail(
+                        &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
+                    ))));
+                }
+                Conn::H1(H1::Own(mut conn)) => {
+                    // The exchange's await stays in this future (a call's
+                    // future would hold its arguments too).
+                    let built;
+                    let wire = if ask.first {
+                        target
+                            .wire
+                            .get_or_init(|| own::wire(shape, target, method, uri, body, ask.proxy))
+                    } else {
+                        built = own::wire(shape, target, method, uri, body, ask.proxy);
+                        &built
+                    };
+                    let mut framer = Framer::new(shape.limits, wire.head_request);
+                    let mut stamps = Stamps::default();
+                    let sent = conn
+                        .exchange(&[(wire, seq)], &mut framer, &mut stamps)
+                        .await;
+                    let retry = wire.replayable && ask.retry;
+                    return own::answer(conn, sent, framer, stamps, retry, &fail);
+                }
+                // hyper's paths, boxed: their futures are large, and a
+                // request's future is held for as long as it waits.
+                Conn::H1(H1::Hyper(sender)) => {
+                    let h1_headers = if ask.first {
+                        Cow::Borrowed(&target.h1_headers)
+                    } else {
+                        Cow::Owned(with_host(&target.headers, uri))
+                    };
+                    let v = http::Version::HTTP_11;
+                    let req = request(shape, v, method, uri, &h1_headers, body, seq, ask.proxy);
+                    Box::pin(h1::hyper::exchange(shape, sender, req, fail)).await
+                }
+                Conn::H2(sender) if target.grpc => {
+                    let v = http::Version::HTTP_2;
+                    let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                    return Step::Done(Box::pin(crate::grpc::call(shape, sender, req, fail)).await);
+                }
+                Conn::H2(sender) => {
+                    let v = http::Version::HTTP_2;
+                    let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                    Box::pin(h2::exchange(shape, sender, req, fail)).await
+                }
+            };
+            match answer {
+                Ok(a) => Step::Answer(a),
+                Err(e) => Step::Done(Err(e)),
+            }
+        }
+    }
+}

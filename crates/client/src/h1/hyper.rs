@@ -1,0 +1,56 @@
+//! hyper's HTTP/1.1 (`-h1-engine hyper`): its handshake over a transport
+//! stream and one exchange on its connection.
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::{
+    h1::H1,
+    hyper_io::{chain, read, Fail},
+    response::Answer,
+    shape::Shape,
+    transport::dial::BoxStream,
+};
+
+/// A handle to one of hyper's HTTP/1.1 connections.
+pub(crate) type Sender = http1::SendRequest<Full<Bytes>>;
+
+/// hyper's HTTP/1.1 handshake over `stream`; the connection runs on a task
+/// of its own, holding `permit` (`-max-connections`) until it closes.
+pub(crate) async fn handshake(
+    stream: BoxStream,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Result<Sender, crate::Failure> {
+    let (sender, conn) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("http1 handshake: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+        drop(permit);
+    });
+    Ok(sender)
+}
+
+/// Sends `req` on `sender` and reads its answer; the connection comes
+/// back with it.
+pub(crate) async fn exchange(
+    shape: &Shape,
+    mut sender: Sender,
+    req: Request<Full<Bytes>>,
+    fail: Fail<'_>,
+) -> Result<Answer, crate::Failure> {
+    sender.ready().await.map_err(|e| fail(&chain(&e)))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| fail(&chain(&e)))?;
+    let mut answer = read(shape, resp, fail).await;
+    if answer.response.error.is_none() {
+        answer.conn = Some(H1::Hyper(sender));
+    }
+    Ok(answer)
+}
