@@ -1,7 +1,7 @@
 //! A connection of whichever protocol, made from a transport stream
 //! ([`handshake`]), and the one match on protocol: one exchange on it
 //! ([`Conn::exchange`]). Each protocol's handshake and exchange are in
-//! its own room (`h1/`, `h2/`, `grpc.rs`); the client around this
+//! its own room (`h1/`, `h2/`, with gRPC's call in `h2/grpc.rs`); the client around this
 //! (`client.rs`) does the timeout, redirects and stale retries, and the
 //! pool (`pool.rs`) keeps connections without looking inside.
 
@@ -149,7 +149,7 @@ impl Conn {
                 Conn::H2(sender) if target.grpc => {
                     let v = http::Version::HTTP_2;
                     let req = request(shape, v, method, uri, &target.headers, body, seq, None);
-                    return Step::Done(Box::pin(crate::grpc::call(shape, sender, req, fail)).await);
+                    return Step::Done(Box::pin(h2::grpc::call(shape, sender, req, fail)).await);
                 }
                 Conn::H2(sender) => {
                     let v = http::Version::HTTP_2;

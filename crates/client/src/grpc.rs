@@ -72,47 +72,9 @@ pub(crate) fn add_headers(h: &mut HeaderMap) {
 }
 
 /// `grpc-timeout` for `-timeout` (milliseconds; at most 8 digits).
-fn timeout_header(t: std::time::Duration) -> HeaderValue {
+pub(crate) fn timeout_header(t: std::time::Duration) -> HeaderValue {
     let ms = t.as_millis().clamp(1, 99_999_999);
     HeaderValue::from_str(&format!("{ms}m")).unwrap_or(HeaderValue::from_static("99999999m"))
-}
-
-/// Sends a gRPC call (`req`, `-timeout` added as `grpc-timeout`) over
-/// HTTP/2 and reads its answer.
-pub(crate) async fn call(
-    shape: &crate::shape::Shape,
-    mut sender: crate::h2::Sender,
-    mut req: http::Request<http_body_util::Full<Bytes>>,
-    fail: crate::hyper_io::Fail<'_>,
-) -> Result<crate::Response, crate::Failure> {
-    use crate::hyper_io::chain;
-    if let Some(t) = shape.timeout {
-        req.headers_mut().insert("grpc-timeout", timeout_header(t));
-    }
-    sender.ready().await.map_err(|e| fail(&chain(&e)))?;
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| fail(&chain(&e)))?;
-    let head_at = std::time::Instant::now();
-    let a = read(
-        resp,
-        shape.max_message,
-        shape.max_body,
-        shape.keep_headers,
-        &|e| fail(&chain(e)),
-    )
-    .await;
-    Ok(crate::Response {
-        code: a.code,
-        bytes_in: a.bytes_in,
-        body: a.body,
-        headers: a.headers,
-        error: a.error,
-        head_at: Some(head_at),
-        end_at: None,
-        status: None,
-    })
 }
 
 /// What a call's answer came to.

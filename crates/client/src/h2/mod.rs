@@ -10,6 +10,8 @@ use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::OwnedSemaphorePermit;
 
+pub(crate) mod grpc;
+
 use crate::{
     hyper_io::{chain, read, Fail},
     response::Answer,

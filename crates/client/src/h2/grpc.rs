@@ -1,0 +1,44 @@
+//! A gRPC unary call's exchange on an HTTP/2 connection (the call's
+//! framing and status are `grpc.rs`'s).
+
+use bytes::Bytes;
+
+use super::Sender;
+use crate::hyper_io::{chain, Fail};
+
+/// Sends a gRPC call (`req`, `-timeout` added as `grpc-timeout`) over
+/// HTTP/2 and reads its answer.
+pub(crate) async fn call(
+    shape: &crate::shape::Shape,
+    mut sender: Sender,
+    mut req: http::Request<http_body_util::Full<Bytes>>,
+    fail: Fail<'_>,
+) -> Result<crate::Response, crate::Failure> {
+    if let Some(t) = shape.timeout {
+        req.headers_mut().insert("grpc-timeout", crate::grpc::timeout_header(t));
+    }
+    sender.ready().await.map_err(|e| fail(&chain(&e)))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| fail(&chain(&e)))?;
+    let head_at = std::time::Instant::now();
+    let a = crate::grpc::read(
+        resp,
+        shape.max_message,
+        shape.max_body,
+        shape.keep_headers,
+        &|e| fail(&chain(e)),
+    )
+    .await;
+    Ok(crate::Response {
+        code: a.code,
+        bytes_in: a.bytes_in,
+        body: a.body,
+        headers: a.headers,
+        error: a.error,
+        head_at: Some(head_at),
+        end_at: None,
+        status: None,
+    })
+}
