@@ -233,6 +233,8 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         max_connections: a.max_connections,
         http2: a.http2,
         h2c: a.h2c,
+        http3: a.http3,
+        h3_streams: a.h3_streams,
         insecure: a.insecure,
         cert: a.cert.clone(),
         key: a.key.clone(),
@@ -330,6 +332,9 @@ pub fn run(a: AttackArgs) -> Outcome {
                 barrage_model::time::format_rfc3339(now)
             ));
         }
+    }
+    if a.http3 && a.unix_socket.is_some() {
+        return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
     }
     let Setup {
         reader,

@@ -13,7 +13,7 @@ use crate::{
     response::Step,
     shape::Shape,
     target::PreparedTarget,
-    transport::{dial::Dial, proxy::ProxyUrl, tls},
+    transport::{dial::Dial, proxy::ProxyUrl, quic::QuicConfig, tls},
     ClientConfig, Response, TlsError,
 };
 
@@ -125,6 +125,8 @@ pub struct Shared {
     tls_h1: TlsConnector,
     open_limit: Option<Arc<tokio::sync::Semaphore>>,
     dial: Arc<Dial>,
+    /// `-http3`'s QUIC configuration.
+    quic: Option<QuicConfig>,
 }
 
 impl Shared {
@@ -137,6 +139,7 @@ impl Shared {
             tls_h1: Client::tls(&h1)?,
             open_limit: Client::open_limit(cfg),
             dial: Arc::new(Dial::new(cfg)),
+            quic: cfg.http3.then(|| QuicConfig::new(cfg)).transpose()?,
         })
     }
 }
@@ -174,7 +177,8 @@ impl Client {
                 shared.dial.clone(),
                 cfg.h1_engine,
             )
-            .with_max_header_bytes(cfg.max_header_bytes),
+            .with_max_header_bytes(cfg.max_header_bytes)
+            .with_quic(shared.quic.clone(), cfg.h3_streams),
         );
         let attack = (!cfg.name.is_empty())
             .then(|| HeaderValue::from_str(&cfg.name).ok())

@@ -95,6 +95,11 @@ pub struct ClientConfig {
     pub http2: bool,
     /// `-h2c`: HTTP/2 with prior knowledge on cleartext connections.
     pub h2c: bool,
+    /// `-http3`: HTTP/3 over QUIC with prior knowledge for https://.
+    pub http3: bool,
+    /// `-h3-streams`: most requests at once on one HTTP/3 connection (0:
+    /// the server's limit).
+    pub h3_streams: usize,
     /// `-insecure`: do not verify server certificates.
     pub insecure: bool,
     /// `-cert`: client certificate chain, PEM.
@@ -163,6 +168,8 @@ impl Default for ClientConfig {
             max_connections: 0,
             http2: true,
             h2c: false,
+            http3: false,
+            h3_streams: 0,
             insecure: false,
             cert: None,
             key: None,

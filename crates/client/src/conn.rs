@@ -1,7 +1,7 @@
 //! A connection of whichever protocol, made from a transport stream
 //! ([`handshake`]), and the one match on protocol: one exchange on it
 //! ([`Conn::exchange`]). Each protocol's handshake and exchange are in
-//! its own room (`h1/`, `h2/`, with gRPC's call in `h2/grpc.rs`); the client around this
+//! its own room (`h1/`, `h2/` with gRPC's call in `h2/grpc.rs`, `h3/`); the client around this
 //! (`client.rs`) does the timeout, redirects and stale retries, and the
 //! pool (`pool.rs`) keeps connections without looking inside.
 
@@ -13,7 +13,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
     h1::{self, own, Framer, Stamps, H1},
-    h2,
+    h2, h3,
     hyper_io::{request, Fail},
     response::Step,
     shape::Shape,
@@ -22,10 +22,12 @@ use crate::{
     H1Engine,
 };
 
-/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2).
+/// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2,
+/// HTTP/3).
 pub(crate) enum Conn {
     H1(H1),
     H2(h2::Sender),
+    H3(h3::Conn),
 }
 
 impl Conn {
@@ -35,6 +37,7 @@ impl Conn {
     pub(crate) fn share(&self) -> Option<Conn> {
         match self {
             Conn::H2(s) if !s.is_closed() => Some(Conn::H2(s.clone())),
+            Conn::H3(c) if !c.is_closed() => Some(Conn::H3(c.clone())),
             _ => None,
         }
     }
@@ -45,9 +48,11 @@ impl Conn {
 pub(crate) struct Protocols {
     /// `-h1-engine`.
     pub(crate) engine: H1Engine,
-    /// `-max-header-bytes`: on HTTP/2 (and gRPC) the largest header list
-    /// an answer may have.
+    /// `-max-header-bytes`: on HTTP/2 (and gRPC) and HTTP/3 the largest
+    /// header list an answer may have.
     pub(crate) max_header_bytes: usize,
+    /// `-h3-streams` (0: the server's limit).
+    pub(crate) h3_streams: usize,
 }
 
 impl Protocols {
@@ -68,6 +73,18 @@ impl Protocols {
             H1Engine::Own => H1::Own(h1::Conn::new(stream, permit)),
             H1Engine::Hyper => H1::Hyper(h1::hyper::handshake(stream, permit).await?),
         }))
+    }
+
+    /// HTTP/3's handshake over the QUIC connection `quic` to `host`.
+    pub(crate) async fn quic(
+        &self,
+        quic: quinn::Connection,
+        host: &str,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Conn, crate::Failure> {
+        let (streams, max_header) = (self.h3_streams, self.max_header_bytes);
+        let conn = h3::handshake(quic, host, streams, max_header, permit).await?;
+        Ok(Conn::H3(conn))
     }
 }
 
@@ -155,6 +172,17 @@ impl Conn {
                     let v = http::Version::HTTP_2;
                     let req = request(shape, v, method, uri, &target.headers, body, seq, None);
                     Box::pin(h2::exchange(shape, sender, req, fail)).await
+                }
+                Conn::H3(_) if target.grpc => {
+                    return Step::Done(Err(crate::Failure::from(fail(
+                        &"grpc: gRPC over HTTP/3 is not supported (leave out -http3)",
+                    ))));
+                }
+                Conn::H3(conn) => {
+                    let v = http::Version::HTTP_3;
+                    let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                    let req = http::Request::from_parts(req.into_parts().0, ());
+                    Box::pin(h3::exchange(shape, conn, req, body, fail)).await
                 }
             };
             match answer {

@@ -37,6 +37,7 @@ mod error;
 mod grpc;
 pub mod h1;
 mod h2;
+mod h3;
 mod hyper_io;
 mod key;
 mod pool;

@@ -24,6 +24,7 @@ use crate::{
     transport::{
         dial::{BoxStream, Dial},
         proxy::ProxyUrl,
+        quic::{Quic, QuicConfig},
     },
     H1Engine,
 };
@@ -48,8 +49,13 @@ struct HostPool {
     /// Idle connections, least recently given back first: the next request
     /// takes the newest (warm in cache), the oldest is the one to close.
     idle: VecDeque<(H1, Instant)>,
-    /// The connection every request shares (HTTP/2).
+    /// The connection every request shares (HTTP/2, HTTP/3).
     multiplexed: Option<Conn>,
+    /// Whether a multiplexed connection is being opened (HTTP/3: one at
+    /// a time), how many attempts were made, and the last one's failure.
+    opening: bool,
+    attempts: u64,
+    failed: Option<(u64, crate::Failure)>,
     /// Shared, pipelined connections (`-pipeline` in the open model).
     shared: Vec<SharedConn>,
 }
@@ -72,11 +78,15 @@ pub(crate) struct Pool {
     connecting: AtomicUsize,
     /// Signalled when a connection attempt ends.
     attempt_ended: Notify,
+    /// Signalled (to all) when a multiplexed connection's attempt ends.
+    shared_ended: Notify,
     /// Shared by the worker threads' pools: one DNS cache and one turn
     /// for `-connect-to` per attack.
     dial: Arc<Dial>,
     /// The handshakes of the protocols a stream may speak.
     protocols: Protocols,
+    /// `-http3`: https:// goes over QUIC (this thread's endpoints).
+    quic: Option<Quic>,
     /// [`IDLE_TIMEOUT`] (shorter in tests).
     idle_timeout: Duration,
 }
@@ -101,13 +111,23 @@ impl Pool {
             given_back: Notify::new(),
             connecting: AtomicUsize::new(0),
             attempt_ended: Notify::new(),
+            shared_ended: Notify::new(),
             dial,
             protocols: Protocols {
                 engine,
                 max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
+                h3_streams: 0,
             },
+            quic: None,
             idle_timeout: IDLE_TIMEOUT,
         }
+    }
+
+    /// With `-http3` (and `-h3-streams`): https:// over QUIC.
+    pub(crate) fn with_quic(mut self, quic: Option<QuicConfig>, streams: usize) -> Self {
+        self.quic = quic.map(Quic::new);
+        self.protocols.h3_streams = streams;
+        self
     }
 
     /// With `-max-header-bytes`.
@@ -131,6 +151,12 @@ impl Pool {
         loop {
             if let Some(c) = self.reuse(key) {
                 return Ok(c);
+            }
+            if self.multiplexes(key) {
+                match Box::pin(self.one_opening(key)).await {
+                    Some(r) => return r,
+                    None => continue,
+                }
             }
             if self.connecting.load(Ordering::Acquire) >= MAX_CONNECTING {
                 let given_back = self.given_back.notified();
@@ -169,6 +195,60 @@ impl Pool {
                 }
             }
         }
+    }
+
+    /// Whether connections to `key` carry every request at once, known
+    /// before one is open (HTTP/3; HTTP/2 is known only by ALPN).
+    fn multiplexes(&self, key: &Key) -> bool {
+        self.keepalive && self.quic.is_some() && key.tls
+    }
+
+    /// For a multiplexed protocol: one connection attempt per host at a
+    /// time, and the requests that come meanwhile wait for it (without
+    /// this, the first burst opened 16 QUIC connections per thread, and
+    /// requests waiting for a connection given back, which a multiplexed
+    /// one never is, waited for ever). `None`: look again (another's
+    /// attempt made a connection); a failed attempt is the error of every
+    /// request that waited for it.
+    async fn one_opening(self: &Arc<Self>, key: &Key) -> Option<Result<Conn, crate::Failure>> {
+        let ended = self.shared_ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        let waiting_for = {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            let host = hosts.entry(key.clone()).or_default();
+            if host.multiplexed.as_ref().and_then(Conn::share).is_some() {
+                return None;
+            }
+            if host.opening {
+                Some(host.attempts)
+            } else {
+                host.opening = true;
+                host.attempts += 1;
+                None
+            }
+        };
+        if let Some(attempt) = waiting_for {
+            ended.await;
+            let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            return match hosts.get(key).and_then(|h| h.failed.as_ref()) {
+                Some((n, e)) if *n == attempt => Some(Err(e.clone())),
+                _ => None,
+            };
+        }
+        let permit = match &self.open_limit {
+            None => None,
+            Some(limit) => limit.clone().acquire_owned().await.ok(),
+        };
+        let opened = self.connect(key, permit).await;
+        {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            let host = hosts.entry(key.clone()).or_default();
+            host.opening = false;
+            host.failed = opened.as_ref().err().map(|e| (host.attempts, e.clone()));
+        }
+        self.shared_ended.notify_waiters();
+        Some(opened)
     }
 
     /// Opens a connection on its own task; the receiver gets it, or the
@@ -314,6 +394,13 @@ impl Pool {
         key: &Key,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, crate::Failure> {
+        if let Some(quic) = self.quic.as_ref().filter(|_| key.tls) {
+            let (to, laddr) = self.dial.udp_address(key).await?;
+            let conn = quic.connect(to, &key.host, laddr).await?;
+            let conn = self.protocols.quic(conn, &key.host, permit).await?;
+            self.keep_shared(key, &conn);
+            return Ok(conn);
+        }
         let stream = self.dial.open(key).await?;
         self.secure(key, stream, permit).await
     }
@@ -357,13 +444,18 @@ impl Pool {
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, crate::Failure> {
         let conn = self.protocols.handshake(stream, h2, permit).await?;
+        self.keep_shared(key, &conn);
+        Ok(conn)
+    }
+
+    /// Keeps a connection that every request shares as `key`'s.
+    fn keep_shared(&self, key: &Key, conn: &Conn) {
         if self.keepalive {
             if let Some(shared) = conn.share() {
                 let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
                 hosts.entry(key.clone()).or_default().multiplexed = Some(shared);
             }
         }
-        Ok(conn)
     }
 }
 
@@ -380,7 +472,7 @@ mod tests {
     async fn ready(pool: &Arc<Pool>, key: &Key) -> H1 {
         match pool.get(key).await {
             Ok(Conn::H1(conn)) => conn.ready().await.unwrap(),
-            Ok(Conn::H2(_)) => panic!("HTTP/2 on plain HTTP"),
+            Ok(_) => panic!("a multiplexed connection on plain HTTP"),
             Err(e) => panic!("{e}"),
         }
     }

@@ -137,6 +137,12 @@ pub struct AttackArgs {
     /// HTTP/2 over cleartext with prior knowledge
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub h2c: bool,
+    /// HTTP/3 over QUIC with prior knowledge for https:// targets
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub http3: bool,
+    /// Most requests at once on one HTTP/3 connection (0 = the server's limit)
+    #[arg(long = "h3-streams", default_value_t = 0)]
+    pub h3_streams: usize,
     /// Do not verify server certificates
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub insecure: bool,

@@ -53,11 +53,11 @@ impl Received {
 }
 
 #[derive(Default)]
-struct State {
-    count: AtomicU64,
-    connections: AtomicU64,
-    resumed: AtomicU64,
-    received: Mutex<Vec<Received>>,
+pub(crate) struct State {
+    pub(crate) count: AtomicU64,
+    pub(crate) connections: AtomicU64,
+    pub(crate) resumed: AtomicU64,
+    pub(crate) received: Mutex<Vec<Received>>,
     /// The addresses TCP connections came from.
     peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
 }
@@ -291,6 +291,17 @@ async fn handle(
         .await
         .map(|b| b.to_bytes().to_vec())
         .unwrap_or_default();
+    route(&state, parts, body).await
+}
+
+/// The test server's answer to a request read whole: the routes every
+/// protocol's server shares (HTTP/1.1, HTTP/2, HTTP/3). The request is
+/// counted and kept in `state`.
+pub(crate) async fn route(
+    state: &State,
+    parts: http::request::Parts,
+    body: Vec<u8>,
+) -> Result<Response<crate::grpc::Body>, &'static str> {
     let path = parts
         .uri
         .path_and_query()

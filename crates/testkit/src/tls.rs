@@ -112,18 +112,32 @@ impl TestCert {
 
     /// A rustls server configuration offering h2 and HTTP/1.1.
     pub fn server_config(&self) -> Arc<ServerConfig> {
+        let mut cfg = self.rustls_config();
+        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Arc::new(cfg)
+    }
+
+    /// A rustls server configuration for QUIC: TLS 1.3, ALPN h3, 0-RTT
+    /// accepted.
+    pub fn quic_server_config(&self) -> ServerConfig {
+        let mut cfg = self.rustls_config();
+        cfg.alpn_protocols = vec![b"h3".to_vec()];
+        cfg.max_early_data_size = u32::MAX;
+        cfg
+    }
+
+    fn rustls_config(&self) -> ServerConfig {
         let certs = CertificateDer::pem_slice_iter(self.cert_pem.as_bytes())
             .collect::<Result<Vec<_>, _>>()
             .expect("parse own cert");
         let key = PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes()).expect("parse own key");
-        let mut cfg = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        let cfg = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
             .with_safe_default_protocol_versions()
             .expect("protocol versions")
             .with_no_client_auth()
             .with_single_cert(certs, key)
             .expect("server cert");
-        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Arc::new(cfg)
+        cfg
     }
 }
 

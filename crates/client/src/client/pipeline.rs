@@ -70,7 +70,7 @@ impl Client {
                 self.keep(Some(&mut serial.kept), key, other);
                 return self.one_by_one(batch, serial, each).await;
             }
-            Conn::H2(_) => return self.one_by_one(batch, serial, each).await,
+            Conn::H2(_) | Conn::H3(_) => return self.one_by_one(batch, serial, each).await,
         };
         let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
         let wires: Vec<&Wire> = batch

@@ -80,7 +80,9 @@ impl Client {
                     self.pool.put(key, other);
                     return Box::pin(self.exchange(target, seq, None)).await;
                 }
-                Conn::H2(_) => return Box::pin(self.exchange(target, seq, None)).await,
+                Conn::H2(_) | Conn::H3(_) => {
+                    return Box::pin(self.exchange(target, seq, None)).await
+                }
             }
         }
     }

@@ -15,7 +15,8 @@ pub(crate) async fn call(
     fail: Fail<'_>,
 ) -> Result<crate::Response, crate::Failure> {
     if let Some(t) = shape.timeout {
-        req.headers_mut().insert("grpc-timeout", crate::grpc::timeout_header(t));
+        req.headers_mut()
+            .insert("grpc-timeout", crate::grpc::timeout_header(t));
     }
     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
     let resp = sender

@@ -231,6 +231,24 @@ impl Dial {
         Ok(Box::new(stream))
     }
 
+    /// Where a QUIC connection for `key` goes (the host or its
+    /// `-connect-to` destination, looked up; the first address), and the
+    /// `-laddr` it goes from. Errors are worded as Go's.
+    pub(crate) async fn udp_address(
+        &self,
+        key: &Key,
+    ) -> Result<(SocketAddr, Option<IpAddr>), crate::Failure> {
+        let (host, port) = self.address(key);
+        let addrs = self
+            .resolve(host, port)
+            .await
+            .map_err(|e| format!("dial udp: lookup {host}: {}", lookup_error(&e)))?;
+        let to = *addrs
+            .first()
+            .ok_or_else(|| format!("dial udp: lookup {host}: no addresses"))?;
+        Ok((to, self.laddr(to.is_ipv6())))
+    }
+
     /// `connect`, given up after `-timeout`.
     async fn limited<S>(
         &self,

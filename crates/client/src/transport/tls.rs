@@ -305,6 +305,31 @@ pub(crate) fn handshake_failure(e: &std::io::Error, host: &str) -> String {
     }
 }
 
+/// A certificate's failure as QUIC reports it (rustls's words, the error
+/// itself gone by then), as Go words it.
+pub(crate) fn certificate_words(what: &str, host: &str) -> String {
+    if what.contains("UnknownIssuer") || what.contains("unknown issuer") {
+        "certificate signed by unknown authority".into()
+    } else if what.contains("Expired") || what.contains("NotValidYet") || what.contains("expired") {
+        "certificate has expired or is not yet valid".into()
+    } else if let Some((_, names)) = what.split_once("is only valid for ") {
+        // rustls names them as `DnsName("a.example")`: the name alone.
+        let names: Vec<&str> = names
+            .split(", ")
+            .flat_map(|n| n.split(" or "))
+            .map(|n| match (n.find('"'), n.rfind('"')) {
+                (Some(a), Some(b)) if b > a => &n[a + 1..b],
+                _ => n,
+            })
+            .collect();
+        format!("certificate is valid for {}, not {host}", names.join(", "))
+    } else if what.contains("NotValidForName") || what.contains("not valid for name") {
+        format!("certificate is not valid for {host}")
+    } else {
+        words(what)
+    }
+}
+
 /// A CamelCase name as lower-case words: `CaUsedAsEndEntity` -> `ca used
 /// as end entity`. What rustls and webpki name only in their Debug form.
 fn words(name: &str) -> String {

@@ -1,0 +1,317 @@
+//! HTTP/3 end to end (issue 30): `-http3` against testkit's quinn + h3
+//! server: every route, bodies both ways, many streams on one
+//! connection, the server's faults as records, certificates, `-timeout`.
+
+mod common;
+
+use barrage_stream::Hit;
+use barrage_testkit::{H3Server, TestCert};
+use common::*;
+
+/// `attack -http3` trusting `cert`, the targets on stdin, `args` after;
+/// the records in sequence order.
+fn attack_h3(cert: &TestCert, targets: &str, args: &[&str]) -> Vec<Hit> {
+    let roots = cert.cert_path.to_str().unwrap();
+    let mut all = vec!["attack", "-http3", "-root-certs", roots];
+    all.extend_from_slice(args);
+    let mut hits = decode(&ok(&all, targets.as_bytes()));
+    assert_seq_complete(&mut hits);
+    hits
+}
+
+#[test]
+fn every_route_answers_over_http3() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let targets = [
+        ("/", 200, "hello\n"),
+        ("/status/503", 503, "status 503\n"),
+        ("/redirect/2", 200, "landed\n"),
+        ("/bytes/10", 200, "xxxxxxxxxx"),
+        ("/nowhere", 404, "not found\n"),
+    ];
+    for (path, code, body) in targets {
+        let t = format!("GET {}\n", server.url(path));
+        let hits = attack_h3(
+            &cert,
+            &t,
+            &["-rate", "100", "-requests", "3", "-max-body", "-1"],
+        );
+        assert_eq!(hits.len(), 3, "{path}");
+        for h in &hits {
+            assert_eq!(h.code, code, "{path}: {}", h.error);
+            assert_eq!(String::from_utf8_lossy(&h.body), body, "{path}");
+            assert_eq!(h.error.is_empty(), code < 400, "{path}: {}", h.error);
+        }
+    }
+    let seen = server.received();
+    assert!(
+        seen.iter().all(|r| r.version == "HTTP/3.0"),
+        "{:?}",
+        seen[0]
+    );
+    // Three of each path, and the two hops of each redirect.
+    assert_eq!(server.count(), 3 * 5 + 3 * 2);
+    let dump = ok(
+        &["dump", "-dumper", "json"],
+        &ok(
+            &[
+                "attack",
+                "-http3",
+                "-insecure",
+                "-rate",
+                "100",
+                "-requests",
+                "1",
+            ],
+            format!("GET {}\n", server.url("/")).as_bytes(),
+        ),
+    );
+    let line = String::from_utf8(dump).unwrap();
+    assert!(line.contains("\"proto\":\"HTTP/3\""), "{line}");
+}
+
+#[test]
+fn a_mebibyte_goes_up_and_comes_down() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let dir = tempdir("h3-body");
+    let body = dir.join("mib");
+    std::fs::write(&body, vec![b'y'; 1 << 20]).unwrap();
+    let t = format!(
+        "POST {}\n@{}\n\nGET {}\n",
+        server.url("/echo"),
+        body.display(),
+        server.url("/bytes/1048576")
+    );
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &["-rate", "100", "-requests", "4", "-max-body", "0"],
+    );
+    for h in &hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""));
+        assert_eq!(h.bytes_in, 1 << 20, "{} {}", h.method, h.url);
+    }
+    let posts: Vec<_> = hits.iter().filter(|h| h.method == "POST").collect();
+    assert_eq!(posts.len(), 2);
+    assert!(posts.iter().all(|h| h.bytes_out == 1 << 20));
+    let seen = server.received();
+    assert!(seen
+        .iter()
+        .filter(|r| r.method == "POST")
+        .all(|r| r.body.len() == 1 << 20));
+}
+
+/// 100 requests in flight at once share one QUIC connection, each its
+/// own stream; `-h3-streams` caps how many are in flight.
+#[test]
+fn a_hundred_streams_share_one_connection() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!("GET {}\n", server.url("/sleep/300"));
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &[
+            "-cpus",
+            "1",
+            "-rate",
+            "0",
+            "-max-workers",
+            "100",
+            "-requests",
+            "100",
+        ],
+    );
+    let bad = hits
+        .iter()
+        .filter(|h| h.code != 200 || !h.error.is_empty())
+        .count();
+    eprintln!(
+        "DEBUG bad {bad} conns {} most {}",
+        server.connections(),
+        server.most_at_once()
+    );
+    assert_eq!(bad, 0);
+    assert_eq!(server.connections(), 1, "one QUIC connection");
+    assert_eq!(server.most_at_once(), 100, "all at once");
+
+    let capped = H3Server::start(&cert);
+    let t = format!("GET {}\n", capped.url("/sleep/100"));
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &[
+            "-cpus",
+            "1",
+            "-rate",
+            "0",
+            "-max-workers",
+            "40",
+            "-requests",
+            "40",
+            "-h3-streams",
+            "10",
+        ],
+    );
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    assert_eq!(capped.most_at_once(), 10, "-h3-streams 10");
+}
+
+/// A stream reset, a refused stream and a closed connection are each a
+/// record with an error naming the HTTP/3 code; the other requests go on.
+#[test]
+fn the_servers_faults_are_records_in_words() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!(
+        "GET {}\nGET {}\nGET {}\nGET {}\n",
+        server.url("/h3/reset"),
+        server.url("/h3/refuse"),
+        server.url("/"),
+        server.url("/h3/close"),
+    );
+    let hits = attack_h3(&cert, &t, &["-cpus", "1", "-rate", "20", "-requests", "8"]);
+    assert_eq!(hits.len(), 8);
+    for h in &hits {
+        let path = h.url.rsplit_once(':').unwrap().1;
+        let want = match path.split_once('/').unwrap().1 {
+            "h3/reset" => "stream reset by server: H3_REQUEST_CANCELLED (0x10c)",
+            "h3/refuse" => "stream reset by server: H3_REQUEST_REJECTED (0x10b)",
+            "h3/close" => "connection closed by server: CONNECTION_CLOSE H3_INTERNAL_ERROR (0x102)",
+            _ => "",
+        };
+        if want.is_empty() {
+            assert_eq!((h.code, h.error.as_str()), (200, ""), "{}", h.url);
+        } else {
+            assert_eq!(h.code, 0, "{}", h.url);
+            assert!(h.error.contains(want), "{}: {}", h.url, h.error);
+            assert!(h.error.starts_with("Get \""), "{}", h.error);
+        }
+    }
+    // Each close costs a connection; the next request opens another.
+    assert!(server.connections() >= 2);
+}
+
+#[test]
+fn a_host_without_quic_is_named() {
+    let silent = H3Server::silent();
+    let t = format!("GET {}\n", silent.url("/"));
+    let hits = decode(&ok(
+        &[
+            "attack",
+            "-http3",
+            "-insecure",
+            "-rate",
+            "100",
+            "-requests",
+            "1",
+        ],
+        t.as_bytes(),
+    ));
+    assert_eq!(hits.len(), 1);
+    let want = format!("no QUIC answer from {} within 5s", silent.addr());
+    assert!(hits[0].error.ends_with(&want), "{}", hits[0].error);
+    assert_eq!(hits[0].code, 0);
+}
+
+#[test]
+fn a_certificate_for_another_name_is_refused_unless_insecure() {
+    let cert = TestCert::wrong_name();
+    let server = H3Server::start(&cert);
+    let t = format!("GET {}\n", server.url("/"));
+    let ca = cert.ca_path().unwrap();
+    let args = [
+        "attack",
+        "-http3",
+        "-root-certs",
+        ca.to_str().unwrap(),
+        "-rate",
+        "100",
+        "-requests",
+        "2",
+    ];
+    let hits = decode(&ok(&args, t.as_bytes()));
+    assert_eq!(hits.len(), 2);
+    let want = "tls: failed to verify certificate: x509: certificate is valid for example.invalid, not 127.0.0.1";
+    for h in &hits {
+        assert_eq!(h.code, 0);
+        assert!(h.error.ends_with(want), "{}", h.error);
+    }
+    let hits = decode(&ok(
+        &[
+            "attack",
+            "-http3",
+            "-insecure",
+            "-rate",
+            "100",
+            "-requests",
+            "2",
+        ],
+        t.as_bytes(),
+    ));
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+}
+
+#[test]
+fn timeout_ends_a_slow_answer() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!(
+        "GET {}\nGET {}\n",
+        server.url("/sleep/3000"),
+        server.url("/")
+    );
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &["-rate", "100", "-requests", "2", "-timeout", "300ms"],
+    );
+    let slow = hits
+        .iter()
+        .find(|h| h.url.ends_with("/sleep/3000"))
+        .unwrap();
+    assert_eq!(slow.code, 0);
+    assert!(
+        slow.error.ends_with("timeout after 300ms (-timeout)"),
+        "{}",
+        slow.error
+    );
+    let fast = hits.iter().find(|h| h.url.ends_with('/')).unwrap();
+    assert_eq!((fast.code, fast.error.as_str()), (200, ""));
+}
+
+/// With `-session-tickets`, connections after the first resume their
+/// TLS session and send in 0-RTT.
+#[test]
+fn session_tickets_resume_in_zero_rtt() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!("GET {}\n", server.url("/"));
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &[
+            "-cpus",
+            "1",
+            "-session-tickets",
+            "-keepalive=false",
+            "-rate",
+            "20",
+            "-requests",
+            "5",
+        ],
+    );
+    assert!(
+        hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
+        "{:?}",
+        hits[0].error
+    );
+    assert_eq!(server.connections(), 5);
+    assert!(
+        server.early_data_sessions() >= 3,
+        "{} in 0-RTT",
+        server.early_data_sessions()
+    );
+}
