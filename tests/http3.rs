@@ -315,3 +315,30 @@ fn session_tickets_resume_in_zero_rtt() {
         server.early_data_sessions()
     );
 }
+
+/// One attack over HTTP/1.1, HTTP/2 and HTTP/3 at once: each record keeps
+/// its protocol, `report -by proto` groups by it and `dump` names it.
+#[test]
+fn report_by_proto_separates_the_versions() {
+    let cert = TestCert::generate();
+    let h3 = H3Server::start(&cert);
+    let plain = barrage_testkit::Server::http();
+    let t = format!("GET {}\nGET {}\n", h3.url("/"), plain.url("/"));
+    let args = ["attack", "-http3", "-insecure", "-rate", "100", "-requests", "6"];
+    let stream = ok(&args, t.as_bytes());
+    let groups = report_groups(&stream, "proto");
+    assert_eq!(group(&groups, "HTTP/3")["requests"], 3, "{}", groups.1);
+    assert_eq!(group(&groups, "HTTP/1.1")["requests"], 3, "{}", groups.1);
+    let h2c = ok(
+        &["attack", "-h2c", "-rate", "100", "-requests", "2"],
+        format!("GET {}\n", plain.url("/")).as_bytes(),
+    );
+    let groups = report_groups(&h2c, "proto");
+    assert_eq!(group(&groups, "HTTP/2")["requests"], 2, "{}", groups.1);
+    // The JSON dump names it, and reads it back.
+    let json = ok(&["dump", "-dumper", "json"], &stream);
+    let text = String::from_utf8_lossy(&json);
+    assert_eq!(text.matches("\"proto\":\"HTTP/3\"").count(), 3, "{text}");
+    let back = report_groups(&json, "proto");
+    assert_eq!(group(&back, "HTTP/1.1")["requests"], 3, "{}", back.1);
+}

@@ -35,7 +35,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_testkit::{Child, RawServer, Script, Server, TestCert, WsServer};
+use barrage_testkit::{Child, H3Server, RawServer, Script, Server, TestCert, WsServer};
 
 /// `-timeout` in every cell.
 const TIMEOUT: Duration = Duration::from_secs(1);
@@ -70,9 +70,17 @@ enum Way {
     Ws,
     /// WebSocket connections held open (`-hold`), a message every 200 ms.
     WsHold,
+    /// HTTP/3 over QUIC (`-http3`). Its faults are QUIC's: a UDP port
+    /// with nobody (Refused), one that reads and never answers (Deaf), one
+    /// that answers garbage (Garbage, Blurt), a TCP-only HTTP/1.1 server
+    /// (Http1Ok), and the test server's own routes: an answer that never
+    /// comes (Stall, SlowLoris), a stream reset (Half), a stream refused
+    /// (Reset), the connection closed at each request (CloseEach), a body
+    /// without end (Endless), a server allowing no stream (Own).
+    H3,
 }
 
-const WAYS: [Way; 8] = [
+const WAYS: [Way; 9] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -81,6 +89,7 @@ const WAYS: [Way; 8] = [
     Way::Grpc,
     Way::Ws,
     Way::WsHold,
+    Way::H3,
 ];
 
 /// A fault, or none.
@@ -159,6 +168,7 @@ enum Peer {
     Raw(RawServer),
     Http(Server),
     Ws(WsServer),
+    H3(H3Server),
     Nobody(std::net::SocketAddr),
 }
 
@@ -168,6 +178,7 @@ impl Peer {
             Peer::Raw(s) => s.url(""),
             Peer::Http(s) => s.url(""),
             Peer::Ws(s) => s.url(""),
+            Peer::H3(s) => s.url(""),
             Peer::Nobody(a) => return a.to_string(),
         };
         url.split("://")
@@ -187,6 +198,7 @@ impl Peer {
             Peer::Raw(s) => s.requests(),
             Peer::Http(s) => s.count(),
             Peer::Ws(s) => s.messages(),
+            Peer::H3(s) => s.count(),
             Peer::Nobody(_) => 0,
         }
     }
@@ -218,6 +230,15 @@ fn reply(bytes: &'static [u8], trickle: bool, close: bool) -> Peer {
 /// The server for `fault` as `way` meets it.
 fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
     let ws = matches!(way, Way::Ws | Way::WsHold);
+    if way == Way::H3 {
+        return match fault {
+            Fault::Refused | Fault::Http1Ok => peer(Way::H1, fault, cert),
+            Fault::Deaf => Peer::H3(H3Server::silent()),
+            Fault::Garbage | Fault::Blurt => Peer::H3(H3Server::garbage()),
+            Fault::Own => Peer::H3(H3Server::with_streams(cert, 0)),
+            _ => Peer::H3(H3Server::start(cert)),
+        };
+    }
     match fault {
         Fault::Healthy if ws => Peer::Ws(WsServer::start()),
         Fault::Healthy if way == Way::H2 => Peer::Http(Server::https(cert)),
@@ -253,6 +274,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             Way::H2c => Peer::Http(Server::http_goaway_after(2)),
             Way::Grpc => Peer::Http(Server::http()),
             Way::Ws | Way::WsHold => Peer::Ws(WsServer::start()),
+            Way::H3 => unreachable!("HTTP/3's servers are above"),
         },
     }
 }
@@ -282,6 +304,18 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
     match way {
         Way::H1 | Way::Hyper | Way::Pipelined | Way::H2c => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
+        Way::H3 => {
+            let path = match fault {
+                Fault::Stall => "/sleep/5000",
+                Fault::SlowLoris => "/sleep/1500",
+                Fault::Half => "/h3/reset",
+                Fault::Reset => "/h3/refuse",
+                Fault::CloseEach => "/h3/close",
+                Fault::Endless => "/h3/endless",
+                _ => "/",
+            };
+            format!("GET https://{addr}{path}\n")
+        }
         Way::Grpc => {
             let fault = if fault == Fault::Own {
                 "x-fault: short\n"
@@ -312,6 +346,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Grpc => vec![],
         Way::Ws => vec![],
         Way::WsHold => vec!["-hold", "3", "-hold-every", "200ms"],
+        Way::H3 => vec!["-http3", "-insecure"],
     }
 }
 

@@ -73,6 +73,8 @@ pub(crate) struct Finished {
     latency: u64,
     first_byte: u64,
     code: u16,
+    /// The HTTP version it went over, where a response said.
+    proto: barrage_model::Proto,
     bytes_in: u64,
     error: String,
     body: Vec<u8>,
@@ -144,6 +146,7 @@ pub(crate) fn record(
         latency,
         first_byte: 0,
         code: 0,
+        proto: barrage_model::Proto::Unknown,
         bytes_in: 0,
         error: String::new(),
         body: Vec::new(),
@@ -156,6 +159,7 @@ pub(crate) fn record(
                 .map_or(0, |at| at.saturating_duration_since(sent).as_nanos() as u64)
                 .min(latency);
             done.code = r.code;
+            done.proto = r.proto;
             done.bytes_in = r.bytes_in;
             done.body = r.body;
             done.headers = r.headers;
@@ -324,6 +328,7 @@ pub(crate) fn write_hits(
                 hit.latency = done.latency;
                 hit.first_byte = done.first_byte;
                 hit.code = done.code;
+                hit.proto = done.proto;
                 hit.bytes_in = done.bytes_in;
                 hit.error = done.error;
                 hit.body = done.body;

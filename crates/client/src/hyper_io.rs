@@ -92,9 +92,14 @@ pub(crate) async fn read(
         .then(|| head.headers.get(header::LOCATION))
         .flatten()
         .map(|l| l.as_bytes().to_vec());
+    let proto = match head.version {
+        http::Version::HTTP_2 => barrage_model::Proto::Http2,
+        _ => barrage_model::Proto::Http1,
+    };
     let mut out = Response {
         code: status.as_u16(),
         head_at: Some(head_at),
+        proto,
         ..Response::default()
     };
     if shape.keep_headers && location.is_none() {

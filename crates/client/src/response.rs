@@ -22,6 +22,8 @@ pub struct Response {
     /// The status line as the server wrote it ("503 Backend Down"), where
     /// the engine keeps it (barrage's HTTP/1.1 engine).
     pub status: Option<String>,
+    /// The HTTP version it came over.
+    pub proto: barrage_model::Proto,
 }
 
 /// A response read by any protocol's exchange, with what following it

@@ -303,7 +303,7 @@ pub struct ReportArgs {
     /// Latency percentiles to show
     #[arg(long, default_value = "50,90,95,99")]
     pub percentiles: barrage_report::Percentiles,
-    /// One report per url, method, code, attack, error or grpc-status, plus the total
+    /// One report per url, method, code, attack, error, grpc-status or proto, plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404

@@ -29,6 +29,9 @@ pub enum GroupBy {
     /// A gRPC call's status: `0 OK`, `14 UNAVAILABLE`, …; other records
     /// (HTTP, or no answer) under their code.
     GrpcStatus,
+    /// The HTTP version (`HTTP/1.1`, `HTTP/2`, `HTTP/3`); records without
+    /// one (no answer, or from vegeta's formats) under `(none)`.
+    Proto,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -41,9 +44,10 @@ impl std::str::FromStr for GroupBy {
             "attack" => GroupBy::Attack,
             "error" => GroupBy::Error,
             "grpc-status" => GroupBy::GrpcStatus,
+            "proto" => GroupBy::Proto,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack, error or grpc-status)"
+                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status or proto)"
                 )))
             }
         })
@@ -60,6 +64,7 @@ impl GroupBy {
             GroupBy::Attack => "attack",
             GroupBy::Error => "error",
             GroupBy::GrpcStatus => "grpc-status",
+            GroupBy::Proto => "proto",
         }
     }
 }
@@ -103,6 +108,10 @@ impl Groups {
             GroupBy::Method => &hit.method,
             GroupBy::Attack => &hit.attack,
             GroupBy::Error => &hit.error,
+            GroupBy::Proto => match hit.proto {
+                barrage_model::Proto::Unknown => "(none)",
+                p => p.as_str(),
+            },
             GroupBy::Code => {
                 use std::fmt::Write;
                 self.code_key.clear();

@@ -38,6 +38,8 @@ pub struct Hit {
     pub body: Vec<u8>,
     /// Response headers in received order (kept only when asked for).
     pub headers: Vec<(String, String)>,
+    /// The HTTP version the request went over, where known.
+    pub proto: crate::Proto,
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

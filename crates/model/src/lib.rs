@@ -24,6 +24,7 @@
 pub mod duration;
 pub mod gojson;
 mod hit;
+mod proto;
 mod rate;
 pub mod size;
 mod stages;
@@ -33,6 +34,7 @@ pub mod time;
 pub mod words;
 
 pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
+pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};
 pub use stages::{Stages, StagesError};
 pub use target::Target;

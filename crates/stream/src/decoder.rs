@@ -1,11 +1,11 @@
 use std::io::{self, Read};
 
-use barrage_model::Hit;
+use barrage_model::{Hit, Proto};
 
 use crate::{
     error::StreamError,
     wire::{
-        Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
+        Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_PROTO, F_ERROR, F_HEADERS,
         F_METHOD, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC,
         MAX_FRAME, MAX_TABLE,
     },
@@ -337,9 +337,6 @@ fn decode_item(
         }
         kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE) => {
             let flags = c.byte()?;
-            if flags & 0x80 != 0 {
-                return Err(format!("unknown record flags {flags:#04x}").into());
-            }
             let seq_delta = c.i64()?;
             let scheduled_delta = c.i64()?;
             let lag = c.i64()?;
@@ -371,6 +368,15 @@ fn decode_item(
             let method = index(F_METHOD, prev.method)?;
             let url = index(F_URL, prev.url)?;
             let attack = index(F_ATTACK, prev.attack)?;
+            let proto = if flags & F_PROTO != 0 {
+                let code = c.u64()?;
+                Proto::from_code(code)
+                    .ok_or_else(|| Malformed::from(format!("unknown protocol {code}")))?
+                    .code()
+            } else {
+                prev.proto
+            };
+            hit.proto = Proto::from_code(proto as u64).unwrap_or_default();
             let get = |i: u32| {
                 table
                     .get(i as usize)
@@ -415,7 +421,7 @@ fn decode_item(
             hit.seq = prev.seq.wrapping_add(seq_delta as u64);
             hit.scheduled = prev.scheduled.wrapping_add(scheduled_delta);
             hit.timestamp = hit.scheduled.wrapping_add(lag);
-            *prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack]);
+            *prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack], proto);
             Ok(true)
         }
         ITEM_RESET => {

@@ -4,7 +4,7 @@ use barrage_model::Hit;
 
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
-    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT,
+    F_ATTACK, F_BODY, F_BYTES_OUT, F_PROTO, F_ERROR, F_HEADERS, F_METHOD, F_URL, ITEM_HIT,
     ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
 };
 
@@ -207,6 +207,10 @@ impl<W: Write> Encoder<W> {
         if attack != prev.attack {
             flags |= F_ATTACK;
         }
+        let proto = hit.proto.code();
+        if proto != prev.proto {
+            flags |= F_PROTO;
+        }
         // The time to first byte, as what the body took after it (a byte or
         // two for small bodies); left out when none was measured.
         let first_byte = (hit.first_byte > 0 && hit.first_byte <= hit.latency)
@@ -243,6 +247,9 @@ impl<W: Write> Encoder<W> {
                 put_varint(f, idx as u64);
             }
         }
+        if flags & F_PROTO != 0 {
+            put_varint(f, proto as u64);
+        }
         if flags & F_BODY != 0 {
             put_bytes(f, &hit.body);
         }
@@ -254,7 +261,7 @@ impl<W: Write> Encoder<W> {
             }
         }
         self.names = names;
-        self.prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack]);
+        self.prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack], proto);
         if self.frame.len() >= FRAME_TARGET {
             self.end_frame()?;
         }

@@ -94,6 +94,11 @@ impl<W: Write> JsonWriter<W> {
         if hit.first_byte > 0 {
             l.extend_from_slice(format!(",\"first_byte\":{}", hit.first_byte).as_bytes());
         }
+        if hit.proto != barrage_model::Proto::Unknown {
+            l.extend_from_slice(b",\"proto\":\"");
+            l.extend_from_slice(hit.proto.as_str().as_bytes());
+            l.push(b'"');
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -140,6 +145,8 @@ struct JsonHit<'a> {
     scheduled: Option<Cow<'a, str>>,
     #[serde(default)]
     first_byte: Option<u64>,
+    #[serde(default, borrow)]
+    proto: Cow<'a, str>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -194,6 +201,8 @@ impl<R: BufRead> JsonReader<R> {
             hit.code = j.code;
             hit.latency = j.latency;
             hit.first_byte = j.first_byte.unwrap_or(0);
+            hit.proto = barrage_model::Proto::from_name(&j.proto)
+                .ok_or_else(|| bad(format!("unknown \"proto\" {:?}", j.proto)))?;
             self.lacks = barrage_model::Lacks {
                 scheduled: j.scheduled.is_none(),
                 first_byte: j.first_byte.is_none() && j.code != 0,

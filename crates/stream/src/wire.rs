@@ -15,6 +15,8 @@
 //!          [method:varint]         if flags & METHOD
 //!          [url:varint]            if flags & URL
 //!          [attack:varint]         if flags & ATTACK
+//!          [proto:varint]          if flags & PROTO (version 3: 0 unknown,
+//!                                  1 HTTP/1.1, 2 HTTP/2, 3 HTTP/3)
 //!          [len:varint bytes]      if flags & BODY
 //!          [n:varint (name:varint len:varint utf8)*n]  if flags & HEADERS
 //! 2 Reset                                 empties the table (index 0 = "")
@@ -33,9 +35,10 @@
 pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 
 /// The format version this build writes and the newest it reads.
-/// Version 2 added records with the time to first byte (kind 3); version 1
-/// streams are read as they are (their records have none).
-pub const FORMAT_VERSION: u16 = 2;
+/// Version 2 added records with the time to first byte (kind 3), version 3
+/// the protocol (flag PROTO); older streams are read as they are (their
+/// records have neither).
+pub const FORMAT_VERSION: u16 = 3;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -68,6 +71,9 @@ pub(crate) const F_ERROR: u8 = 0x08;
 pub(crate) const F_METHOD: u8 = 0x10;
 pub(crate) const F_URL: u8 = 0x20;
 pub(crate) const F_ATTACK: u8 = 0x40;
+/// The protocol differs from the previous record's (left out: the same;
+/// unknown at a frame's start).
+pub(crate) const F_PROTO: u8 = 0x80;
 
 /// Appends `v` as a LEB128 varint.
 #[inline]
@@ -102,11 +108,13 @@ pub(crate) struct Prev {
     pub method: u32,
     pub url: u32,
     pub attack: u32,
+    pub proto: u8,
 }
 
 impl Prev {
-    /// The state after a record with these times and string indices.
-    pub(crate) fn after(seq: u64, scheduled: i64, strings: [u32; 4]) -> Prev {
+    /// The state after a record with these times, string indices and
+    /// protocol.
+    pub(crate) fn after(seq: u64, scheduled: i64, strings: [u32; 4], proto: u8) -> Prev {
         let [error, method, url, attack] = strings;
         Prev {
             seq,
@@ -115,6 +123,7 @@ impl Prev {
             method,
             url,
             attack,
+            proto,
         }
     }
 }

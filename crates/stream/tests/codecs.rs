@@ -50,6 +50,7 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                 url,
                 body,
                 headers,
+                proto: barrage_model::Proto::from_code(bytes_in % 4).unwrap_or_default(),
             },
         )
 }
@@ -90,6 +91,12 @@ fn sample(n: u64) -> Vec<Hit> {
             url: format!("http://127.0.0.1:8080/{}", i % 3),
             body: vec![],
             headers: vec![],
+            // Changing now and then, unknown for the failures.
+            proto: match i % 4 {
+                3 => barrage_model::Proto::Unknown,
+                _ if i % 10 < 5 => barrage_model::Proto::Http1,
+                _ => barrage_model::Proto::Http3,
+            },
         })
         .collect()
 }
@@ -136,10 +143,11 @@ proptest! {
     #[test]
     fn csv_round_trips(mut hits in proptest::collection::vec(arb_hit(), 0..20)) {
         for h in &mut hits {
-            // CSV has no `scheduled` or `first_byte` column (vegeta's 12);
-            // header values are trimmed.
+            // CSV has no `scheduled`, `first_byte` or `proto` column
+            // (vegeta's 12); header values are trimmed.
             h.scheduled = h.timestamp;
             h.first_byte = 0;
+            h.proto = barrage_model::Proto::Unknown;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());
@@ -221,7 +229,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 2,
+            supported: 3,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

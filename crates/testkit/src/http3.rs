@@ -5,9 +5,12 @@
 //! - `/h3/reset`: the request's stream reset with `H3_REQUEST_CANCELLED`;
 //! - `/h3/refuse`: refused, reset with `H3_REQUEST_REJECTED`;
 //! - `/h3/close`: the whole connection closed (`CONNECTION_CLOSE` with
-//!   `H3_INTERNAL_ERROR`, 0x102).
+//!   `H3_INTERNAL_ERROR`, 0x102);
+//! - `/h3/endless`: a 200 whose body never ends.
 //!
-//! [`H3Server::silent`] binds a UDP port that never answers.
+//! [`H3Server::silent`] binds a UDP port that never answers,
+//! [`H3Server::garbage`] one that answers every datagram with bytes that
+//! are no QUIC.
 
 use std::{
     net::{SocketAddr, UdpSocket},
@@ -96,6 +99,34 @@ impl H3Server {
             streams: Arc::default(),
             stop: None,
             thread: None,
+            _silent: Some(socket),
+        }
+    }
+
+    /// A UDP port on loopback that answers every datagram with bytes that
+    /// are no QUIC packet.
+    pub fn garbage() -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").expect("bind loopback UDP");
+        let addr = socket.local_addr().expect("local addr");
+        let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
+        let answer = socket.try_clone().expect("clone UDP socket");
+        answer
+            .set_read_timeout(Some(std::time::Duration::from_millis(50)))
+            .expect("read timeout");
+        let thread = thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while stop_rx.try_recv() == Err(oneshot::error::TryRecvError::Empty) {
+                if let Ok((_, from)) = answer.recv_from(&mut buf) {
+                    let _ = answer.send_to(b"\x00\x00garbage, not QUIC\r\n", from);
+                }
+            }
+        });
+        H3Server {
+            addr,
+            state: Arc::default(),
+            streams: Arc::default(),
+            stop: Some(stop_tx),
+            thread: Some(thread),
             _silent: Some(socket),
         }
     }
@@ -272,6 +303,14 @@ async fn answer(
         "/h3/reset" => return stream.stop_stream(h3::error::Code::H3_REQUEST_CANCELLED),
         "/h3/refuse" => return stream.stop_stream(h3::error::Code::H3_REQUEST_REJECTED),
         "/h3/close" => return quic.close(0x102u32.into(), b"closing on request"),
+        "/h3/endless" => {
+            let ok = http::Response::builder().status(200).body(()).expect("a head");
+            if stream.send_response(ok).await.is_ok() {
+                let chunk = Bytes::from(vec![b'x'; 16 << 10]);
+                while stream.send_data(chunk.clone()).await.is_ok() {}
+            }
+            return;
+        }
         _ => {}
     }
     parts.version = http::Version::HTTP_3;

@@ -96,6 +96,7 @@ pub(crate) fn broken_off(framer: Framer, stamps: Stamps, error: String) -> Respo
         head_at: stamps.head,
         end_at: None,
         status: None,
+        proto: barrage_model::Proto::Http1,
     }
 }
 
@@ -120,5 +121,6 @@ pub(crate) fn response_of(framer: Framer, stamps: Stamps) -> Response {
         head_at: stamps.head,
         end_at: stamps.end,
         status,
+        proto: barrage_model::Proto::Http1,
     }
 }

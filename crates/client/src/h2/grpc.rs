@@ -41,5 +41,6 @@ pub(crate) async fn call(
         head_at: Some(head_at),
         end_at: None,
         status: None,
+        proto: barrage_model::Proto::Http2,
     })
 }

@@ -105,6 +105,7 @@ pub(crate) async fn exchange(
     let mut out = Response {
         code: status.as_u16(),
         head_at: Some(head_at),
+        proto: barrage_model::Proto::Http3,
         ..Response::default()
     };
     if shape.keep_headers && location.is_none() {

@@ -197,7 +197,8 @@ impl WsConn {
                     answer.code
                 )),
                 head_at: Some(Instant::now()),
-                ..Response::default()
+                proto: barrage_model::Proto::Http1,
+        ..Response::default()
             }));
         }
         if !answer.upgraded {

@@ -189,6 +189,7 @@ async fn exchange(
     conn.send(opcode, target.body.clone()).await?;
     let mut out = Response {
         code: WS_OK,
+        proto: barrage_model::Proto::Http1,
         ..Response::default()
     };
     // -max-body: what is kept of the reply; the rest is counted.
@@ -243,7 +244,8 @@ impl Held {
             };
             return Some(Response {
                 error: Some(error),
-                ..Response::default()
+                proto: barrage_model::Proto::Http1,
+        ..Response::default()
             });
         }
     }
