@@ -324,7 +324,15 @@ fn report_by_proto_separates_the_versions() {
     let h3 = H3Server::start(&cert);
     let plain = barrage_testkit::Server::http();
     let t = format!("GET {}\nGET {}\n", h3.url("/"), plain.url("/"));
-    let args = ["attack", "-http3", "-insecure", "-rate", "100", "-requests", "6"];
+    let args = [
+        "attack",
+        "-http3",
+        "-insecure",
+        "-rate",
+        "100",
+        "-requests",
+        "6",
+    ];
     let stream = ok(&args, t.as_bytes());
     let groups = report_groups(&stream, "proto");
     assert_eq!(group(&groups, "HTTP/3")["requests"], 3, "{}", groups.1);

@@ -304,7 +304,10 @@ async fn answer(
         "/h3/refuse" => return stream.stop_stream(h3::error::Code::H3_REQUEST_REJECTED),
         "/h3/close" => return quic.close(0x102u32.into(), b"closing on request"),
         "/h3/endless" => {
-            let ok = http::Response::builder().status(200).body(()).expect("a head");
+            let ok = http::Response::builder()
+                .status(200)
+                .body(())
+                .expect("a head");
             if stream.send_response(ok).await.is_ok() {
                 let chunk = Bytes::from(vec![b'x'; 16 << 10]);
                 while stream.send_data(chunk.clone()).await.is_ok() {}
@@ -318,10 +321,10 @@ async fn answer(
         return;
     };
     let (head, body) = resp.into_parts();
-    let Ok(body) = body.collect().await else {
-        return;
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(never) => match never {},
     };
-    let body = body.to_bytes();
     if stream
         .send_response(http::Response::from_parts(head, ()))
         .await

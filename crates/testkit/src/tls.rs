@@ -131,13 +131,12 @@ impl TestCert {
             .collect::<Result<Vec<_>, _>>()
             .expect("parse own cert");
         let key = PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes()).expect("parse own key");
-        let cfg = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
             .with_safe_default_protocol_versions()
             .expect("protocol versions")
             .with_no_client_auth()
             .with_single_cert(certs, key)
-            .expect("server cert");
-        cfg
+            .expect("server cert")
     }
 }
 

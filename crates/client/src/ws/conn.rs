@@ -198,7 +198,7 @@ impl WsConn {
                 )),
                 head_at: Some(Instant::now()),
                 proto: barrage_model::Proto::Http1,
-        ..Response::default()
+                ..Response::default()
             }));
         }
         if !answer.upgraded {

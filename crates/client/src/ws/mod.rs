@@ -245,7 +245,7 @@ impl Held {
             return Some(Response {
                 error: Some(error),
                 proto: barrage_model::Proto::Http1,
-        ..Response::default()
+                ..Response::default()
             });
         }
     }
