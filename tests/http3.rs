@@ -350,3 +350,102 @@ fn report_by_proto_separates_the_versions() {
     let back = report_groups(&json, "proto");
     assert_eq!(group(&back, "HTTP/1.1")["requests"], 3, "{}", back.1);
 }
+
+/// What works for HTTP/2 works for HTTP/3: -stages, -shard, -check, a
+/// template, the closed model, and sweep's steps.
+#[test]
+fn http3_takes_what_http2_takes() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!("GET {}\n", server.url("/"));
+    // A ramp 0 -> 40/s over 1 s: 20 requests.
+    let hits = attack_h3(&cert, &t, &["-stages", "1s:40"]);
+    assert_eq!(hits.len(), 20);
+    // Shard 1 of 2 of 10 requests: five, numbered as in the whole.
+    let roots = cert.cert_path.to_str().unwrap();
+    let args = [
+        "attack",
+        "-http3",
+        "-root-certs",
+        roots,
+        "-rate",
+        "100",
+        "-requests",
+        "10",
+        "-shard",
+        "1/2",
+    ];
+    let mut seqs: Vec<u64> = decode(&ok(&args, t.as_bytes()))
+        .iter()
+        .map(|h| h.seq)
+        .collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, [1, 3, 5, 7, 9]);
+    // A check that fails is a failure of every record.
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &["-rate", "100", "-requests", "3", "-check", "body~^bye"],
+    );
+    assert!(
+        hits.iter().all(|h| h.error.starts_with("check failed: ")),
+        "{}",
+        hits[0].error
+    );
+    // A template: a path per request from -feed.
+    let dir = tempdir("h3-feed");
+    let feed = dir.join("feed.csv");
+    std::fs::write(&feed, "n\n1\n2\n3\n").unwrap();
+    let tmpl = format!("GET {}\n", server.url("/bytes/{{n}}"));
+    let hits = attack_h3(
+        &cert,
+        &tmpl,
+        &[
+            "-rate",
+            "100",
+            "-requests",
+            "3",
+            "-feed",
+            feed.to_str().unwrap(),
+        ],
+    );
+    let mut sizes: Vec<u64> = hits.iter().map(|h| h.bytes_in).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, [1, 2, 3]);
+    // The closed model.
+    let hits = attack_h3(
+        &cert,
+        &t,
+        &["-rate", "0", "-max-workers", "4", "-requests", "40"],
+    );
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    // sweep: two steps of half a second.
+    let out = run(
+        &[
+            "sweep",
+            "-http3",
+            "-root-certs",
+            roots,
+            "-rates",
+            "20,40",
+            "-step-duration",
+            "500ms",
+            "-type",
+            "csv",
+        ],
+        t.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert_eq!(
+        rows,
+        3,
+        "a header and two steps: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(server.received().iter().all(|r| r.version == "HTTP/3.0"));
+}
