@@ -163,11 +163,7 @@ impl H3Server {
 
     /// The first 10,000 requests received, in arrival order.
     pub fn received(&self) -> Vec<Received> {
-        self.state
-            .received
-            .lock()
-            .map(|r| r.clone())
-            .unwrap_or_default()
+        self.state.received_all()
     }
 }
 

@@ -62,6 +62,16 @@ pub(crate) struct State {
     peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
 }
 
+impl State {
+    /// The first 10,000 requests received, in arrival order.
+    pub(crate) fn received_all(&self) -> Vec<Received> {
+        self.received
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// A loopback server on port 0, stopped when dropped.
 pub struct Server {
     addr: SocketAddr,
@@ -172,11 +182,7 @@ impl Server {
 
     /// The first 10,000 requests received, in arrival order.
     pub fn received(&self) -> Vec<Received> {
-        self.state
-            .received
-            .lock()
-            .map(|r| r.clone())
-            .unwrap_or_default()
+        self.state.received_all()
     }
 }
 
