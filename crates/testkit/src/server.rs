@@ -65,10 +65,7 @@ pub(crate) struct State {
 impl State {
     /// The first 10,000 requests received, in arrival order.
     pub(crate) fn received_all(&self) -> Vec<Received> {
-        self.received
-            .lock()
-            .map(|r| r.clone())
-            .unwrap_or_default()
+        self.received.lock().map(|r| r.clone()).unwrap_or_default()
     }
 }
 
