@@ -449,3 +449,29 @@ fn http3_takes_what_http2_takes() {
     );
     assert!(server.received().iter().all(|r| r.version == "HTTP/3.0"));
 }
+
+/// A burst of more requests than a worker opens connections at once
+/// (16), before the first connection is up: over HTTP/2 the ones beyond
+/// waited for a connection given back, which a shared one never is, and
+/// timed out (68 of 100). Every one is answered now, over HTTP/2 and 3.
+#[test]
+fn a_burst_before_the_first_connection_is_answered() {
+    let cert = TestCert::generate();
+    let h2 = barrage_testkit::Server::https(&cert);
+    let h3 = H3Server::start(&cert);
+    for (url, http3) in [(h2.url("/sleep/300"), false), (h3.url("/sleep/300"), true)] {
+        let mut args = vec!["attack", "-insecure", "-cpus", "1", "-rate", "0"];
+        args.extend(["-max-workers", "100", "-requests", "100", "-timeout", "10s"]);
+        if http3 {
+            args.push("-http3");
+        }
+        let hits = decode(&ok(&args, format!("GET {url}\n").as_bytes()));
+        let bad = hits.iter().filter(|h| h.code != 200).count();
+        assert_eq!(
+            (hits.len(), bad),
+            (100, 0),
+            "{url}: {:?}",
+            hits.iter().find(|h| h.code != 200)
+        );
+    }
+}

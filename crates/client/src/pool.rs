@@ -161,6 +161,11 @@ impl Pool {
             if self.connecting.load(Ordering::Acquire) >= MAX_CONNECTING {
                 let given_back = self.given_back.notified();
                 let ended = self.attempt_ended.notified();
+                // A shared connection kept since the look above wakes
+                // only waiters made before it (notify_waiters).
+                if let Some(c) = self.reuse(key) {
+                    return Ok(c);
+                }
                 tokio::select! {
                     _ = given_back => {}
                     _ = ended => {}
@@ -448,12 +453,18 @@ impl Pool {
         Ok(conn)
     }
 
-    /// Keeps a connection that every request shares as `key`'s.
+    /// Keeps a connection that every request shares as `key`'s, and wakes
+    /// every request waiting for a connection: a multiplexed one is never
+    /// given back, so without this the requests of a burst beyond
+    /// [`MAX_CONNECTING`] waited for ever (for their `-timeout`: 68 of 100
+    /// at once over HTTP/2 with TLS).
     fn keep_shared(&self, key: &Key, conn: &Conn) {
         if self.keepalive {
             if let Some(shared) = conn.share() {
                 let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
                 hosts.entry(key.clone()).or_default().multiplexed = Some(shared);
+                drop(hosts);
+                self.given_back.notify_waiters();
             }
         }
     }
