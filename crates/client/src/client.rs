@@ -6,14 +6,14 @@ use tokio::time::Sleep;
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    conn::{Ask, Conn},
-    h1::{Limits, Wire, H1},
+    conn::{Ask, Conn, Hop},
+    h1::{Limits, H1},
     key::Key,
     pool::Pool,
     response::Step,
     shape::Shape,
     target::PreparedTarget,
-    transport::{dial::Dial, proxy::ProxyUrl, quic::QuicConfig, tls},
+    transport::{dial::Dial, quic::QuicConfig, tls},
     ClientConfig, Response, TlsError,
 };
 
@@ -403,13 +403,11 @@ impl Client {
                 };
                 let ask = Ask {
                     target,
-                    method,
-                    uri,
-                    body,
+                    hop: hop.as_deref(),
+                    key,
+                    dial: self.pool.dial(),
                     seq,
-                    first: followed == 0,
                     retry: stale < MAX_STALE_RETRIES,
-                    proxy: (!key.tls).then(|| self.pool.proxy(key)).flatten(),
                 };
                 let answer = match conn.exchange(&self.shape, &ask, &fail).await {
                     Step::Again => {
@@ -465,19 +463,6 @@ impl Client {
         }
     }
 
-    /// The request for barrage's HTTP/1.1 engine, encoded (see
-    /// `h1::own::wire`).
-    pub(crate) fn wire(
-        &self,
-        target: &PreparedTarget,
-        method: &Method,
-        uri: &Uri,
-        body: &Bytes,
-        proxy: Option<&ProxyUrl>,
-    ) -> Wire {
-        crate::h1::own::wire(&self.shape, target, method, uri, body, proxy)
-    }
-
     /// Gives a connection whose response was read back: to the loop that
     /// keeps it (`kept`), or to the pool.
     fn keep(&self, kept: Option<&mut HeldConn>, key: &Key, conn: H1) {
@@ -491,14 +476,6 @@ impl Client {
             None => self.pool.put(key, conn),
         }
     }
-}
-
-/// A redirect's request.
-struct Hop {
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-    key: Result<Key, crate::Failure>,
 }
 
 #[cfg(test)]
@@ -531,9 +508,9 @@ mod sizes {
         let send = std::mem::size_of_val(&client.send(&t, 0));
         assert!(send <= 256, "send future: {send} bytes");
         let mut conn = crate::h1::Conn::new(Box::new(tokio::io::duplex(64).0), None);
-        let w = t
-            .wire
-            .get_or_init(|| client.wire(&t, &t.method, &t.uri, &t.body, None));
+        let w = t.wire.get_or_init(|| {
+            crate::h1::own::wire(&client.shape, &t, &t.method, &t.uri, &t.body, None)
+        });
         let mut framer = crate::h1::Framer::new(client.shape.limits, false);
         let mut stamps = crate::h1::Stamps::default();
         let reqs = [(w, 0u64)];

@@ -15,10 +15,14 @@ use crate::{
     h1::{self, own, Framer, Stamps, H1},
     h2, h3,
     hyper_io::{request, Fail},
+    key::Key,
     response::Step,
     shape::Shape,
     target::{with_host, PreparedTarget},
-    transport::{dial::BoxStream, proxy::ProxyUrl},
+    transport::{
+        dial::{BoxStream, Dial},
+        proxy::ProxyUrl,
+    },
     H1Engine,
 };
 
@@ -88,21 +92,42 @@ impl Protocols {
     }
 }
 
+/// A redirect's request.
+pub(crate) struct Hop {
+    pub(crate) method: Method,
+    pub(crate) uri: Uri,
+    pub(crate) body: Bytes,
+    pub(crate) key: Result<Key, crate::Failure>,
+}
+
 /// One request as an exchange sends it: the target's, or a redirect's
-/// (`first` false).
+/// (`hop`).
 pub(crate) struct Ask<'a> {
     pub(crate) target: &'a PreparedTarget,
-    pub(crate) method: &'a Method,
-    pub(crate) uri: &'a Uri,
-    pub(crate) body: &'a Bytes,
+    pub(crate) hop: Option<&'a Hop>,
+    /// Where it goes.
+    pub(crate) key: &'a Key,
+    /// For the plain-HTTP proxy it goes through, looked up only where a
+    /// request is built (the own engine encodes a target's once).
+    pub(crate) dial: &'a Dial,
     pub(crate) seq: u64,
-    /// The target's own request (its encoding and headers are kept on
-    /// it); false for a redirect's.
-    pub(crate) first: bool,
     /// Whether a kept connection found closed may be tried again.
     pub(crate) retry: bool,
+}
+
+impl<'a> Ask<'a> {
+    /// Its method, URI and body.
+    fn parts(&self) -> (&'a Method, &'a Uri, &'a Bytes) {
+        match self.hop {
+            Some(h) => (&h.method, &h.uri, &h.body),
+            None => (&self.target.method, &self.target.uri, &self.target.body),
+        }
+    }
+
     /// The plain-HTTP proxy it goes through, if any.
-    pub(crate) proxy: Option<&'a ProxyUrl>,
+    fn proxy(&self) -> Option<&'a ProxyUrl> {
+        (!self.key.tls).then(|| self.dial.proxy(self.key)).flatten()
+    }
 }
 
 impl Conn {
@@ -117,14 +142,8 @@ impl Conn {
         fail: Fail<'a>,
     ) -> impl std::future::Future<Output = Step> + Send + 'a {
         async move {
-            let Ask {
-                target,
-                method,
-                uri,
-                body,
-                seq,
-                ..
-            } = *ask;
+            let (target, seq) = (ask.target, ask.seq);
+            let (method, uri, body) = ask.parts();
             let answer = match self {
                 Conn::H1(_) if target.grpc => {
                     return Step::Done(Err(crate::Failure::from(fail(
@@ -135,12 +154,12 @@ impl Conn {
                     // The exchange's await stays in this future (a call's
                     // future would hold its arguments too).
                     let built;
-                    let wire = if ask.first {
-                        target
-                            .wire
-                            .get_or_init(|| own::wire(shape, target, method, uri, body, ask.proxy))
+                    let wire = if ask.hop.is_none() {
+                        target.wire.get_or_init(|| {
+                            own::wire(shape, target, method, uri, body, ask.proxy())
+                        })
                     } else {
-                        built = own::wire(shape, target, method, uri, body, ask.proxy);
+                        built = own::wire(shape, target, method, uri, body, ask.proxy());
                         &built
                     };
                     let mut framer = Framer::new(shape.limits, wire.head_request);
@@ -154,13 +173,14 @@ impl Conn {
                 // hyper's paths, boxed: their futures are large, and a
                 // request's future is held for as long as it waits.
                 Conn::H1(H1::Hyper(sender)) => {
-                    let h1_headers = if ask.first {
+                    let h1_headers = if ask.hop.is_none() {
                         Cow::Borrowed(&target.h1_headers)
                     } else {
                         Cow::Owned(with_host(&target.headers, uri))
                     };
                     let v = http::Version::HTTP_11;
-                    let req = request(shape, v, method, uri, &h1_headers, body, seq, ask.proxy);
+                    let proxy = ask.proxy();
+                    let req = request(shape, v, method, uri, &h1_headers, body, seq, proxy);
                     Box::pin(h1::hyper::exchange(shape, sender, req, fail)).await
                 }
                 Conn::H2(sender) if target.grpc => {

@@ -324,6 +324,11 @@ impl Pool {
         self.dial.proxy(key)
     }
 
+    /// How connections are dialed (what an exchange asks of the proxies).
+    pub(crate) fn dial(&self) -> &Dial {
+        &self.dial
+    }
+
     /// Opens a connection to `key` ahead of the first request and leaves
     /// it idle (`-workers`); failures are left for the requests to record.
     /// False when it could not be opened.

@@ -13,7 +13,7 @@ use super::{
 use crate::{
     conn::Conn,
     h1::{
-        own::{broken_off, response_of},
+        own::{broken_off, response_of, wire},
         H1,
     },
     h1::{Framer, Stamps, Wire},
@@ -77,7 +77,7 @@ impl Client {
             .iter()
             .map(|(t, _)| {
                 t.wire
-                    .get_or_init(|| self.wire(t, &t.method, &t.uri, &t.body, proxy))
+                    .get_or_init(|| wire(&self.shape, t, &t.method, &t.uri, &t.body, proxy))
             })
             .collect();
         let requests: Vec<(&Wire, u64)> = wires
