@@ -475,3 +475,38 @@ fn a_burst_before_the_first_connection_is_answered() {
         );
     }
 }
+
+/// Bad input is one line and exit 2: -http3 with a Unix socket, a
+/// `proto` no barrage writes in JSON results, an unknown -by.
+#[test]
+fn bad_http3_input_is_refused_in_one_line() {
+    refused(
+        &[
+            "attack",
+            "-http3",
+            "-unix-socket",
+            "/nonexistent.sock",
+            "-rate",
+            "1",
+            "-requests",
+            "1",
+        ],
+        b"GET https://127.0.0.1:1/\n",
+        "-http3 goes over UDP (QUIC): it does not take -unix-socket",
+    );
+    let line = br#"{"code":200,"timestamp":"2026-01-01T00:00:00Z","latency":1,"proto":"HTTP/9"}"#;
+    // report still reports the records before the bad line (none here).
+    let out = run(&["report"], line);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("line 1") && stderr.contains("unknown \"proto\" \"HTTP/9\""),
+        "{stderr}"
+    );
+    refused(
+        &["report", "-by", "protocol"],
+        b"",
+        "use url, method, code, attack, error, grpc-status or proto",
+    );
+}
