@@ -11,7 +11,7 @@ use std::{
 };
 
 use barrage_attack::{
-    grpc_prepare_body, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate, StopReason,
+    grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate, StopReason,
     Stopper, TargetSource, Targets, GRPC_METHOD,
 };
 use barrage_model::Target;
@@ -138,6 +138,11 @@ fn targets(
             Ok(Targets::Lazy(Box::new(Rendered(r))))
         }
         Loaded::Plain(all) => {
+            let all = if a.har_timing {
+                recorded_order(a, all)?
+            } else {
+                all
+            };
             Targets::fixed(all).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
         }
     }
@@ -177,7 +182,10 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         headers: a.headers.clone(),
         body,
     };
-    let input: Box<dyn BufRead + Send> = if a.targets == "stdin" || a.targets == "-" {
+    let input: Box<dyn BufRead + Send> = if a.mix.is_some() {
+        // A mix's targets are named in its file.
+        Box::new(io::empty())
+    } else if a.targets == "stdin" || a.targets == "-" {
         // A newcomer who typed `barrage attack | barrage report` waited in
         // silence (issue 37): say once where targets come from.
         if io::stdin().is_terminal() {
@@ -221,6 +229,9 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         max_workers: a.max_workers,
         name: a.name.clone(),
         cpus: a.cpus,
+        arrivals: arrivals(a.arrivals),
+        recorded: a.har_timing.then_some(a.har_speed),
+        mix_peak: None,
     };
     // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
     let proxies =
@@ -264,6 +275,68 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         config,
         client,
     })
+}
+
+/// `-arrivals` with its seed fixed: `poisson` without one draws it now
+/// and says it, so that the run can be repeated (`-arrivals poisson:SEED`).
+fn arrivals(a: Arrivals) -> Arrivals {
+    match a {
+        Arrivals::Poisson(None) => {
+            let seed = fastrand::u64(..) >> 11;
+            eprintln!("barrage: -arrivals poisson:{seed} (repeat this run's schedule with that flag)");
+            Arrivals::Poisson(Some(seed))
+        }
+        other => other,
+    }
+}
+
+/// `-mix`'s groups, read and prepared; the peak rate of all of them
+/// together (of this shard) goes into `config`.
+fn mix(a: &AttackArgs, path: &str, config: &mut AttackConfig) -> Result<Targets, Failed> {
+    let text = String::from_utf8(bounded("-mix", path, barrage_targets::MAX_FILE)?)
+        .map_err(|_| Failed::usage(format!("-mix {path}: not UTF-8 text")))?;
+    let body = match &a.body {
+        None => bytes::Bytes::new(),
+        Some(p) => bounded("-body", &p.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
+    };
+    let defaults = Defaults {
+        headers: a.headers.clone(),
+        body,
+    };
+    let groups = barrage_targets::read_mix(path, &text, &defaults).map_err(Failed::usage)?;
+    let shards = config.shard.map_or(1, |(_, n)| n) as f64;
+    config.mix_peak = Some(groups.iter().map(|g| g.peak_per_second()).sum::<f64>() / shards);
+    let groups = groups
+        .into_iter()
+        .map(|g| {
+            barrage_attack::Group::new(
+                &g.name,
+                g.targets,
+                g.rate.unwrap_or(Rate::Max),
+                g.stages,
+                g.timeout,
+                g.max_workers,
+            )
+            .map_err(|e| Failed::usage(format!("-mix {path}: group {:?}: {e}", g.name)))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Targets::Groups(groups))
+}
+
+/// `-har-timing`'s targets in the order they were sent, each with its
+/// time; refused when the HAR lacks them.
+fn recorded_order(a: &AttackArgs, mut all: Vec<Target>) -> Result<Vec<Target>, Failed> {
+    if let Some(i) = all.iter().position(|t| t.at.is_none()) {
+        return Err(Failed::usage(format!(
+            "-har-timing: entry {} of {} ({} {}) has no startedDateTime to replay it at",
+            i,
+            a.targets,
+            all[i].method,
+            barrage_model::words::redacted(&all[i].url)
+        )));
+    }
+    all.sort_by_key(|t| t.at);
+    Ok(all)
 }
 
 /// `Attack::new`'s failure: a TLS file that is not what it should be is
@@ -313,12 +386,65 @@ pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
     Ok(())
 }
 
+/// Flags that cannot go together: the ways of scheduling (`-mix`,
+/// `-har-timing`, `-arrivals`) with each other and what they leave no
+/// room for.
+fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
+    let poisson = matches!(a.arrivals, Arrivals::Poisson(_));
+    if a.mix.is_some() {
+        for (on, flag) in [
+            (a.lazy, "-lazy"),
+            (a.feed.is_some(), "-feed"),
+            (a.hold.is_some(), "-hold"),
+            (a.har_timing, "-har-timing"),
+            (a.max_workers.is_some(), "-max-workers (give each group its own max-workers)"),
+            (a.targets != "stdin", "-targets (each group names its targets)"),
+        ] {
+            if on {
+                return Err(Failed::usage(format!("-mix does not take {flag}")));
+            }
+        }
+    }
+    if a.har_timing {
+        if a.format != barrage_targets::Format::Har {
+            return Err(Failed::usage("-har-timing replays a HAR file's times: it goes with -format har"));
+        }
+        for (on, flag) in [
+            (a.lazy, "-lazy"),
+            (a.stages.is_some(), "-stages"),
+            (poisson, "-arrivals poisson"),
+            (a.hold.is_some(), "-hold"),
+            (a.rate != barrage_model::DEFAULT_RATE, "-rate"),
+        ] {
+            if on {
+                return Err(Failed::usage(format!(
+                    "-har-timing sends at the recording's times: it does not take {flag}"
+                )));
+            }
+        }
+    } else if a.har_speed != 1.0 {
+        return Err(Failed::usage("-har-speed goes with -har-timing"));
+    }
+    if poisson && a.rate == Rate::Max && a.stages.is_none() && a.mix.is_none() {
+        return Err(Failed::usage(
+            "-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)",
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(a: AttackArgs) -> Outcome {
     if !matches!(a.output.as_str(), "stdout" | "-") {
         output::stream_elsewhere();
     }
     refuse_terminal(&a.output)?;
-    if a.rate == Rate::Max && a.max_workers.is_none() && a.stages.is_none() && a.hold.is_none() {
+    if a.rate == Rate::Max
+        && a.max_workers.is_none()
+        && a.stages.is_none()
+        && a.hold.is_none()
+        && a.mix.is_none()
+        && !a.har_timing
+    {
         return usage("-rate=0 (or infinity) requires setting -max-workers");
     }
     if let Some(at) = a.start_at {
@@ -336,12 +462,16 @@ pub fn run(a: AttackArgs) -> Outcome {
     if a.http3 && a.unix_socket.is_some() {
         return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
     }
+    refuse_combinations(&a)?;
     let Setup {
         reader,
-        config,
+        mut config,
         client,
     } = setup(&a)?;
-    let targets = targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?;
+    let targets = match &a.mix {
+        Some(path) => mix(&a, path, &mut config)?,
+        None => targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?,
+    };
     if a.hold.is_some() {
         let Targets::Fixed(all) = &targets else {
             return usage("-hold takes targets read up front, without placeholders or -lazy");
@@ -370,6 +500,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     } else if a.hold_every.is_some() {
         return usage("-hold-every goes with -hold");
     }
+    let config_arrivals = config.arrivals;
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
@@ -380,9 +511,16 @@ pub fn run(a: AttackArgs) -> Outcome {
             return io(format!("-prometheus-addr {addr}: {e}"));
         }
     };
-    let Some(sink) = open_stream(&a.output, exporter)? else {
+    let Some(mut sink) = open_stream(&a.output, exporter)? else {
         return Ok(());
     };
+    // The seed goes in the stream, so that a run can be repeated from its
+    // results (report shows it).
+    if let Arrivals::Poisson(Some(seed)) = config_arrivals {
+        if let Err(e) = sink.encoder.meta("arrivals", &format!("poisson:{seed}")) {
+            return io(format!("writing {}: {e}", a.output));
+        }
+    }
 
     if a.insecure {
         eprintln!("barrage attack: warning: -insecure: server certificates are not verified");

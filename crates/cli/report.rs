@@ -40,6 +40,20 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
     })
 }
 
+/// Under a text report, what the stream says of how it was made: the
+/// Poisson seed of `-arrivals`, to repeat the schedule.
+fn facts(kind: Kind, merge: &barrage_stream::Merge, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    if kind != Kind::Text {
+        return Ok(());
+    }
+    for (key, value) in merge.meta() {
+        if key == "arrivals" {
+            writeln!(out, "Arrivals      {value} (repeat with -arrivals {value})")?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: ReportArgs) -> Outcome {
     let options = check(&args).map_err(Failed::usage)?;
     let merge = inputs::open(&args.files, false)?;
@@ -73,7 +87,8 @@ pub fn run(args: ReportArgs) -> Outcome {
             let written = match &groups {
                 Some(g) => barrage_report::write_groups(kind, g, &total, p, &mut out),
                 None => barrage_report::write(kind, &total, p, &mut out),
-            };
+            }
+            .and_then(|()| facts(kind, &records.merge, &mut out));
             (records, total, written)
         }
     };

@@ -19,10 +19,10 @@ use crate::{
     hands::{Clockwork, Dispatch, Inline, Spawn, Unpaced},
     outcome::{AttackError, AttackReport, StopReason},
     scheduler::{drive, Take},
-    tickets::{since, Tickets},
+    tickets::{since, Lane, Tickets},
     workers::Workers,
     writer::{write_hits, Batch, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, Due, HitSink, Pacer, Stopper, Targets,
+    AttackConfig, ClientConfig, Due, HitSink, Stopper, Targets,
 };
 
 /// Most distinct hosts whose connections are opened before the attack.
@@ -54,13 +54,13 @@ const RATE_PER_THREAD: f64 = 30_000.0;
 /// per core. Without keep-alive every request opens a connection (a
 /// handshake's CPU, TLS's most of all), so then one per core as well.
 fn auto_threads(config: &AttackConfig, client: &ClientConfig, cores: usize) -> usize {
-    let pacer = Pacer::new(config.rate, config.duration, config.requests)
-        .with_stages(config.stages.clone())
-        .with_shard(config.shard);
-    if !pacer.is_paced() || !client.keepalive {
+    let pacer = config.pacer(config.rate, config.stages.clone(), 0);
+    let paced = pacer.is_paced() || config.mix_peak.is_some() || config.recorded.is_some();
+    if !paced || !client.keepalive {
         return cores;
     }
-    let need = (pacer.peak_per_second() / RATE_PER_THREAD).ceil();
+    let peak = config.mix_peak.unwrap_or_else(|| pacer.peak_per_second());
+    let need = (peak / RATE_PER_THREAD).ceil();
     if need.is_finite() && need < cores as f64 {
         (need as usize).max(1)
     } else {
@@ -130,7 +130,10 @@ impl Attack {
         let cpus = if client.max_connections > 0 { 1 } else { cpus };
         // The closed model keeps no clock: its workers stay busy, and short
         // slices only cost them context switches (~3% of throughput).
-        let paced = config.rate != barrage_model::Rate::Max || config.stages.is_some();
+        let paced = config.rate != barrage_model::Rate::Max
+            || config.stages.is_some()
+            || config.mix_peak.is_some()
+            || config.recorded.is_some();
         let workers = Workers::start(cpus, &client, paced)?;
         let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -158,9 +161,13 @@ impl Attack {
         stopper: Stopper,
     ) -> Result<AttackReport, AttackError> {
         let (tx, writer) = self.spawn_writer(sink, &stopper)?;
-        let pacer = Pacer::new(self.config.rate, self.config.duration, self.config.requests)
-            .with_stages(self.config.stages.clone())
-            .with_shard(self.config.shard);
+        let mut pacer = self
+            .config
+            .pacer(self.config.rate, self.config.stages.clone(), 0);
+        if let (Some(speed), Targets::Fixed(all)) = (self.config.recorded, &targets) {
+            let offsets: Vec<u64> = all.iter().map(|t| t.at.unwrap_or(0)).collect();
+            pacer = pacer.with_recording(&offsets, speed);
+        }
         let slots = self.config.max_workers.map(|n| {
             Arc::new(Semaphore::new(
                 n.clamp(1, Semaphore::MAX_PERMITS as u64) as usize
@@ -172,9 +179,18 @@ impl Attack {
         // that serves one connection at a time (Python's http.server,
         // embedded devices) waits on a connection opened ahead while the
         // request goes out on another (issue 15).
-        let warm = pacer.is_paced() && pacer.peak_per_second() > WARM_MIN_RATE;
-        if let (Targets::Fixed(all), true) = (&targets, warm) {
-            self.warm(all);
+        let peak = self
+            .config
+            .mix_peak
+            .unwrap_or_else(|| pacer.peak_per_second());
+        let warm = pacer.is_paced() && peak > WARM_MIN_RATE;
+        match (&targets, warm) {
+            (Targets::Fixed(all), true) => self.warm(all),
+            (Targets::Groups(groups), true) => {
+                let all: Vec<_> = groups.iter().flat_map(|g| g.targets.clone()).collect();
+                self.warm(&all)
+            }
+            _ => {}
         }
         // -start-at: nothing goes out before it (the connections are
         // already open).
@@ -183,10 +199,18 @@ impl Attack {
         };
         let clock = ctx.clock;
         let now = since(clock.start);
-        let (paced, peak) = (pacer.is_paced(), pacer.peak_per_second());
+        let paced = pacer.is_paced() || matches!(targets, Targets::Groups(_));
         let tickets = Arc::new(match targets {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, now, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, now, stopper.clone()),
+            Targets::Groups(groups) => {
+                let lanes = groups
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, g)| Lane::new(g.targets, self.config.pacer(g.rate, g.stages, i as u64)))
+                    .collect();
+                Tickets::lanes(lanes, now, stopper.clone())
+            }
         });
         let _ = self.watch.0.set(tickets.clone());
         if !paced {
@@ -327,13 +351,11 @@ impl Attack {
         // is due when the k-th request would be, so -stages ramps the opens
         // and -shard i/n opens connections i, i + n, … of the -hold N that
         // all shards hold together.
-        let pacer = Pacer::new(
-            self.config.rate,
-            self.config.duration,
-            Some(hold.connections),
-        )
-        .with_stages(self.config.stages.clone())
-        .with_shard(self.config.shard);
+        let pacer = AttackConfig {
+            requests: Some(hold.connections),
+            ..self.config.clone()
+        }
+        .pacer(self.config.rate, self.config.stages.clone(), 0);
         let lanes = self.workers.len() as u64;
         let targets = Arc::new(targets);
         self.run_loops(&stopper, lanes as usize, |lane, client| {

@@ -1,6 +1,8 @@
 use std::time::Duration;
 
-use barrage_model::{Rate, Stages};
+use barrage_model::{Arrivals, Rate, Stages};
+
+use crate::Pacer;
 
 /// `-workers`: workers ready at the start (vegeta's default).
 pub const DEFAULT_WORKERS: u64 = 10;
@@ -33,6 +35,28 @@ pub struct AttackConfig {
     /// keep-alive, one per 30,000 requests/s of the peak rate, up to one
     /// per core).
     pub cpus: usize,
+    /// `-arrivals`: evenly spaced, or a Poisson process (its seed fixed
+    /// by the caller: `Poisson(None)` is seed 0).
+    pub arrivals: Arrivals,
+    /// `-har-timing` with its `-har-speed`: requests go at their
+    /// recording's times (each target's `at`), divided by this.
+    pub recorded: Option<f64>,
+    /// A `-mix`'s groups' peak rates together, requests per second: what
+    /// the worker threads are sized for (the groups' own rates are on
+    /// [`crate::Group`]).
+    pub mix_peak: Option<f64>,
+}
+
+impl AttackConfig {
+    /// The schedule of `rate` or `stages` as the rest of the flags keep
+    /// it (`-duration`, `-requests`, `-shard`, `-arrivals`); `stream`
+    /// tells a mix's groups' Poisson processes apart.
+    pub fn pacer(&self, rate: Rate, stages: Option<Stages>, stream: u64) -> Pacer {
+        Pacer::new(rate, self.duration, self.requests)
+            .with_stages(stages)
+            .with_shard(self.shard)
+            .with_arrivals(self.arrivals, stream)
+    }
 }
 
 impl Default for AttackConfig {
@@ -48,6 +72,9 @@ impl Default for AttackConfig {
             max_workers: None,
             name: String::new(),
             cpus: 0,
+            arrivals: Arrivals::Uniform,
+            recorded: None,
+            mix_peak: None,
         }
     }
 }

@@ -322,6 +322,13 @@ impl Hand for Dispatch<'_> {
 
 /// One scheduled request, from send to its record in the writer's queue.
 pub(crate) async fn send(client: Arc<Client>, ctx: Arc<RequestContext>, job: Scheduled) {
+    // A -mix group's own -max-workers: the request waits for a slot, and
+    // the wait shows as its lag (it is stamped when it is sent).
+    let group = job.target.group.clone();
+    let _slot = match group.as_ref().and_then(|g| g.slots.as_ref()) {
+        Some(slots) => slots.acquire().await.ok(),
+        None => None,
+    };
     let done = request(&client, job.target, job.seq, job.scheduled, ctx.clock).await;
     drop(job.slot);
     deliver(&ctx.tx, done);

@@ -64,7 +64,7 @@ pub use barrage_client::{
     DEFAULT_MAX_MESSAGE, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD,
     MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
-pub use barrage_model::{Hit, Rate, Target};
+pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
 pub use hold::Hold;
 pub use limits::raise_open_files_limit;
@@ -72,6 +72,6 @@ pub use outcome::{AttackError, AttackReport, StopReason};
 pub use pacer::{Due, Pacer};
 pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
 pub use sink::HitSink;
-pub use source::{SourceError, TargetSource, Targets};
+pub use source::{Group, SourceError, TargetSource, Targets};
 pub use stopper::Stopper;
 pub use writer::FLUSH_INTERVAL;

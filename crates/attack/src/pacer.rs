@@ -1,6 +1,6 @@
 use std::{sync::Arc, time::Duration};
 
-use barrage_model::{Rate, Stages};
+use barrage_model::{Arrivals, PoissonClock, Rate, Stages, POSITION_ONE};
 
 /// When a request is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,39 @@ pub struct Pacer {
     shard: (u64, u64),
     duration_ns: Option<u64>,
     requests: Option<u64>,
+    law: Law,
+}
+
+/// How requests fall around the rate (`-arrivals`), or a recording's own
+/// times (`-har-timing`).
+#[derive(Debug, Clone)]
+enum Law {
+    Uniform,
+    Poisson(PoissonClock),
+    Recorded(Arc<Recorded>),
+}
+
+/// A recording's send times (`-har-timing`), replayed in a loop.
+#[derive(Debug)]
+struct Recorded {
+    /// Each request's offset in one pass, ns, scaled by the speed.
+    offsets: Vec<u64>,
+    /// One pass's length, ns: the last offset and one mean gap more;
+    /// `None` for a recording of one request (sent once).
+    period: Option<u64>,
+}
+
+impl Recorded {
+    fn offset(&self, seq: u64) -> Option<u64> {
+        let n = self.offsets.len() as u64;
+        let pass = seq / n;
+        let at = self.offsets[(seq % n) as usize];
+        match (pass, self.period) {
+            (0, _) => Some(at),
+            (_, None) => None,
+            (p, Some(period)) => p.checked_mul(period)?.checked_add(at),
+        }
+    }
 }
 
 impl Pacer {
@@ -42,7 +75,44 @@ impl Pacer {
             shard: (0, 1),
             duration_ns,
             requests,
+            law: Law::Uniform,
         }
+    }
+
+    /// This pacer spreading its requests as `arrivals` says (a Poisson
+    /// process needs its seed: [`Arrivals::Poisson`] with `None` is taken
+    /// as seed 0); `stream` tells apart the processes of one seed (a mix's
+    /// groups).
+    pub fn with_arrivals(mut self, arrivals: Arrivals, stream: u64) -> Self {
+        self.law = match arrivals {
+            Arrivals::Uniform => Law::Uniform,
+            Arrivals::Poisson(seed) => Law::Poisson(PoissonClock::new(seed.unwrap_or(0), stream)),
+        };
+        self
+    }
+
+    /// This pacer sending at a recording's times instead of its rate
+    /// (`-har-timing`): `offsets` are ns after the recording's first
+    /// request, in the order they are sent, and `speed` divides them
+    /// (`-har-speed 2`: twice as fast). Looped until `-duration` or
+    /// `-requests` ends it: each pass takes the recording's span and one
+    /// mean gap more. Empty offsets leave the pacer as it was.
+    pub fn with_recording(mut self, offsets: &[u64], speed: f64) -> Self {
+        if offsets.is_empty() || !(speed.is_finite() && speed > 0.0) {
+            return self;
+        }
+        let scaled: Vec<u64> = offsets
+            .iter()
+            .map(|&o| (o as f64 / speed).round() as u64)
+            .collect();
+        let last = scaled[scaled.len() - 1];
+        let n = scaled.len() as u64;
+        let period = (n > 1).then(|| (last + last / (n - 1)).max(1));
+        self.law = Law::Recorded(Arc::new(Recorded {
+            offsets: scaled,
+            period,
+        }));
+        self
     }
 
     /// This pacer following `stages` instead of its rate.
@@ -71,6 +141,10 @@ impl Pacer {
 
     /// The highest rate of the whole schedule, requests per second.
     fn whole_peak_per_second(&self) -> f64 {
+        if let Law::Recorded(r) = &self.law {
+            let span = r.period.unwrap_or(1_000_000_000).max(1) as f64;
+            return r.offsets.len() as f64 / span * 1e9;
+        }
         match &self.stages {
             Some(s) => s.peak_per_second(),
             None => self.rate.per_second(),
@@ -79,7 +153,7 @@ impl Pacer {
 
     /// Whether requests have times (false: the closed model).
     pub fn is_paced(&self) -> bool {
-        self.stages.is_some() || self.rate != Rate::Max
+        matches!(self.law, Law::Recorded(_)) || self.stages.is_some() || self.rate != Rate::Max
     }
 
     /// When this process's request `k` is due; `elapsed_ns` is the time
@@ -90,9 +164,12 @@ impl Pacer {
         if self.requests.is_some_and(|n| seq >= n) {
             return Due::Stop;
         }
-        let at = match &self.stages {
-            Some(s) => s.offset_ns(seq),
-            None => self.rate.offset_ns(seq),
+        let at = match (&self.law, &self.stages) {
+            (Law::Uniform, Some(s)) => s.offset_ns(seq),
+            (Law::Uniform, None) => self.rate.offset_ns(seq),
+            (Law::Poisson(c), Some(s)) => s.offset_at(c.position(seq) as f64 / POSITION_ONE as f64),
+            (Law::Poisson(c), None) => self.rate.offset_at(c.position(seq)),
+            (Law::Recorded(r), _) => r.offset(seq),
         };
         match at {
             None if !self.is_paced() => {
@@ -266,5 +343,80 @@ mod tests {
         for (name, pacer, seq, elapsed, want) in cases {
             assert_eq!(pacer.due(*seq, *elapsed), *want, "{name}");
         }
+    }
+
+    fn offsets(p: &Pacer, n: u64) -> Vec<u64> {
+        (0..n)
+            .map_while(|k| match p.due(k, 0) {
+                Due::At(at) => Some(at),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn poisson_is_a_function_of_its_seed_and_shards_make_one_schedule() {
+        let poisson = |shard| {
+            Pacer::new(rate("1000"), None, Some(30_000))
+                .with_arrivals(Arrivals::Poisson(Some(42)), 0)
+                .with_shard(shard)
+        };
+        let whole = offsets(&poisson(None), 40_000);
+        assert_eq!(whole.len(), 30_000);
+        assert_eq!(whole, offsets(&poisson(None), 40_000), "same seed, same offsets");
+        assert!(whole.windows(2).all(|w| w[0] <= w[1]));
+        let mut union: Vec<(u64, u64)> = Vec::new();
+        for i in 0..3 {
+            let p = poisson(Some((i, 3)));
+            for (k, at) in offsets(&p, 40_000).into_iter().enumerate() {
+                union.push((p.global(k as u64), at));
+            }
+        }
+        union.sort();
+        assert_eq!(union.len(), 30_000);
+        assert!(union.iter().enumerate().all(|(i, (seq, at))| *seq == i as u64 && *at == whole[i]));
+        // The mean rate is the rate's: 30,000 at 1,000/s end near 30 s.
+        let end = whole[29_999] as f64 / 1e9;
+        assert!((end - 30.0).abs() < 0.6, "{end}");
+        let other = offsets(
+            &Pacer::new(rate("1000"), None, Some(100)).with_arrivals(Arrivals::Poisson(Some(43)), 0),
+            100,
+        );
+        assert_ne!(other, whole[..100]);
+    }
+
+    #[test]
+    fn poisson_follows_stages_and_duration() {
+        // 0 to 2,000/s over 10 s: 10,000 requests, the first half after
+        // 7.07 s (the integral of a ramp grows with the square of time).
+        let p = Pacer::new(rate("1"), None, None)
+            .with_stages("10s:2000".parse().ok())
+            .with_arrivals(Arrivals::Poisson(Some(5)), 0);
+        let all = offsets(&p, 20_000);
+        assert!((all.len() as i64 - 10_000).abs() < 300, "{}", all.len());
+        let half = all[all.len() / 2] as f64 / 1e9;
+        assert!((half - 7.07).abs() < 0.15, "{half}");
+        let cut = Pacer::new(rate("1000"), Some(Duration::from_secs(1)), None)
+            .with_arrivals(Arrivals::Poisson(Some(5)), 0);
+        assert!(offsets(&cut, 5_000).iter().all(|&at| at < 1_000_000_000));
+    }
+
+    #[test]
+    fn a_recording_replays_its_offsets_scaled_and_looped() {
+        let ms = |m: u64| m * 1_000_000;
+        let rec = [0, ms(100), ms(350)];
+        let p = Pacer::new(rate("1"), None, Some(7)).with_recording(&rec, 1.0);
+        // A pass lasts 350 ms and one mean gap (175 ms) more.
+        assert_eq!(
+            offsets(&p, 10),
+            [0, ms(100), ms(350), ms(525), ms(625), ms(875), ms(1050)]
+        );
+        let fast = Pacer::new(rate("1"), None, Some(3)).with_recording(&rec, 2.0);
+        assert_eq!(offsets(&fast, 10), [0, ms(50), ms(175)]);
+        let once = Pacer::new(rate("1"), None, None).with_recording(&[0], 1.0);
+        assert_eq!(offsets(&once, 10), [0]);
+        let cut = Pacer::new(rate("1"), Some(Duration::from_millis(600)), None)
+            .with_recording(&rec, 1.0);
+        assert_eq!(offsets(&cut, 10), [0, ms(100), ms(350), ms(525)]);
     }
 }

@@ -1,8 +1,8 @@
 use std::sync::Arc;
 
-use barrage_model::Target;
+use barrage_model::{Rate, Stages, Target};
 
-use barrage_client::PreparedTarget;
+use barrage_client::{PreparedTarget, TargetGroup};
 
 /// A target that cannot be read or sent; the text names where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,18 +30,76 @@ pub enum Targets {
     /// Made one per request (read as requests go, `-lazy`, or rendered
     /// from templates); the attack ends when they run out.
     Lazy(Box<dyn TargetSource>),
+    /// A `-mix`: groups, each with its own targets and schedule, in one
+    /// attack.
+    Groups(Vec<Group>),
+}
+
+/// One group of a `-mix`: its targets (read up front, weighted as they
+/// say) on a schedule of its own.
+pub struct Group {
+    /// Its targets, each carrying the group (its name, timeout and slots).
+    pub targets: Vec<Arc<PreparedTarget>>,
+    /// Its rate (unused with stages).
+    pub rate: Rate,
+    /// Its ramp, instead of the rate.
+    pub stages: Option<Stages>,
+}
+
+impl Group {
+    /// The group `name` of `targets` at `rate` (or `stages`), with its own
+    /// `-timeout` and `-max-workers` where given.
+    pub fn new(
+        name: &str,
+        targets: Vec<Target>,
+        rate: Rate,
+        stages: Option<Stages>,
+        timeout: Option<std::time::Duration>,
+        max_workers: Option<u64>,
+    ) -> Result<Self, SourceError> {
+        let group = Arc::new(TargetGroup {
+            name: name.to_string(),
+            timeout,
+            slots: max_workers.map(|n| {
+                tokio::sync::Semaphore::new(
+                    n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS as u64) as usize,
+                )
+            }),
+        });
+        let targets = prepare(targets)?
+            .into_iter()
+            .map(|mut t| {
+                t.group = Some(group.clone());
+                Arc::new(t)
+            })
+            .collect();
+        Ok(Group {
+            targets,
+            rate,
+            stages,
+        })
+    }
 }
 
 impl Targets {
     /// Prepares fixed targets; fails on the first that hyper cannot send.
     pub fn fixed(targets: Vec<Target>) -> Result<Self, SourceError> {
-        if targets.is_empty() {
-            return Err(SourceError("no targets to attack".into()));
-        }
-        let prepared = targets
-            .into_iter()
-            .map(|t| PreparedTarget::new(t).map(Arc::new))
-            .collect::<Result<_, _>>()?;
-        Ok(Targets::Fixed(prepared))
+        Ok(Targets::Fixed(
+            prepare(targets)?.into_iter().map(Arc::new).collect(),
+        ))
     }
+}
+
+/// Prepares targets read up front; fails on the first that cannot be
+/// sent, on none, or on weights that make no order.
+fn prepare(targets: Vec<Target>) -> Result<Vec<PreparedTarget>, SourceError> {
+    if targets.is_empty() {
+        return Err(SourceError("no targets to attack".into()));
+    }
+    let weights: Vec<u32> = targets.iter().map(Target::weight).collect();
+    barrage_model::weights::order(&weights).map_err(|e| SourceError(e.0))?;
+    targets
+        .into_iter()
+        .map(|t| PreparedTarget::new(t).map_err(SourceError::from))
+        .collect()
 }

@@ -50,18 +50,54 @@ pub(crate) enum Next {
     Later(u64),
 }
 
+/// One schedule of fixed targets: the whole attack's, or a `-mix`
+/// group's. Its sequence numbers are its own.
+pub(crate) struct Lane {
+    next: AtomicU64,
+    pacer: Pacer,
+    fixed: Vec<Arc<PreparedTarget>>,
+    /// Weighted targets' order over one period (`None`: round-robin).
+    order: Option<Vec<u32>>,
+}
+
+impl Lane {
+    /// A schedule of `targets` (weighted as they say) kept by `pacer`.
+    pub(crate) fn new(targets: Vec<Arc<PreparedTarget>>, pacer: Pacer) -> Self {
+        let weights: Vec<u32> = targets.iter().map(|t| t.weight).collect();
+        // Targets::fixed checked the weights; a table that cannot be made
+        // leaves plain round-robin.
+        let order = barrage_model::weights::order(&weights).ok().flatten();
+        Lane {
+            next: AtomicU64::new(0),
+            pacer,
+            fixed: targets,
+            order,
+        }
+    }
+
+    /// Fixed target for this lane's sequence number `seq`: its weighted
+    /// order's, or round-robin.
+    fn target(&self, seq: u64) -> Arc<PreparedTarget> {
+        let i = match &self.order {
+            Some(o) => o[(seq % o.len() as u64) as usize] as usize,
+            None => (seq % self.fixed.len() as u64) as usize,
+        };
+        self.fixed[i].clone()
+    }
+}
+
 /// Hands out sequence numbers, targets and due times to workers.
 pub(crate) struct Tickets {
-    next: AtomicU64,
+    /// Every schedule: one, or a `-mix`'s groups (tickets go out in the
+    /// order they fall due across them).
+    lanes: Vec<Lane>,
     /// The stop's offset from the start (ns) once a worker has seen it;
     /// `u64::MAX` before.
     cutoff: AtomicU64,
     /// Issued tickets given back unsent (due after the cut-off).
     returned: AtomicU64,
-    pacer: Pacer,
     now: Now,
     stopper: Stopper,
-    fixed: Vec<Arc<PreparedTarget>>,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
     outcome: Mutex<(Option<StopReason>, Option<crate::SourceError>)>,
 }
@@ -73,7 +109,12 @@ impl Tickets {
         now: Now,
         stopper: Stopper,
     ) -> Self {
-        Self::new(targets, None, pacer, now, stopper)
+        Self::new(vec![Lane::new(targets, pacer)], None, now, stopper)
+    }
+
+    /// Several schedules at once (a `-mix`'s groups).
+    pub(crate) fn lanes(lanes: Vec<Lane>, now: Now, stopper: Stopper) -> Self {
+        Self::new(lanes, None, now, stopper)
     }
 
     pub(crate) fn lazy(
@@ -82,51 +123,93 @@ impl Tickets {
         now: Now,
         stopper: Stopper,
     ) -> Self {
-        Self::new(Vec::new(), Some(Mutex::new(source)), pacer, now, stopper)
+        let lane = Lane::new(Vec::new(), pacer);
+        Self::new(vec![lane], Some(Mutex::new(source)), now, stopper)
     }
 
     fn new(
-        fixed: Vec<Arc<PreparedTarget>>,
+        lanes: Vec<Lane>,
         lazy: Option<Mutex<Box<dyn TargetSource>>>,
-        pacer: Pacer,
         now: Now,
         stopper: Stopper,
     ) -> Self {
         Tickets {
-            next: AtomicU64::new(0),
+            lanes,
             cutoff: AtomicU64::new(u64::MAX),
             returned: AtomicU64::new(0),
-            pacer,
             now,
             stopper,
-            fixed,
             lazy,
             outcome: Mutex::new((None, None)),
         }
     }
 
     fn close(&self, reason: StopReason, error: Option<crate::SourceError>) {
-        self.next.fetch_or(CLOSED, Ordering::SeqCst);
+        for lane in &self.lanes {
+            lane.next.fetch_or(CLOSED, Ordering::SeqCst);
+        }
         let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         if o.0.is_none() {
             *o = (Some(reason), error);
         }
     }
 
-    /// When `seq` is due, or `None` (and closed) after the end of the
-    /// schedule or a stop.
-    fn due(&self, seq: u64) -> Option<Due> {
+    /// When `lane`'s `seq` is due, or `None` after the end of its schedule
+    /// (the lane is closed; with the last lane, the attack) or a stop.
+    fn due(&self, lane: usize, seq: u64) -> Option<Due> {
         if self.stopper.is_stopped() {
             self.close(StopReason::Stopped, None);
             return None;
         }
-        match self.pacer.due(seq, (self.now)()) {
+        let l = &self.lanes[lane];
+        match l.pacer.due(seq, (self.now)()) {
             Due::Stop => {
-                self.close(StopReason::Done, None);
+                l.next.fetch_or(CLOSED, Ordering::SeqCst);
+                if self.lanes.len() == 1
+                    || self
+                        .lanes
+                        .iter()
+                        .all(|l| l.next.load(Ordering::SeqCst) & CLOSED != 0)
+                {
+                    self.close(StopReason::Done, None);
+                }
                 None
             }
             due => Some(due),
         }
+    }
+
+    /// The lane whose next ticket falls due first, that ticket's number in
+    /// it and when it is due; `None` when every lane is over.
+    fn earliest(&self) -> Option<(usize, u64, Due)> {
+        if self.lanes.len() == 1 {
+            let seq = self.lanes[0].next.load(Ordering::SeqCst);
+            if seq & CLOSED != 0 {
+                return None;
+            }
+            return Some((0, seq, self.due(0, seq)?));
+        }
+        let mut best: Option<(usize, u64, Due)> = None;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            let seq = lane.next.load(Ordering::SeqCst);
+            if seq & CLOSED != 0 {
+                continue;
+            }
+            let Some(due) = self.due(i, seq) else {
+                if self.stopper.is_stopped() {
+                    return None;
+                }
+                continue;
+            };
+            let at = |d: Due| match d {
+                Due::At(o) => o,
+                _ => 0,
+            };
+            if best.is_none_or(|(_, _, b)| at(due) < at(b)) {
+                best = Some((i, seq, due));
+            }
+        }
+        best
     }
 
     /// Whether an issued ticket due at `offset` goes out: always before a
@@ -156,14 +239,15 @@ impl Tickets {
     /// attack is over.
     pub(crate) fn take(&self) -> Option<(u64, Arc<PreparedTarget>, Due)> {
         if let Some(source) = &self.lazy {
+            let lane = &self.lanes[0];
             let mut src = source.lock().unwrap_or_else(|p| p.into_inner());
-            let seq = self.next.load(Ordering::SeqCst);
+            let seq = lane.next.load(Ordering::SeqCst);
             if seq & CLOSED != 0 {
                 return None;
             }
-            let due = self.due(seq)?;
+            let due = self.due(0, seq)?;
             let target = match src
-                .next_target(self.pacer.global(seq))
+                .next_target(lane.pacer.global(seq))
                 .and_then(|t| Ok(t.map(PreparedTarget::new).transpose()?))
             {
                 Ok(Some(t)) => Arc::new(t),
@@ -176,8 +260,8 @@ impl Tickets {
                     return None;
                 }
             };
-            self.next.store(seq + 1, Ordering::SeqCst);
-            return Some((self.pacer.global(seq), target, due));
+            lane.next.store(seq + 1, Ordering::SeqCst);
+            return Some((lane.pacer.global(seq), target, due));
         }
         match self.issue(u64::MAX)? {
             (seq, Some(target), due) => Some((seq, target, due)),
@@ -189,7 +273,7 @@ impl Tickets {
     /// start), else when it is due without taking it; `None` when the
     /// attack is over. Open model only.
     pub(crate) fn take_due_by(&self, by: u64) -> Option<Next> {
-        if self.fixed.is_empty() {
+        if self.lazy.is_some() {
             return None;
         }
         Some(match self.issue(by)? {
@@ -200,35 +284,27 @@ impl Tickets {
         })
     }
 
-    /// Issues the next fixed-target ticket if it is due by `by` (ns from
-    /// the start; a closed-model ticket always is): its global sequence
-    /// number, target and due time. A ticket due later is not issued: its
-    /// target is `None`. `None` when the attack is over. Several threads
-    /// take tickets at once: the counter moves by compare-and-swap.
+    /// Issues the next fixed-target ticket (of the lane whose next falls
+    /// due first) if it is due by `by` (ns from the start; a closed-model
+    /// ticket always is): its global sequence number, target and due time.
+    /// A ticket due later is not issued: its target is `None`. `None` when
+    /// the attack is over. Several threads take tickets at once: the
+    /// counter moves by compare-and-swap.
     fn issue(&self, by: u64) -> Option<(u64, Option<Arc<PreparedTarget>>, Due)> {
         loop {
-            let seq = self.next.load(Ordering::SeqCst);
-            if seq & CLOSED != 0 {
-                return None;
-            }
-            let due = self.due(seq)?;
+            let (lane, seq, due) = self.earliest()?;
             if matches!(due, Due::At(offset) if offset > by) {
                 return Some((seq, None, due));
             }
-            if self
-                .next
+            let l = &self.lanes[lane];
+            if l.next
                 .compare_exchange(seq, seq + 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
-                let seq = self.pacer.global(seq);
-                return Some((seq, Some(self.target(seq)), due));
+                let seq = l.pacer.global(seq);
+                return Some((seq, Some(l.target(seq)), due));
             }
         }
-    }
-
-    /// Fixed target for global sequence number `seq`, round-robin.
-    fn target(&self, seq: u64) -> Arc<PreparedTarget> {
-        self.fixed[(seq % self.fixed.len() as u64) as usize].clone()
     }
 
     /// Whether the targets were all read up front.
@@ -243,17 +319,25 @@ impl Tickets {
         self.returned.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Tickets sent (issued and not given back), why it ended, and a bad
-    /// lazy target's error.
-    /// Tickets issued so far and not given back (requests sent or
-    /// about to be).
+    /// Tickets issued so far over every lane, less those given back
+    /// (requests sent or about to be).
     pub(crate) fn issued(&self) -> u64 {
-        let issued = self.next.load(Ordering::Relaxed) & !CLOSED;
+        let issued: u64 = self
+            .lanes
+            .iter()
+            .map(|l| l.next.load(Ordering::Relaxed) & !CLOSED)
+            .sum();
         issued.saturating_sub(self.returned.load(Ordering::Relaxed))
     }
 
+    /// Tickets sent (issued and not given back), why it ended, and a bad
+    /// lazy target's error.
     pub(crate) fn finish(&self) -> (u64, StopReason, Option<crate::SourceError>) {
-        let issued = self.next.load(Ordering::SeqCst) & !CLOSED;
+        let issued: u64 = self
+            .lanes
+            .iter()
+            .map(|l| l.next.load(Ordering::SeqCst) & !CLOSED)
+            .sum();
         let issued = issued.saturating_sub(self.returned.load(Ordering::SeqCst));
         let o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         (issued, o.0.unwrap_or(StopReason::Done), o.1.clone())

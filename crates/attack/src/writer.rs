@@ -286,7 +286,7 @@ pub(crate) fn write_hits(
     stopper: Stopper,
 ) -> (u64, Option<io::Error>) {
     let mut hit = Hit {
-        attack: name,
+        attack: name.clone(),
         ..Hit::default()
     };
     let mut last_target: Option<Arc<PreparedTarget>> = None;
@@ -319,6 +319,11 @@ pub(crate) fn write_hits(
                 {
                     hit.method.clone_from(&done.target.method_text);
                     hit.url.clone_from(&done.target.url_text);
+                    hit.name.clone_from(&done.target.name);
+                    match &done.target.group {
+                        Some(g) => hit.attack.clone_from(&g.name),
+                        None => hit.attack.clone_from(&name),
+                    }
                     hit.bytes_out = done.target.message_len() as u64;
                     last_target = Some(done.target);
                 }

@@ -300,13 +300,21 @@ impl Client {
         })
     }
 
+    /// The `-timeout` for `target`: its `-mix` group's, else the attack's.
+    fn timeout_for(&self, target: &PreparedTarget) -> Option<Duration> {
+        match target.group.as_ref().and_then(|g| g.timeout) {
+            Some(t) => Some(t).filter(|t| !t.is_zero()),
+            None => self.timeout,
+        }
+    }
+
     /// `exchange` under `-timeout`.
     async fn limited(
         &self,
         target: &PreparedTarget,
         exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
     ) -> Result<Response, crate::Failure> {
-        match self.timeout {
+        match self.timeout_for(target) {
             Some(t) => match tokio::time::timeout(t, exchange).await {
                 Ok(r) => r,
                 Err(_) => Err(timed_out(target, t)),
@@ -341,7 +349,7 @@ impl Client {
                 None
             };
             let exchange = Box::pin(self.exchange(target, seq, kept));
-            let Some(t) = self.timeout else {
+            let Some(t) = self.timeout_for(target) else {
                 return self.judged(exchange.await);
             };
             serial.timer.as_mut().reset(tokio::time::Instant::now() + t);

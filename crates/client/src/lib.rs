@@ -59,7 +59,7 @@ pub use grpc::{
     ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use response::Response;
-pub use target::{PreparedTarget, ATTACK_HEADER, SEQ_HEADER};
+pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
 pub use transport::proxy::Proxies;
 pub use transport::tls::TlsError;
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

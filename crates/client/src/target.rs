@@ -1,6 +1,9 @@
 //! A target parsed once into what the engines send.
 
-use std::sync::OnceLock;
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use barrage_model::Target;
 use bytes::Bytes;
@@ -57,6 +60,28 @@ pub struct PreparedTarget {
     /// A WebSocket message (`ws://`, `wss://`): sent on a WebSocket
     /// connection, its reply awaited.
     pub ws: bool,
+    /// Its name (`:name`), for the Hit.
+    pub name: String,
+    /// Its weight in the schedule (`:weight`; 1 unless given).
+    pub weight: u32,
+    /// When a recording sent it (`-har-timing`), ns after its first
+    /// request.
+    pub at: Option<u64>,
+    /// The `-mix` group it belongs to, if any: its records carry the
+    /// group's name as their attack name.
+    pub group: Option<Arc<TargetGroup>>,
+}
+
+/// What a `-mix` group sets for its targets beyond their schedule.
+#[derive(Debug, Default)]
+pub struct TargetGroup {
+    /// The group's name: its records' attack name.
+    pub name: String,
+    /// Its own `-timeout` (`Some(0)`: none), instead of the attack's.
+    pub timeout: Option<Duration>,
+    /// Its own `-max-workers`: a request waits for one of these before it
+    /// is sent (the wait shows as lag).
+    pub slots: Option<tokio::sync::Semaphore>,
 }
 
 impl PreparedTarget {
@@ -122,6 +147,10 @@ impl PreparedTarget {
             url_text: t.url,
             grpc,
             ws,
+            name: t.name,
+            weight: t.weight.unwrap_or(1),
+            at: t.at,
+            group: None,
         })
     }
 }

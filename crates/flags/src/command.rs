@@ -13,7 +13,7 @@ use crate::Cli;
 
 /// The attack flags `sweep` sets itself, each step: `(id, as typed)`.
 /// Hidden from `sweep -h`, and refused when given.
-pub const SWEEP_SETS: [(&str, &str); 10] = [
+pub const SWEEP_SETS: [(&str, &str); 13] = [
     ("rate", "-rate"),
     ("duration", "-duration"),
     ("requests", "-requests"),
@@ -24,6 +24,9 @@ pub const SWEEP_SETS: [(&str, &str); 10] = [
     ("feed", "-feed"),
     ("feed_random", "-feed-random"),
     ("prometheus_addr", "-prometheus-addr"),
+    ("mix", "-mix"),
+    ("har_timing", "-har-timing"),
+    ("har_speed", "-har-speed"),
 ];
 
 /// What `sweep -output` defaults to: no result stream.

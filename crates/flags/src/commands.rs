@@ -101,6 +101,18 @@ pub struct AttackArgs {
     /// With -format har: keep only the requests whose URL matches this regular expression
     #[arg(long, value_parser = parse_filter)]
     pub har_filter: Option<barrage_targets::Filter>,
+    /// With -format har: send each request at the time the HAR recorded it (its startedDateTime, from the first), looping the recording until -duration or -requests ends it
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub har_timing: bool,
+    /// With -har-timing: play the recording this many times as fast (2: in half the time; 0.5: in twice the time)
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    pub har_speed: f64,
+    /// How requests fall around the rate: uniform (evenly spaced), poisson or poisson:SEED (exponential gaps with the same mean; the seed is printed and stored in the stream, so a run can be repeated)
+    #[arg(long, default_value = "uniform", value_parser = parse_arrivals)]
+    pub arrivals: barrage_model::Arrivals,
+    /// A YAML file of groups sent together in one attack, each with its own targets and -rate or -stages (and optionally -max-workers, -timeout, headers); each group's records carry its name as their attack name
+    #[arg(long, conflicts_with_all = ["rate", "stages"])]
+    pub mix: Option<String>,
     /// A CSV file with a header line: {{column}} in targets takes the value of row seq % rows (or a random row with -feed-random)
     #[arg(long)]
     pub feed: Option<String>,
@@ -303,7 +315,7 @@ pub struct ReportArgs {
     /// Latency percentiles to show
     #[arg(long, default_value = "50,90,95,99")]
     pub percentiles: barrage_report::Percentiles,
-    /// One report per url, method, code, attack, error, grpc-status or proto, plus the total
+    /// One report per url, method, code, attack, error, grpc-status, proto or name (a target's :name), plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404

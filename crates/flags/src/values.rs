@@ -88,6 +88,21 @@ pub fn parse_stages(s: &str) -> Result<Stages, BadFlag> {
         .map_err(|e: barrage_model::StagesError| BadFlag(e.why))
 }
 
+/// `-arrivals`: uniform, poisson or poisson:SEED.
+pub fn parse_arrivals(s: &str) -> Result<barrage_model::Arrivals, BadFlag> {
+    s.parse().map_err(|_| {
+        format!("{s:?} is not uniform, poisson or poisson:SEED (a whole-number seed)").into()
+    })
+}
+
+/// `-har-speed`: a factor above 0.
+pub fn parse_speed(s: &str) -> Result<f64, BadFlag> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("{s:?} is not a number above 0 (2 plays twice as fast)").into()),
+    }
+}
+
 /// `-header "Name: value"`: split at the first colon, neither part empty.
 pub fn parse_header(s: &str) -> Result<(String, String), BadFlag> {
     match s.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {

@@ -32,6 +32,8 @@ pub enum GroupBy {
     /// The HTTP version (`HTTP/1.1`, `HTTP/2`, `HTTP/3`); records without
     /// one (no answer, or from vegeta's formats) under `(none)`.
     Proto,
+    /// The target's name (`:name`); unnamed targets under `(none)`.
+    Name,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -45,9 +47,10 @@ impl std::str::FromStr for GroupBy {
             "error" => GroupBy::Error,
             "grpc-status" => GroupBy::GrpcStatus,
             "proto" => GroupBy::Proto,
+            "name" => GroupBy::Name,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status or proto)"
+                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto or name)"
                 )))
             }
         })
@@ -65,6 +68,7 @@ impl GroupBy {
             GroupBy::Error => "error",
             GroupBy::GrpcStatus => "grpc-status",
             GroupBy::Proto => "proto",
+            GroupBy::Name => "name",
         }
     }
 }
@@ -107,6 +111,8 @@ impl Groups {
             },
             GroupBy::Method => &hit.method,
             GroupBy::Attack => &hit.attack,
+            GroupBy::Name if hit.name.is_empty() => "(none)",
+            GroupBy::Name => &hit.name,
             GroupBy::Error => &hit.error,
             GroupBy::Proto => match hit.proto {
                 barrage_model::Proto::Unknown => "(none)",

@@ -40,6 +40,9 @@ pub struct Hit {
     pub headers: Vec<(String, String)>,
     /// The HTTP version the request went over, where known.
     pub proto: crate::Proto,
+    /// The name of the target it was sent for (`:name NAME` in the http
+    /// format, `"name"` in JSON targets); empty when unnamed.
+    pub name: String,
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

@@ -7,6 +7,9 @@
 //!   due offset of request *i* on the absolute schedule.
 //! - [`Stages`]: `-stages` (`30s:1000,2m:1000,10s:0`), a rate ramped in
 //!   straight lines, with the same exact due offsets.
+//! - [`Arrivals`]: `-arrivals` (`uniform`, `poisson:SEED`) and
+//!   [`PoissonClock`], the seeded Poisson process's arrival *i*.
+//! - [`weights`]: weighted targets as one exact, evenly spread order.
 //! - [`duration`]: Go-compatible duration parsing and formatting, so flags and
 //!   reports read like vegeta's (`1m30s`, `363.985µs`).
 //! - [`time`]: unix nanoseconds to and from RFC 3339.
@@ -21,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod arrivals;
 pub mod duration;
 pub mod gojson;
 mod hit;
@@ -31,8 +35,10 @@ mod stages;
 pub mod status;
 mod target;
 pub mod time;
+pub mod weights;
 pub mod words;
 
+pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
 pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};

@@ -47,6 +47,27 @@ impl Rate {
         }
     }
 
+    /// When the rate's integral reaches `position` (units of
+    /// [`POSITION_ONE`](crate::POSITION_ONE) requests: a Poisson arrival's
+    /// place in request time), nanoseconds after the start; `None` as for
+    /// [`Rate::offset_ns`].
+    pub fn offset_at(&self, position: u128) -> Option<u64> {
+        match *self {
+            Rate::Max => None,
+            Rate::Paced {
+                hits_num,
+                hits_den,
+                per_ns,
+            } => {
+                let v = position
+                    .checked_mul(per_ns as u128)?
+                    .checked_mul(hits_den as u128)?
+                    / (hits_num as u128 * crate::POSITION_ONE);
+                u64::try_from(v).ok()
+            }
+        }
+    }
+
     /// Requests per second (infinite for [`Rate::Max`]).
     pub fn per_second(&self) -> f64 {
         match *self {

@@ -55,7 +55,13 @@ impl Stages {
     /// When request `i` is due, ns from the start; `None` when the stages
     /// end first.
     pub fn offset_ns(&self, i: u64) -> Option<u64> {
-        let i = i as f64;
+        self.offset_at(i as f64)
+    }
+
+    /// When the rate's integral reaches `i` (a count that may fall between
+    /// requests: a Poisson arrival's position), ns from the start; `None`
+    /// when the stages end first.
+    pub fn offset_at(&self, i: f64) -> Option<u64> {
         // The ramp during which the count reaches i (ramps whose rate is 0
         // throughout add no requests and are never chosen).
         let k = self.ramps.partition_point(|r| r.before + r.requests() <= i);

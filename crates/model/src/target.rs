@@ -11,4 +11,22 @@ pub struct Target {
     pub headers: Vec<(String, String)>,
     /// Request body (may be empty).
     pub body: Bytes,
+    /// Its share of the schedule (`:weight N`, `"weight": N`): in every
+    /// run of requests as long as the weights' sum, exactly this many go
+    /// to it. `None` is a weight of 1.
+    pub weight: Option<u32>,
+    /// Its name (`:name NAME`, `"name"`), carried by its records for
+    /// `report -by name`; empty when unnamed.
+    pub name: String,
+    /// When it was sent in a recording (a HAR entry's `startedDateTime`),
+    /// nanoseconds after the recording's first request; for
+    /// `-har-timing`.
+    pub at: Option<u64>,
+}
+
+impl Target {
+    /// Its weight: 1 unless given.
+    pub fn weight(&self) -> u32 {
+        self.weight.unwrap_or(1)
+    }
 }

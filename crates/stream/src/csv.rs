@@ -193,6 +193,7 @@ impl<R: Read> CsvReader<R> {
         hit.latency = num(text(2, "latency")?, 3, "latency", line)?;
         hit.first_byte = 0;
         hit.proto = barrage_model::Proto::Unknown;
+        hit.name.clear();
         hit.bytes_out = num(text(3, "bytes_out")?, 4, "bytes out", line)?;
         hit.bytes_in = num(text(4, "bytes_in")?, 5, "bytes in", line)?;
         set(&mut hit.error, text(5, "error")?);

@@ -6,8 +6,9 @@ use crate::{
     error::StreamError,
     wire::{
         Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
-        F_METHOD, F_PROTO, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR,
-        MAGIC, MAX_FRAME, MAX_TABLE,
+        F_METHOD, F_PROTO, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE,
+        ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_KNOWN,
+        X_NAME,
     },
 };
 
@@ -29,7 +30,13 @@ pub struct Decoder<R: Read> {
     prev: Prev,
     /// Whether header lines are read into records ([`Decoder::skip_headers`]).
     headers: bool,
+    /// The run's facts read so far ([`Decoder::meta`]).
+    meta: Vec<(String, String)>,
 }
+
+/// The most facts a reader keeps ([`Decoder::meta`]): later ones are
+/// skipped, so a crafted stream cannot grow them without bound.
+pub const MAX_META: usize = 64;
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -87,6 +94,7 @@ impl<R: Read> Decoder<R> {
             table: vec![String::new()],
             prev: Prev::default(),
             headers: true,
+            meta: Vec::new(),
         })
     }
 
@@ -94,6 +102,13 @@ impl<R: Read> Decoder<R> {
     /// still checked): for readers that need none, such as `report`.
     pub fn skip_headers(&mut self) {
         self.headers = false;
+    }
+
+    /// The facts about the run read so far (`arrivals` = `poisson:SEED`),
+    /// in the order written: the writer puts them before the first
+    /// record.
+    pub fn meta(&self) -> &[(String, String)] {
+        &self.meta
     }
 
     /// Bytes of the input consumed so far (up to the end of the last frame read).
@@ -195,7 +210,14 @@ impl<R: Read> Decoder<R> {
                 buf: &self.frame,
                 pos: self.pos,
             };
-            let res = decode_item(&mut c, &mut self.table, hit, &mut self.prev, self.headers);
+            let res = decode_item(
+                &mut c,
+                &mut self.table,
+                hit,
+                &mut self.prev,
+                self.headers,
+                &mut self.meta,
+            );
             match res {
                 Ok(is_hit) => {
                     self.pos = c.pos;
@@ -325,6 +347,7 @@ fn decode_item(
     hit: &mut Hit,
     prev: &mut Prev,
     keep_headers: bool,
+    meta: &mut Vec<(String, String)>,
 ) -> Result<bool, Malformed> {
     match c.u64()? {
         ITEM_STR => {
@@ -335,8 +358,27 @@ fn decode_item(
             table.push(s.to_owned());
             Ok(false)
         }
-        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE) => {
+        ITEM_META => {
+            let key = c.str()?;
+            let value = c.str()?;
+            if meta.len() < MAX_META {
+                meta.push((key.to_owned(), value.to_owned()));
+            }
+            Ok(false)
+        }
+        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE | ITEM_HIT_EXT) => {
             let flags = c.byte()?;
+            let ext = match kind {
+                ITEM_HIT_EXT => {
+                    let ext = c.byte()?;
+                    if ext & !X_KNOWN != 0 {
+                        return Err(format!("unknown record extension bits {ext:#04x}").into());
+                    }
+                    ext
+                }
+                ITEM_HIT_FIRST_BYTE => X_FIRST_BYTE,
+                _ => 0,
+            };
             let seq_delta = c.i64()?;
             let scheduled_delta = c.i64()?;
             let lag = c.i64()?;
@@ -348,7 +390,7 @@ fn decode_item(
             } else {
                 0
             };
-            hit.first_byte = if kind == ITEM_HIT_FIRST_BYTE {
+            hit.first_byte = if ext & X_FIRST_BYTE != 0 {
                 let after_head = c.u64()?;
                 if after_head > hit.latency {
                     return Err("first byte after the end of the response".into());
@@ -377,6 +419,11 @@ fn decode_item(
                 prev.proto
             };
             hit.proto = Proto::from_code(proto as u64).unwrap_or_default();
+            let name = if ext & X_NAME != 0 {
+                c.u32()?
+            } else {
+                prev.name
+            };
             let get = |i: u32| {
                 table
                     .get(i as usize)
@@ -386,6 +433,7 @@ fn decode_item(
             set(&mut hit.method, get(method)?);
             set(&mut hit.url, get(url)?);
             set(&mut hit.attack, get(attack)?);
+            set(&mut hit.name, get(name)?);
             hit.body.clear();
             if flags & F_BODY != 0 {
                 hit.body.extend_from_slice(c.bytes()?);
@@ -421,7 +469,12 @@ fn decode_item(
             hit.seq = prev.seq.wrapping_add(seq_delta as u64);
             hit.scheduled = prev.scheduled.wrapping_add(scheduled_delta);
             hit.timestamp = hit.scheduled.wrapping_add(lag);
-            *prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack], proto);
+            *prev = Prev::after(
+                hit.seq,
+                hit.scheduled,
+                [error, method, url, attack, name],
+                proto,
+            );
             Ok(true)
         }
         ITEM_RESET => {

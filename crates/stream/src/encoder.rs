@@ -5,7 +5,8 @@ use barrage_model::Hit;
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
     F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_HIT,
-    ITEM_HIT_FIRST_BYTE, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
+    ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME,
+    MAX_TABLE, X_FIRST_BYTE, X_NAME,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -132,6 +133,19 @@ impl<W: Write> Encoder<W> {
         idx
     }
 
+    /// Writes a fact about the whole run (`key`, `value`: for example
+    /// `arrivals`, `poisson:42`), read back by [`crate::Decoder::meta`].
+    /// Call it before the first record, so that a reader has it first.
+    pub fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
+        if self.frame.len() - FRAME_HEADER_LEN + key.len() + value.len() + 20 > self.max_frame {
+            self.end_frame()?;
+        }
+        put_varint(&mut self.frame, ITEM_META);
+        put_bytes(&mut self.frame, key.as_bytes());
+        put_bytes(&mut self.frame, value.as_bytes());
+        Ok(())
+    }
+
     /// Appends one record; writes the frame out when it is full.
     ///
     /// The writer never writes what the reader refuses: a record that
@@ -166,7 +180,7 @@ impl<W: Write> Encoder<W> {
             self.end_frame()?;
         }
         let mut names = std::mem::take(&mut self.names);
-        let (error, method, url, attack) = loop {
+        let (error, method, url, attack, name) = loop {
             // A table reset while interning this record's strings would
             // leave the ones interned before it pointing into the old
             // table: intern them all again (the fresh table has room).
@@ -175,12 +189,13 @@ impl<W: Write> Encoder<W> {
             let method = self.intern_like(&hit.method, self.prev.method);
             let url = self.intern_like(&hit.url, self.prev.url);
             let attack = self.intern_like(&hit.attack, self.prev.attack);
+            let name = self.intern_like(&hit.name, self.prev.name);
             names.clear();
             for (name, _) in &hit.headers {
                 names.push(self.intern(name));
             }
             if self.resets == resets {
-                break (error, method, url, attack);
+                break (error, method, url, attack, name);
             }
         };
         // Interning may have reset the table; read `prev` only now.
@@ -216,15 +231,22 @@ impl<W: Write> Encoder<W> {
         let first_byte = (hit.first_byte > 0 && hit.first_byte <= hit.latency)
             .then(|| hit.latency - hit.first_byte);
         let f = &mut self.frame;
-        put_varint(
-            f,
-            if first_byte.is_some() {
-                ITEM_HIT_FIRST_BYTE
-            } else {
-                ITEM_HIT
-            },
-        );
-        f.push(flags);
+        let named = name != prev.name;
+        if named {
+            put_varint(f, ITEM_HIT_EXT);
+            f.push(flags);
+            f.push(X_NAME | if first_byte.is_some() { X_FIRST_BYTE } else { 0 });
+        } else {
+            put_varint(
+                f,
+                if first_byte.is_some() {
+                    ITEM_HIT_FIRST_BYTE
+                } else {
+                    ITEM_HIT
+                },
+            );
+            f.push(flags);
+        }
         put_zigzag(f, hit.seq.wrapping_sub(prev.seq) as i64);
         put_zigzag(f, hit.scheduled.wrapping_sub(prev.scheduled));
         put_zigzag(f, hit.timestamp.wrapping_sub(hit.scheduled));
@@ -250,6 +272,9 @@ impl<W: Write> Encoder<W> {
         if flags & F_PROTO != 0 {
             put_varint(f, proto as u64);
         }
+        if named {
+            put_varint(f, name as u64);
+        }
         if flags & F_BODY != 0 {
             put_bytes(f, &hit.body);
         }
@@ -261,7 +286,12 @@ impl<W: Write> Encoder<W> {
             }
         }
         self.names = names;
-        self.prev = Prev::after(hit.seq, hit.scheduled, [error, method, url, attack], proto);
+        self.prev = Prev::after(
+            hit.seq,
+            hit.scheduled,
+            [error, method, url, attack, name],
+            proto,
+        );
         if self.frame.len() >= FRAME_TARGET {
             self.end_frame()?;
         }
@@ -336,8 +366,8 @@ fn same_text(a: &[u8], b: &[u8]) -> bool {
 fn most_bytes(hit: &Hit) -> usize {
     const VARINT: usize = 10;
     let string = |s: &str| 1 + VARINT + s.len();
-    let fixed = 2 + 12 * VARINT + 1;
-    let strings = [&hit.error, &hit.method, &hit.url, &hit.attack]
+    let fixed = 3 + 13 * VARINT + 1;
+    let strings = [&hit.error, &hit.method, &hit.url, &hit.attack, &hit.name]
         .iter()
         .map(|s| string(s))
         .sum::<usize>();

@@ -99,6 +99,10 @@ impl<W: Write> JsonWriter<W> {
             l.extend_from_slice(hit.proto.as_str().as_bytes());
             l.push(b'"');
         }
+        if !hit.name.is_empty() {
+            l.extend_from_slice(b",\"name\":");
+            push_json_str(l, &hit.name);
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -147,6 +151,8 @@ struct JsonHit<'a> {
     first_byte: Option<u64>,
     #[serde(default, borrow)]
     proto: Cow<'a, str>,
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -197,6 +203,7 @@ impl<R: BufRead> JsonReader<R> {
                 None => hit.timestamp,
             };
             set(&mut hit.attack, &j.attack);
+            set(&mut hit.name, &j.name);
             hit.seq = j.seq;
             hit.code = j.code;
             hit.latency = j.latency;

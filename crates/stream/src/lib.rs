@@ -45,7 +45,7 @@ mod writer;
 
 pub use barrage_model::Hit;
 pub use csv::{CsvReader, CsvWriter};
-pub use decoder::Decoder;
+pub use decoder::{Decoder, MAX_META};
 pub use encoder::{aborted_stream, Encoder};
 pub use error::StreamError;
 pub use json::{JsonReader, JsonWriter};

@@ -44,6 +44,20 @@ pub struct Origin<'a> {
 }
 
 impl Merge {
+    /// The run's facts of every input read so far (see
+    /// [`crate::Decoder::meta`]), each `(key, value)` once, in input order.
+    pub fn meta(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = Vec::new();
+        for h in &self.heads {
+            for kv in h.reader.meta() {
+                if !all.contains(kv) {
+                    all.push(kv.clone());
+                }
+            }
+        }
+        all
+    }
+
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
         Self::open_with(files, true)

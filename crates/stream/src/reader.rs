@@ -63,6 +63,15 @@ impl<R: Read> HitReader<R> {
         }
     }
 
+    /// The run's facts a binary stream holds (see [`Decoder::meta`]);
+    /// none in CSV or JSON lines.
+    pub fn meta(&self) -> &[(String, String)] {
+        match self {
+            HitReader::Binary(d) => d.meta(),
+            _ => &[],
+        }
+    }
+
     /// Reads the next record into `hit`; `Ok(false)` at a clean end.
     pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
         match self {

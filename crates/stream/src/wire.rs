@@ -17,6 +17,7 @@
 //!          [attack:varint]         if flags & ATTACK
 //!          [proto:varint]          if flags & PROTO (version 3: 0 unknown,
 //!                                  1 HTTP/1.1, 2 HTTP/2, 3 HTTP/3)
+//!          [name:varint]           kind 5 only, if ext & NAME (string index)
 //!          [len:varint bytes]      if flags & BODY
 //!          [n:varint (name:varint len:varint utf8)*n]  if flags & HEADERS
 //! 2 Reset                                 empties the table (index 0 = "")
@@ -24,7 +25,17 @@
 //! 4 Abort  len:varint utf8-bytes          the writer failed before its first
 //!                                         record; the reason (the stream's
 //!                                         only item; readers say it and stop)
+//! 5 Hit    flags:u8 ext:u8, then as 1     (version 4) with the time to first
+//!                                         byte if ext & FIRST_BYTE, and the
+//!                                         target's name if ext & NAME
+//! 6 Meta   key:bytes value:bytes          (version 4) a fact about the whole
+//!                                         run (`arrivals` = `poisson:SEED`)
 //! ```
+//!
+//! Kind 5 is written only for a record whose target name differs from the
+//! previous record's, so a stream of unnamed targets is the same bytes as
+//! in version 3; kinds 1 and 3 keep the previous name (`""` at a frame's
+//! start). Bits of `ext` yet unknown are refused.
 //!
 //! Deltas, and the indices that a record leaves out (meaning "same as the
 //! previous record"), restart at every frame, so a one-target record is
@@ -36,9 +47,10 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 
 /// The format version this build writes and the newest it reads.
 /// Version 2 added records with the time to first byte (kind 3), version 3
-/// the protocol (flag PROTO); older streams are read as they are (their
-/// records have neither).
-pub const FORMAT_VERSION: u16 = 3;
+/// the protocol (flag PROTO), version 4 the target's name (kind 5) and the
+/// run's facts (kind 6); older streams are read as they are (their records
+/// have none of these).
+pub const FORMAT_VERSION: u16 = 4;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -62,6 +74,13 @@ pub(crate) const ITEM_HIT: u64 = 1;
 pub(crate) const ITEM_RESET: u64 = 2;
 pub(crate) const ITEM_HIT_FIRST_BYTE: u64 = 3;
 pub(crate) const ITEM_ABORT: u64 = 4;
+pub(crate) const ITEM_HIT_EXT: u64 = 5;
+pub(crate) const ITEM_META: u64 = 6;
+
+/// Kind 5's `ext` bits.
+pub(crate) const X_FIRST_BYTE: u8 = 0x01;
+pub(crate) const X_NAME: u8 = 0x02;
+pub(crate) const X_KNOWN: u8 = X_FIRST_BYTE | X_NAME;
 
 /// Hit flags.
 pub(crate) const F_BODY: u8 = 0x01;
@@ -108,14 +127,15 @@ pub(crate) struct Prev {
     pub method: u32,
     pub url: u32,
     pub attack: u32,
+    pub name: u32,
     pub proto: u8,
 }
 
 impl Prev {
     /// The state after a record with these times, string indices and
     /// protocol.
-    pub(crate) fn after(seq: u64, scheduled: i64, strings: [u32; 4], proto: u8) -> Prev {
-        let [error, method, url, attack] = strings;
+    pub(crate) fn after(seq: u64, scheduled: i64, strings: [u32; 5], proto: u8) -> Prev {
+        let [error, method, url, attack, name] = strings;
         Prev {
             seq,
             scheduled,
@@ -123,6 +143,7 @@ impl Prev {
             method,
             url,
             attack,
+            name,
             proto,
         }
     }

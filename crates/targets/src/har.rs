@@ -29,6 +29,9 @@ struct Log<'a> {
 #[derive(Deserialize)]
 struct Entry {
     request: Request,
+    /// When the browser sent it (RFC 3339), for `-har-timing`.
+    #[serde(default, rename = "startedDateTime")]
+    started: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +121,12 @@ impl HarTargets {
             if filter.is_some_and(|f| !f.is_match(&r.url)) {
                 continue;
             }
+            let started = match entry.started.as_deref().filter(|s| !s.is_empty()) {
+                None => None,
+                Some(s) => Some(barrage_model::time::parse_rfc3339(s).map_err(|e| {
+                    at(format!("bad startedDateTime {s:?}: {e}"))
+                })?),
+            };
             if ::http::Method::from_bytes(r.method.as_bytes()).is_err() {
                 return Err(at(format!("bad method: {}", r.method)));
             }
@@ -153,9 +162,22 @@ impl HarTargets {
                 url: r.url,
                 headers,
                 body,
+                ..Target::default()
             };
-            queue.push_back((target, line));
+            queue.push_back((target, line, started));
         }
+        // Send times as offsets from the first request's (entries are not
+        // always in the order they were sent).
+        let first = queue.iter().filter_map(|(_, _, s)| *s).min();
+        let queue = queue
+            .into_iter()
+            .map(|(mut t, line, started)| {
+                t.at = started
+                    .zip(first)
+                    .map(|(s, f)| s.saturating_sub(f).max(0) as u64);
+                (t, line)
+            })
+            .collect();
         Ok(HarTargets { queue })
     }
 

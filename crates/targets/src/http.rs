@@ -10,7 +10,10 @@ use crate::{bounded::read_line, check_url, error::error, Defaults, TargetError};
 /// GET http://h/path          request line: an upper-case method, a space, a URL
 /// Header-Name: value         any number of header lines (case kept, repeats kept)
 /// # comment                  skipped anywhere
-/// @/path/to/body             optional body file, the target's last line
+/// @/path/to/body             optional body file, the last line but directives
+/// :weight 7                  barrage's directives (a colon first: no header
+/// :name search               name is empty, and vegeta refuses the line as a
+///                            bad header): the target's share and its name
 ///                            a blank line, EOF or the next request line ends it
 /// ```
 pub struct HttpTargets<R: BufRead> {
@@ -138,20 +141,31 @@ impl<R: BufRead> HttpTargets<R> {
             url: url.to_string(),
             headers: self.defaults.headers.clone(),
             body: self.defaults.body.clone(),
+            ..Target::default()
         };
+        let mut body_read = false;
         while let Some(next) = self.peek()? {
             if next.is_empty() || starts_with_method(next) {
+                break;
+            }
+            // After the body only directives and comments belong to it.
+            if body_read && !next.starts_with([':', '#']) {
                 break;
             }
             let next = self.take()?.unwrap_or_default();
             if next.starts_with('#') {
                 continue;
             }
+            if let Some(directive) = next.strip_prefix(':') {
+                self.directive(directive, &mut target)?;
+                continue;
+            }
             if let Some(path) = next.strip_prefix('@') {
                 target.body = read_body(path)
                     .map_err(|e| self.err(format!("bad body: {path}: {e}{}", self.beside(path))))?
                     .into();
-                break;
+                body_read = true;
+                continue;
             }
             let header = next
                 .split_once(':')
@@ -170,6 +184,47 @@ impl<R: BufRead> HttpTargets<R> {
             target.headers.push((k.to_string(), v.to_string()));
         }
         Ok(Some(target))
+    }
+}
+
+impl<R: BufRead> HttpTargets<R> {
+    /// Applies a directive line (after its colon) to `target`.
+    fn directive(&self, line: &str, target: &mut Target) -> Result<(), TargetError> {
+        let (word, value) = line
+            .split_once(char::is_whitespace)
+            .map_or((line, ""), |(w, v)| (w, v.trim()));
+        match word {
+            "weight" => {
+                let w = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|w| *w > 0)
+                    .ok_or_else(|| {
+                        self.err(format!(
+                            "bad weight: {value:?} (:weight takes a whole number from 1 to {})",
+                            u32::MAX
+                        ))
+                    })?;
+                if target.weight.replace(w).is_some() {
+                    return Err(self.err("a second :weight for one target".into()));
+                }
+            }
+            "name" => {
+                if value.is_empty() {
+                    return Err(self.err(":name needs a name (:name search)".into()));
+                }
+                if !target.name.is_empty() {
+                    return Err(self.err("a second :name for one target".into()));
+                }
+                target.name = value.to_string();
+            }
+            _ => {
+                return Err(self.err(format!(
+                    "unknown directive :{word} (a line starting with a colon is a directive: :weight N or :name NAME)"
+                )))
+            }
+        }
+        Ok(())
     }
 }
 
@@ -250,6 +305,36 @@ mod tests {
             assert_eq!(e.line, *line, "{text:?}: {e}");
             assert!(e.message.starts_with(msg), "{text:?}: {e}");
             assert!(e.to_string().starts_with(&format!("t.http:{line}: ")));
+        }
+    }
+
+    #[test]
+    fn directives_weigh_and_name_a_target() {
+        let dir = std::env::temp_dir().join(format!("barrage-directive-{}", std::process::id()));
+        std::fs::write(&dir, b"q").unwrap();
+        let text = format!(
+            "GET http://a:1/r\n:weight 7\n:name read\n\nPOST http://a:1/s\nX: 1\n@{}\n# after the body\n:weight 2\nGET http://a:1/w\n",
+            dir.display()
+        );
+        let t = parse(&text).unwrap();
+        std::fs::remove_file(dir).unwrap();
+        assert_eq!((t[0].weight, t[0].name.as_str()), (Some(7), "read"));
+        assert_eq!((t[1].weight, &t[1].body[..]), (Some(2), &b"q"[..]));
+        assert_eq!(t[1].headers, vec![("X".to_string(), "1".to_string())]);
+        assert_eq!((t[2].weight, t[2].weight()), (None, 1));
+        let bad: &[(&str, u64, &str)] = &[
+            ("GET http://a/\n:weight 0\n", 2, "bad weight: \"0\""),
+            ("GET http://a/\n:weight -3\n", 2, "bad weight: \"-3\""),
+            ("GET http://a/\n:weight x\n", 2, "bad weight: \"x\""),
+            ("GET http://a/\n:weight\n", 2, "bad weight: \"\""),
+            ("GET http://a/\n:weight 2\n:weight 3\n", 3, "a second :weight"),
+            ("GET http://a/\n:name\n", 2, ":name needs a name"),
+            ("GET http://a/\n:think 1s\n", 2, "unknown directive :think"),
+        ];
+        for (text, line, msg) in bad {
+            let e = parse(text).unwrap_err();
+            assert_eq!(e.line, *line, "{text:?}: {e}");
+            assert!(e.message.starts_with(msg), "{text:?}: {e}");
         }
     }
 

@@ -15,6 +15,13 @@ struct JsonTarget {
     body: Option<String>,
     #[serde(default)]
     header: Option<BTreeMap<String, Vec<String>>>,
+    /// barrage's: the target's share of the schedule (a whole number from
+    /// 1). vegeta refuses the key (its decoder disallows unknown fields).
+    #[serde(default)]
+    weight: Option<serde_json::Value>,
+    /// barrage's: the target's name, for `report -by name`.
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// vegeta's JSON target format: one object per line, blank lines skipped.
@@ -101,11 +108,28 @@ impl<R: BufRead> JsonTargets<R> {
                 .into(),
             None => self.defaults.body.clone(),
         };
+        let weight = match &t.weight {
+            None => None,
+            Some(w) => Some(
+                w.as_u64()
+                    .and_then(|w| u32::try_from(w).ok())
+                    .filter(|w| *w > 0)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "bad weight: {w} (a whole number from 1 to {})",
+                            u32::MAX
+                        ))
+                    })?,
+            ),
+        };
         Ok(Some(Target {
             method,
             url,
             headers,
             body,
+            weight,
+            name: t.name.unwrap_or_default(),
+            at: None,
         }))
     }
 }

@@ -7,6 +7,8 @@
 //!   `body` and a `header` object of string arrays.
 //! - [`CurlTargets`]: curl command lines (`-format curl`).
 //! - [`HarTargets`]: a HAR 1.2 file's requests (`-format har`).
+//! - [`read_mix`]: a `-mix` YAML file's groups, each with its targets and
+//!   schedule.
 //! - [`TargetReader`]: any of them behind one `next()`, so the attack can
 //!   read all targets up front or one per request (`-lazy`).
 //!
@@ -32,6 +34,7 @@ mod har;
 mod http;
 mod json;
 mod load;
+mod mix;
 mod reader;
 mod template;
 mod write;
@@ -44,6 +47,7 @@ pub use har::{Filter, HarTargets};
 pub use http::HttpTargets;
 pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
+pub use mix::{read_mix, MixGroup};
 pub use reader::{Format, TargetReader, Whole};
 pub use template::{
     has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,

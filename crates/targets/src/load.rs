@@ -48,6 +48,13 @@ impl<R: BufRead> LazyTargets<R> {
         let Some(t) = self.reader.next_sendable(&self.columns)? else {
             return Ok(None);
         };
+        if t.weighted() {
+            return Err(crate::error::error(
+                &self.name,
+                self.reader.line(),
+                "-lazy sends targets in the order read: :weight needs them read up front (leave out -lazy)".into(),
+            ));
+        }
         let t = prepared(t, &self.prepare)
             .map_err(|e| crate::error::error(&self.name, self.reader.line(), e.0))?;
         Ok(Some(self.renderer.render_one(&t, seq)))
@@ -83,6 +90,9 @@ impl<R: BufRead> Loaded<R> {
                 prepared(t, &prepare).map_err(|e| crate::error::error(name, reader.line(), e.0))?;
             all.push(t);
         }
+        let weights: Vec<u32> = all.iter().map(Sendable::weight).collect();
+        barrage_model::weights::order(&weights)
+            .map_err(|e| crate::error::error(name, reader.line(), e.0))?;
         if all.iter().any(|t| matches!(t, Sendable::Templated(_))) {
             return Ok(Loaded::Rendered(Renderer::new(
                 all,

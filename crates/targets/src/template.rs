@@ -247,6 +247,8 @@ pub struct TemplatedTarget {
     url: Template,
     headers: Vec<(String, Template)>,
     body: Template,
+    weight: Option<u32>,
+    name: String,
 }
 
 impl TemplatedTarget {
@@ -268,6 +270,8 @@ impl TemplatedTarget {
                 .in_url(),
             headers,
             body: Template::parse(&target.body, columns).map_err(|e| format!("body: {e}"))?,
+            weight: target.weight,
+            name: target.name.clone(),
         };
         let most =
             t.url.most() + t.body.most() + t.headers.iter().map(|(_, h)| h.most()).sum::<u64>();
@@ -308,6 +312,9 @@ impl TemplatedTarget {
                 .map(|(k, v)| (k.clone(), text(v, ctx)))
                 .collect(),
             body: body.into(),
+            weight: self.weight,
+            name: self.name.clone(),
+            at: None,
         }
     }
 }
@@ -467,10 +474,30 @@ pub enum Sendable {
     Templated(TemplatedTarget),
 }
 
+impl Sendable {
+    /// Its weight (`:weight`; 1 unless given).
+    pub fn weight(&self) -> u32 {
+        match self {
+            Sendable::Plain(t) => t.weight(),
+            Sendable::Templated(t) => t.weight.unwrap_or(1),
+        }
+    }
+
+    /// Whether it was given a weight.
+    pub fn weighted(&self) -> bool {
+        match self {
+            Sendable::Plain(t) => t.weight.is_some(),
+            Sendable::Templated(t) => t.weight.is_some(),
+        }
+    }
+}
+
 /// Renders the target of each request: target `seq % n`, round-robin as
 /// fixed targets are, with the `-feed` row `seq % rows` (or a random row).
 pub struct Renderer {
     targets: Vec<Sendable>,
+    /// The weighted targets' order over one period (`None`: round-robin).
+    order: Option<Vec<u32>>,
     feed: Option<Feed>,
     random_rows: bool,
     shard: u64,
@@ -478,9 +505,13 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// A renderer over `targets` (not empty).
+    /// A renderer over `targets` (not empty), weighted as they say
+    /// (weights that make no order, which [`crate::Loaded::load`]
+    /// refuses, leave round-robin).
     pub fn new(targets: Vec<Sendable>, feed: Option<Feed>, random_rows: bool, shard: u64) -> Self {
+        let weights: Vec<u32> = targets.iter().map(Sendable::weight).collect();
         Renderer {
+            order: barrage_model::weights::order(&weights).ok().flatten(),
             targets,
             feed,
             random_rows,
@@ -495,13 +526,18 @@ impl Renderer {
         let n = self.targets.len().max(1) as u64;
         let Renderer {
             targets,
+            order,
             feed,
             random_rows,
             shard,
             rng,
         } = self;
+        let i = match order {
+            Some(o) => o[(seq % o.len() as u64) as usize] as u64,
+            None => seq % n,
+        };
         one(
-            &targets[(seq % n) as usize],
+            &targets[i as usize],
             seq,
             feed.as_ref(),
             *random_rows,

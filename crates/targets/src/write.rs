@@ -40,6 +40,12 @@ pub fn write_json(target: &Target, out: &mut impl Write) -> io::Result<()> {
         }
         out.write_all(b"}")?;
     }
+    if let Some(w) = target.weight {
+        write!(out, ",\"weight\":{w}")?;
+    }
+    if !target.name.is_empty() {
+        write!(out, ",\"name\":{}", s(&target.name))?;
+    }
     out.write_all(b"}\n")
 }
 
@@ -53,6 +59,12 @@ pub fn write_http(target: &Target, body: Option<&str>, out: &mut impl Write) -> 
     if let Some(path) = body {
         writeln!(out, "@{path}")?;
     }
+    if let Some(w) = target.weight {
+        writeln!(out, ":weight {w}")?;
+    }
+    if !target.name.is_empty() {
+        writeln!(out, ":name {}", target.name)?;
+    }
     writeln!(out)
 }
 
@@ -60,6 +72,30 @@ pub fn write_http(target: &Target, body: Option<&str>, out: &mut impl Write) -> 
 mod tests {
     use super::*;
     use crate::{reader::parse_text, Format};
+
+    #[test]
+    fn weights_and_names_are_written_in_both_formats() {
+        let http = "GET http://h/a\n:weight 7\n:name read\n\nGET http://h/b\n";
+        let t = parse_text(http, "t", Format::Http).unwrap();
+        let mut json = Vec::new();
+        let mut back = Vec::new();
+        for target in &t {
+            write_json(target, &mut json).unwrap();
+            write_http(target, None, &mut back).unwrap();
+        }
+        let json = String::from_utf8(json).unwrap();
+        assert_eq!(
+            json,
+            "{\"method\":\"GET\",\"url\":\"http://h/a\",\"weight\":7,\"name\":\"read\"}\n{\"method\":\"GET\",\"url\":\"http://h/b\"}\n"
+        );
+        assert_eq!(parse_text(&json, "t", Format::Json).unwrap(), t);
+        let back = String::from_utf8(back).unwrap();
+        assert_eq!(parse_text(&back, "t", Format::Http).unwrap(), t);
+        for bad in ["{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":0}", "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":1.5}", "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":\"2\"}"] {
+            let e = parse_text(bad, "t.json", Format::Json).unwrap_err();
+            assert!(e.to_string().starts_with("t.json:1: bad weight:"), "{e}");
+        }
+    }
 
     #[test]
     fn json_and_http_read_back_the_same() {

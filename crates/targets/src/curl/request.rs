@@ -175,6 +175,7 @@ impl Request {
                 url,
                 headers: headers.clone(),
                 body: body.clone(),
+                ..Target::default()
             });
         }
         Ok(out)
