@@ -78,9 +78,16 @@ enum Way {
     /// (Reset), the connection closed at each request (CloseEach), a body
     /// without end (Endless), a server allowing no stream (Own).
     H3,
+    /// HTTP/1.1 on barrage's own engine from a `-mix` of two groups, each
+    /// at half the cell's rate with its own -max-workers (its records'
+    /// sequence numbers are counted per group).
+    Mix,
+    /// HTTP/1.1 on barrage's own engine at Poisson arrivals
+    /// (`-arrivals poisson:7`).
+    Poisson,
 }
 
-const WAYS: [Way; 9] = [
+const WAYS: [Way; 11] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -90,6 +97,8 @@ const WAYS: [Way; 9] = [
     Way::Ws,
     Way::WsHold,
     Way::H3,
+    Way::Mix,
+    Way::Poisson,
 ];
 
 /// A fault, or none.
@@ -265,7 +274,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
         Fault::SlowLoris => reply(slow_answer(), true, false),
         Fault::Endless => raw(Script::Endless),
         Fault::Own => match way {
-            Way::H1 | Way::Hyper | Way::Pipelined => reply(
+            Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -282,7 +291,10 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
 /// Whether every record of `way` against `fault` is a success
 /// (`Some(true)`), every one a failure (`Some(false)`), or either.
 fn expected(way: Way, fault: Fault) -> Option<bool> {
-    let h1 = matches!(way, Way::H1 | Way::Hyper | Way::Pipelined);
+    let h1 = matches!(
+        way,
+        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson
+    );
     match fault {
         Fault::Healthy => Some(true),
         // A close after each answer leaves pipelined requests
@@ -302,7 +314,9 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
 fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
     let msg = message.display();
     match way {
-        Way::H1 | Way::Hyper | Way::Pipelined | Way::H2c => format!("GET http://{addr}/\n"),
+        Way::H1 | Way::Hyper | Way::Pipelined | Way::H2c | Way::Poisson | Way::Mix => {
+            format!("GET http://{addr}/\n")
+        }
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::H3 => {
             let path = match fault {
@@ -347,7 +361,23 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Ws => vec![],
         Way::WsHold => vec!["-hold", "3", "-hold-every", "200ms"],
         Way::H3 => vec!["-http3", "-insecure"],
+        Way::Mix => vec![],
+        Way::Poisson => vec!["-arrivals", "poisson:7"],
     }
+}
+
+/// A `-mix` file of two groups sending `target`, each at half of `rate`
+/// (so the cell's total is the other ways'), one with its own
+/// -max-workers.
+fn mix_file(dir: &Path, tag: &str, target: &str, rate: &str) -> String {
+    let half = rate.parse::<u64>().unwrap_or(20) / 2;
+    let target = target.trim();
+    let path = dir.join(format!("{tag}.mix.yaml"));
+    let text = format!(
+        "groups:\n  - name: a\n    target: {target}\n    rate: {half}\n  - name: b\n    target: {target}\n    rate: {half}\n    max-workers: 2\n"
+    );
+    fs::write(&path, text).unwrap();
+    path.display().to_string()
 }
 
 /// The schedule's flags for `end`: the records a whole run has, when
@@ -394,10 +424,28 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
     let message = dir.join("message.bin");
     let stream = dir.join(format!("{tag}.bin"));
     let text = targets(way, fault, &peer.addr(), &message);
-    let (sched, whole) = end_args(way, end);
+    let (mut sched, whole) = end_args(way, end);
     let timeout = format!("{}s", TIMEOUT.as_secs());
     let mut args = vec!["attack", "-timeout", &timeout];
     args.extend(way_args(way));
+    // A mix's groups have their rates in its file: -requests counts each
+    // group's, so a whole run has twice the records.
+    let (mix, whole) = if way == Way::Mix {
+        let at = sched.iter().position(|a| *a == "-rate").unwrap_or(0);
+        let rate = sched.get(at + 1).copied().unwrap_or("20");
+        let file = mix_file(dir, &tag, &text, rate);
+        sched.drain(at..at + 2);
+        let whole = match end {
+            End::Requests => whole.map(|n| 2 * n),
+            _ => whole,
+        };
+        (Some(file), whole)
+    } else {
+        (None, whole)
+    };
+    if let Some(file) = &mix {
+        args.extend(["-mix", file.as_str()]);
+    }
     args.extend(sched);
     let out = stream.display().to_string();
     if end != End::ClosedStdout {
@@ -537,10 +585,25 @@ fn check_stream(
     if let Some(e) = error {
         failures.push(format!("the stream does not decode clean: {e:?}"));
     }
-    let mut seqs: Vec<u64> = hits.iter().map(|h| h.seq).collect();
-    seqs.sort_unstable();
-    if seqs.iter().enumerate().any(|(i, s)| *s != i as u64) {
-        failures.push(format!("sequence numbers missing or repeated: {seqs:?}"));
+    // Each attack name (a mix's group) numbers its own schedule.
+    let mut names: Vec<&str> = hits.iter().map(|h| h.attack.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let mut seqs: Vec<u64> = hits
+            .iter()
+            .filter(|h| h.attack == name)
+            .map(|h| h.seq)
+            .collect();
+        seqs.sort_unstable();
+        if seqs.iter().enumerate().any(|(i, s)| *s != i as u64) {
+            failures.push(format!(
+                "sequence numbers of {name:?} missing or repeated: {seqs:?}"
+            ));
+        }
+    }
+    if way == Way::Mix && hits.iter().any(|h| !matches!(h.attack.as_str(), "a" | "b")) {
+        failures.push("a mix's record not named by its group".into());
     }
     if let Some(n) = whole {
         if hits.len() != n {

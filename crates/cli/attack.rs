@@ -11,8 +11,8 @@ use std::{
 };
 
 use barrage_attack::{
-    grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate, StopReason,
-    Stopper, TargetSource, Targets, GRPC_METHOD,
+    grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate,
+    StopReason, Stopper, TargetSource, Targets, GRPC_METHOD,
 };
 use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
@@ -283,7 +283,9 @@ fn arrivals(a: Arrivals) -> Arrivals {
     match a {
         Arrivals::Poisson(None) => {
             let seed = fastrand::u64(..) >> 11;
-            eprintln!("barrage: -arrivals poisson:{seed} (repeat this run's schedule with that flag)");
+            eprintln!(
+                "barrage: -arrivals poisson:{seed} (repeat this run's schedule with that flag)"
+            );
             Arrivals::Poisson(Some(seed))
         }
         other => other,
@@ -397,8 +399,14 @@ fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
             (a.feed.is_some(), "-feed"),
             (a.hold.is_some(), "-hold"),
             (a.har_timing, "-har-timing"),
-            (a.max_workers.is_some(), "-max-workers (give each group its own max-workers)"),
-            (a.targets != "stdin", "-targets (each group names its targets)"),
+            (
+                a.max_workers.is_some(),
+                "-max-workers (give each group its own max-workers)",
+            ),
+            (
+                a.targets != "stdin",
+                "-targets (each group names its targets)",
+            ),
         ] {
             if on {
                 return Err(Failed::usage(format!("-mix does not take {flag}")));
@@ -407,7 +415,9 @@ fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
     }
     if a.har_timing {
         if a.format != barrage_targets::Format::Har {
-            return Err(Failed::usage("-har-timing replays a HAR file's times: it goes with -format har"));
+            return Err(Failed::usage(
+                "-har-timing replays a HAR file's times: it goes with -format har",
+            ));
         }
         for (on, flag) in [
             (a.lazy, "-lazy"),

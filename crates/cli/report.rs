@@ -42,7 +42,11 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
 
 /// Under a text report, what the stream says of how it was made: the
 /// Poisson seed of `-arrivals`, to repeat the schedule.
-fn facts(kind: Kind, merge: &barrage_stream::Merge, out: &mut impl std::io::Write) -> std::io::Result<()> {
+fn facts(
+    kind: Kind,
+    merge: &barrage_stream::Merge,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     if kind != Kind::Text {
         return Ok(());
     }

@@ -207,7 +207,9 @@ impl Attack {
                 let lanes = groups
                     .into_iter()
                     .enumerate()
-                    .map(|(i, g)| Lane::new(g.targets, self.config.pacer(g.rate, g.stages, i as u64)))
+                    .map(|(i, g)| {
+                        Lane::new(g.targets, self.config.pacer(g.rate, g.stages, i as u64))
+                    })
                     .collect();
                 Tickets::lanes(lanes, now, stopper.clone())
             }

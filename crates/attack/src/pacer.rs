@@ -363,7 +363,11 @@ mod tests {
         };
         let whole = offsets(&poisson(None), 40_000);
         assert_eq!(whole.len(), 30_000);
-        assert_eq!(whole, offsets(&poisson(None), 40_000), "same seed, same offsets");
+        assert_eq!(
+            whole,
+            offsets(&poisson(None), 40_000),
+            "same seed, same offsets"
+        );
         assert!(whole.windows(2).all(|w| w[0] <= w[1]));
         let mut union: Vec<(u64, u64)> = Vec::new();
         for i in 0..3 {
@@ -374,12 +378,16 @@ mod tests {
         }
         union.sort();
         assert_eq!(union.len(), 30_000);
-        assert!(union.iter().enumerate().all(|(i, (seq, at))| *seq == i as u64 && *at == whole[i]));
+        assert!(union
+            .iter()
+            .enumerate()
+            .all(|(i, (seq, at))| *seq == i as u64 && *at == whole[i]));
         // The mean rate is the rate's: 30,000 at 1,000/s end near 30 s.
         let end = whole[29_999] as f64 / 1e9;
         assert!((end - 30.0).abs() < 0.6, "{end}");
         let other = offsets(
-            &Pacer::new(rate("1000"), None, Some(100)).with_arrivals(Arrivals::Poisson(Some(43)), 0),
+            &Pacer::new(rate("1000"), None, Some(100))
+                .with_arrivals(Arrivals::Poisson(Some(43)), 0),
             100,
         );
         assert_ne!(other, whole[..100]);
@@ -415,8 +423,8 @@ mod tests {
         assert_eq!(offsets(&fast, 10), [0, ms(50), ms(175)]);
         let once = Pacer::new(rate("1"), None, None).with_recording(&[0], 1.0);
         assert_eq!(offsets(&once, 10), [0]);
-        let cut = Pacer::new(rate("1"), Some(Duration::from_millis(600)), None)
-            .with_recording(&rec, 1.0);
+        let cut =
+            Pacer::new(rate("1"), Some(Duration::from_millis(600)), None).with_recording(&rec, 1.0);
         assert_eq!(offsets(&cut, 10), [0, ms(100), ms(350), ms(525)]);
     }
 }

@@ -62,7 +62,7 @@ impl Group {
             timeout,
             slots: max_workers.map(|n| {
                 tokio::sync::Semaphore::new(
-                    n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS as u64) as usize,
+                    n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS as u64) as usize
                 )
             }),
         });

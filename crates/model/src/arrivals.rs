@@ -200,8 +200,10 @@ mod tests {
         for seed in [1, 2, 3] {
             let c = PoissonClock::new(seed, 0);
             let n = 100_000u64;
-            let mut gaps: Vec<f64> = (1..=n)
-                .map(|i| (c.position(i) - c.position(i - 1)) as f64 / POSITION_ONE as f64)
+            let at: Vec<u128> = (0..=n).map(|i| c.position(i)).collect();
+            let mut gaps: Vec<f64> = at
+                .windows(2)
+                .map(|w| (w[1] - w[0]) as f64 / POSITION_ONE as f64)
                 .collect();
             let mean = gaps.iter().sum::<f64>() / n as f64;
             let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;

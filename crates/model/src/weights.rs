@@ -122,7 +122,10 @@ mod tests {
 
     #[test]
     fn refusals() {
-        assert!(order(&[2, 0]).unwrap_err().0.contains("target 2 has weight 0"));
+        assert!(order(&[2, 0])
+            .unwrap_err()
+            .0
+            .contains("target 2 has weight 0"));
         let big = order(&[MAX_WEIGHT_SUM as u32, 1]).unwrap_err();
         assert!(big.0.contains("add up to 1000001"), "{big}");
     }

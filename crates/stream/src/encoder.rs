@@ -235,7 +235,14 @@ impl<W: Write> Encoder<W> {
         if named {
             put_varint(f, ITEM_HIT_EXT);
             f.push(flags);
-            f.push(X_NAME | if first_byte.is_some() { X_FIRST_BYTE } else { 0 });
+            f.push(
+                X_NAME
+                    | if first_byte.is_some() {
+                        X_FIRST_BYTE
+                    } else {
+                        0
+                    },
+            );
         } else {
             put_varint(
                 f,

@@ -123,9 +123,10 @@ impl HarTargets {
             }
             let started = match entry.started.as_deref().filter(|s| !s.is_empty()) {
                 None => None,
-                Some(s) => Some(barrage_model::time::parse_rfc3339(s).map_err(|e| {
-                    at(format!("bad startedDateTime {s:?}: {e}"))
-                })?),
+                Some(s) => Some(
+                    barrage_model::time::parse_rfc3339(s)
+                        .map_err(|e| at(format!("bad startedDateTime {s:?}: {e}")))?,
+                ),
             };
             if ::http::Method::from_bytes(r.method.as_bytes()).is_err() {
                 return Err(at(format!("bad method: {}", r.method)));

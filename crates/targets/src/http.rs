@@ -327,7 +327,11 @@ mod tests {
             ("GET http://a/\n:weight -3\n", 2, "bad weight: \"-3\""),
             ("GET http://a/\n:weight x\n", 2, "bad weight: \"x\""),
             ("GET http://a/\n:weight\n", 2, "bad weight: \"\""),
-            ("GET http://a/\n:weight 2\n:weight 3\n", 3, "a second :weight"),
+            (
+                "GET http://a/\n:weight 2\n:weight 3\n",
+                3,
+                "a second :weight",
+            ),
             ("GET http://a/\n:name\n", 2, ":name needs a name"),
             ("GET http://a/\n:think 1s\n", 2, "unknown directive :think"),
         ];

@@ -140,7 +140,9 @@ pub fn read_mix(path: &str, text: &str, defaults: &Defaults) -> Result<Vec<MixGr
             .ok_or_else(|| fail(format!("group {} has no name", i + 1)))?;
         let fail = |what: String| error(path, line, format!("group {name:?}: {what}"));
         if name.chars().any(char::is_control) {
-            return Err(fail("a name cannot hold line breaks or control characters".into()));
+            return Err(fail(
+                "a name cannot hold line breaks or control characters".into(),
+            ));
         }
         if !names.insert(name.clone()) {
             return Err(fail("a second group of this name".into()));
@@ -160,7 +162,10 @@ pub fn read_mix(path: &str, text: &str, defaults: &Defaults) -> Result<Vec<MixGr
                     Err(e) => return Err(fail(e.to_string())),
                 }
             }
-            (None, Some(s)) => (None, Some(s.parse::<Stages>().map_err(|e| fail(e.to_string()))?)),
+            (None, Some(s)) => (
+                None,
+                Some(s.parse::<Stages>().map_err(|e| fail(e.to_string()))?),
+            ),
         };
         if g.max_workers == Some(0) {
             return Err(fail("max-workers must be at least 1".into()));
@@ -172,7 +177,9 @@ pub fn read_mix(path: &str, text: &str, defaults: &Defaults) -> Result<Vec<MixGr
                 let ns = barrage_model::duration::parse(&text)
                     .ok()
                     .filter(|ns| *ns >= 0)
-                    .ok_or_else(|| fail(format!("bad timeout: {text:?} (a duration: 2s, 500ms)")))?;
+                    .ok_or_else(|| {
+                        fail(format!("bad timeout: {text:?} (a duration: 2s, 500ms)"))
+                    })?;
                 Some(Duration::from_nanos(ns as u64))
             }
         };
@@ -224,12 +231,10 @@ pub fn read_mix(path: &str, text: &str, defaults: &Defaults) -> Result<Vec<MixGr
         for t in sendables {
             match t {
                 Sendable::Plain(t) => targets.push(t),
-                Sendable::Templated(_) => {
-                    return Err(fail(
-                        "placeholders ({{...}}) are not sent in a mix yet; use them in a plain attack"
-                            .into(),
-                    ))
-                }
+                Sendable::Templated(_) => return Err(fail(
+                    "placeholders ({{...}}) are not sent in a mix yet; use them in a plain attack"
+                        .into(),
+                )),
             }
         }
         if targets.is_empty() {
@@ -275,7 +280,10 @@ mod tests {
         assert_eq!(g[1].stages, Some("1s:100".parse().unwrap()));
         assert_eq!(g[1].max_workers, Some(5));
         assert_eq!(g[1].timeout, Some(Duration::from_secs(2)));
-        assert_eq!(g[1].targets[0].headers, vec![("X-Group".to_string(), "w".to_string())]);
+        assert_eq!(
+            g[1].targets[0].headers,
+            vec![("X-Group".to_string(), "w".to_string())]
+        );
         assert_eq!(g[1].peak_per_second(), 100.0);
     }
 
@@ -297,10 +305,18 @@ mod tests {
         ];
         for (text, line, msg) in cases {
             let e = read(text).unwrap_err();
-            assert_eq!((e.source_name.as_str(), e.line), ("mix.yaml", *line), "{text:?}: {e}");
+            assert_eq!(
+                (e.source_name.as_str(), e.line),
+                ("mix.yaml", *line),
+                "{text:?}: {e}"
+            );
             assert!(e.message.starts_with(msg), "{text:?}: {e}");
         }
         let e = read("groups:\n  - name: a\n    target: GET nowhere\n    rate: 1\n").unwrap_err();
-        assert!(e.to_string().starts_with("mix.yaml:2: group \"a\": target:1: bad URL"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("mix.yaml:2: group \"a\": target:1: bad URL"),
+            "{e}"
+        );
     }
 }

@@ -91,7 +91,11 @@ mod tests {
         assert_eq!(parse_text(&json, "t", Format::Json).unwrap(), t);
         let back = String::from_utf8(back).unwrap();
         assert_eq!(parse_text(&back, "t", Format::Http).unwrap(), t);
-        for bad in ["{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":0}", "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":1.5}", "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":\"2\"}"] {
+        for bad in [
+            "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":0}",
+            "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":1.5}",
+            "{\"method\":\"GET\",\"url\":\"http://h/\",\"weight\":\"2\"}",
+        ] {
             let e = parse_text(bad, "t.json", Format::Json).unwrap_err();
             assert!(e.to_string().starts_with("t.json:1: bad weight:"), "{e}");
         }
