@@ -26,7 +26,7 @@ use crate::{
     exit,
     failed::{Failed, Kind as FailKind, Outcome},
     flags::AttackArgs,
-    output,
+    output, schedule,
 };
 
 /// The stream encoder as the attack's sink, `-prometheus-addr`'s
@@ -77,7 +77,7 @@ impl TargetSource for Rendered {
 /// The file `flag` names, read whole up to `limit` bytes: a file that
 /// cannot be read is exit 1, one over the limit (or a device without
 /// end) exit 2.
-fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
+pub(crate) fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
     barrage_targets::read_bounded(path, limit).map_err(|e| match e {
         barrage_targets::Unread::Io(e) => Failed::io(format!("{flag} {path}: {e}")),
         over => Failed::usage(format!("{flag} {path}: {over}")),
@@ -139,7 +139,7 @@ fn targets(
         }
         Loaded::Plain(all) => {
             let all = if a.har_timing {
-                recorded_order(a, all)?
+                schedule::recorded_order(a, all)?
             } else {
                 all
             };
@@ -229,7 +229,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         max_workers: a.max_workers,
         name: a.name.clone(),
         cpus: a.cpus,
-        arrivals: arrivals(a.arrivals),
+        arrivals: schedule::arrivals(a.arrivals),
         recorded: a.har_timing.then_some(a.har_speed),
         mix_peak: None,
     };
@@ -275,70 +275,6 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         config,
         client,
     })
-}
-
-/// `-arrivals` with its seed fixed: `poisson` without one draws it now
-/// and says it, so that the run can be repeated (`-arrivals poisson:SEED`).
-fn arrivals(a: Arrivals) -> Arrivals {
-    match a {
-        Arrivals::Poisson(None) => {
-            let seed = fastrand::u64(..) >> 11;
-            eprintln!(
-                "barrage: -arrivals poisson:{seed} (repeat this run's schedule with that flag)"
-            );
-            Arrivals::Poisson(Some(seed))
-        }
-        other => other,
-    }
-}
-
-/// `-mix`'s groups, read and prepared; the peak rate of all of them
-/// together (of this shard) goes into `config`.
-fn mix(a: &AttackArgs, path: &str, config: &mut AttackConfig) -> Result<Targets, Failed> {
-    let text = String::from_utf8(bounded("-mix", path, barrage_targets::MAX_FILE)?)
-        .map_err(|_| Failed::usage(format!("-mix {path}: not UTF-8 text")))?;
-    let body = match &a.body {
-        None => bytes::Bytes::new(),
-        Some(p) => bounded("-body", &p.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
-    };
-    let defaults = Defaults {
-        headers: a.headers.clone(),
-        body,
-    };
-    let groups = barrage_targets::read_mix(path, &text, &defaults).map_err(Failed::usage)?;
-    let shards = config.shard.map_or(1, |(_, n)| n) as f64;
-    config.mix_peak = Some(groups.iter().map(|g| g.peak_per_second()).sum::<f64>() / shards);
-    let groups = groups
-        .into_iter()
-        .map(|g| {
-            barrage_attack::Group::new(
-                &g.name,
-                g.targets,
-                g.rate.unwrap_or(Rate::Max),
-                g.stages,
-                g.timeout,
-                g.max_workers,
-            )
-            .map_err(|e| Failed::usage(format!("-mix {path}: group {:?}: {e}", g.name)))
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(Targets::Groups(groups))
-}
-
-/// `-har-timing`'s targets in the order they were sent, each with its
-/// time; refused when the HAR lacks them.
-fn recorded_order(a: &AttackArgs, mut all: Vec<Target>) -> Result<Vec<Target>, Failed> {
-    if let Some(i) = all.iter().position(|t| t.at.is_none()) {
-        return Err(Failed::usage(format!(
-            "-har-timing: entry {} of {} ({} {}) has no startedDateTime to replay it at",
-            i,
-            a.targets,
-            all[i].method,
-            barrage_model::words::redacted(&all[i].url)
-        )));
-    }
-    all.sort_by_key(|t| t.at);
-    Ok(all)
 }
 
 /// `Attack::new`'s failure: a TLS file that is not what it should be is
@@ -388,61 +324,6 @@ pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
     Ok(())
 }
 
-/// Flags that cannot go together: the ways of scheduling (`-mix`,
-/// `-har-timing`, `-arrivals`) with each other and what they leave no
-/// room for.
-fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
-    let poisson = matches!(a.arrivals, Arrivals::Poisson(_));
-    if a.mix.is_some() {
-        for (on, flag) in [
-            (a.lazy, "-lazy"),
-            (a.feed.is_some(), "-feed"),
-            (a.hold.is_some(), "-hold"),
-            (a.har_timing, "-har-timing"),
-            (
-                a.max_workers.is_some(),
-                "-max-workers (give each group its own max-workers)",
-            ),
-            (
-                a.targets != "stdin",
-                "-targets (each group names its targets)",
-            ),
-        ] {
-            if on {
-                return Err(Failed::usage(format!("-mix does not take {flag}")));
-            }
-        }
-    }
-    if a.har_timing {
-        if a.format != barrage_targets::Format::Har {
-            return Err(Failed::usage(
-                "-har-timing replays a HAR file's times: it goes with -format har",
-            ));
-        }
-        for (on, flag) in [
-            (a.lazy, "-lazy"),
-            (a.stages.is_some(), "-stages"),
-            (poisson, "-arrivals poisson"),
-            (a.hold.is_some(), "-hold"),
-            (a.rate != barrage_model::DEFAULT_RATE, "-rate"),
-        ] {
-            if on {
-                return Err(Failed::usage(format!(
-                    "-har-timing sends at the recording's times: it does not take {flag}"
-                )));
-            }
-        }
-    } else if a.har_speed != 1.0 {
-        return Err(Failed::usage("-har-speed goes with -har-timing"));
-    }
-    if poisson && a.rate == Rate::Max && a.stages.is_none() && a.mix.is_none() {
-        return Err(Failed::usage(
-            "-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)",
-        ));
-    }
-    Ok(())
-}
-
 pub fn run(a: AttackArgs) -> Outcome {
     if !matches!(a.output.as_str(), "stdout" | "-") {
         output::stream_elsewhere();
@@ -472,14 +353,14 @@ pub fn run(a: AttackArgs) -> Outcome {
     if a.http3 && a.unix_socket.is_some() {
         return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
     }
-    refuse_combinations(&a)?;
+    schedule::refuse_combinations(&a)?;
     let Setup {
         reader,
         mut config,
         client,
     } = setup(&a)?;
     let targets = match &a.mix {
-        Some(path) => mix(&a, path, &mut config)?,
+        Some(path) => schedule::mix(&a, path, &mut config)?,
         None => targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?,
     };
     if a.hold.is_some() {

@@ -14,6 +14,7 @@ mod manual;
 mod output;
 mod plot;
 mod report;
+mod schedule;
 mod serve;
 mod sweep;
 mod targets;

@@ -155,7 +155,9 @@ impl PoissonClock {
             let bits = w.rng.next_u64();
             w.at += gap(bits);
             w.seq += 1;
-            if w.seq % CHECKPOINT_EVERY == 0 && w.kept.len() as u64 == w.seq / CHECKPOINT_EVERY {
+            if w.seq.is_multiple_of(CHECKPOINT_EVERY)
+                && w.kept.len() as u64 == w.seq / CHECKPOINT_EVERY
+            {
                 let at = w.at;
                 w.kept.push(at);
             }

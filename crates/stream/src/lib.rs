@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod csv;
+mod cursor;
 mod decoder;
 mod encoder;
 mod error;

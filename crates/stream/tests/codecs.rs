@@ -51,6 +51,13 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                 body,
                 headers,
                 proto: barrage_model::Proto::from_code(bytes_in % 4).unwrap_or_default(),
+                // Named, unnamed and renamed records (kind 5, and the name
+                // that kinds 1 and 3 keep).
+                name: match seq % 3 {
+                    0 => String::new(),
+                    1 => "read".into(),
+                    _ => format!("n{}", latency % 5),
+                },
             },
         )
 }
@@ -97,6 +104,7 @@ fn sample(n: u64) -> Vec<Hit> {
                 _ if i % 10 < 5 => barrage_model::Proto::Http1,
                 _ => barrage_model::Proto::Http3,
             },
+            name: ["", "read", "read", "write"][(i % 4) as usize].into(),
         })
         .collect()
 }
@@ -143,11 +151,12 @@ proptest! {
     #[test]
     fn csv_round_trips(mut hits in proptest::collection::vec(arb_hit(), 0..20)) {
         for h in &mut hits {
-            // CSV has no `scheduled`, `first_byte` or `proto` column
-            // (vegeta's 12); header values are trimmed.
+            // CSV has no `scheduled`, `first_byte`, `proto` or `name`
+            // column (vegeta's 12); header values are trimmed.
             h.scheduled = h.timestamp;
             h.first_byte = 0;
             h.proto = barrage_model::Proto::Unknown;
+            h.name.clear();
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());

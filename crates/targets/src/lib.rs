@@ -36,6 +36,7 @@ mod json;
 mod load;
 mod mix;
 mod reader;
+mod renderer;
 mod template;
 mod write;
 
@@ -49,9 +50,8 @@ pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
 pub use mix::{read_mix, MixGroup};
 pub use reader::{Format, TargetReader, Whole};
-pub use template::{
-    has_placeholders, Context, Feed, Renderer, Sendable, Template, TemplatedTarget,
-};
+pub use renderer::{Renderer, Sendable};
+pub use template::{has_placeholders, Context, Feed, Template, TemplatedTarget};
 pub use write::{convert, write_http, write_json, ConvertError};
 
 /// Checks a target URL: absolute, `http` or `https`, with a host.
