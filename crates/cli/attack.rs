@@ -18,15 +18,15 @@ use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
-use barrage_targets::{
-    BadValue, Defaults, Feed, LazyTargets, Loaded, Prepare, Renderer, TargetReader,
-};
+use barrage_targets::{BadValue, Feed, LazyTargets, Loaded, Prepare, Renderer, TargetReader};
 
 use crate::{
     exit,
     failed::{Failed, Kind as FailKind, Outcome},
     flags::AttackArgs,
-    output, schedule,
+    output,
+    read::{bounded, defaults},
+    schedule,
 };
 
 /// The stream encoder as the attack's sink, `-prometheus-addr`'s
@@ -72,16 +72,6 @@ impl TargetSource for Rendered {
     fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
         Ok(Some(self.0.render(seq)))
     }
-}
-
-/// The file `flag` names, read whole up to `limit` bytes: a file that
-/// cannot be read is exit 1, one over the limit (or a device without
-/// end) exit 2.
-pub(crate) fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
-    barrage_targets::read_bounded(path, limit).map_err(|e| match e {
-        barrage_targets::Unread::Io(e) => Failed::io(format!("{flag} {path}: {e}")),
-        over => Failed::usage(format!("{flag} {path}: {over}")),
-    })
 }
 
 /// The attack's targets: fixed (prepared once) unless some target has
@@ -174,14 +164,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     if a.max_workers == Some(0) {
         return Err(Failed::usage("-max-workers must be at least 1"));
     }
-    let body = match &a.body {
-        None => bytes::Bytes::new(),
-        Some(path) => bounded("-body", &path.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
-    };
-    let defaults = Defaults {
-        headers: a.headers.clone(),
-        body,
-    };
+    let defaults = defaults(a)?;
     let input: Box<dyn BufRead + Send> = if a.mix.is_some() {
         // A mix's targets are named in its file.
         Box::new(io::empty())

@@ -13,6 +13,7 @@ mod inputs;
 mod manual;
 mod output;
 mod plot;
+mod read;
 mod report;
 mod schedule;
 mod serve;

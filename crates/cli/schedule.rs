@@ -4,9 +4,12 @@
 
 use barrage_attack::{Arrivals, AttackConfig, Rate, Targets};
 use barrage_model::Target;
-use barrage_targets::Defaults;
 
-use crate::{attack::bounded, failed::Failed, flags::AttackArgs};
+use crate::{
+    failed::Failed,
+    flags::AttackArgs,
+    read::{bounded, defaults},
+};
 
 /// `-arrivals` with its seed fixed: `poisson` without one draws it now
 /// and says it, so that the run can be repeated (`-arrivals poisson:SEED`).
@@ -32,14 +35,7 @@ pub(crate) fn mix(
 ) -> Result<Targets, Failed> {
     let text = String::from_utf8(bounded("-mix", path, barrage_targets::MAX_FILE)?)
         .map_err(|_| Failed::usage(format!("-mix {path}: not UTF-8 text")))?;
-    let body = match &a.body {
-        None => bytes::Bytes::new(),
-        Some(p) => bounded("-body", &p.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
-    };
-    let defaults = Defaults {
-        headers: a.headers.clone(),
-        body,
-    };
+    let defaults = defaults(a)?;
     let groups = barrage_targets::read_mix(path, &text, &defaults).map_err(Failed::usage)?;
     let shards = config.shard.map_or(1, |(_, n)| n) as f64;
     config.mix_peak = Some(groups.iter().map(|g| g.peak_per_second()).sum::<f64>() / shards);

@@ -34,17 +34,7 @@ impl Rate {
     /// When request `i` is due, nanoseconds after the start; `None` for
     /// [`Rate::Max`] or when the offset would not fit in 64 bits.
     pub fn offset_ns(&self, i: u64) -> Option<u64> {
-        match *self {
-            Rate::Max => None,
-            Rate::Paced {
-                hits_num,
-                hits_den,
-                per_ns,
-            } => {
-                let v = i as u128 * per_ns as u128 * hits_den as u128 / hits_num as u128;
-                u64::try_from(v).ok()
-            }
-        }
+        self.offset_at((i as u128) << 32)
     }
 
     /// When the rate's integral reaches `position` (units of
