@@ -104,7 +104,9 @@ fn sample(n: u64) -> Vec<Hit> {
                 _ if i % 10 < 5 => barrage_model::Proto::Http1,
                 _ => barrage_model::Proto::Http3,
             },
-            name: ["", "read", "read", "write"][(i % 4) as usize].into(),
+            // Unnamed: names are the proptest's (a record that renames
+            // costs a kind-5 item).
+            name: String::new(),
         })
         .collect()
 }
@@ -238,7 +240,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 3,
+            supported: 4,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

@@ -156,7 +156,12 @@ impl<R: BufRead> HttpTargets<R> {
             if next.starts_with('#') {
                 continue;
             }
-            if let Some(directive) = next.strip_prefix(':') {
+            // A directive's word follows the colon at once (`:weight 2`);
+            // `: value` is a header without a name, as vegeta says.
+            if let Some(directive) = next
+                .strip_prefix(':')
+                .filter(|d| d.starts_with(|c: char| c.is_ascii_alphabetic()))
+            {
                 self.directive(directive, &mut target)?;
                 continue;
             }
