@@ -75,6 +75,8 @@ pub(crate) struct Finished {
     code: u16,
     /// The HTTP version it went over, where a response said.
     proto: barrage_model::Proto,
+    /// The connection it went on, where the client measured it.
+    link: Option<barrage_model::Link>,
     bytes_in: u64,
     error: String,
     body: Vec<u8>,
@@ -147,6 +149,7 @@ pub(crate) fn record(
         first_byte: 0,
         code: 0,
         proto: barrage_model::Proto::Unknown,
+        link: None,
         bytes_in: 0,
         error: String::new(),
         body: Vec::new(),
@@ -160,6 +163,7 @@ pub(crate) fn record(
                 .min(latency);
             done.code = r.code;
             done.proto = r.proto;
+            done.link = r.link;
             done.bytes_in = r.bytes_in;
             done.body = r.body;
             done.headers = r.headers;
@@ -334,6 +338,7 @@ pub(crate) fn write_hits(
                 hit.first_byte = done.first_byte;
                 hit.code = done.code;
                 hit.proto = done.proto;
+                hit.link = done.link;
                 hit.bytes_in = done.bytes_in;
                 hit.error = done.error;
                 hit.body = done.body;

@@ -391,6 +391,9 @@ impl Client {
             let mut hop: Option<Box<Hop>> = None;
             let mut followed = 0i64;
             let mut stale = 0u32;
+            // The connections this request went on: a hop's, or a retry's
+            // after a kept one turned out closed, add up.
+            let mut link: Option<barrage_model::Link> = None;
             loop {
                 let (method, uri, body) = match &hop {
                     Some(h) => (&h.method, &h.uri, &h.body),
@@ -409,6 +412,8 @@ impl Client {
                     Some(conn) => Conn::H1(conn),
                     None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
                 };
+                let this = conn.link();
+                link = Some(link.map_or(this, |l| l.then(this)));
                 let ask = Ask {
                     target,
                     hop: hop.as_deref(),
@@ -422,7 +427,12 @@ impl Client {
                         stale += 1;
                         continue;
                     }
-                    Step::Done(r) => return r,
+                    Step::Done(r) => {
+                        return r.map(|mut r| {
+                            r.link = link;
+                            r
+                        })
+                    }
                     Step::Answer(a) => a,
                 };
                 let crate::response::Answer {
@@ -466,6 +476,8 @@ impl Client {
                 if let (Some(conn), None) = (conn, &response.error) {
                     self.keep(kept, key, conn);
                 }
+                let mut response = response;
+                response.link = link;
                 return Ok(response);
             }
         }
@@ -515,7 +527,8 @@ mod sizes {
         assert!(exchange <= 896, "exchange future: {exchange} bytes");
         let send = std::mem::size_of_val(&client.send(&t, 0));
         assert!(send <= 256, "send future: {send} bytes");
-        let mut conn = crate::h1::Conn::new(Box::new(tokio::io::duplex(64).0), None);
+        let opened = std::sync::Arc::new(crate::transport::opened::Opened::default());
+        let mut conn = crate::h1::Conn::new(Box::new(tokio::io::duplex(64).0), None, opened);
         let w = t.wire.get_or_init(|| {
             crate::h1::own::wire(&client.shape, &t, &t.method, &t.uri, &t.body, None)
         });

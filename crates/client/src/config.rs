@@ -41,6 +41,35 @@ impl std::str::FromStr for H1Engine {
     }
 }
 
+/// `-dns-select`: which of a host name's addresses a new connection tries
+/// first (the rest follow in turn when a connect fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DnsSelect {
+    /// The resolver's first, every time (Go's and vegeta's way: every new
+    /// connection piles onto one address).
+    First,
+    /// Each address in turn, per host: new connections spread evenly.
+    #[default]
+    RoundRobin,
+    /// One at random for each new connection.
+    Random,
+}
+
+impl std::str::FromStr for DnsSelect {
+    type Err = crate::Failure;
+
+    fn from_str(v: &str) -> Result<Self, crate::Failure> {
+        match v {
+            "first" => Ok(DnsSelect::First),
+            "rr" | "round-robin" => Ok(DnsSelect::RoundRobin),
+            "random" => Ok(DnsSelect::Random),
+            _ => Err(crate::Failure::from(format!(
+                "bad -dns-select {v:?} (use first, rr or random)"
+            ))),
+        }
+    }
+}
+
 /// One `-connect-to` mapping, `src_host:port:dst_host:port` (IPv6
 /// addresses in brackets).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +166,8 @@ pub struct ClientConfig {
     pub dns_ttl: Option<Duration>,
     /// `-resolvers`: DNS servers that replace the system's for host names.
     pub resolvers: Vec<std::net::SocketAddr>,
+    /// `-dns-select`: which of a name's addresses new connections go to.
+    pub dns_select: DnsSelect,
     /// Proxies from `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY`, with the
     /// `-proxy-header`s for `CONNECT` (`None`: no proxy).
     pub proxies: Option<crate::Proxies>,
@@ -184,6 +215,7 @@ impl Default for ClientConfig {
             connect_to: Vec::new(),
             dns_ttl: Some(Duration::ZERO),
             resolvers: Vec::new(),
+            dns_select: DnsSelect::default(),
             proxies: None,
             name: String::new(),
             h1_engine: H1Engine::Own,

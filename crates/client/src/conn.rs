@@ -5,7 +5,7 @@
 //! (`client.rs`) does the timeout, redirects and stale retries, and the
 //! pool (`pool.rs`) keeps connections without looking inside.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, sync::Arc};
 
 use bytes::Bytes;
 use http::{Method, Uri};
@@ -21,6 +21,7 @@ use crate::{
     target::{with_host, PreparedTarget},
     transport::{
         dial::{BoxStream, Dial},
+        opened::{Linked, Opened},
         proxy::ProxyUrl,
     },
     H1Engine,
@@ -30,7 +31,7 @@ use crate::{
 /// HTTP/3).
 pub(crate) enum Conn {
     H1(H1),
-    H2(h2::Sender),
+    H2(Linked<h2::Sender>),
     H3(h3::Conn),
 }
 
@@ -43,6 +44,16 @@ impl Conn {
             Conn::H2(s) if !s.is_closed() => Some(Conn::H2(s.clone())),
             Conn::H3(c) if !c.is_closed() => Some(Conn::H3(c.clone())),
             _ => None,
+        }
+    }
+
+    /// The link of the next request on it: the connection's costs for
+    /// the first, `reused` for the rest.
+    pub(crate) fn link(&self) -> barrage_model::Link {
+        match self {
+            Conn::H1(c) => c.link(),
+            Conn::H2(s) => s.opened.link(),
+            Conn::H3(c) => c.opened.link(),
         }
     }
 }
@@ -68,14 +79,16 @@ impl Protocols {
         stream: BoxStream,
         h2: bool,
         permit: Option<OwnedSemaphorePermit>,
+        opened: Opened,
     ) -> Result<Conn, crate::Failure> {
+        let opened = Arc::new(opened);
         if h2 {
-            let sender = h2::handshake(stream, self.max_header_bytes, permit).await?;
+            let sender = h2::handshake(stream, self.max_header_bytes, permit, opened).await?;
             return Ok(Conn::H2(sender));
         }
         Ok(Conn::H1(match self.engine {
-            H1Engine::Own => H1::Own(h1::Conn::new(stream, permit)),
-            H1Engine::Hyper => H1::Hyper(h1::hyper::handshake(stream, permit).await?),
+            H1Engine::Own => H1::Own(h1::Conn::new(stream, permit, opened)),
+            H1Engine::Hyper => H1::Hyper(h1::hyper::handshake(stream, permit, opened).await?),
         }))
     }
 
@@ -85,9 +98,11 @@ impl Protocols {
         quic: quinn::Connection,
         host: &str,
         permit: Option<OwnedSemaphorePermit>,
+        opened: Opened,
     ) -> Result<Conn, crate::Failure> {
         let (streams, max_header) = (self.h3_streams, self.max_header_bytes);
-        let conn = h3::handshake(quic, host, streams, max_header, permit).await?;
+        let opened = Arc::new(opened);
+        let conn = h3::handshake(quic, host, streams, max_header, permit, opened).await?;
         Ok(Conn::H3(conn))
     }
 }

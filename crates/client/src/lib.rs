@@ -50,7 +50,7 @@ mod ws;
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, Shared};
 pub use config::{
-    ClientConfig, ConnectTo, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
+    ClientConfig, ConnectTo, DnsSelect, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
     DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;

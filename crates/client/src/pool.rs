@@ -23,6 +23,7 @@ use crate::{
     key::Key,
     transport::{
         dial::{BoxStream, Dial},
+        opened::{nanos, Opened},
         proxy::ProxyUrl,
         quic::{Quic, QuicConfig},
     },
@@ -405,14 +406,17 @@ impl Pool {
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, crate::Failure> {
         if let Some(quic) = self.quic.as_ref().filter(|_| key.tls) {
-            let (to, laddr) = self.dial.udp_address(key).await?;
-            let conn = quic.connect(to, &key.host, laddr).await?;
-            let conn = self.protocols.quic(conn, &key.host, permit).await?;
+            let (to, laddr, dns) = self.dial.udp_address(key).await?;
+            let began = std::time::Instant::now();
+            let (conn, local) = quic.connect(to, &key.host, laddr).await?;
+            // QUIC's handshake is one, TLS in it: its time is the connect's.
+            let opened = Opened::new(dns, nanos(began), Some(to), local);
+            let conn = self.protocols.quic(conn, &key.host, permit, opened).await?;
             self.keep_shared(key, &conn);
             return Ok(conn);
         }
-        let stream = self.dial.open(key).await?;
-        self.secure(key, stream, permit).await
+        let (stream, opened) = self.dial.open(key).await?;
+        self.secure(key, stream, permit, opened).await
     }
 
     /// TLS over `stream` for https:// (named by the URL's host), then the
@@ -422,8 +426,10 @@ impl Pool {
         key: &Key,
         stream: BoxStream,
         permit: Option<OwnedSemaphorePermit>,
+        opened: Opened,
     ) -> Result<Conn, crate::Failure> {
         if key.tls {
+            let began = std::time::Instant::now();
             let name = ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
             let stream =
@@ -434,13 +440,15 @@ impl Pool {
                 .await
                 .map_err(|e| crate::transport::tls::handshake_failure(&e, &key.host))?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            self.handshake(key, Box::new(tls), h2, permit).await
+            let opened = opened.with_tls(nanos(began));
+            self.handshake(key, Box::new(tls), h2, permit, opened).await
         } else if self.h2c || key.h2c {
             let stream =
                 crate::transport::sniff::Sniff::new(stream, crate::transport::sniff::Expect::H2c);
-            self.handshake(key, Box::new(stream), true, permit).await
+            self.handshake(key, Box::new(stream), true, permit, opened)
+                .await
         } else {
-            self.handshake(key, stream, false, permit).await
+            self.handshake(key, stream, false, permit, opened).await
         }
     }
 
@@ -452,8 +460,9 @@ impl Pool {
         stream: BoxStream,
         h2: bool,
         permit: Option<OwnedSemaphorePermit>,
+        opened: Opened,
     ) -> Result<Conn, crate::Failure> {
-        let conn = self.protocols.handshake(stream, h2, permit).await?;
+        let conn = self.protocols.handshake(stream, h2, permit, opened).await?;
         self.keep_shared(key, &conn);
         Ok(conn)
     }

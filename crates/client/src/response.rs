@@ -24,6 +24,9 @@ pub struct Response {
     pub status: Option<String>,
     /// The HTTP version it came over.
     pub proto: barrage_model::Proto,
+    /// The connection it came over, and what opening it cost (the client
+    /// fills it in; `None` where no connection was measured).
+    pub link: Option<barrage_model::Link>,
 }
 
 /// A response read by any protocol's exchange, with what following it

@@ -185,9 +185,9 @@ pub struct AttackArgs {
     /// Body file for targets without one
     #[arg(long)]
     pub body: Option<PathBuf>,
-    /// Local IP addresses to connect from (comma-separated or repeated; used in turn for new connections)
-    #[arg(long, value_delimiter = ',')]
-    pub laddr: Vec<std::net::IpAddr>,
+    /// Local IP addresses or CIDR ranges to connect from (comma-separated or repeated; used in turn for new connections)
+    #[arg(long, value_delimiter = ',', value_parser = parse_laddr)]
+    pub laddr: Vec<Vec<std::net::IpAddr>>,
     /// HTTP/1.1 engine: barrage (its own) or hyper
     #[arg(long = "h1-engine", default_value = "barrage")]
     pub h1_engine: barrage_attack::H1Engine,
@@ -209,6 +209,9 @@ pub struct AttackArgs {
     /// Comma-separated DNS servers, ip[:port], that replace the system's
     #[arg(long, value_delimiter = ',', value_parser = parse_resolver)]
     pub resolvers: Vec<std::net::SocketAddr>,
+    /// Which of a host's addresses new connections go to: first, rr (each in turn) or random
+    #[arg(long = "dns-select", default_value = "rr")]
+    pub dns_select: barrage_attack::DnsSelect,
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,

@@ -74,6 +74,43 @@ pub fn parse_dns_ttl(s: &str) -> Result<DnsTtl, BadFlag> {
     Ok(DnsTtl((ns >= 0).then(|| Duration::from_nanos(ns as u64))))
 }
 
+/// Most addresses one `-laddr` range may name: a /16 of IPv4 (each
+/// address holds ~28k ports per destination; 65,536 of them are more than
+/// any descriptor limit lets one process use).
+pub const MAX_LADDR_RANGE: u128 = 1 << 16;
+
+/// One `-laddr` item: an IP address, or a CIDR range (`127.0.0.0/28`,
+/// `10.1.0.0/24`, `fd00::/120`) standing for each of its addresses (all
+/// of them: a range of local addresses is not a subnet to route, so its
+/// first and last are as usable as the rest).
+pub fn parse_laddr(s: &str) -> Result<Vec<std::net::IpAddr>, BadFlag> {
+    let s = s.trim();
+    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    let net: ipnet::IpNet = s.parse().map_err(|_| {
+        BadFlag(format!(
+            "bad local address {s:?} (use an IP address or a CIDR range such as 127.0.0.0/28)"
+        ))
+    })?;
+    let bits = net.max_prefix_len() - net.prefix_len();
+    if bits >= 128 || (1u128 << bits) > MAX_LADDR_RANGE {
+        return Err(BadFlag(format!(
+            "local address range {s} holds {} addresses; at most {MAX_LADDR_RANGE} (a /16 of IPv4)",
+            if bits >= 128 { "2^128".to_string() } else { (1u128 << bits).to_string() }
+        )));
+    }
+    let all: Vec<std::net::IpAddr> = match net {
+        ipnet::IpNet::V4(n) => ipnet::Ipv4AddrRange::new(n.network(), n.broadcast())
+            .map(std::net::IpAddr::V4)
+            .collect(),
+        ipnet::IpNet::V6(n) => ipnet::Ipv6AddrRange::new(n.network(), n.broadcast())
+            .map(std::net::IpAddr::V6)
+            .collect(),
+    };
+    Ok(all)
+}
+
 /// One `-resolvers` server: `ip:port`, `[ipv6]:port`, or an IP (port 53).
 pub fn parse_resolver(s: &str) -> Result<std::net::SocketAddr, BadFlag> {
     let s = s.trim();

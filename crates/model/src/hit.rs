@@ -43,6 +43,9 @@ pub struct Hit {
     /// The name of the target it was sent for (`:name NAME` in the http
     /// format, `"name"` in JSON targets); empty when unnamed.
     pub name: String,
+    /// The connection it went on, where the attack measured it (`None`
+    /// in older streams and in CSV: absent, not zero).
+    pub link: Option<crate::Link>,
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

@@ -2,6 +2,7 @@
 //!
 //! - [`Hit`]: the record of one scheduled request (what `attack` writes and
 //!   `report`/`dump` read). Times are unix nanoseconds, durations nanoseconds.
+//! - [`Link`]: the connection a request went on and what opening it cost.
 //! - [`Target`]: one request to send (method, URL, headers, body).
 //! - [`Rate`]: `-rate` (`50/1s`, `2.5/100ms`, `0`, `infinity`) and the exact
 //!   due offset of request *i* on the absolute schedule.
@@ -28,6 +29,7 @@ mod arrivals;
 pub mod duration;
 pub mod gojson;
 mod hit;
+mod link;
 mod proto;
 mod rate;
 pub mod size;
@@ -40,6 +42,7 @@ pub mod words;
 
 pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
 pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
+pub use link::Link;
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};
 pub use stages::{Stages, StagesError};

@@ -8,8 +8,8 @@ use crate::{
     wire::{
         Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
         F_METHOD, F_PROTO, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE,
-        ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_KNOWN,
-        X_NAME,
+        ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
+        X_FIRST_BYTE, X_KNOWN, X_KNOWN_LINK, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -33,7 +33,16 @@ pub struct Decoder<R: Read> {
     headers: bool,
     /// The run's facts read so far ([`Decoder::meta`]).
     meta: Vec<(String, String)>,
+    /// The last remote and local address read, by table index: parsed
+    /// once, not once per record.
+    addrs: Addrs,
 }
+
+/// The address strings last parsed (remote, local), with their table
+/// indices; `u32::MAX`: none.
+type Addrs = [(u32, Option<std::net::SocketAddr>); 2];
+
+const NO_ADDRS: Addrs = [(u32::MAX, None); 2];
 
 /// The most facts a reader keeps ([`Decoder::meta`]): later ones are
 /// skipped, so a crafted stream cannot grow them without bound.
@@ -96,6 +105,7 @@ impl<R: Read> Decoder<R> {
             prev: Prev::default(),
             headers: true,
             meta: Vec::new(),
+            addrs: NO_ADDRS,
         })
     }
 
@@ -218,6 +228,7 @@ impl<R: Read> Decoder<R> {
                 &mut self.prev,
                 self.headers,
                 &mut self.meta,
+                &mut self.addrs,
             );
             match res {
                 Ok(is_hit) => {
@@ -259,6 +270,7 @@ fn decode_item(
     prev: &mut Prev,
     keep_headers: bool,
     meta: &mut Vec<(String, String)>,
+    addrs: &mut Addrs,
 ) -> Result<bool, Malformed> {
     match c.u64()? {
         ITEM_STR => {
@@ -277,31 +289,45 @@ fn decode_item(
             }
             Ok(false)
         }
-        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE | ITEM_HIT_EXT) => {
+        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE | ITEM_HIT_EXT | ITEM_HIT_LINK) => {
             let flags = c.byte()?;
-            let ext = match kind {
+            let linked = kind == ITEM_HIT_LINK;
+            let ext: u64 = match kind {
                 ITEM_HIT_EXT => {
                     let ext = c.byte()?;
                     if ext & !X_KNOWN != 0 {
                         return Err(format!("unknown record extension bits {ext:#04x}").into());
                     }
+                    ext as u64
+                }
+                ITEM_HIT_LINK => {
+                    let ext = c.u64()?;
+                    if ext & !X_KNOWN_LINK != 0 {
+                        return Err(format!("unknown record extension bits {ext:#x}").into());
+                    }
                     ext
                 }
-                ITEM_HIT_FIRST_BYTE => X_FIRST_BYTE,
+                ITEM_HIT_FIRST_BYTE => X_FIRST_BYTE as u64,
                 _ => 0,
             };
             let seq_delta = c.i64()?;
             let scheduled_delta = c.i64()?;
             let lag = c.i64()?;
             hit.latency = c.u64()?;
-            hit.code = c.u16()?;
+            hit.code = if linked {
+                let code = prev.code as i64 + c.i64()?;
+                u16::try_from(code)
+                    .map_err(|_| Malformed::from(format!("status code {code} out of range")))?
+            } else {
+                c.u16()?
+            };
             hit.bytes_in = c.u64()?;
             hit.bytes_out = if flags & F_BYTES_OUT != 0 {
                 c.u64()?
             } else {
                 0
             };
-            hit.first_byte = if ext & X_FIRST_BYTE != 0 {
+            hit.first_byte = if ext & X_FIRST_BYTE as u64 != 0 {
                 let after_head = c.u64()?;
                 if after_head > hit.latency {
                     return Err("first byte after the end of the response".into());
@@ -330,11 +356,33 @@ fn decode_item(
                 prev.proto
             };
             hit.proto = Proto::from_code(proto as u64).unwrap_or_default();
-            let name = if ext & X_NAME != 0 {
+            let name = if ext & X_NAME as u64 != 0 {
                 c.u32()?
             } else {
                 prev.name
             };
+            let (mut remote, mut local) = (prev.remote, prev.local);
+            hit.link = None;
+            if linked {
+                let mut link = barrage_model::Link {
+                    reused: ext & X_NEW == 0,
+                    ..Default::default()
+                };
+                if !link.reused {
+                    link.dns = c.u64()?;
+                    link.connect = c.u64()?;
+                    link.tls = c.u64()?;
+                }
+                if ext & X_REMOTE != 0 {
+                    remote = c.u32()?;
+                }
+                if ext & X_LOCAL != 0 {
+                    local = c.u32()?;
+                }
+                link.remote = address(table, &mut addrs[0], remote)?;
+                link.local = address(table, &mut addrs[1], local)?;
+                hit.link = Some(link);
+            }
             let get = |i: u32| {
                 table
                     .get(i as usize)
@@ -385,11 +433,13 @@ fn decode_item(
                 hit.scheduled,
                 [error, method, url, attack, name],
                 proto,
-            );
+            )
+            .with_link(hit.code, remote, local);
             Ok(true)
         }
         ITEM_RESET => {
             table.truncate(1);
+            *addrs = NO_ADDRS;
             *prev = Prev {
                 seq: prev.seq,
                 scheduled: prev.scheduled,
@@ -399,6 +449,29 @@ fn decode_item(
         }
         other => Err(format!("unknown item kind {other}").into()),
     }
+}
+
+/// The address at table index `i` (0: none), parsed once while `last`
+/// holds it.
+fn address(
+    table: &[String],
+    last: &mut (u32, Option<std::net::SocketAddr>),
+    i: u32,
+) -> Result<Option<std::net::SocketAddr>, Malformed> {
+    if i == 0 {
+        return Ok(None);
+    }
+    if last.0 == i {
+        return Ok(last.1);
+    }
+    let text = table
+        .get(i as usize)
+        .ok_or_else(|| Malformed::from(format!("string index {i} not in the table")))?;
+    let addr = text
+        .parse()
+        .map_err(|_| Malformed::from(format!("bad address {text:?}")))?;
+    *last = (i, Some(addr));
+    Ok(Some(addr))
 }
 
 fn set(dst: &mut String, src: &str) {

@@ -5,8 +5,8 @@ use barrage_model::Hit;
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
     F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_HIT,
-    ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME,
-    MAX_TABLE, X_FIRST_BYTE, X_NAME,
+    ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC,
+    MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -39,6 +39,13 @@ pub struct Encoder<W: Write> {
     /// The largest frame payload written: the decoder's [`MAX_FRAME`]
     /// (smaller in tests).
     max_frame: usize,
+    /// Addresses in the table (a record's remote and local end), so that
+    /// an address is formatted once per table, not once per record.
+    addrs: HashMap<std::net::SocketAddr, u32>,
+    /// The last remote and local address interned, and their indices (a
+    /// record's ends are almost always the previous record's or close: no
+    /// hash per record).
+    recent: [Option<(std::net::SocketAddr, u32)>; 2],
 }
 
 /// A whole stream that says its writer failed before its first record,
@@ -75,6 +82,8 @@ impl<W: Write> Encoder<W> {
             resets: 0,
             table_bytes: 0,
             max_frame: MAX_FRAME as usize,
+            addrs: HashMap::new(),
+            recent: [None; 2],
         };
         enc.reset_table();
         enc.start_frame();
@@ -87,6 +96,33 @@ impl<W: Write> Encoder<W> {
         self.strings.clear();
         self.strings.push("".into());
         self.table_bytes = 0;
+        self.addrs.clear();
+        self.recent = [None; 2];
+    }
+
+    /// The table index of `addr` (0 for none), the one in `slot` (0:
+    /// remote, 1: local) checked first.
+    #[inline]
+    fn intern_addr(&mut self, addr: Option<std::net::SocketAddr>, slot: usize) -> u32 {
+        let Some(addr) = addr else {
+            return 0;
+        };
+        if let Some((a, i)) = self.recent[slot] {
+            if a == addr {
+                return i;
+            }
+        }
+        let i = match self.addrs.get(&addr) {
+            Some(&i) => i,
+            None => {
+                // Interning may reset the table (and `addrs` with it).
+                let i = self.intern(&addr.to_string());
+                self.addrs.insert(addr, i);
+                i
+            }
+        };
+        self.recent[slot] = Some((addr, i));
+        i
     }
 
     /// The index of `s`, checking the previous record's `last` first.
@@ -180,7 +216,7 @@ impl<W: Write> Encoder<W> {
             self.end_frame()?;
         }
         let mut names = std::mem::take(&mut self.names);
-        let (error, method, url, attack, name) = loop {
+        let (error, method, url, attack, name, remote, local) = loop {
             // A table reset while interning this record's strings would
             // leave the ones interned before it pointing into the old
             // table: intern them all again (the fresh table has room).
@@ -194,8 +230,12 @@ impl<W: Write> Encoder<W> {
             for (name, _) in &hit.headers {
                 names.push(self.intern(name));
             }
+            let (remote, local) = match &hit.link {
+                Some(l) => (self.intern_addr(l.remote, 0), self.intern_addr(l.local, 1)),
+                None => (self.prev.remote, self.prev.local),
+            };
             if self.resets == resets {
-                break (error, method, url, attack, name);
+                break (error, method, url, attack, name, remote, local);
             }
         };
         // Interning may have reset the table; read `prev` only now.
@@ -232,7 +272,27 @@ impl<W: Write> Encoder<W> {
             .then(|| hit.latency - hit.first_byte);
         let f = &mut self.frame;
         let named = name != prev.name;
-        if named {
+        let mut ext = 0u64;
+        if let Some(link) = &hit.link {
+            if first_byte.is_some() {
+                ext |= X_FIRST_BYTE as u64;
+            }
+            if named {
+                ext |= X_NAME as u64;
+            }
+            if !link.reused {
+                ext |= X_NEW;
+            }
+            if remote != prev.remote {
+                ext |= X_REMOTE;
+            }
+            if local != prev.local {
+                ext |= X_LOCAL;
+            }
+            put_varint(f, ITEM_HIT_LINK);
+            f.push(flags);
+            put_varint(f, ext);
+        } else if named {
             put_varint(f, ITEM_HIT_EXT);
             f.push(flags);
             f.push(
@@ -258,7 +318,11 @@ impl<W: Write> Encoder<W> {
         put_zigzag(f, hit.scheduled.wrapping_sub(prev.scheduled));
         put_zigzag(f, hit.timestamp.wrapping_sub(hit.scheduled));
         put_varint(f, hit.latency);
-        put_varint(f, hit.code as u64);
+        if hit.link.is_some() {
+            put_zigzag(f, hit.code as i64 - prev.code as i64);
+        } else {
+            put_varint(f, hit.code as u64);
+        }
         put_varint(f, hit.bytes_in);
         if flags & F_BYTES_OUT != 0 {
             put_varint(f, hit.bytes_out);
@@ -282,6 +346,19 @@ impl<W: Write> Encoder<W> {
         if named {
             put_varint(f, name as u64);
         }
+        if let Some(link) = &hit.link {
+            if ext & X_NEW != 0 {
+                put_varint(f, link.dns);
+                put_varint(f, link.connect);
+                put_varint(f, link.tls);
+            }
+            if ext & X_REMOTE != 0 {
+                put_varint(f, remote as u64);
+            }
+            if ext & X_LOCAL != 0 {
+                put_varint(f, local as u64);
+            }
+        }
         if flags & F_BODY != 0 {
             put_bytes(f, &hit.body);
         }
@@ -298,7 +375,8 @@ impl<W: Write> Encoder<W> {
             hit.scheduled,
             [error, method, url, attack, name],
             proto,
-        );
+        )
+        .with_link(hit.code, remote, local);
         if self.frame.len() >= FRAME_TARGET {
             self.end_frame()?;
         }
@@ -374,6 +452,11 @@ fn most_bytes(hit: &Hit) -> usize {
     const VARINT: usize = 10;
     let string = |s: &str| 1 + VARINT + s.len();
     let fixed = 3 + 13 * VARINT + 1;
+    // Kind 7's ext, costs and address indices, and two new addresses.
+    let link = match hit.link {
+        Some(_) => 6 * VARINT + 2 * string("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"),
+        None => 0,
+    };
     let strings = [&hit.error, &hit.method, &hit.url, &hit.attack, &hit.name]
         .iter()
         .map(|s| string(s))
@@ -383,7 +466,7 @@ fn most_bytes(hit: &Hit) -> usize {
         .iter()
         .map(|(n, v)| string(n) + 2 * VARINT + v.len())
         .sum();
-    fixed + strings + VARINT + hit.body.len() + VARINT + headers
+    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers
 }
 
 #[cfg(test)]

@@ -103,6 +103,20 @@ impl<W: Write> JsonWriter<W> {
             l.extend_from_slice(b",\"name\":");
             push_json_str(l, &hit.name);
         }
+        if let Some(link) = &hit.link {
+            use std::io::Write as _;
+            let _ = write!(
+                l,
+                ",\"dns\":{},\"connect\":{},\"tls\":{},\"reused\":{}",
+                link.dns, link.connect, link.tls, link.reused
+            );
+            if let Some(a) = link.remote {
+                let _ = write!(l, ",\"remote\":\"{a}\"");
+            }
+            if let Some(a) = link.local {
+                let _ = write!(l, ",\"local\":\"{a}\"");
+            }
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -153,6 +167,19 @@ struct JsonHit<'a> {
     proto: Cow<'a, str>,
     #[serde(default, borrow)]
     name: Cow<'a, str>,
+    /// The connection (`reused` says there is one).
+    #[serde(default)]
+    reused: Option<bool>,
+    #[serde(default)]
+    dns: u64,
+    #[serde(default)]
+    connect: u64,
+    #[serde(default)]
+    tls: u64,
+    #[serde(default)]
+    remote: Option<std::net::SocketAddr>,
+    #[serde(default)]
+    local: Option<std::net::SocketAddr>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -214,6 +241,14 @@ impl<R: BufRead> JsonReader<R> {
                 scheduled: j.scheduled.is_none(),
                 first_byte: j.first_byte.is_none() && j.code != 0,
             };
+            hit.link = j.reused.map(|reused| barrage_model::Link {
+                reused,
+                dns: j.dns,
+                connect: j.connect,
+                tls: j.tls,
+                remote: j.remote,
+                local: j.local,
+            });
             hit.bytes_out = j.bytes_out;
             hit.bytes_in = j.bytes_in;
             set(&mut hit.error, &j.error);

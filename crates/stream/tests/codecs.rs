@@ -58,6 +58,31 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                     1 => "read".into(),
                     _ => format!("n{}", latency % 5),
                 },
+                // Records without a link, on a new connection, and reused
+                // ones on a few connections (kind 7, and the addresses it
+                // leaves out when they repeat).
+                link: match timestamp % 4 {
+                    0 => None,
+                    1 => Some(barrage_model::Link {
+                        reused: false,
+                        dns: scheduled as u64 % 1_000_000,
+                        connect: latency % 3_000_000,
+                        tls: if bytes_in % 2 == 0 { 0 } else { bytes_out % 9_000_000 },
+                        remote: Some(format!("127.0.0.{}:8080", 1 + seq % 3).parse().unwrap()),
+                        local: Some(format!("[::1]:{}", 40_000 + seq % 7).parse().unwrap()),
+                    }),
+                    2 => Some(barrage_model::Link {
+                        reused: true,
+                        remote: Some("127.0.0.1:8080".parse().unwrap()),
+                        local: Some(format!("127.0.0.1:{}", 40_000 + latency % 5).parse().unwrap()),
+                        ..Default::default()
+                    }),
+                    _ => Some(barrage_model::Link {
+                        reused: seq % 2 == 0,
+                        connect: if seq % 2 == 0 { 0 } else { latency },
+                        ..Default::default()
+                    }),
+                },
             },
         )
 }
@@ -98,6 +123,7 @@ fn sample(n: u64) -> Vec<Hit> {
             url: format!("http://127.0.0.1:8080/{}", i % 3),
             body: vec![],
             headers: vec![],
+            link: None,
             // Changing now and then, unknown for the failures.
             proto: match i % 4 {
                 3 => barrage_model::Proto::Unknown,
@@ -159,6 +185,7 @@ proptest! {
             h.first_byte = 0;
             h.proto = barrage_model::Proto::Unknown;
             h.name.clear();
+            h.link = None;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());
@@ -240,7 +267,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 4,
+            supported: 5,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

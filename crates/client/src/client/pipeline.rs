@@ -109,6 +109,12 @@ impl Client {
                         )))),
                         Err(e) => Err(crate::Failure::from(fail(&e))),
                     };
+                    // The first of the batch carries a new connection's costs.
+                    let link = conn.link();
+                    let result = result.map(|mut r| {
+                        r.link = Some(link);
+                        r
+                    });
                     let broken = result.as_ref().map_or(true, |r| r.error.is_some());
                     let done = stamps.end.unwrap_or_else(Instant::now);
                     each(i, self.judged(result), done);

@@ -181,6 +181,12 @@ async fn drive(
                             "pipelined request unanswered: {e}"
                         )))),
                     };
+                    // The first answered carries a new connection's costs.
+                    let link = conn.link();
+                    let answer = answer.map(|mut r| {
+                        r.link = Some(link);
+                        r
+                    });
                     let failed = !matches!(&answer, Ok(r) if r.error.is_none());
                     let _ = done.job.reply.send(answer);
                     if failed {

@@ -9,6 +9,7 @@ use std::{
     future::poll_fn,
     io::{self, IoSlice},
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
     time::Instant,
 };
@@ -19,7 +20,7 @@ use super::{
     framer::{Fed, FrameError, Framer},
     wire::Wire,
 };
-use crate::transport::dial::BoxStream;
+use crate::transport::{dial::BoxStream, opened::Opened};
 
 /// The worker thread's read buffer.
 const READ_BUF: usize = 64 * 1024;
@@ -93,11 +94,17 @@ pub struct Conn {
     open: bool,
     /// Its place under `-max-connections`, given up when it closes.
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// What opening it cost, and its ends.
+    opened: Arc<Opened>,
 }
 
 impl Conn {
     /// A connection over `io`, nothing sent yet.
-    pub(crate) fn new(io: BoxStream, permit: Option<tokio::sync::OwnedSemaphorePermit>) -> Self {
+    pub(crate) fn new(
+        io: BoxStream,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        opened: Arc<Opened>,
+    ) -> Self {
         Conn {
             io,
             leftover: Vec::new(),
@@ -105,7 +112,13 @@ impl Conn {
             served: 0,
             open: true,
             _permit: permit,
+            opened,
         }
+    }
+
+    /// The link of the next request on it.
+    pub(crate) fn link(&self) -> barrage_model::Link {
+        self.opened.link()
     }
 
     /// Whether it may carry another request.

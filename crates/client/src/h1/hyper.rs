@@ -1,6 +1,8 @@
 //! hyper's HTTP/1.1 (`-h1-engine hyper`): its handshake over a transport
 //! stream and one exchange on its connection.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
@@ -13,7 +15,10 @@ use crate::{
     hyper_io::{chain, read, Fail},
     response::Answer,
     shape::Shape,
-    transport::dial::BoxStream,
+    transport::{
+        dial::BoxStream,
+        opened::{Linked, Opened},
+    },
 };
 
 /// A handle to one of hyper's HTTP/1.1 connections.
@@ -24,7 +29,8 @@ pub(crate) type Sender = http1::SendRequest<Full<Bytes>>;
 pub(crate) async fn handshake(
     stream: BoxStream,
     permit: Option<OwnedSemaphorePermit>,
-) -> Result<Sender, crate::Failure> {
+    opened: Arc<Opened>,
+) -> Result<Linked<Sender>, crate::Failure> {
     let (sender, conn) = http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| format!("http1 handshake: {e}"))?;
@@ -32,14 +38,17 @@ pub(crate) async fn handshake(
         let _ = conn.await;
         drop(permit);
     });
-    Ok(sender)
+    Ok(Linked {
+        inner: sender,
+        opened,
+    })
 }
 
 /// Sends `req` on `sender` and reads its answer; the connection comes
 /// back with it.
 pub(crate) async fn exchange(
     shape: &Shape,
-    mut sender: Sender,
+    mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
 ) -> Result<Answer, crate::Failure> {

@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 /// An HTTP/1.1 connection of either engine.
 pub(crate) enum H1 {
     /// hyper's (`-h1-engine hyper`): a handle to the connection's task.
-    Hyper(hyper::Sender),
+    Hyper(crate::transport::opened::Linked<hyper::Sender>),
     /// barrage's own.
     Own(Conn),
 }
@@ -35,6 +35,14 @@ impl H1 {
         match self {
             H1::Hyper(s) => s.is_ready(),
             H1::Own(c) => c.is_open() && !c.has_leftover(),
+        }
+    }
+
+    /// The link of the next request on it.
+    pub(crate) fn link(&self) -> barrage_model::Link {
+        match self {
+            H1::Hyper(s) => s.opened.link(),
+            H1::Own(c) => c.link(),
         }
     }
 

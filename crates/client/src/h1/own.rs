@@ -97,6 +97,7 @@ pub(crate) fn broken_off(framer: Framer, stamps: Stamps, error: String) -> Respo
         end_at: None,
         status: None,
         proto: barrage_model::Proto::Http1,
+        link: None,
     }
 }
 
@@ -122,5 +123,6 @@ pub(crate) fn response_of(framer: Framer, stamps: Stamps) -> Response {
         end_at: stamps.end,
         status,
         proto: barrage_model::Proto::Http1,
+        link: None,
     }
 }

@@ -4,13 +4,14 @@
 use bytes::Bytes;
 
 use super::Sender;
+use crate::transport::opened::Linked;
 use crate::hyper_io::{chain, Fail};
 
 /// Sends a gRPC call (`req`, `-timeout` added as `grpc-timeout`) over
 /// HTTP/2 and reads its answer.
 pub(crate) async fn call(
     shape: &crate::shape::Shape,
-    mut sender: Sender,
+    mut sender: Linked<Sender>,
     mut req: http::Request<http_body_util::Full<Bytes>>,
     fail: Fail<'_>,
 ) -> Result<crate::Response, crate::Failure> {
@@ -42,5 +43,6 @@ pub(crate) async fn call(
         end_at: None,
         status: None,
         proto: barrage_model::Proto::Http2,
+        link: None,
     })
 }

@@ -3,6 +3,8 @@
 //! worker thread, shared by every request until the server closes it
 //! (GOAWAY); its handshake and one exchange on it.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
@@ -16,7 +18,10 @@ use crate::{
     hyper_io::{chain, read, Fail},
     response::Answer,
     shape::Shape,
-    transport::dial::BoxStream,
+    transport::{
+        dial::BoxStream,
+        opened::{Linked, Opened},
+    },
 };
 
 /// A handle to an HTTP/2 connection, cloned for each request on it.
@@ -30,7 +35,8 @@ pub(crate) async fn handshake(
     stream: BoxStream,
     max_header_bytes: usize,
     permit: Option<OwnedSemaphorePermit>,
-) -> Result<Sender, crate::Failure> {
+    opened: Arc<Opened>,
+) -> Result<Linked<Sender>, crate::Failure> {
     let limit = u32::try_from(max_header_bytes).unwrap_or(u32::MAX);
     let (sender, conn) = http2::Builder::new(TokioExecutor::new())
         .max_header_list_size(limit)
@@ -41,13 +47,16 @@ pub(crate) async fn handshake(
         let _ = conn.await;
         drop(permit);
     });
-    Ok(sender)
+    Ok(Linked {
+        inner: sender,
+        opened,
+    })
 }
 
 /// Sends `req` as a stream of `sender`'s connection and reads its answer.
 pub(crate) async fn exchange(
     shape: &Shape,
-    mut sender: Sender,
+    mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
 ) -> Result<Answer, crate::Failure> {

@@ -30,6 +30,8 @@ pub(crate) struct Conn {
     closed: Arc<AtomicBool>,
     /// The server's name, for a certificate's failure.
     host: Arc<str>,
+    /// What opening it cost, and its ends.
+    pub(crate) opened: Arc<crate::transport::opened::Opened>,
 }
 
 impl Conn {
@@ -48,6 +50,7 @@ pub(crate) async fn handshake(
     streams: usize,
     max_header_bytes: usize,
     permit: Option<OwnedSemaphorePermit>,
+    opened: Arc<crate::transport::opened::Opened>,
 ) -> Result<Conn, crate::Failure> {
     let (mut driver, sender) = ::h3::client::builder()
         .max_field_section_size(max_header_bytes as u64)
@@ -67,6 +70,7 @@ pub(crate) async fn handshake(
         streams: (streams > 0).then(|| Arc::new(Semaphore::new(streams))),
         closed,
         host: host.into(),
+        opened,
     })
 }
 

@@ -21,7 +21,10 @@ use tokio::{
 
 use crate::{
     key::Key,
-    transport::proxy::{Proxies, ProxyUrl},
+    transport::{
+        opened::{nanos, Opened},
+        proxy::{Proxies, ProxyUrl},
+    },
 };
 
 /// A connection's byte stream, whatever carries it (TCP, a Unix socket,
@@ -61,6 +64,11 @@ pub(crate) struct Dial {
     dns: Mutex<HashMap<HostPort, Resolved>>,
     /// `-resolvers` (empty: the system's resolver).
     resolvers: crate::transport::dns::Resolvers,
+    /// `-dns-select`: which of a name's addresses a new connection tries
+    /// first.
+    select: crate::DnsSelect,
+    /// `-dns-select rr`: each host's next turn.
+    turns: Mutex<HashMap<HostPort, usize>>,
     /// `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `-proxy-header`.
     proxies: Option<Proxies>,
     /// Longest a TCP connect (or a proxy's `CONNECT`) may take (`-timeout`).
@@ -85,6 +93,8 @@ impl Dial {
             dns_ttl: cfg.dns_ttl,
             dns: Mutex::default(),
             resolvers: crate::transport::dns::Resolvers::new(cfg.resolvers.clone()),
+            select: cfg.dns_select,
+            turns: Mutex::default(),
             // vegeta's h2c transport and a Unix socket dial no proxy.
             proxies: cfg
                 .proxies
@@ -139,6 +149,29 @@ impl Dial {
         (&key.host, key.port)
     }
 
+    /// Where among `addrs` (a host's, in the resolver's order) a new
+    /// connection starts trying (`-dns-select`); the others follow in turn
+    /// when a connect fails.
+    fn first(&self, host: &str, port: u16, addrs: &[SocketAddr]) -> usize {
+        if addrs.len() < 2 {
+            return 0;
+        }
+        match self.select {
+            crate::DnsSelect::First => 0,
+            crate::DnsSelect::Random => fastrand::usize(..addrs.len()),
+            crate::DnsSelect::RoundRobin => {
+                let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+                let turn = match turns.get_mut(&(host.to_string(), port)) {
+                    Some(t) => t,
+                    None => turns.entry((host.to_string(), port)).or_insert(0),
+                };
+                let at = *turn % addrs.len();
+                *turn = turn.wrapping_add(1);
+                at
+            }
+        }
+    }
+
     /// The local address for the next connection (`-laddr`, in turn):
     /// the next of those of the destination's family, or of all when none
     /// is (the bind then says what is wrong).
@@ -158,24 +191,34 @@ impl Dial {
     /// to the host (or its `-connect-to` destination), or a proxy's
     /// tunnel for TLS (plain HTTP goes to the proxy itself, which takes
     /// absolute URLs). TLS is the caller's. Errors are worded as Go's.
-    pub(crate) async fn open(&self, key: &Key) -> Result<BoxStream, crate::Failure> {
+    pub(crate) async fn open(&self, key: &Key) -> Result<(BoxStream, Opened), crate::Failure> {
         self.open_via(key, key.tls).await
     }
 
     /// [`Dial::open`] with a proxy's tunnel for plain connections too
     /// (WebSocket: after the upgrade the bytes are not HTTP a proxy
     /// could forward).
-    pub(crate) async fn open_tunneled(&self, key: &Key) -> Result<BoxStream, crate::Failure> {
+    pub(crate) async fn open_tunneled(
+        &self,
+        key: &Key,
+    ) -> Result<(BoxStream, Opened), crate::Failure> {
         self.open_via(key, true).await
     }
 
-    async fn open_via(&self, key: &Key, tunnel: bool) -> Result<BoxStream, crate::Failure> {
+    /// The stream, with what its lookup and connect took and its ends.
+    async fn open_via(
+        &self,
+        key: &Key,
+        tunnel: bool,
+    ) -> Result<(BoxStream, Opened), crate::Failure> {
         if let Some(path) = &self.unix_socket {
+            let began = Instant::now();
             let stream = self
                 .limited(UnixStream::connect(path))
                 .await
                 .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
-            return Ok(Box::new(stream));
+            let opened = Opened::new(0, nanos(began), None, None);
+            return Ok((Box::new(stream), opened));
         }
         let proxy = self.proxy(key);
         let (host, port) = match proxy {
@@ -188,13 +231,22 @@ impl Dial {
         } else {
             ""
         };
+        let began = Instant::now();
         let addrs = self
             .resolve(host, port)
             .await
             .map_err(|e| format!("{via}dial tcp: lookup {host}: {}", lookup_error(&e)))?;
+        // An address needs no lookup: no DNS time, not the parse's.
+        let dns = match host.parse::<IpAddr>() {
+            Ok(_) => 0,
+            Err(_) => nanos(began),
+        };
+        let connecting = Instant::now();
         let mut last_err = format!("{via}dial tcp: lookup {host}: no addresses");
         let mut stream = None;
-        for &addr in addrs.iter() {
+        let first = self.first(host, port, &addrs);
+        for i in 0..addrs.len() {
+            let addr = addrs[(first + i) % addrs.len()];
             let socket = if addr.is_ipv4() {
                 TcpSocket::new_v4()
             } else {
@@ -203,6 +255,7 @@ impl Dial {
             let socket =
                 socket.map_err(|e| format!("dial tcp {addr}: socket: {}", go_error(&e)))?;
             if let Some(ip) = self.laddr(addr.is_ipv6()) {
+                no_port_at_bind(&socket);
                 socket
                     .bind(SocketAddr::new(ip, 0))
                     .map_err(|e| format!("dial tcp {addr}: bind {ip}: {}", go_error(&e)))?;
@@ -215,8 +268,9 @@ impl Dial {
                 Err(e) => last_err = format!("{via}dial tcp {addr}: connect: {}", go_error(&e)),
             }
         }
-        let mut stream = stream.ok_or(last_err)?;
+        let mut stream: tokio::net::TcpStream = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
+        let (remote, local) = (stream.peer_addr().ok(), stream.local_addr().ok());
         if let (Some(p), true) = (proxy, tunnel) {
             if let Some(proxies) = &self.proxies {
                 let tunnel = proxies.connect(&mut stream, key, p);
@@ -228,25 +282,31 @@ impl Dial {
                 }
             }
         }
-        Ok(Box::new(stream))
+        let opened = Opened::new(dns, nanos(connecting), remote, local);
+        Ok((Box::new(stream), opened))
     }
 
     /// Where a QUIC connection for `key` goes (the host or its
     /// `-connect-to` destination, looked up; the first address), and the
     /// `-laddr` it goes from. Errors are worded as Go's.
+    /// `-dns-select` picks among the host's addresses. The lookup's time
+    /// comes with them, nanoseconds.
     pub(crate) async fn udp_address(
         &self,
         key: &Key,
-    ) -> Result<(SocketAddr, Option<IpAddr>), crate::Failure> {
+    ) -> Result<(SocketAddr, Option<IpAddr>, u64), crate::Failure> {
         let (host, port) = self.address(key);
+        let began = Instant::now();
         let addrs = self
             .resolve(host, port)
             .await
             .map_err(|e| format!("dial udp: lookup {host}: {}", lookup_error(&e)))?;
-        let to = *addrs
-            .first()
-            .ok_or_else(|| format!("dial udp: lookup {host}: no addresses"))?;
-        Ok((to, self.laddr(to.is_ipv6())))
+        let dns = nanos(began);
+        if addrs.is_empty() {
+            return Err(format!("dial udp: lookup {host}: no addresses").into());
+        }
+        let to = addrs[self.first(host, port, &addrs)];
+        Ok((to, self.laddr(to.is_ipv6()), dns))
     }
 
     /// `connect`, given up after `-timeout`.
@@ -260,6 +320,27 @@ impl Dial {
                 .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
             None => connect.await,
         }
+    }
+}
+
+/// Asks the kernel to choose a bound socket's port at `connect`, not at
+/// `bind` (`IP_BIND_ADDRESS_NO_PORT`): a port chosen at `bind` must be free
+/// toward every destination, so each `-laddr` address shares one pool of
+/// ~28k ports among all of them; chosen at `connect`, a port need only be
+/// free toward this destination. Best effort: kernels before 4.2 lack it,
+/// and the bind then works as before.
+pub(crate) fn no_port_at_bind(socket: &TcpSocket) {
+    use std::os::fd::AsRawFd;
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket descriptor and a c_int of the size given.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 

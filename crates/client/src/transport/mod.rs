@@ -8,6 +8,7 @@
 
 pub(crate) mod dial;
 pub(crate) mod dns;
+pub(crate) mod opened;
 pub(crate) mod proxy;
 pub(crate) mod quic;
 pub(crate) mod sniff;

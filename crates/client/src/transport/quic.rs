@@ -88,27 +88,29 @@ impl Quic {
     }
 
     /// A QUIC connection to `to`, for the server `name`: its handshake
-    /// done, or in 0-RTT when a session ticket allows (`-session-tickets`).
+    /// done, or in 0-RTT when a session ticket allows (`-session-tickets`);
+    /// with the endpoint's local address.
     pub(crate) async fn connect(
         &self,
         to: SocketAddr,
         name: &str,
         laddr: Option<IpAddr>,
-    ) -> Result<quinn::Connection, crate::Failure> {
+    ) -> Result<(quinn::Connection, Option<SocketAddr>), crate::Failure> {
         let endpoint = self.endpoint(to, laddr)?;
+        let local = endpoint.local_addr().ok();
         let connecting = endpoint
             .connect(to, name)
             .map_err(|e| format!("dial udp {to}: {e}"))?;
         let connecting = if self.config.early {
             match connecting.into_0rtt() {
-                Ok((conn, _accepted)) => return Ok(conn),
+                Ok((conn, _accepted)) => return Ok((conn, local)),
                 Err(connecting) => connecting,
             }
         } else {
             connecting
         };
         match tokio::time::timeout(NO_ANSWER, connecting).await {
-            Ok(Ok(conn)) => Ok(conn),
+            Ok(Ok(conn)) => Ok((conn, local)),
             Ok(Err(e)) => Err(crate::Failure::from(failure(&e, name))),
             Err(_) => Err(crate::Failure::from(format!(
                 "no QUIC answer from {to} within {}s",

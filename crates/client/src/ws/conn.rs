@@ -103,6 +103,8 @@ pub(crate) struct WsConn {
     /// Control frames answered, for [`CONTROL_RUN`].
     controls: u32,
     _permit: Option<OwnedSemaphorePermit>,
+    /// What opening it cost (the upgrade's record carries it), and its ends.
+    pub(crate) opened: crate::transport::opened::Opened,
 }
 
 /// The upgrade's answer, as far as the client checks it.
@@ -144,6 +146,7 @@ impl WsConn {
         stream: BoxStream,
         target: &PreparedTarget,
         permit: Option<OwnedSemaphorePermit>,
+        opened: crate::transport::opened::Opened,
     ) -> Result<Result<WsConn, Response>, Broken> {
         // The URL without its user info: credentials go as Basic auth
         // among the target's headers.
@@ -165,6 +168,7 @@ impl WsConn {
             failed: None,
             controls: 0,
             _permit: permit,
+            opened,
         };
         conn.write(&bytes).await?;
         let answer = loop {
@@ -198,6 +202,7 @@ impl WsConn {
                 )),
                 head_at: Some(Instant::now()),
                 proto: barrage_model::Proto::Http1,
+                link: Some(conn.opened.link()),
                 ..Response::default()
             }));
         }

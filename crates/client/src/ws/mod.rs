@@ -87,7 +87,8 @@ impl Ws {
             Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
             None => None,
         };
-        let stream = self.dial.open_tunneled(key).await?;
+        let (stream, opened) = self.dial.open_tunneled(key).await?;
+        let began = std::time::Instant::now();
         let stream: crate::transport::dial::BoxStream = if key.tls {
             let name = rustls::pki_types::ServerName::try_from(key.host.clone())
                 .map_err(|e| format!("bad server name {}: {e}", key.host))?;
@@ -100,7 +101,11 @@ impl Ws {
         } else {
             stream
         };
-        Ok(WsConn::open(stream, target, permit).await?)
+        let opened = match key.tls {
+            true => opened.with_tls(crate::transport::opened::nanos(began)),
+            false => opened,
+        };
+        Ok(WsConn::open(stream, target, permit, opened).await?)
     }
 
     /// Sends `target`'s message and waits for the reply.
@@ -190,6 +195,7 @@ async fn exchange(
     let mut out = Response {
         code: WS_OK,
         proto: barrage_model::Proto::Http1,
+        link: Some(conn.opened.link()),
         ..Response::default()
     };
     // -max-body: what is kept of the reply; the rest is counted.
@@ -245,6 +251,7 @@ impl Held {
             return Some(Response {
                 error: Some(error),
                 proto: barrage_model::Proto::Http1,
+                link: Some(self.conn.opened.link()),
                 ..Response::default()
             });
         }
@@ -254,6 +261,12 @@ impl Held {
     /// reply.
     pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
         exchange(&mut self.conn, target, self.frame, self.keep, self.max).await
+    }
+
+    /// The link of the next record on it (the first, the upgrade's,
+    /// carries what opening it cost).
+    pub fn link(&self) -> barrage_model::Link {
+        self.conn.opened.link()
     }
 
     /// Notes that the connection broke or was closed by the server.

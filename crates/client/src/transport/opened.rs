@@ -1,0 +1,116 @@
+//! [`Opened`]: what opening a connection cost and where it goes, kept with
+//! the connection; the first request it carries takes the costs.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Instant,
+};
+
+use barrage_model::Link;
+
+/// A connection's costs (DNS, connect, TLS; nanoseconds) and ends, from
+/// the dialer and the TLS handshake.
+#[derive(Debug, Default)]
+pub(crate) struct Opened {
+    costs: Link,
+    /// Set once a request has taken the costs.
+    taken: AtomicBool,
+}
+
+impl Opened {
+    /// A connection to `remote` from `local` whose lookup and connect took
+    /// `dns` and `connect` nanoseconds.
+    pub(crate) fn new(
+        dns: u64,
+        connect: u64,
+        remote: Option<SocketAddr>,
+        local: Option<SocketAddr>,
+    ) -> Self {
+        Opened {
+            costs: Link {
+                reused: false,
+                dns,
+                connect,
+                tls: 0,
+                remote,
+                local,
+            },
+            taken: AtomicBool::new(false),
+        }
+    }
+
+    /// With the TLS handshake's time.
+    pub(crate) fn with_tls(mut self, tls: u64) -> Self {
+        self.costs.tls = tls;
+        self
+    }
+
+    /// The link of the next request on this connection: the costs for the
+    /// first, `reused` with zero costs for every later one.
+    pub(crate) fn link(&self) -> Link {
+        // A load first: on a reused connection (almost every request) no
+        // cache line is written.
+        if !self.taken.load(Ordering::Relaxed) && !self.taken.swap(true, Ordering::Relaxed) {
+            return self.costs;
+        }
+        Link {
+            reused: true,
+            dns: 0,
+            connect: 0,
+            tls: 0,
+            ..self.costs
+        }
+    }
+}
+
+/// A connection handle of hyper's (which keeps the stream on a task of
+/// its own) with its [`Opened`].
+#[derive(Clone)]
+pub(crate) struct Linked<T> {
+    pub(crate) inner: T,
+    pub(crate) opened: Arc<Opened>,
+}
+
+impl<T> std::ops::Deref for Linked<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T> std::ops::DerefMut for Linked<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+}
+
+/// Nanoseconds since `since`.
+pub(crate) fn nanos(since: Instant) -> u64 {
+    since.elapsed().as_nanos() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_request_takes_the_costs_and_the_rest_are_reused() {
+        let remote = Some("127.0.0.1:80".parse().unwrap());
+        let local = Some("127.0.0.1:40000".parse().unwrap());
+        let o = Opened::new(1, 2, remote, local).with_tls(3);
+        let first = o.link();
+        assert!(!first.reused);
+        assert_eq!((first.dns, first.connect, first.tls), (1, 2, 3));
+        for _ in 0..2 {
+            let next = o.link();
+            assert!(next.reused);
+            assert_eq!((next.dns, next.connect, next.tls), (0, 0, 0));
+            assert_eq!((next.remote, next.local), (remote, local));
+        }
+    }
+}
