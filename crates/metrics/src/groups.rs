@@ -34,6 +34,14 @@ pub enum GroupBy {
     Proto,
     /// The target's name (`:name`); unnamed targets under `(none)`.
     Name,
+    /// The address the request's connection went to (`ip:port`); records
+    /// without one (no connection, a Unix socket, older streams) under
+    /// `(none)`.
+    Remote,
+    /// Whether the request opened its connection (`new`) or went on one
+    /// opened before (`reused`); records without a connection under
+    /// `(none)`.
+    Conn,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -48,9 +56,11 @@ impl std::str::FromStr for GroupBy {
             "grpc-status" => GroupBy::GrpcStatus,
             "proto" => GroupBy::Proto,
             "name" => GroupBy::Name,
+            "remote" => GroupBy::Remote,
+            "conn" => GroupBy::Conn,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto or name)"
+                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto, name, remote or conn)"
                 )))
             }
         })
@@ -69,6 +79,8 @@ impl GroupBy {
             GroupBy::GrpcStatus => "grpc-status",
             GroupBy::Proto => "proto",
             GroupBy::Name => "name",
+            GroupBy::Remote => "remote",
+            GroupBy::Conn => "conn",
         }
     }
 }
@@ -113,6 +125,20 @@ impl Groups {
             GroupBy::Attack => &hit.attack,
             GroupBy::Name if hit.name.is_empty() => "(none)",
             GroupBy::Name => &hit.name,
+            GroupBy::Remote => match hit.link.and_then(|l| l.remote) {
+                Some(a) => {
+                    self.code_key.clear();
+                    use std::fmt::Write as _;
+                    let _ = write!(self.code_key, "{a}");
+                    &self.code_key
+                }
+                None => "(none)",
+            },
+            GroupBy::Conn => match hit.link {
+                Some(l) if l.reused => "reused",
+                Some(_) => "new",
+                None => "(none)",
+            },
             GroupBy::Error => &hit.error,
             GroupBy::Proto => match hit.proto {
                 barrage_model::Proto::Unknown => "(none)",

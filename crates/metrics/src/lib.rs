@@ -8,6 +8,8 @@
 //!   3 significant digits, and exact [`Buckets`] counts. [`Options`] choose
 //!   the latency view (from the actual or the intended send, or to the first byte), the [`SuccessRule`]
 //!   and the buckets.
+//! - [`Connections`]: the share of requests that opened a connection, and
+//!   DNS, connect and TLS times over those.
 //! - [`Windows`]: per-interval metrics for `report -every`.
 //! - [`Groups`]: per-URL / method / code / attack / error metrics for `-by`.
 //! - [`Shards`]: whether merged inputs are the shards of one schedule, and
@@ -28,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod buckets;
+mod connections;
 mod distribution;
 mod error;
 mod groups;
@@ -41,6 +44,7 @@ mod view;
 mod windows;
 
 pub use buckets::Buckets;
+pub use connections::Connections;
 pub use distribution::{Distribution, SIGFIGS};
 pub use error::ParseError;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};

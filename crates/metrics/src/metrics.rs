@@ -28,6 +28,9 @@ pub struct Metrics {
     errors: Vec<String>,
     error_seen: HashSet<String>,
     bucket_counts: Vec<u64>,
+    /// The records' connections, made at the first record that has one
+    /// (none in older streams, CSV and vegeta's formats).
+    connections: Option<Box<crate::Connections>>,
 }
 
 impl Default for Metrics {
@@ -71,6 +74,7 @@ impl Metrics {
             errors: Vec::new(),
             error_seen: HashSet::new(),
             bucket_counts: vec![0; buckets],
+            connections: None,
         }
     }
 
@@ -119,6 +123,9 @@ impl Metrics {
         self.latest = self.latest.max(hit.timestamp);
         self.end = self.end.max(hit.end());
         self.seconds.add(hit);
+        if let Some(link) = &hit.link {
+            self.connections.get_or_insert_with(Box::default).add(link);
+        }
         *self.status_codes.entry(hit.code).or_insert(0) += 1;
         if !ok {
             if hit.error.is_empty() {
@@ -159,6 +166,26 @@ impl Metrics {
         }
         for (mine, theirs) in self.bucket_counts.iter_mut().zip(&other.bucket_counts) {
             *mine += theirs;
+        }
+        if let Some(c) = &other.connections {
+            self.connections.get_or_insert_with(Box::default).merge(c);
+        }
+    }
+
+    /// The records' connections (`None` when no record carried one).
+    pub fn connections(&self) -> Option<&crate::Connections> {
+        self.connections.as_deref()
+    }
+
+    /// New connections per second over the attack's span plus the wait
+    /// (0 without connections).
+    pub fn connections_rate(&self) -> f64 {
+        let new = self.connections.as_ref().map_or(0, |c| c.new_count()) as f64;
+        let secs = (self.duration() as f64 + self.wait() as f64) / 1e9;
+        if secs > 0.0 {
+            new / secs
+        } else {
+            new
         }
     }
 

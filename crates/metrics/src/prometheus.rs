@@ -3,7 +3,10 @@
 //! `request_bytes_in`, `request_bytes_out` (by method, url and status) and
 //! `request_fail_count` (by method, url, code and message; vegeta
 //! registers it but never counts, barrage counts every record with an
-//! error), in Prometheus's text format. Serving them is the CLI's.
+//! error), in Prometheus's text format; and barrage's own
+//! `connect_seconds` and `tls_seconds` histograms over the requests that
+//! opened a connection, by the address it went to. Serving them is the
+//! CLI's.
 
 use std::{collections::HashMap, fmt::Write as _};
 
@@ -12,6 +15,12 @@ use barrage_model::Hit;
 /// Prometheus's default histogram buckets, seconds (`prometheus.DefBuckets`).
 const BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Buckets of the connection histograms, seconds: from 100 µs (a
+/// loopback connect) to 2.5 s (a SYN resent).
+const CONN_BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
 /// Most label sets kept per metric family (an endless `-lazy` stream of
@@ -31,6 +40,25 @@ struct Series {
     bytes_out: u64,
 }
 
+/// A histogram of connection costs for one remote address.
+#[derive(Default)]
+struct ConnSeries {
+    buckets: [u64; CONN_BUCKETS.len()],
+    count: u64,
+    sum_ns: u128,
+}
+
+impl ConnSeries {
+    fn record(&mut self, ns: u64) {
+        let secs = ns as f64 / 1e9;
+        if let Some(b) = CONN_BUCKETS.iter().position(|le| secs <= *le) {
+            self.buckets[b] += 1;
+        }
+        self.count += 1;
+        self.sum_ns += u128::from(ns);
+    }
+}
+
 /// Vegeta's Prometheus metrics over the records added so far: label sets
 /// bounded by [`MAX_SERIES`] per family.
 #[derive(Default)]
@@ -39,6 +67,9 @@ pub struct Prometheus {
     series: HashMap<(String, String, u16), Series>,
     /// By (method, url, code, message).
     fails: HashMap<(String, String, u16, String), u64>,
+    /// New connections' connect and TLS times, by remote address.
+    connects: HashMap<String, ConnSeries>,
+    handshakes: HashMap<String, ConnSeries>,
 }
 
 impl Prometheus {
@@ -59,6 +90,22 @@ impl Prometheus {
         s.sum_ns += u128::from(hit.latency);
         s.bytes_in = s.bytes_in.saturating_add(hit.bytes_in);
         s.bytes_out = s.bytes_out.saturating_add(hit.bytes_out);
+        if let Some(link) = hit.link.filter(|l| !l.reused) {
+            let remote = link.remote.map_or_else(|| "unix".to_string(), |a| a.to_string());
+            let bounded = |m: &HashMap<String, ConnSeries>, k: String| {
+                if m.len() < MAX_SERIES || m.contains_key(&k) {
+                    k
+                } else {
+                    OTHER.to_string()
+                }
+            };
+            let key = bounded(&self.connects, remote.clone());
+            self.connects.entry(key).or_default().record(link.connect);
+            if link.tls > 0 {
+                let key = bounded(&self.handshakes, remote);
+                self.handshakes.entry(key).or_default().record(link.tls);
+            }
+        }
         if hit.error.is_empty() {
             return;
         }
@@ -135,6 +182,28 @@ impl Prometheus {
                 escape(message)
             );
         }
+        for (name, help, map) in [
+            ("connect_seconds", "Time to connect, over requests that opened a connection", &self.connects),
+            ("tls_seconds", "TLS handshake time, over requests that opened a connection", &self.handshakes),
+        ] {
+            if map.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+            let mut series: Vec<_> = map.iter().collect();
+            series.sort_by(|a, b| a.0.cmp(b.0));
+            for (remote, s) in series {
+                let l = format!("remote=\"{}\"", escape(remote));
+                let mut cumulative = 0;
+                for (le, n) in CONN_BUCKETS.iter().zip(s.buckets) {
+                    cumulative += n;
+                    let _ = writeln!(out, "{name}_bucket{{{l},le=\"{le}\"}} {cumulative}");
+                }
+                let _ = writeln!(out, "{name}_bucket{{{l},le=\"+Inf\"}} {}", s.count);
+                let _ = writeln!(out, "{name}_sum{{{l}}} {}", s.sum_ns as f64 / 1e9);
+                let _ = writeln!(out, "{name}_count{{{l}}} {}", s.count);
+            }
+        }
         out
     }
 }
@@ -168,6 +237,47 @@ mod tests {
             error: error.into(),
             ..Hit::default()
         }
+    }
+
+    #[test]
+    fn new_connections_fill_connect_and_tls_histograms_by_remote() {
+        let mut t = Prometheus::default();
+        let remote = Some("127.0.0.2:443".parse().unwrap());
+        let new = barrage_model::Link {
+            connect: 300_000,
+            tls: 2_000_000,
+            remote,
+            ..Default::default()
+        };
+        let reused = barrage_model::Link {
+            reused: true,
+            remote,
+            ..Default::default()
+        };
+        for link in [new, reused, reused] {
+            t.add(&Hit {
+                link: Some(link),
+                ..hit("https://a/", 200, 1, "")
+            });
+        }
+        t.add(&hit("https://a/", 200, 1, ""));
+        let text = t.render();
+        let l = "remote=\"127.0.0.2:443\"";
+        for line in [
+            "# TYPE connect_seconds histogram".to_string(),
+            format!("connect_seconds_bucket{{{l},le=\"0.00025\"}} 0"),
+            format!("connect_seconds_bucket{{{l},le=\"0.0005\"}} 1"),
+            format!("connect_seconds_count{{{l}}} 1"),
+            format!("tls_seconds_bucket{{{l},le=\"0.001\"}} 0"),
+            format!("tls_seconds_bucket{{{l},le=\"0.0025\"}} 1"),
+            format!("tls_seconds_sum{{{l}}} 0.002"),
+        ] {
+            assert!(text.contains(&line), "{line} not in\n{text}");
+        }
+        // Without connections, vegeta's families only.
+        let mut plain = Prometheus::default();
+        plain.add(&hit("http://a/", 200, 1, ""));
+        assert!(!plain.render().contains("connect_seconds"));
     }
 
     #[test]

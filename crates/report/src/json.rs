@@ -130,8 +130,39 @@ fn json_object_of(
         write!(s, "\"max\":{}}}", lag.max())?;
     }
     per_second(&mut s, m)?;
+    connections(&mut s, m, p)?;
     s.push(b'}');
     Ok(s)
+}
+
+/// `"connections"`: requests that opened a connection (`"new"`, their
+/// `"share"` and `"rate"` per second) and what opening one cost
+/// (`"dns"`, `"connect"`, `"tls"`, each with vegeta's latency keys, or
+/// null when none was measured); null when no record carried its
+/// connection.
+fn connections(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    let Some(c) = m.connections() else {
+        s.extend_from_slice(b",\"connections\":null");
+        return Ok(());
+    };
+    write!(
+        s,
+        ",\"connections\":{{\"new\":{},\"share\":{},\"rate\":{}",
+        c.new_count(),
+        gojson::float(c.new_share()),
+        gojson::float(m.connections_rate())
+    )?;
+    for (name, d) in [("dns", c.dns()), ("connect", c.connect()), ("tls", c.tls())] {
+        if d.count() == 0 {
+            write!(s, ",\"{name}\":null")?;
+            continue;
+        }
+        write!(s, ",\"{name}\":{{\"total\":{},\"mean\":{},", d.total(), d.mean())?;
+        quantiles(s, d, p)?;
+        write!(s, "\"max\":{},\"min\":{}}}", d.max(), d.min())?;
+    }
+    s.push(b'}');
+    Ok(())
 }
 
 /// `"per_second"`: autocannon's per-second samples of answers and bytes.

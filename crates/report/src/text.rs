@@ -73,5 +73,40 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     for e in m.errors() {
         writeln!(tw, "{}", barrage_model::words::printable(e))?;
     }
+    tw.flush_table()?;
+    connections(m, p, tw.into_inner()?)
+}
+
+/// barrage's own lines below vegeta's report, aligned on their own (so
+/// that vegeta's stay byte for byte): how many requests opened a
+/// connection, and what opening one cost. Nothing when no record carried
+/// its connection (older streams, CSV, vegeta's results).
+fn connections<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+    let Some(c) = m.connections() else {
+        return Ok(());
+    };
+    let mut tw = TabWriter::new(out);
+    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
+    writeln!(
+        tw,
+        "Connections\t[new, of requests, per second]\t{}, {:.2}%, {:.2}",
+        c.new_count(),
+        c.new_share() * 100.0,
+        m.connections_rate()
+    )?;
+    for (name, d) in [("DNS", c.dns()), ("Connect", c.connect()), ("TLS", c.tls())] {
+        if d.count() == 0 {
+            continue;
+        }
+        writeln!(
+            tw,
+            "{name}\t[min, mean, {}, max]\t{}, {}, {}, {}",
+            labels.join(", "),
+            dur(d.min()),
+            dur(d.mean()),
+            columns(d, p),
+            dur(d.max())
+        )?;
+    }
     tw.flush_table()
 }
