@@ -10,7 +10,8 @@
 //! 3. a record with an error is a failure in `report -type json`, in
 //!    `-fail-on` and on the last progress line (Prometheus counts every
 //!    record with an error as a fail too; tests/prom.rs);
-//! 4. the stream decodes clean;
+//! 4. the stream decodes clean, and every answer names the connection it
+//!    came on (the peer's address; costs only on a new one);
 //! 5. no panic text on stderr.
 //!
 //! Every way × every fault runs with `-requests` (or `-duration` where a
@@ -611,6 +612,21 @@ fn check_stream(
     if let Some(n) = whole {
         if hits.len() != n {
             failures.push(format!("{} records for {n} requests", hits.len()));
+        }
+    }
+    // Every answer names the connection it came on (issue 33): the
+    // peer's address, and the costs once per connection.
+    let addr = peer.addr();
+    for h in hits.iter().filter(|h| h.code != 0) {
+        match &h.link {
+            None => failures.push(format!("record {} answered without its connection", h.seq)),
+            Some(l) if l.remote.map(|a| a.to_string()) != Some(addr.clone()) => failures.push(
+                format!("record {} came from {:?}, not {addr}", h.seq, l.remote),
+            ),
+            Some(l) if l.reused && (l.dns, l.connect, l.tls) != (0, 0, 0) => {
+                failures.push(format!("record {} reused with costs {l:?}", h.seq))
+            }
+            _ => {}
         }
     }
     let seen = peer.seen(way);

@@ -268,4 +268,26 @@ mod filter_tests {
         assert_eq!(e, "unclosed character class (at byte 2 of the pattern)");
         assert!(super::parse_filter("^https://api\\.").is_ok());
     }
+
+    #[test]
+    fn laddr_takes_addresses_and_ranges() {
+        let ips = |s: &str| -> Vec<String> {
+            super::parse_laddr(s)
+                .unwrap()
+                .iter()
+                .map(|ip| ip.to_string())
+                .collect()
+        };
+        assert_eq!(ips("127.0.0.2"), ["127.0.0.2"]);
+        assert_eq!(ips("127.0.0.2/31"), ["127.0.0.2", "127.0.0.3"]);
+        assert_eq!(ips("127.0.0.0/30").len(), 4);
+        assert_eq!(ips("10.1.0.0/24").len(), 256);
+        assert_eq!(ips("fd00::/126").len(), 4);
+        assert_eq!(ips("10.0.0.0/16").len(), 65_536);
+        let too_big = super::parse_laddr("10.0.0.0/15").unwrap_err().to_string();
+        assert!(too_big.contains("131072 addresses"), "{too_big}");
+        assert!(super::parse_laddr("fd00::/0").is_err());
+        let bad = super::parse_laddr("127.0.0.300/30").unwrap_err().to_string();
+        assert!(bad.contains("\"127.0.0.300/30\""), "{bad}");
+    }
 }

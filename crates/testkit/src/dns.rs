@@ -2,7 +2,7 @@
 
 use std::{
     io::{Read, Write},
-    net::{SocketAddr, TcpListener, UdpSocket},
+    net::{Ipv4Addr, SocketAddr, TcpListener, UdpSocket},
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc,
@@ -25,17 +25,24 @@ pub struct DnsServer {
 impl DnsServer {
     /// Serves `name` (e.g. `barrage.test`).
     pub fn start(name: &str) -> Self {
-        Self::serve(name, false)
+        Self::serve(name, false, vec![Ipv4Addr::LOCALHOST])
+    }
+
+    /// Serves `name` with every one of `ips` in each answer, in that order
+    /// (a name load-balanced over several addresses).
+    pub fn with_addresses(name: &str, ips: &[Ipv4Addr]) -> Self {
+        Self::serve(name, false, ips.to_vec())
     }
 
     /// Serves `name`, but over UDP only with truncated answers (the TC
     /// bit set, no records), as a server does when an answer is too large
     /// for a datagram; the whole answer comes over TCP on the same port.
     pub fn truncating(name: &str) -> Self {
-        Self::serve(name, true)
+        Self::serve(name, true, vec![Ipv4Addr::LOCALHOST])
     }
 
-    fn serve(name: &str, truncate: bool) -> Self {
+    fn serve(name: &str, truncate: bool, ips: Vec<Ipv4Addr>) -> Self {
+        let ips = Arc::new(ips);
         // A UDP port whose number is also free over TCP (for truncated
         // answers): a port the kernel gave for UDP may be some other
         // test's TCP port at that moment, so try again.
@@ -58,6 +65,7 @@ impl DnsServer {
         let q = queries.clone();
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         let udp_name = name.clone();
+        let udp_ips = ips.clone();
         let serving = Stoppable::spawn(move |s| {
             let mut buf = [0u8; 512];
             while !s.load(Ordering::SeqCst) {
@@ -65,7 +73,7 @@ impl DnsServer {
                     continue;
                 };
                 q.fetch_add(1, Ordering::SeqCst);
-                if let Some(mut reply) = answer(&buf[..n], &udp_name) {
+                if let Some(mut reply) = answer(&buf[..n], &udp_name, &udp_ips) {
                     if truncate {
                         // TC set, the answer record (16 bytes, last) left out.
                         reply[2] |= 0x02;
@@ -89,7 +97,7 @@ impl DnsServer {
                     };
                     let _ = conn.set_nonblocking(false);
                     let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
-                    let (q, name) = (q.clone(), name.clone());
+                    let (q, name, ips) = (q.clone(), name.clone(), ips.clone());
                     // A thread per connection: a client may open a second
                     // (A and AAAA at once) while it keeps the first.
                     std::thread::spawn(move || {
@@ -104,7 +112,7 @@ impl DnsServer {
                                 break;
                             }
                             q.fetch_add(1, Ordering::SeqCst);
-                            if let Some(reply) = answer(&query, &name) {
+                            if let Some(reply) = answer(&query, &name, &ips) {
                                 let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
                                 framed.extend_from_slice(&reply);
                                 let _ = conn.write_all(&framed);
@@ -139,8 +147,9 @@ impl DnsServer {
     }
 }
 
-/// The reply to one query: the question copied, then the answer.
-fn answer(q: &[u8], name: &str) -> Option<Vec<u8>> {
+/// The reply to one query: the question copied, then the answers (an A
+/// record for each of `ips`).
+fn answer(q: &[u8], name: &str, ips: &[Ipv4Addr]) -> Option<Vec<u8>> {
     let mut at = 12;
     let mut labels = Vec::new();
     loop {
@@ -155,7 +164,7 @@ fn answer(q: &[u8], name: &str) -> Option<Vec<u8>> {
     let qtype = u16::from_be_bytes([*q.get(at)?, *q.get(at + 1)?]);
     let question = q.get(12..at + 4)?;
     let known = labels.join(".") == name;
-    let records = u8::from(known && qtype == 1);
+    let records = if known && qtype == 1 { ips.len() as u8 } else { 0 };
     let mut r = Vec::with_capacity(64);
     r.extend_from_slice(&q[..2]);
     r.extend_from_slice(&[
@@ -171,8 +180,9 @@ fn answer(q: &[u8], name: &str) -> Option<Vec<u8>> {
         0,
     ]);
     r.extend_from_slice(question);
-    if records == 1 {
-        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1]);
+    for ip in &ips[..usize::from(records)] {
+        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]);
+        r.extend_from_slice(&ip.octets());
     }
     Some(r)
 }

@@ -17,7 +17,7 @@ use hyper_util::{
 };
 use tokio::{
     io::{AsyncRead, AsyncWrite},
-    net::{TcpListener, UnixListener},
+    net::UnixListener,
     sync::oneshot,
 };
 use tokio_rustls::{rustls::HandshakeKind, TlsAcceptor};
@@ -60,6 +60,32 @@ pub(crate) struct State {
     pub(crate) received: Mutex<Vec<Received>>,
     /// The addresses TCP connections came from.
     peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
+    /// When each TCP connection was accepted (unix ns), and from where.
+    accepted: Mutex<Vec<(i64, SocketAddr)>>,
+    /// Each TLS handshake's client, start and end (unix ns).
+    handshakes: Mutex<Vec<(SocketAddr, i64, i64)>>,
+}
+
+/// How a [`Server`] listens and greets: where, TLS, and the delays that
+/// make a connection's costs known.
+#[derive(Clone, Default)]
+struct Setup {
+    /// Where to listen (`None`: 127.0.0.1, port 0).
+    bind: Option<SocketAddr>,
+    unix: Option<std::path::PathBuf>,
+    tls: Option<TlsAcceptor>,
+    goaway_after: Option<u64>,
+    /// Waited after accepting, before the TLS handshake.
+    tls_delay: Duration,
+    /// Whether the first client's SYN is dropped: see [`Server::slow_connect`].
+    slow_connect: bool,
+}
+
+/// Unix nanoseconds now.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 impl State {
@@ -82,6 +108,42 @@ impl Server {
     /// HTTP/1.1 and h2c (prior knowledge) on one port.
     pub fn http() -> Self {
         Self::start(None, None)
+    }
+
+    /// As [`Server::http`], on `addr` (such as `127.0.0.2:PORT`: several
+    /// loopback addresses on one port, for a name with several); `None`
+    /// when it is taken.
+    pub fn http_at(addr: SocketAddr) -> Option<Self> {
+        std::net::TcpListener::bind(addr).ok()?;
+        Some(Self::with(Setup {
+            bind: Some(addr),
+            ..Setup::default()
+        }))
+    }
+
+    /// HTTPS with `cert` whose handshake starts `tls_delay` after the
+    /// connection is accepted, so that a client's TLS time is known to
+    /// be at least that.
+    pub fn https_delayed(cert: &TestCert, tls_delay: Duration) -> Self {
+        Self::with(Setup {
+            tls: Some(TlsAcceptor::from(cert.server_config())),
+            tls_delay,
+            ..Setup::default()
+        })
+    }
+
+    /// As [`Server::http`], but the first client's connect takes about a
+    /// second: the listen queue holds one connection and starts full (the
+    /// server's own, accepted 100 ms later), so the kernel drops the
+    /// client's SYN and the client sends it again after its initial
+    /// retransmission timeout (1 s on Linux). A delayed `accept` alone
+    /// would not do: the kernel completes a TCP handshake before any
+    /// `accept`. [`Server::accepted`] tells when each connection came.
+    pub fn slow_connect() -> Self {
+        Self::with(Setup {
+            slow_connect: true,
+            ..Setup::default()
+        })
     }
 
     /// As [`Server::http`], but each connection is shut down gracefully
@@ -111,10 +173,19 @@ impl Server {
         tls: Option<TlsAcceptor>,
         goaway_after: Option<u64>,
     ) -> Self {
+        Self::with(Setup {
+            unix,
+            tls,
+            goaway_after,
+            ..Setup::default()
+        })
+    }
+
+    fn with(setup: Setup) -> Self {
         let state = Arc::new(State::default());
         let (stop_tx, stop_rx) = oneshot::channel();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let scheme = if tls.is_some() { "https" } else { "http" };
+        let scheme = if setup.tls.is_some() { "https" } else { "http" };
         let st = state.clone();
         let thread = thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -122,7 +193,7 @@ impl Server {
                 .enable_all()
                 .build()
                 .expect("test server runtime");
-            rt.block_on(serve(st, unix, tls, goaway_after, addr_tx, stop_rx));
+            rt.block_on(serve(st, setup, addr_tx, stop_rx));
         });
         let addr = addr_rx.recv().expect("test server started");
         Server {
@@ -181,6 +252,25 @@ impl Server {
     pub fn received(&self) -> Vec<Received> {
         self.state.received_all()
     }
+
+    /// Each TLS handshake's client, and when it began and ended (unix ns).
+    pub fn handshakes(&self) -> Vec<(SocketAddr, i64, i64)> {
+        self.state
+            .handshakes
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or_default()
+    }
+
+    /// When each TCP connection of a client was accepted (unix ns), and
+    /// where from, in order.
+    pub fn accepted(&self) -> Vec<(i64, SocketAddr)> {
+        self.state
+            .accepted
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for Server {
@@ -196,16 +286,41 @@ impl Drop for Server {
 
 async fn serve(
     state: Arc<State>,
-    unix: Option<std::path::PathBuf>,
-    tls: Option<TlsAcceptor>,
-    goaway_after: Option<u64>,
+    setup: Setup,
     addr_tx: std::sync::mpsc::Sender<SocketAddr>,
     mut stop: oneshot::Receiver<()>,
 ) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback port 0");
-    let _ = addr_tx.send(listener.local_addr().expect("local addr"));
+    let Setup {
+        bind,
+        unix,
+        tls,
+        goaway_after,
+        tls_delay,
+        slow_connect,
+    } = setup;
+    let bind = bind.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    let _ = socket.set_reuseaddr(true);
+    socket.bind(bind).expect("bind the test server's address");
+    // A queue of one (Linux: full when it holds more than the backlog).
+    let listener = socket
+        .listen(if slow_connect { 0 } else { 1024 })
+        .expect("listen");
+    let addr = listener.local_addr().expect("local addr");
+    // The server's own connection fills the queue; it is taken off 100 ms
+    // later, before the client's SYN is sent again.
+    let plug = if slow_connect {
+        let plug = tokio::net::TcpStream::connect(addr).await.expect("plug");
+        Some(plug)
+    } else {
+        None
+    };
+    let _ = addr_tx.send(addr);
+    if let Some(plug) = plug {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = listener.accept().await;
+        drop(plug);
+    }
     if let Some(path) = unix {
         let _ = std::fs::remove_file(&path);
         let unix = UnixListener::bind(&path).expect("bind unix socket");
@@ -215,7 +330,7 @@ async fn serve(
                 _ = &mut stop => return,
             };
             let Ok((stream, _)) = accepted else { continue };
-            tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after));
+            tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after, None));
         }
     }
     loop {
@@ -229,8 +344,17 @@ async fn serve(
         if let Ok(mut p) = state.peers.lock() {
             p.insert(peer.ip());
         }
+        if let Ok(mut a) = state.accepted.lock() {
+            a.push((unix_now(), peer));
+        }
         let _ = stream.set_nodelay(true);
-        tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after));
+        let (state, tls) = (state.clone(), tls.clone());
+        tokio::spawn(async move {
+            if !tls_delay.is_zero() {
+                tokio::time::sleep(tls_delay).await;
+            }
+            serve_conn(state, stream, tls, goaway_after, Some(peer)).await
+        });
     }
 }
 
@@ -240,6 +364,7 @@ async fn serve_conn<S>(
     stream: S,
     tls: Option<TlsAcceptor>,
     goaway_after: Option<u64>,
+    peer: Option<SocketAddr>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -268,7 +393,14 @@ async fn serve_conn<S>(
             }
         }
         Some(acceptor) => {
-            if let Ok(s) = acceptor.accept(stream).await {
+            let began = unix_now();
+            let accepted = acceptor.accept(stream).await;
+            if let (Some(peer), Ok(mut h), true) =
+                (peer, st.handshakes.lock(), accepted.is_ok())
+            {
+                h.push((peer, began, unix_now()));
+            }
+            if let Ok(s) = accepted {
                 if s.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed) {
                     st.resumed.fetch_add(1, Ordering::SeqCst);
                 }

@@ -473,6 +473,48 @@ mod tests {
             .is_none());
     }
 
+    /// With `IP_BIND_ADDRESS_NO_PORT`, a bound socket has no port until
+    /// it connects (the kernel then picks one free toward that
+    /// destination); without it, `bind` takes a port for every
+    /// destination at once.
+    #[test]
+    fn a_bound_socket_gets_its_port_at_connect() {
+        use std::os::fd::AsRawFd;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let to = server.local_addr().unwrap();
+            let socket = TcpSocket::new_v4().unwrap();
+            no_port_at_bind(&socket);
+            let mut on: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: a valid socket and a c_int of the size given.
+            let got = unsafe {
+                libc::getsockopt(
+                    socket.as_raw_fd(),
+                    libc::IPPROTO_IP,
+                    libc::IP_BIND_ADDRESS_NO_PORT,
+                    (&mut on as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            };
+            assert_eq!((got, on), (0, 1));
+            socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+            assert_eq!(socket.local_addr().unwrap().port(), 0, "no port at bind");
+            let stream = socket.connect(to).await.unwrap();
+            let local = stream.local_addr().unwrap();
+            assert_eq!(local.ip().to_string(), "127.0.0.2");
+            assert_ne!(local.port(), 0);
+
+            let plain = TcpSocket::new_v4().unwrap();
+            plain.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+            assert_ne!(plain.local_addr().unwrap().port(), 0, "a port at bind");
+        });
+    }
+
     #[test]
     fn system_errors_read_as_in_go() {
         let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);

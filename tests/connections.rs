@@ -1,0 +1,376 @@
+//! Where the time goes on a connection (issue 33): each record's DNS,
+//! connect and TLS times, new or reused, and its two ends; `-dns-select`
+//! over a name with three addresses; `-laddr` and its ranges; and streams
+//! from before the fields, which report them absent.
+
+mod common;
+
+use std::{net::SocketAddr, time::Duration};
+
+use barrage_stream::Hit;
+use barrage_testkit::{DnsServer, H3Server, Server, TestCert, WsServer};
+use common::{decode, ok, refused, tempdir};
+
+/// How far a record's figure may be from the server's own clock.
+const CLOSE: i64 = 5_000_000;
+
+/// The record's connection (fails naming the record when it has none).
+fn link(h: &Hit) -> barrage_model::Link {
+    h.link
+        .unwrap_or_else(|| panic!("record {} has no connection: {h:?}", h.seq))
+}
+
+/// A connect the kernel holds up (the server's listen queue starts full,
+/// so the client's SYN is dropped and sent again a second later) and a
+/// TLS handshake the server starts 150 ms late (one connection each): the record's connect ends
+/// within 5 ms of the server's accept, its TLS time is the server's
+/// accept-to-handshake time within 5 ms, and the requests after it on the
+/// same connection are reused with zero costs.
+#[test]
+fn connect_and_tls_times_are_the_servers_within_5_ms() {
+    let slow = Server::slow_connect();
+    let stream = ok(
+        // One connection: the others wait for it (else a request due
+        // after the server's queue frees opens one of its own at once,
+        // and the first request goes on whichever comes first).
+        &[
+            "attack",
+            "-rate",
+            "10",
+            "-requests",
+            "3",
+            "-timeout",
+            "5s",
+            "-max-connections",
+            "1",
+        ],
+        format!("GET {}\n", slow.url("/")).as_bytes(),
+    );
+    let mut hits = decode(&stream);
+    hits.sort_by_key(|h| h.seq);
+    let first = link(&hits[0]);
+    assert!(!first.reused, "{hits:#?}");
+    assert_eq!(first.dns, 0, "an address is not looked up");
+    assert!(
+        first.connect > 900_000_000,
+        "the SYN was dropped once: {first:?}"
+    );
+    let accepted = slow.accepted();
+    let (at, peer) = accepted
+        .iter()
+        .find(|(_, p)| Some(*p) == first.local)
+        .copied()
+        .unwrap_or_else(|| panic!("{first:?} not among {accepted:?}"));
+    let connected = hits[0].timestamp + (first.dns + first.connect) as i64;
+    assert!(
+        (connected - at).abs() < CLOSE,
+        "connect ended {} ms from the accept",
+        (connected - at) as f64 / 1e6
+    );
+    assert_eq!(first.remote, Some(slow.addr()));
+    assert_eq!(first.local, Some(peer));
+    for h in &hits[1..] {
+        let l = link(h);
+        assert!(l.reused, "{l:?}");
+        assert_eq!((l.dns, l.connect, l.tls), (0, 0, 0));
+        assert_eq!((l.remote, l.local), (first.remote, first.local));
+    }
+
+    let cert = TestCert::generate();
+    let delay = Duration::from_millis(150);
+    let tls = Server::https_delayed(&cert, delay);
+    let stream = ok(
+        &["attack", "-insecure", "-rate", "10", "-requests", "2"],
+        format!("GET {}\n", tls.url("/")).as_bytes(),
+    );
+    let mut hits = decode(&stream);
+    hits.sort_by_key(|h| h.seq);
+    let first = link(&hits[0]);
+    let (at, _) = tls
+        .accepted()
+        .into_iter()
+        .find(|(_, p)| Some(*p) == first.local)
+        .expect("the connection was accepted");
+    let (_, _, done) = tls
+        .handshakes()
+        .into_iter()
+        .find(|(p, _, _)| Some(*p) == first.local)
+        .expect("its handshake ended");
+    assert!(first.tls >= delay.as_nanos() as u64, "{first:?}");
+    assert!(
+        (first.tls as i64 - (done - at)).abs() < CLOSE,
+        "TLS {} ms, the server's {} ms",
+        first.tls as f64 / 1e6,
+        (done - at) as f64 / 1e6
+    );
+    assert!(link(&hits[1]).reused);
+    assert_eq!(link(&hits[1]).tls, 0);
+
+    // The report's lines, below vegeta's (which stay as they were).
+    let text = String::from_utf8(ok(&["report"], &stream)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let errors = lines.iter().position(|l| *l == "Error Set:").unwrap();
+    let conns = lines[errors + 1];
+    assert!(
+        conns.starts_with("Connections  [new, of requests, per second]")
+            && conns.contains("  1, 50.00%, "),
+        "{text}"
+    );
+    assert!(lines[errors + 2].starts_with("Connect "), "{text}");
+    assert!(lines[errors + 3].starts_with("TLS "), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&ok(&["report", "-type", "json"], &stream)).unwrap();
+    let c = &json["connections"];
+    assert_eq!(c["new"], 1);
+    assert_eq!(c["share"], 0.5);
+    assert_eq!(c["tls"]["max"].as_u64(), Some(first.tls), "{c}");
+    assert_eq!(c["connect"]["99th"].as_u64(), Some(first.connect), "{c}");
+    assert!(c["dns"].is_null());
+    // dump's keys.
+    let lines = String::from_utf8(ok(&["dump", "-dumper", "json"], &stream)).unwrap();
+    let one: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    for key in ["dns", "connect", "tls", "reused", "remote", "local"] {
+        assert!(!one[key].is_null(), "{key} missing: {one}");
+    }
+    assert_eq!(one["remote"], tls.addr().to_string());
+}
+
+/// Every way of sending fills the fields: barrage's HTTP/1.1 and hyper's,
+/// pipelined, HTTP/2 (ALPN and h2c), gRPC, WebSocket (request–reply and
+/// held), HTTP/3. The first request opens the connection; with one worker
+/// (or one shared connection) the rest reuse it.
+#[test]
+fn every_protocol_fills_the_fields() {
+    let cert = TestCert::generate();
+    let http = Server::http();
+    let https = Server::https(&cert);
+    let ws = WsServer::start();
+    let h3 = H3Server::start(&cert);
+    let dir = tempdir("connections-ways");
+    let message = dir.join("m.txt");
+    std::fs::write(&message, "hi").unwrap();
+    let ways: Vec<(&str, Vec<&str>, String, SocketAddr)> = vec![
+        ("own", vec![], format!("GET {}\n", http.url("/")), http.addr()),
+        (
+            "hyper",
+            vec!["-h1-engine", "hyper"],
+            format!("GET {}\n", http.url("/")),
+            http.addr(),
+        ),
+        (
+            "h2",
+            vec!["-insecure"],
+            format!("GET {}\n", https.url("/")),
+            https.addr(),
+        ),
+        (
+            "h2c",
+            vec!["-h2c"],
+            format!("GET {}\n", http.url("/")),
+            http.addr(),
+        ),
+        (
+            "grpc",
+            vec![],
+            format!(
+                "GRPC {}\n@{}\n",
+                http.url("/test.echo.Echo/Say"),
+                message.display()
+            ),
+            http.addr(),
+        ),
+        (
+            "ws",
+            vec![],
+            format!("GET {}\n@{}\n", ws.url("/echo"), message.display()),
+            ws_addr(&ws),
+        ),
+        (
+            "h3",
+            vec!["-http3", "-insecure"],
+            format!("GET {}\n", h3.url("/")),
+            h3.addr(),
+        ),
+    ];
+    for (way, flags, target, addr) in ways {
+        let mut args = vec!["attack", "-rate", "20", "-requests", "4", "-workers", "1"];
+        args.extend(flags);
+        let mut hits = decode(&ok(&args, target.as_bytes()));
+        hits.sort_by_key(|h| h.seq);
+        assert_eq!(hits.len(), 4, "{way}");
+        let new = hits.iter().filter(|h| !link(h).reused).count();
+        assert!(new >= 1, "{way}: no record opened a connection");
+        assert!(!link(&hits[0]).reused || way == "own", "{way}");
+        for h in &hits {
+            assert!(h.error.is_empty(), "{way}: {}", h.error);
+            let l = link(h);
+            assert_eq!(l.remote, Some(addr), "{way}");
+            assert!(l.local.is_some(), "{way}");
+            if l.reused {
+                assert_eq!((l.dns, l.connect, l.tls), (0, 0, 0), "{way}");
+            } else {
+                assert!(l.connect > 0, "{way}: {l:?}");
+            }
+        }
+        if matches!(way, "h2") {
+            assert!(hits.iter().any(|h| link(h).tls > 0), "{way}");
+        }
+    }
+    // Pipelined: the first of a connection's batch carries its costs.
+    let mut hits = decode(&ok(
+        &[
+            "attack", "-rate", "0", "-max-workers", "1", "-pipeline", "4", "-requests", "8",
+        ],
+        format!("GET {}\n", http.url("/")).as_bytes(),
+    ));
+    hits.sort_by_key(|h| h.seq);
+    assert!(!link(&hits[0]).reused);
+    assert!(hits[1..].iter().all(|h| link(h).reused));
+    // A held WebSocket: the open's record carries them.
+    let hits = decode(&ok(
+        &[
+            "attack", "-rate", "10", "-duration", "300ms", "-hold", "1", "-hold-every", "100ms",
+        ],
+        format!("GET {}\n@{}\n", ws.url("/echo"), message.display()).as_bytes(),
+    ));
+    assert!(hits.iter().any(|h| h.code == 101 && !link(h).reused));
+    assert!(hits.iter().all(|h| h.link.is_some()));
+}
+
+fn ws_addr(ws: &WsServer) -> SocketAddr {
+    ws.url("")
+        .trim_start_matches("ws://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap()
+}
+
+/// One name, three addresses (127.0.0.1–3, one server on each, same
+/// port): `-dns-select rr` (the default) spreads new connections evenly
+/// and `report -by remote` shows the three; `first` piles them onto one.
+#[test]
+fn dns_select_spreads_new_connections_over_every_address() {
+    let first = Server::http();
+    let port = first.addr().port();
+    let others: Vec<Server> = (2..=3)
+        .map(|i| {
+            Server::http_at(SocketAddr::from(([127, 0, 0, i], port)))
+                .expect("the first server's port on 127.0.0.2 and .3")
+        })
+        .collect();
+    let dns = DnsServer::with_addresses(
+        "spread.test",
+        &[
+            [127, 0, 0, 1].into(),
+            [127, 0, 0, 2].into(),
+            [127, 0, 0, 3].into(),
+        ],
+    );
+    let target = format!("GET http://spread.test:{port}/\n");
+    let resolvers = dns.addr().to_string();
+    let run = |select: &str| {
+        ok(
+            &[
+                "attack",
+                "-rate",
+                "100",
+                "-requests",
+                "30",
+                "-keepalive=false",
+                "-resolvers",
+                &resolvers,
+                "-dns-select",
+                select,
+            ],
+            target.as_bytes(),
+        )
+    };
+    let stream = run("rr");
+    let hits = decode(&stream);
+    assert!(hits.iter().all(|h| h.error.is_empty() && !link(h).reused));
+    let counts = [first.count(), others[0].count(), others[1].count()];
+    assert!(
+        counts.iter().all(|n| (9..=11).contains(n)),
+        "spread {counts:?}"
+    );
+    let by_remote = common::report_groups(&stream, "remote");
+    for i in 1..=3 {
+        let n = common::group(&by_remote, &format!("127.0.0.{i}:{port}"))["requests"]
+            .as_u64()
+            .unwrap();
+        assert!((9..=11).contains(&n), "127.0.0.{i}: {n}");
+    }
+    // -dns-select first: every connection to the first address.
+    let before = first.count();
+    decode(&run("first"));
+    assert_eq!(first.count() - before, 30);
+    // random: every address sees some of 30 (each misses all with
+    // probability (2/3)^30, under 1e-5).
+    let before = [first.count(), others[0].count(), others[1].count()];
+    decode(&run("random"));
+    let after = [first.count(), others[0].count(), others[1].count()];
+    assert!(after.iter().zip(before).all(|(a, b)| a > &b), "{before:?} -> {after:?}");
+    refused(
+        &["attack", "-dns-select", "nearest", "-rate", "1", "-requests", "1"],
+        target.as_bytes(),
+        "-dns-select",
+    );
+}
+
+/// `-laddr 127.0.0.2,127.0.0.3` and the range `127.0.0.2/31`: new
+/// connections come from those addresses in turn, and the records say so.
+#[test]
+fn local_addresses_and_ranges_are_recorded() {
+    let s = Server::http();
+    for laddr in ["127.0.0.2,127.0.0.3", "127.0.0.2/31"] {
+        let hits = decode(&ok(
+            &[
+                "attack",
+                "-rate",
+                "100",
+                "-requests",
+                "10",
+                "-keepalive=false",
+                "-laddr",
+                laddr,
+            ],
+            format!("GET {}\n", s.url("/")).as_bytes(),
+        ));
+        let mut ips: Vec<String> = hits
+            .iter()
+            .map(|h| link(h).local.unwrap().ip().to_string())
+            .collect();
+        ips.sort();
+        ips.dedup();
+        assert_eq!(ips, ["127.0.0.2", "127.0.0.3"], "{laddr}");
+    }
+    refused(
+        &["attack", "-laddr", "127.0.0.0/8", "-rate", "1", "-requests", "1"],
+        b"GET http://127.0.0.1:1/\n",
+        "-laddr",
+    );
+    refused(
+        &["attack", "-laddr", "127.0.0.300/30", "-rate", "1", "-requests", "1"],
+        b"GET http://127.0.0.1:1/\n",
+        "-laddr",
+    );
+}
+
+/// A stream written before records carried their connection (format 4):
+/// the fields are absent everywhere, not zero.
+#[test]
+fn older_streams_report_the_fields_absent() {
+    let old = std::fs::read(common::fixture("fixtures/stream-v4.bin")).unwrap();
+    let hits = decode(&old);
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.link.is_none()));
+    let json: serde_json::Value =
+        serde_json::from_slice(&ok(&["report", "-type", "json"], &old)).unwrap();
+    assert!(json["connections"].is_null(), "{json}");
+    let text = String::from_utf8(ok(&["report"], &old)).unwrap();
+    assert!(!text.contains("Connections"), "{text}");
+    let lines = String::from_utf8(ok(&["dump", "-dumper", "json"], &old)).unwrap();
+    assert!(!lines.contains("\"reused\""), "{lines}");
+    let by = common::report_groups(&old, "conn");
+    assert_eq!(by.0.len(), 1, "{}", by.1);
+    common::group(&by, "(none)");
+}
