@@ -150,7 +150,12 @@ fn every_protocol_fills_the_fields() {
     let message = dir.join("m.txt");
     std::fs::write(&message, "hi").unwrap();
     let ways: Vec<(&str, Vec<&str>, String, SocketAddr)> = vec![
-        ("own", vec![], format!("GET {}\n", http.url("/")), http.addr()),
+        (
+            "own",
+            vec![],
+            format!("GET {}\n", http.url("/")),
+            http.addr(),
+        ),
         (
             "hyper",
             vec!["-h1-engine", "hyper"],
@@ -219,7 +224,15 @@ fn every_protocol_fills_the_fields() {
     // Pipelined: the first of a connection's batch carries its costs.
     let mut hits = decode(&ok(
         &[
-            "attack", "-rate", "0", "-max-workers", "1", "-pipeline", "4", "-requests", "8",
+            "attack",
+            "-rate",
+            "0",
+            "-max-workers",
+            "1",
+            "-pipeline",
+            "4",
+            "-requests",
+            "8",
         ],
         format!("GET {}\n", http.url("/")).as_bytes(),
     ));
@@ -229,7 +242,15 @@ fn every_protocol_fills_the_fields() {
     // A held WebSocket: the open's record carries them.
     let hits = decode(&ok(
         &[
-            "attack", "-rate", "10", "-duration", "300ms", "-hold", "1", "-hold-every", "100ms",
+            "attack",
+            "-rate",
+            "10",
+            "-duration",
+            "300ms",
+            "-hold",
+            "1",
+            "-hold-every",
+            "100ms",
         ],
         format!("GET {}\n@{}\n", ws.url("/echo"), message.display()).as_bytes(),
     ));
@@ -309,9 +330,20 @@ fn dns_select_spreads_new_connections_over_every_address() {
     let before = [first.count(), others[0].count(), others[1].count()];
     decode(&run("random"));
     let after = [first.count(), others[0].count(), others[1].count()];
-    assert!(after.iter().zip(before).all(|(a, b)| a > &b), "{before:?} -> {after:?}");
+    assert!(
+        after.iter().zip(before).all(|(a, b)| a > &b),
+        "{before:?} -> {after:?}"
+    );
     refused(
-        &["attack", "-dns-select", "nearest", "-rate", "1", "-requests", "1"],
+        &[
+            "attack",
+            "-dns-select",
+            "nearest",
+            "-rate",
+            "1",
+            "-requests",
+            "1",
+        ],
         target.as_bytes(),
         "-dns-select",
     );
@@ -345,12 +377,28 @@ fn local_addresses_and_ranges_are_recorded() {
         assert_eq!(ips, ["127.0.0.2", "127.0.0.3"], "{laddr}");
     }
     refused(
-        &["attack", "-laddr", "127.0.0.0/8", "-rate", "1", "-requests", "1"],
+        &[
+            "attack",
+            "-laddr",
+            "127.0.0.0/8",
+            "-rate",
+            "1",
+            "-requests",
+            "1",
+        ],
         b"GET http://127.0.0.1:1/\n",
         "-laddr",
     );
     refused(
-        &["attack", "-laddr", "127.0.0.300/30", "-rate", "1", "-requests", "1"],
+        &[
+            "attack",
+            "-laddr",
+            "127.0.0.300/30",
+            "-rate",
+            "1",
+            "-requests",
+            "1",
+        ],
         b"GET http://127.0.0.1:1/\n",
         "-laddr",
     );
@@ -365,7 +413,7 @@ fn older_streams_report_the_fields_absent() {
     assert!(!hits.is_empty() && hits.iter().all(|h| h.link.is_none()));
     let json: serde_json::Value =
         serde_json::from_slice(&ok(&["report", "-type", "json"], &old)).unwrap();
-    assert!(json["connections"].is_null(), "{json}");
+    assert!(json.get("connections").is_none(), "{json}");
     let text = String::from_utf8(ok(&["report"], &old)).unwrap();
     assert!(!text.contains("Connections"), "{text}");
     let lines = String::from_utf8(ok(&["dump", "-dumper", "json"], &old)).unwrap();
@@ -373,4 +421,89 @@ fn older_streams_report_the_fields_absent() {
     let by = common::report_groups(&old, "conn");
     assert_eq!(by.0.len(), 1, "{}", by.1);
     common::group(&by, "(none)");
+}
+
+/// `barrage doctor` on this host: a small plan fits (exit 0, a line per
+/// check); one past any host's open-files limit does not (exit 1, the
+/// failing check with its fix). An attack with such a plan warns once on
+/// stderr, naming the limit, and still sends.
+#[test]
+fn doctor_says_whether_the_plan_fits_and_attack_warns_once() {
+    let s = Server::http();
+    let target = format!("GET {}\n", s.url("/"));
+    let small = common::run(
+        &["doctor", "-rate", "50", "-duration", "1s"],
+        target.as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&small.stdout);
+    assert_eq!(small.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with("plan: up to 1,500 connections to 127.0.0.1:"),
+        "{text}"
+    );
+    for check in [
+        "open files",
+        "ports",
+        "conntrack",
+        "somaxconn",
+        "memory",
+        "CPU",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("ok    ") && l.contains(&format!(" {check}: "))),
+            "{check}: {text}"
+        );
+    }
+    // 2^31 workers: past the most any Linux allows a process (fs.nr_open
+    // is at most 2^30).
+    let huge = common::run(
+        &["doctor", "-rate", "0", "-max-workers", "2147483648"],
+        target.as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&huge.stdout);
+    let err = String::from_utf8_lossy(&huge.stderr);
+    assert_eq!(huge.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("FAIL  open files: "), "{text}");
+    assert!(text.contains("      fix: ulimit -n 2147483712"), "{text}");
+    assert!(
+        err.trim()
+            == format!(
+                "barrage doctor: the plan does not fit this host: {}",
+                failing(&text)
+            ),
+        "{err}"
+    );
+    // The attack itself: one warning before the first request, and the
+    // request still goes.
+    let out = common::run(
+        &["attack", "-rate", "10000000", "-requests", "1"],
+        target.as_bytes(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("cannot hold")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0]
+            .starts_with("barrage attack: warning: this host cannot hold the plan: open files: "),
+        "{err}"
+    );
+    assert_eq!(decode(&out.stdout).len(), 1);
+    // A plan that fits says nothing.
+    let out = common::run(
+        &["attack", "-rate", "10", "-requests", "2"],
+        target.as_bytes(),
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("cannot hold"));
+}
+
+/// The names of the failing checks in doctor's output, as its last line
+/// lists them.
+fn failing(text: &str) -> String {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("FAIL  "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -77,7 +77,7 @@ impl TargetSource for Rendered {
 /// The attack's targets: fixed (prepared once) unless some target has
 /// placeholders; `-lazy` reads them as requests go. A `GRPC` target's
 /// JSON body becomes its message through `-proto-set`.
-fn targets(
+pub(crate) fn targets(
     a: &AttackArgs,
     reader: TargetReader<Box<dyn BufRead + Send>>,
     shard: u64,
@@ -376,6 +376,9 @@ pub fn run(a: AttackArgs) -> Outcome {
         return usage("-hold-every goes with -hold");
     }
     let config_arrivals = config.arrivals;
+    // What this host allows, set against the plan, before anything is
+    // sent: one warning naming the first limit it would hit.
+    crate::doctor::warn_if_unfit(&a, &config, &targets);
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.

@@ -5,7 +5,7 @@
 //! | code | when |
 //! |---|---|
 //! | 0 | done; a graceful stop on the first Ctrl-C or SIGTERM; a closed stdout pipe |
-//! | 1 | the tool's own I/O failed |
+//! | 1 | the tool's own I/O failed; `doctor`: the plan does not fit this host |
 //! | 2 | bad usage or input |
 //! | 3 | a `-fail-on` condition (or a sweep's limit) held |
 //! | 130 | a hard stop on a second Ctrl-C |
@@ -15,6 +15,8 @@
 pub enum Kind {
     /// The tool's own I/O failed (1).
     Io,
+    /// `doctor`: the plan does not fit this host (1).
+    Unfit,
     /// Bad usage or input (2).
     Usage,
     /// A `-fail-on` condition held (3).
@@ -27,7 +29,7 @@ impl Kind {
     /// The exit code.
     pub fn code(self) -> i32 {
         match self {
-            Kind::Io => 1,
+            Kind::Io | Kind::Unfit => 1,
             Kind::Usage => 2,
             Kind::Threshold => 3,
             Kind::Interrupted => 130,

@@ -6,6 +6,7 @@
 
 mod attack;
 mod docs;
+mod doctor;
 mod dump;
 mod exit;
 mod failed;
@@ -63,6 +64,7 @@ fn main() {
     };
     let (name, outcome) = match cli.command {
         Command::Attack(a) => ("attack", attack::run(*a)),
+        Command::Doctor(a) => ("doctor", doctor::run(*a)),
         Command::Report(r) => {
             outlive_first_interrupt();
             ("report", report::run(r))

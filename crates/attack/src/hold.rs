@@ -129,7 +129,7 @@ impl Holding {
                 code: barrage_client::WS_OK,
                 head_at: Some(opened),
                 end_at: Some(opened),
-                link: Some(held.link()),
+                link: Some(held.link().into()),
                 ..Response::default()
             }),
             due,

@@ -163,7 +163,7 @@ pub(crate) fn record(
                 .min(latency);
             done.code = r.code;
             done.proto = r.proto;
-            done.link = r.link;
+            done.link = r.link.map(|v| v.link());
             done.bytes_in = r.bytes_in;
             done.body = r.body;
             done.headers = r.headers;

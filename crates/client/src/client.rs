@@ -391,9 +391,6 @@ impl Client {
             let mut hop: Option<Box<Hop>> = None;
             let mut followed = 0i64;
             let mut stale = 0u32;
-            // The connections this request went on: a hop's, or a retry's
-            // after a kept one turned out closed, add up.
-            let mut link: Option<barrage_model::Link> = None;
             loop {
                 let (method, uri, body) = match &hop {
                     Some(h) => (&h.method, &h.uri, &h.body),
@@ -412,8 +409,15 @@ impl Client {
                     Some(conn) => Conn::H1(conn),
                     None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
                 };
-                let this = conn.link();
-                link = Some(link.map_or(this, |l| l.then(this)));
+                // Across the exchange: the connection's handle and whether
+                // this request opened it, not the link itself (9 bytes
+                // against 96 in a future held while it waits). A redirect's
+                // hops before this one are summed in its boxed `Hop`; a
+                // request sent again after a kept connection turned out
+                // closed keeps only the connection it went out on last (the
+                // closed one was reused: it cost nothing).
+                let opened = conn.opened().clone();
+                let new = opened.take();
                 let ask = Ask {
                     target,
                     hop: hop.as_deref(),
@@ -429,7 +433,7 @@ impl Client {
                     }
                     Step::Done(r) => {
                         return r.map(|mut r| {
-                            r.link = link;
+                            r.link = Some(crate::Via::joined(hop.as_deref(), opened, new));
                             r
                         })
                     }
@@ -464,7 +468,10 @@ impl Client {
                     } else {
                         (method.clone(), body.clone())
                     };
+                    let this = opened.link_as(new);
+                    let before = hop.as_ref().map_or(this, |h| h.before.then(this));
                     hop = Some(Box::new(Hop {
+                        before,
                         key: Key::of(&next),
                         method,
                         uri: next,
@@ -477,7 +484,7 @@ impl Client {
                     self.keep(kept, key, conn);
                 }
                 let mut response = response;
-                response.link = link;
+                response.link = Some(crate::Via::joined(hop.as_deref(), opened, new));
                 return Ok(response);
             }
         }
@@ -524,6 +531,37 @@ mod sizes {
             .unwrap(),
         );
         let exchange = std::mem::size_of_val(&client.exchange(&t, 0, None));
+        {
+            let key = crate::key::Key::of(&t.uri).unwrap();
+            let opened = std::sync::Arc::new(crate::transport::opened::Opened::default());
+            let c = crate::conn::Conn::H1(crate::h1::H1::Own(crate::h1::Conn::new(
+                Box::new(tokio::io::duplex(64).0),
+                None,
+                opened,
+            )));
+            let ask = crate::conn::Ask {
+                target: &t,
+                hop: None,
+                key: &key,
+                dial: client.pool.dial(),
+                seq: 0,
+                retry: false,
+            };
+            let fail = |e: &dyn std::fmt::Display| e.to_string();
+            let f = c.exchange(&client.shape, &ask, &fail);
+            eprintln!(
+                "SIZES conn.exchange {} h1conn {}",
+                std::mem::size_of_val(&f),
+                std::mem::size_of::<crate::h1::Conn>()
+            );
+        }
+        eprintln!(
+            "SIZES response {} conn {} step {} link {}",
+            std::mem::size_of::<crate::Response>(),
+            std::mem::size_of::<crate::conn::Conn>(),
+            std::mem::size_of::<crate::response::Step>(),
+            std::mem::size_of::<Option<barrage_model::Link>>()
+        );
         assert!(exchange <= 896, "exchange future: {exchange} bytes");
         let send = std::mem::size_of_val(&client.send(&t, 0));
         assert!(send <= 256, "send future: {send} bytes");

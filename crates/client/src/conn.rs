@@ -47,13 +47,12 @@ impl Conn {
         }
     }
 
-    /// The link of the next request on it: the connection's costs for
-    /// the first, `reused` for the rest.
-    pub(crate) fn link(&self) -> barrage_model::Link {
+    /// What opening it cost, and its ends.
+    pub(crate) fn opened(&self) -> &Arc<Opened> {
         match self {
-            Conn::H1(c) => c.link(),
-            Conn::H2(s) => s.opened.link(),
-            Conn::H3(c) => c.opened.link(),
+            Conn::H1(c) => c.opened(),
+            Conn::H2(s) => &s.opened,
+            Conn::H3(c) => &c.opened,
         }
     }
 }
@@ -109,6 +108,8 @@ impl Protocols {
 
 /// A redirect's request.
 pub(crate) struct Hop {
+    /// The connections of the hops before it, added up.
+    pub(crate) before: barrage_model::Link,
     pub(crate) method: Method,
     pub(crate) uri: Uri,
     pub(crate) body: Bytes,

@@ -50,8 +50,8 @@ mod ws;
 pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, Shared};
 pub use config::{
-    ClientConfig, ConnectTo, DnsSelect, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE, DEFAULT_REDIRECTS,
-    DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
+    ClientConfig, ConnectTo, DnsSelect, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE,
+    DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
 pub use grpc::{
@@ -60,6 +60,7 @@ pub use grpc::{
 };
 pub use response::Response;
 pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
+pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
 pub use transport::tls::TlsError;
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

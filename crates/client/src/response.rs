@@ -26,7 +26,7 @@ pub struct Response {
     pub proto: barrage_model::Proto,
     /// The connection it came over, and what opening it cost (the client
     /// fills it in; `None` where no connection was measured).
-    pub link: Option<barrage_model::Link>,
+    pub link: Option<crate::Via>,
 }
 
 /// A response read by any protocol's exchange, with what following it

@@ -31,6 +31,8 @@ pub struct Cli {
 pub enum Command {
     /// Send requests at a fixed rate; write one binary result per request
     Attack(Box<AttackArgs>),
+    /// Check whether this host can hold an attack: the attack's own flags and targets, set against the open-files limit, ports, TIME_WAIT, conntrack, the listen queue, memory and CPU (exit 1 when the plan does not fit)
+    Doctor(Box<AttackArgs>),
     /// Find a server's limit: an attack per step at rising loads, a table of each step's figures, the knee, a chart
     Sweep(Box<SweepArgs>),
     /// Report on result streams (binary, CSV or JSON lines; merged by time)

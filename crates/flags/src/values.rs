@@ -97,7 +97,11 @@ pub fn parse_laddr(s: &str) -> Result<Vec<std::net::IpAddr>, BadFlag> {
     if bits >= 128 || (1u128 << bits) > MAX_LADDR_RANGE {
         return Err(BadFlag(format!(
             "local address range {s} holds {} addresses; at most {MAX_LADDR_RANGE} (a /16 of IPv4)",
-            if bits >= 128 { "2^128".to_string() } else { (1u128 << bits).to_string() }
+            if bits >= 128 {
+                "2^128".to_string()
+            } else {
+                (1u128 << bits).to_string()
+            }
         )));
     }
     let all: Vec<std::net::IpAddr> = match net {
@@ -287,7 +291,9 @@ mod filter_tests {
         let too_big = super::parse_laddr("10.0.0.0/15").unwrap_err().to_string();
         assert!(too_big.contains("131072 addresses"), "{too_big}");
         assert!(super::parse_laddr("fd00::/0").is_err());
-        let bad = super::parse_laddr("127.0.0.300/30").unwrap_err().to_string();
+        let bad = super::parse_laddr("127.0.0.300/30")
+            .unwrap_err()
+            .to_string();
         assert!(bad.contains("\"127.0.0.300/30\""), "{bad}");
     }
 }

@@ -91,7 +91,9 @@ impl Prometheus {
         s.bytes_in = s.bytes_in.saturating_add(hit.bytes_in);
         s.bytes_out = s.bytes_out.saturating_add(hit.bytes_out);
         if let Some(link) = hit.link.filter(|l| !l.reused) {
-            let remote = link.remote.map_or_else(|| "unix".to_string(), |a| a.to_string());
+            let remote = link
+                .remote
+                .map_or_else(|| "unix".to_string(), |a| a.to_string());
             let bounded = |m: &HashMap<String, ConnSeries>, k: String| {
                 if m.len() < MAX_SERIES || m.contains_key(&k) {
                     k
@@ -183,8 +185,16 @@ impl Prometheus {
             );
         }
         for (name, help, map) in [
-            ("connect_seconds", "Time to connect, over requests that opened a connection", &self.connects),
-            ("tls_seconds", "TLS handshake time, over requests that opened a connection", &self.handshakes),
+            (
+                "connect_seconds",
+                "Time to connect, over requests that opened a connection",
+                &self.connects,
+            ),
+            (
+                "tls_seconds",
+                "TLS handshake time, over requests that opened a connection",
+                &self.handshakes,
+            ),
         ] {
             if map.is_empty() {
                 continue;

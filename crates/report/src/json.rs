@@ -138,11 +138,12 @@ fn json_object_of(
 /// `"connections"`: requests that opened a connection (`"new"`, their
 /// `"share"` and `"rate"` per second) and what opening one cost
 /// (`"dns"`, `"connect"`, `"tls"`, each with vegeta's latency keys, or
-/// null when none was measured); null when no record carried its
+/// null when none was measured); left out when no record carried its
 /// connection.
 fn connections(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    // Absent, not null, where no record carried its connection: the
+    // JSON of older streams and vegeta's results stays as it was.
     let Some(c) = m.connections() else {
-        s.extend_from_slice(b",\"connections\":null");
         return Ok(());
     };
     write!(
@@ -157,7 +158,12 @@ fn connections(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> 
             write!(s, ",\"{name}\":null")?;
             continue;
         }
-        write!(s, ",\"{name}\":{{\"total\":{},\"mean\":{},", d.total(), d.mean())?;
+        write!(
+            s,
+            ",\"{name}\":{{\"total\":{},\"mean\":{},",
+            d.total(),
+            d.mean()
+        )?;
         quantiles(s, d, p)?;
         write!(s, "\"max\":{},\"min\":{}}}", d.max(), d.min())?;
     }

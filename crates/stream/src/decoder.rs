@@ -1,16 +1,12 @@
 use std::io::{self, Read};
 
-use barrage_model::{Hit, Proto};
+use barrage_model::Hit;
 
 use crate::{
-    cursor::{Cursor, Malformed},
+    cursor::Cursor,
     error::StreamError,
-    wire::{
-        Prev, FORMAT_VERSION, FRAME_HEADER_LEN, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS,
-        F_METHOD, F_PROTO, F_URL, HEADER_LEN, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE,
-        ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE,
-        X_FIRST_BYTE, X_KNOWN, X_KNOWN_LINK, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
-    },
+    item::{decode_item, Addrs, NO_ADDRS},
+    wire::{Prev, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_FRAME},
 };
 
 /// Reads a binary result stream, one [`Hit`] at a time.
@@ -37,12 +33,6 @@ pub struct Decoder<R: Read> {
     /// once, not once per record.
     addrs: Addrs,
 }
-
-/// The address strings last parsed (remote, local), with their table
-/// indices; `u32::MAX`: none.
-type Addrs = [(u32, Option<std::net::SocketAddr>); 2];
-
-const NO_ADDRS: Addrs = [(u32::MAX, None); 2];
 
 /// The most facts a reader keeps ([`Decoder::meta`]): later ones are
 /// skipped, so a crafted stream cannot grow them without bound.
@@ -261,224 +251,6 @@ impl<R: Read> Decoder<R> {
     }
 }
 
-/// Decodes one item; `Ok(true)` when it was a record (now in `hit`, with
-/// its header lines when `keep_headers`).
-fn decode_item(
-    c: &mut Cursor<'_>,
-    table: &mut Vec<String>,
-    hit: &mut Hit,
-    prev: &mut Prev,
-    keep_headers: bool,
-    meta: &mut Vec<(String, String)>,
-    addrs: &mut Addrs,
-) -> Result<bool, Malformed> {
-    match c.u64()? {
-        ITEM_STR => {
-            let s = c.str()?;
-            if table.len() > MAX_TABLE {
-                return Err("string table overflow".into());
-            }
-            table.push(s.to_owned());
-            Ok(false)
-        }
-        ITEM_META => {
-            let key = c.str()?;
-            let value = c.str()?;
-            if meta.len() < MAX_META {
-                meta.push((key.to_owned(), value.to_owned()));
-            }
-            Ok(false)
-        }
-        kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE | ITEM_HIT_EXT | ITEM_HIT_LINK) => {
-            let flags = c.byte()?;
-            let linked = kind == ITEM_HIT_LINK;
-            let ext: u64 = match kind {
-                ITEM_HIT_EXT => {
-                    let ext = c.byte()?;
-                    if ext & !X_KNOWN != 0 {
-                        return Err(format!("unknown record extension bits {ext:#04x}").into());
-                    }
-                    ext as u64
-                }
-                ITEM_HIT_LINK => {
-                    let ext = c.u64()?;
-                    if ext & !X_KNOWN_LINK != 0 {
-                        return Err(format!("unknown record extension bits {ext:#x}").into());
-                    }
-                    ext
-                }
-                ITEM_HIT_FIRST_BYTE => X_FIRST_BYTE as u64,
-                _ => 0,
-            };
-            let seq_delta = c.i64()?;
-            let scheduled_delta = c.i64()?;
-            let lag = c.i64()?;
-            hit.latency = c.u64()?;
-            hit.code = if linked {
-                let code = prev.code as i64 + c.i64()?;
-                u16::try_from(code)
-                    .map_err(|_| Malformed::from(format!("status code {code} out of range")))?
-            } else {
-                c.u16()?
-            };
-            hit.bytes_in = c.u64()?;
-            hit.bytes_out = if flags & F_BYTES_OUT != 0 {
-                c.u64()?
-            } else {
-                0
-            };
-            hit.first_byte = if ext & X_FIRST_BYTE as u64 != 0 {
-                let after_head = c.u64()?;
-                if after_head > hit.latency {
-                    return Err("first byte after the end of the response".into());
-                }
-                hit.latency - after_head
-            } else {
-                0
-            };
-            let mut index = |flag: u8, last: u32| -> Result<u32, Malformed> {
-                if flags & flag != 0 {
-                    c.u32()
-                } else {
-                    Ok(last)
-                }
-            };
-            let error = index(F_ERROR, prev.error)?;
-            let method = index(F_METHOD, prev.method)?;
-            let url = index(F_URL, prev.url)?;
-            let attack = index(F_ATTACK, prev.attack)?;
-            let proto = if flags & F_PROTO != 0 {
-                let code = c.u64()?;
-                Proto::from_code(code)
-                    .ok_or_else(|| Malformed::from(format!("unknown protocol {code}")))?
-                    .code()
-            } else {
-                prev.proto
-            };
-            hit.proto = Proto::from_code(proto as u64).unwrap_or_default();
-            let name = if ext & X_NAME as u64 != 0 {
-                c.u32()?
-            } else {
-                prev.name
-            };
-            let (mut remote, mut local) = (prev.remote, prev.local);
-            hit.link = None;
-            if linked {
-                let mut link = barrage_model::Link {
-                    reused: ext & X_NEW == 0,
-                    ..Default::default()
-                };
-                if !link.reused {
-                    link.dns = c.u64()?;
-                    link.connect = c.u64()?;
-                    link.tls = c.u64()?;
-                }
-                if ext & X_REMOTE != 0 {
-                    remote = c.u32()?;
-                }
-                if ext & X_LOCAL != 0 {
-                    local = c.u32()?;
-                }
-                link.remote = address(table, &mut addrs[0], remote)?;
-                link.local = address(table, &mut addrs[1], local)?;
-                hit.link = Some(link);
-            }
-            let get = |i: u32| {
-                table
-                    .get(i as usize)
-                    .ok_or_else(|| Malformed::from(format!("string index {i} not in the table")))
-            };
-            set(&mut hit.error, get(error)?);
-            set(&mut hit.method, get(method)?);
-            set(&mut hit.url, get(url)?);
-            set(&mut hit.attack, get(attack)?);
-            set(&mut hit.name, get(name)?);
-            hit.body.clear();
-            if flags & F_BODY != 0 {
-                hit.body.extend_from_slice(c.bytes()?);
-            }
-            hit.headers.clear();
-            if flags & F_HEADERS != 0 {
-                let n = c.u64()?;
-                if n > Hit::MAX_HEADERS as u64 {
-                    return Err(format!(
-                        "{n} header lines in one record, over the {} a record may hold",
-                        Hit::MAX_HEADERS
-                    )
-                    .into());
-                }
-                let mut bytes = 0usize;
-                for _ in 0..n {
-                    let name = get(c.u32()?)?;
-                    let value = c.str()?;
-                    // Names are indices on disk: count what they cost here.
-                    bytes += name.len() + value.len();
-                    if bytes > Hit::MAX_HEADER_BYTES {
-                        return Err(format!(
-                            "header lines of one record over the {} bytes a record may hold",
-                            Hit::MAX_HEADER_BYTES
-                        )
-                        .into());
-                    }
-                    if keep_headers {
-                        hit.headers.push((name.clone(), value.to_owned()));
-                    }
-                }
-            }
-            hit.seq = prev.seq.wrapping_add(seq_delta as u64);
-            hit.scheduled = prev.scheduled.wrapping_add(scheduled_delta);
-            hit.timestamp = hit.scheduled.wrapping_add(lag);
-            *prev = Prev::after(
-                hit.seq,
-                hit.scheduled,
-                [error, method, url, attack, name],
-                proto,
-            )
-            .with_link(hit.code, remote, local);
-            Ok(true)
-        }
-        ITEM_RESET => {
-            table.truncate(1);
-            *addrs = NO_ADDRS;
-            *prev = Prev {
-                seq: prev.seq,
-                scheduled: prev.scheduled,
-                ..Prev::default()
-            };
-            Ok(false)
-        }
-        other => Err(format!("unknown item kind {other}").into()),
-    }
-}
-
-/// The address at table index `i` (0: none), parsed once while `last`
-/// holds it.
-fn address(
-    table: &[String],
-    last: &mut (u32, Option<std::net::SocketAddr>),
-    i: u32,
-) -> Result<Option<std::net::SocketAddr>, Malformed> {
-    if i == 0 {
-        return Ok(None);
-    }
-    if last.0 == i {
-        return Ok(last.1);
-    }
-    let text = table
-        .get(i as usize)
-        .ok_or_else(|| Malformed::from(format!("string index {i} not in the table")))?;
-    let addr = text
-        .parse()
-        .map_err(|_| Malformed::from(format!("bad address {text:?}")))?;
-    *last = (i, Some(addr));
-    Ok(Some(addr))
-}
-
-fn set(dst: &mut String, src: &str) {
-    dst.clear();
-    dst.push_str(src);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,7 +265,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-    use crate::wire::{put_varint, put_zigzag};
+    use crate::wire::{put_varint, put_zigzag, F_HEADERS, ITEM_HIT, ITEM_HIT_FIRST_BYTE, ITEM_STR};
 
     /// A version 2 stream of one frame holding `payload`.
     fn stream(payload: &[u8]) -> Vec<u8> {

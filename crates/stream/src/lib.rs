@@ -38,6 +38,7 @@ mod cursor;
 mod decoder;
 mod encoder;
 mod error;
+mod item;
 mod json;
 mod merge;
 mod reader;

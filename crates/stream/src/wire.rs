@@ -103,7 +103,8 @@ pub(crate) const X_KNOWN: u8 = X_FIRST_BYTE | X_NAME;
 pub(crate) const X_NEW: u64 = 0x04;
 pub(crate) const X_REMOTE: u64 = 0x08;
 pub(crate) const X_LOCAL: u64 = 0x10;
-pub(crate) const X_KNOWN_LINK: u64 = X_FIRST_BYTE as u64 | X_NAME as u64 | X_NEW | X_REMOTE | X_LOCAL;
+pub(crate) const X_KNOWN_LINK: u64 =
+    X_FIRST_BYTE as u64 | X_NAME as u64 | X_NEW | X_REMOTE | X_LOCAL;
 
 /// Hit flags.
 pub(crate) const F_BODY: u8 = 0x01;

@@ -67,14 +67,22 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                         reused: false,
                         dns: scheduled as u64 % 1_000_000,
                         connect: latency % 3_000_000,
-                        tls: if bytes_in % 2 == 0 { 0 } else { bytes_out % 9_000_000 },
+                        tls: if bytes_in % 2 == 0 {
+                            0
+                        } else {
+                            bytes_out % 9_000_000
+                        },
                         remote: Some(format!("127.0.0.{}:8080", 1 + seq % 3).parse().unwrap()),
                         local: Some(format!("[::1]:{}", 40_000 + seq % 7).parse().unwrap()),
                     }),
                     2 => Some(barrage_model::Link {
                         reused: true,
                         remote: Some("127.0.0.1:8080".parse().unwrap()),
-                        local: Some(format!("127.0.0.1:{}", 40_000 + latency % 5).parse().unwrap()),
+                        local: Some(
+                            format!("127.0.0.1:{}", 40_000 + latency % 5)
+                                .parse()
+                                .unwrap(),
+                        ),
                         ..Default::default()
                     }),
                     _ => Some(barrage_model::Link {

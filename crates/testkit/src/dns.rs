@@ -164,7 +164,11 @@ fn answer(q: &[u8], name: &str, ips: &[Ipv4Addr]) -> Option<Vec<u8>> {
     let qtype = u16::from_be_bytes([*q.get(at)?, *q.get(at + 1)?]);
     let question = q.get(12..at + 4)?;
     let known = labels.join(".") == name;
-    let records = if known && qtype == 1 { ips.len() as u8 } else { 0 };
+    let records = if known && qtype == 1 {
+        ips.len() as u8
+    } else {
+        0
+    };
     let mut r = Vec::with_capacity(64);
     r.extend_from_slice(&q[..2]);
     r.extend_from_slice(&[

@@ -330,7 +330,13 @@ async fn serve(
                 _ = &mut stop => return,
             };
             let Ok((stream, _)) = accepted else { continue };
-            tokio::spawn(serve_conn(state.clone(), stream, tls.clone(), goaway_after, None));
+            tokio::spawn(serve_conn(
+                state.clone(),
+                stream,
+                tls.clone(),
+                goaway_after,
+                None,
+            ));
         }
     }
     loop {
@@ -395,9 +401,7 @@ async fn serve_conn<S>(
         Some(acceptor) => {
             let began = unix_now();
             let accepted = acceptor.accept(stream).await;
-            if let (Some(peer), Ok(mut h), true) =
-                (peer, st.handshakes.lock(), accepted.is_ok())
-            {
+            if let (Some(peer), Ok(mut h), true) = (peer, st.handshakes.lock(), accepted.is_ok()) {
                 h.push((peer, began, unix_now()));
             }
             if let Ok(s) = accepted {

@@ -110,7 +110,7 @@ impl Client {
                         Err(e) => Err(crate::Failure::from(fail(&e))),
                     };
                     // The first of the batch carries a new connection's costs.
-                    let link = conn.link();
+                    let link = crate::Via::next_on(conn.opened());
                     let result = result.map(|mut r| {
                         r.link = Some(link);
                         r

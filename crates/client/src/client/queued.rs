@@ -182,7 +182,7 @@ async fn drive(
                         )))),
                     };
                     // The first answered carries a new connection's costs.
-                    let link = conn.link();
+                    let link = crate::Via::next_on(conn.opened());
                     let answer = answer.map(|mut r| {
                         r.link = Some(link);
                         r

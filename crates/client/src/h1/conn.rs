@@ -116,9 +116,9 @@ impl Conn {
         }
     }
 
-    /// The link of the next request on it.
-    pub(crate) fn link(&self) -> barrage_model::Link {
-        self.opened.link()
+    /// What opening it cost, and its ends.
+    pub(crate) fn opened(&self) -> &Arc<Opened> {
+        &self.opened
     }
 
     /// Whether it may carry another request.

@@ -38,11 +38,11 @@ impl H1 {
         }
     }
 
-    /// The link of the next request on it.
-    pub(crate) fn link(&self) -> barrage_model::Link {
+    /// What opening it cost, and its ends.
+    pub(crate) fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
         match self {
-            H1::Hyper(s) => s.opened.link(),
-            H1::Own(c) => c.link(),
+            H1::Hyper(s) => &s.opened,
+            H1::Own(c) => c.opened(),
         }
     }
 

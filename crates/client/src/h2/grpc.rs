@@ -4,8 +4,8 @@
 use bytes::Bytes;
 
 use super::Sender;
-use crate::transport::opened::Linked;
 use crate::hyper_io::{chain, Fail};
+use crate::transport::opened::Linked;
 
 /// Sends a gRPC call (`req`, `-timeout` added as `grpc-timeout`) over
 /// HTTP/2 and reads its answer.

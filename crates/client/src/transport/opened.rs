@@ -52,9 +52,21 @@ impl Opened {
     /// The link of the next request on this connection: the costs for the
     /// first, `reused` with zero costs for every later one.
     pub(crate) fn link(&self) -> Link {
+        self.link_as(self.take())
+    }
+
+    /// Whether the request asking is the first on this connection (it
+    /// takes the costs; every later call is false).
+    pub(crate) fn take(&self) -> bool {
         // A load first: on a reused connection (almost every request) no
         // cache line is written.
-        if !self.taken.load(Ordering::Relaxed) && !self.taken.swap(true, Ordering::Relaxed) {
+        !self.taken.load(Ordering::Relaxed) && !self.taken.swap(true, Ordering::Relaxed)
+    }
+
+    /// The link of a request that [`Opened::take`] said is the first on
+    /// this connection (`new`), or not.
+    pub(crate) fn link_as(&self, new: bool) -> Link {
+        if new {
             return self.costs;
         }
         Link {
@@ -64,6 +76,53 @@ impl Opened {
             tls: 0,
             ..self.costs
         }
+    }
+}
+
+/// The connection a response came on, as the client keeps it until the
+/// record is written: a handle to the connection's costs and whether this
+/// request took them (16 bytes in a response, where the [`Link`] itself
+/// is 96, and a response sits in every waiting request's future), or the
+/// link itself where it was summed (a redirect's hops).
+#[derive(Debug, Clone)]
+pub struct Via(Held);
+
+#[derive(Debug, Clone)]
+enum Held {
+    /// The connection's, and whether this request opened it.
+    Conn(Arc<Opened>, bool),
+    /// Worked out already.
+    Known(Box<Link>),
+}
+
+impl Via {
+    /// The record's link.
+    pub fn link(&self) -> Link {
+        match &self.0 {
+            Held::Conn(opened, new) => opened.link_as(*new),
+            Held::Known(link) => **link,
+        }
+    }
+
+    /// The next request on `opened`.
+    pub(crate) fn next_on(opened: &Arc<Opened>) -> Via {
+        Via(Held::Conn(opened.clone(), opened.take()))
+    }
+
+    /// A request's last connection (`opened`, which it opened if `new`)
+    /// after the redirect `hop` that led there, if any: the hops' costs
+    /// added up.
+    pub(crate) fn joined(hop: Option<&crate::conn::Hop>, opened: Arc<Opened>, new: bool) -> Via {
+        match hop {
+            None => Via(Held::Conn(opened, new)),
+            Some(h) => Via::from(h.before.then(opened.link_as(new))),
+        }
+    }
+}
+
+impl From<Link> for Via {
+    fn from(link: Link) -> Via {
+        Via(Held::Known(Box::new(link)))
     }
 }
 

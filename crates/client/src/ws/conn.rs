@@ -202,7 +202,7 @@ impl WsConn {
                 )),
                 head_at: Some(Instant::now()),
                 proto: barrage_model::Proto::Http1,
-                link: Some(conn.opened.link()),
+                link: Some(conn.opened.link().into()),
                 ..Response::default()
             }));
         }

@@ -195,7 +195,7 @@ async fn exchange(
     let mut out = Response {
         code: WS_OK,
         proto: barrage_model::Proto::Http1,
-        link: Some(conn.opened.link()),
+        link: Some(conn.opened.link().into()),
         ..Response::default()
     };
     // -max-body: what is kept of the reply; the rest is counted.
@@ -251,7 +251,7 @@ impl Held {
             return Some(Response {
                 error: Some(error),
                 proto: barrage_model::Proto::Http1,
-                link: Some(self.conn.opened.link()),
+                link: Some(self.conn.opened.link().into()),
                 ..Response::default()
             });
         }
