@@ -80,12 +80,22 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     let delay = Duration::from_millis(150);
     let tls = Server::https_delayed(&cert, delay);
     let stream = ok(
-        &["attack", "-insecure", "-rate", "10", "-requests", "2"],
+        &[
+            "attack",
+            "-insecure",
+            "-rate",
+            "10",
+            "-requests",
+            "2",
+            "-max-connections",
+            "1",
+        ],
         format!("GET {}\n", tls.url("/")).as_bytes(),
     );
     let mut hits = decode(&stream);
     hits.sort_by_key(|h| h.seq);
     let first = link(&hits[0]);
+    assert!(!first.reused, "{hits:#?}");
     let (at, _) = tls
         .accepted()
         .into_iter()

@@ -117,6 +117,7 @@ fn every_subcommand_has_a_manual_page_that_man_reads() {
     let want = [
         "barrage-attack.1",
         "barrage-completions.1",
+        "barrage-doctor.1",
         "barrage-dump.1",
         "barrage-encode.1",
         "barrage-man.1",

@@ -378,7 +378,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let config_arrivals = config.arrivals;
     // What this host allows, set against the plan, before anything is
     // sent: one warning naming the first limit it would hit.
-    crate::doctor::warn_if_unfit(&a, &config, &targets);
+    crate::plan::warn_if_unfit(&a, &config, &targets);
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.

@@ -13,6 +13,7 @@ mod failed;
 mod inputs;
 mod manual;
 mod output;
+mod plan;
 mod plot;
 mod read;
 mod report;

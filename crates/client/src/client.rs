@@ -30,6 +30,15 @@ use words::{go_op, timed_out};
 /// transport retries such requests too, for GET, HEAD, OPTIONS and TRACE).
 const MAX_STALE_RETRIES: u32 = 8;
 
+/// `r`, the answer after the redirect `hop` (if any): its link the sum
+/// of the hops'.
+fn after(hop: Option<&Hop>, mut r: Response) -> Response {
+    if let (Some(h), Some(via)) = (hop, &r.link) {
+        r.link = Some(crate::Via::from(h.before.then(via.link())));
+    }
+    r
+}
+
 /// A boxed exchange under a loop's kept `-timeout` timer: its answer, or
 /// `None` when the timer fires first. (Hand-written rather than
 /// `tokio::select!`, whose output slot a closed-model loop would hold
@@ -409,15 +418,11 @@ impl Client {
                     Some(conn) => Conn::H1(conn),
                     None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
                 };
-                // Across the exchange: the connection's handle and whether
-                // this request opened it, not the link itself (9 bytes
-                // against 96 in a future held while it waits). A redirect's
-                // hops before this one are summed in its boxed `Hop`; a
-                // request sent again after a kept connection turned out
-                // closed keeps only the connection it went out on last (the
-                // closed one was reused: it cost nothing).
-                let opened = conn.opened().clone();
-                let new = opened.take();
+                // The exchange names its connection in the response. A
+                // redirect's hops before this one are summed in its boxed
+                // `Hop`; a request sent again after a kept connection turned
+                // out closed keeps only the connection it went out on last
+                // (the closed one was reused: it cost nothing).
                 let ask = Ask {
                     target,
                     hop: hop.as_deref(),
@@ -431,12 +436,7 @@ impl Client {
                         stale += 1;
                         continue;
                     }
-                    Step::Done(r) => {
-                        return r.map(|mut r| {
-                            r.link = Some(crate::Via::joined(hop.as_deref(), opened, new));
-                            r
-                        })
-                    }
+                    Step::Done(r) => return r.map(|r| after(hop.as_deref(), r)),
                     Step::Answer(a) => a,
                 };
                 let crate::response::Answer {
@@ -468,7 +468,11 @@ impl Client {
                     } else {
                         (method.clone(), body.clone())
                     };
-                    let this = opened.link_as(new);
+                    let this = response
+                        .link
+                        .as_ref()
+                        .map(crate::Via::link)
+                        .unwrap_or_default();
                     let before = hop.as_ref().map_or(this, |h| h.before.then(this));
                     hop = Some(Box::new(Hop {
                         before,
@@ -483,9 +487,7 @@ impl Client {
                 if let (Some(conn), None) = (conn, &response.error) {
                     self.keep(kept, key, conn);
                 }
-                let mut response = response;
-                response.link = Some(crate::Via::joined(hop.as_deref(), opened, new));
-                return Ok(response);
+                return Ok(after(hop.as_deref(), response));
             }
         }
     }
@@ -531,37 +533,6 @@ mod sizes {
             .unwrap(),
         );
         let exchange = std::mem::size_of_val(&client.exchange(&t, 0, None));
-        {
-            let key = crate::key::Key::of(&t.uri).unwrap();
-            let opened = std::sync::Arc::new(crate::transport::opened::Opened::default());
-            let c = crate::conn::Conn::H1(crate::h1::H1::Own(crate::h1::Conn::new(
-                Box::new(tokio::io::duplex(64).0),
-                None,
-                opened,
-            )));
-            let ask = crate::conn::Ask {
-                target: &t,
-                hop: None,
-                key: &key,
-                dial: client.pool.dial(),
-                seq: 0,
-                retry: false,
-            };
-            let fail = |e: &dyn std::fmt::Display| e.to_string();
-            let f = c.exchange(&client.shape, &ask, &fail);
-            eprintln!(
-                "SIZES conn.exchange {} h1conn {}",
-                std::mem::size_of_val(&f),
-                std::mem::size_of::<crate::h1::Conn>()
-            );
-        }
-        eprintln!(
-            "SIZES response {} conn {} step {} link {}",
-            std::mem::size_of::<crate::Response>(),
-            std::mem::size_of::<crate::conn::Conn>(),
-            std::mem::size_of::<crate::response::Step>(),
-            std::mem::size_of::<Option<barrage_model::Link>>()
-        );
         assert!(exchange <= 896, "exchange future: {exchange} bytes");
         let send = std::mem::size_of_val(&client.send(&t, 0));
         assert!(send <= 256, "send future: {send} bytes");

@@ -7,10 +7,9 @@ use std::net::SocketAddr;
 /// measured it (stream format 5 and later; older streams, CSV and
 /// vegeta's formats have none, which reports show as absent, not as 0).
 ///
-/// A connection's costs are carried once, by the first request it
-/// carries (on HTTP/2 and HTTP/3, pipelining and `-hold`, by the request
-/// that went on it first); every later request on it has `reused` set and
-/// zero costs.
+/// A connection's costs are carried once, by the first request answered
+/// on it (on HTTP/2 and HTTP/3, where many share it, whichever is answered
+/// first); every later request on it has `reused` set and zero costs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Link {
     /// Whether the connection carried a request before this one.

@@ -39,8 +39,8 @@ pub enum AnyWriter<W: Write> {
     Csv(CsvWriter<W>),
     /// JSON lines.
     Json(JsonWriter<W>),
-    /// The binary stream.
-    Bin(Encoder<W>),
+    /// The binary stream (boxed: its tables make it the largest by far).
+    Bin(Box<Encoder<W>>),
 }
 
 impl<W: Write> AnyWriter<W> {
@@ -50,7 +50,7 @@ impl<W: Write> AnyWriter<W> {
         Ok(match encoding {
             Encoding::Csv => AnyWriter::Csv(CsvWriter::new(out)),
             Encoding::Json => AnyWriter::Json(JsonWriter::new(out)),
-            Encoding::Bin => AnyWriter::Bin(Encoder::new(out)?),
+            Encoding::Bin => AnyWriter::Bin(Box::new(Encoder::new(out)?)),
         })
     }
 

@@ -108,15 +108,30 @@ impl Via {
     pub(crate) fn next_on(opened: &Arc<Opened>) -> Via {
         Via(Held::Conn(opened.clone(), opened.take()))
     }
+}
 
-    /// A request's last connection (`opened`, which it opened if `new`)
-    /// after the redirect `hop` that led there, if any: the hops' costs
-    /// added up.
-    pub(crate) fn joined(hop: Option<&crate::conn::Hop>, opened: Arc<Opened>, new: bool) -> Via {
-        match hop {
-            None => Via(Held::Conn(opened, new)),
-            Some(h) => Via::from(h.before.then(opened.link_as(new))),
+/// A request's claim on its connection's costs: the connection's handle,
+/// kept while the request waits (8 bytes in its future); the costs go to
+/// the first request answered on the connection, which is the one that
+/// opened it but where several share it (HTTP/2, HTTP/3) and a later one
+/// is answered first.
+pub(crate) struct Claim {
+    opened: Arc<Opened>,
+}
+
+impl Claim {
+    /// A request's claim on `opened`.
+    pub(crate) fn on(opened: &Arc<Opened>) -> Claim {
+        Claim {
+            opened: opened.clone(),
         }
+    }
+
+    /// The answered request's view of the connection: its costs, if no
+    /// answer on it took them before.
+    pub(crate) fn answered(self) -> Via {
+        let new = self.opened.take();
+        Via(Held::Conn(self.opened, new))
     }
 }
 

@@ -1,0 +1,102 @@
+//! The plan an attack's flags and targets describe, as `barrage doctor`
+//! checks it, and the same checks, silent unless the plan cannot fit, at
+//! the start of every attack.
+
+use barrage_attack::{AttackConfig, Targets};
+use barrage_doctor::{Destination, Host, Plan, Verdict};
+
+use crate::flags::AttackArgs;
+
+/// Where `targets` go: each distinct host and port, once (a `-lazy` or
+/// templated source is not read ahead: none).
+pub fn destinations(targets: &Targets) -> Vec<Destination> {
+    let all: Vec<&barrage_attack::PreparedTarget> = match targets {
+        Targets::Fixed(t) => t.iter().map(|t| &**t).collect(),
+        Targets::Groups(groups) => groups
+            .iter()
+            .flat_map(|g| g.targets.iter().map(|t| &**t))
+            .collect(),
+        Targets::Lazy(_) => Vec::new(),
+    };
+    let mut out: Vec<Destination> = Vec::new();
+    for t in all {
+        let Some(host) = t.uri.host() else { continue };
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let secure = matches!(t.uri.scheme_str(), Some("https" | "wss"));
+        let port = t.uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        let local = host == "localhost"
+            || host.ends_with(".localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        let d = Destination { host, port, local };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The plan `a` describes, toward `destinations`; `config` as the attack
+/// built it (a `-mix`'s peak rate).
+pub fn plan(a: &AttackArgs, config: &AttackConfig, destinations: Vec<Destination>) -> Plan {
+    let rate = match (&a.stages, config.mix_peak) {
+        (_, Some(peak)) => Some(peak),
+        (Some(s), None) => Some(s.peak_per_second()),
+        (None, None) => match a.rate {
+            barrage_attack::Rate::Max => None,
+            r => Some(r.per_second()),
+        },
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    // -connect-to sends elsewhere: its destinations are the ones that count.
+    let destinations = if a.connect_to.is_empty() {
+        destinations
+    } else {
+        a.connect_to
+            .iter()
+            .map(|m| Destination {
+                local: m.to.0 == "localhost"
+                    || m.to
+                        .0
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback()),
+                host: m.to.0.clone(),
+                port: m.to.1,
+            })
+            .collect()
+    };
+    Plan {
+        rate,
+        timeout: a.timeout.0,
+        max_workers: a.max_workers,
+        max_connections: (a.max_connections > 0).then_some(a.max_connections as u64),
+        hold: a.hold,
+        keepalive: a.keepalive,
+        multiplexed: a.h2c || a.http3,
+        threads: if a.cpus == 0 { cores } else { a.cpus as u64 },
+        laddrs: a.laddr.iter().flatten().copied().collect(),
+        destinations,
+        unix_socket: a.unix_socket.is_some(),
+    }
+}
+
+/// The attack's own check, before the first request: one warning on
+/// stderr naming the first limit the plan runs into, or nothing.
+pub fn warn_if_unfit(a: &AttackArgs, config: &AttackConfig, targets: &Targets) {
+    let plan = plan(a, config, destinations(targets));
+    let checks = barrage_doctor::check(&plan, &Host::this());
+    if let Some(c) = checks.iter().find(|c| c.verdict == Verdict::Fail) {
+        let at = c
+            .fails_at
+            .map(|n| format!(", at about {} connections", barrage_doctor::n(n)))
+            .unwrap_or_default();
+        eprintln!(
+            "barrage attack: warning: this host cannot hold the plan: {}: {}{at} (barrage doctor lists every limit and its fix)",
+            c.name, c.detail
+        );
+    }
+}
