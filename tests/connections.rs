@@ -14,20 +14,40 @@ use common::{decode, ok, refused, tempdir};
 /// How far a record's figure may be from the server's own clock.
 const CLOSE: i64 = 5_000_000;
 
+/// One test of this file at a time: the timing test compares the record
+/// with the server's clock to 5 ms, which a busy neighbour test on this
+/// 2-core machine could take from it.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The record's connection (fails naming the record when it has none).
 fn link(h: &Hit) -> barrage_model::Link {
     h.link
         .unwrap_or_else(|| panic!("record {} has no connection: {h:?}", h.seq))
 }
 
+/// When `server` accepted the connection of `link` (unix ns).
+fn accepted_at(server: &Server, link: &barrage_model::Link) -> i64 {
+    let accepted = server.accepted();
+    accepted
+        .iter()
+        .find(|(_, p)| Some(*p) == link.local)
+        .map(|(at, _)| *at)
+        .unwrap_or_else(|| panic!("{link:?} not among {accepted:?}"))
+}
+
 /// A connect the kernel holds up (the server's listen queue starts full,
 /// so the client's SYN is dropped and sent again a second later) and a
-/// TLS handshake the server starts 150 ms late (one connection each): the record's connect ends
-/// within 5 ms of the server's accept, its TLS time is the server's
+/// TLS handshake the server starts 150 ms late (one connection each): the
+/// record's connect ends within 5 ms of the server's accept, its TLS time is the server's
 /// accept-to-handshake time within 5 ms, and the requests after it on the
 /// same connection are reused with zero costs.
 #[test]
 fn connect_and_tls_times_are_the_servers_within_5_ms() {
+    let _alone = alone();
     let slow = Server::slow_connect();
     let stream = ok(
         // One connection: the others wait for it (else a request due
@@ -55,12 +75,7 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
         first.connect > 900_000_000,
         "the SYN was dropped once: {first:?}"
     );
-    let accepted = slow.accepted();
-    let (at, peer) = accepted
-        .iter()
-        .find(|(_, p)| Some(*p) == first.local)
-        .copied()
-        .unwrap_or_else(|| panic!("{first:?} not among {accepted:?}"));
+    let at = accepted_at(&slow, &first);
     let connected = hits[0].timestamp + (first.dns + first.connect) as i64;
     assert!(
         (connected - at).abs() < CLOSE,
@@ -68,7 +83,6 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
         (connected - at) as f64 / 1e6
     );
     assert_eq!(first.remote, Some(slow.addr()));
-    assert_eq!(first.local, Some(peer));
     for h in &hits[1..] {
         let l = link(h);
         assert!(l.reused, "{l:?}");
@@ -80,9 +94,12 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     let delay = Duration::from_millis(150);
     let tls = Server::https_delayed(&cert, delay);
     let stream = ok(
+        // HTTP/1.1: one request on the connection at a time, so the
+        // first sent is the first answered (on HTTP/2 either may be).
         &[
             "attack",
             "-insecure",
+            "-http2=false",
             "-rate",
             "10",
             "-requests",
@@ -96,11 +113,7 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     hits.sort_by_key(|h| h.seq);
     let first = link(&hits[0]);
     assert!(!first.reused, "{hits:#?}");
-    let (at, _) = tls
-        .accepted()
-        .into_iter()
-        .find(|(_, p)| Some(*p) == first.local)
-        .expect("the connection was accepted");
+    let at = accepted_at(&tls, &first);
     let (_, _, done) = tls
         .handshakes()
         .into_iter()
@@ -151,6 +164,7 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
 /// (or one shared connection) the rest reuse it.
 #[test]
 fn every_protocol_fills_the_fields() {
+    let _alone = alone();
     let cert = TestCert::generate();
     let http = Server::http();
     let https = Server::https(&cert);
@@ -281,6 +295,7 @@ fn ws_addr(ws: &WsServer) -> SocketAddr {
 /// and `report -by remote` shows the three; `first` piles them onto one.
 #[test]
 fn dns_select_spreads_new_connections_over_every_address() {
+    let _alone = alone();
     let first = Server::http();
     let port = first.addr().port();
     let others: Vec<Server> = (2..=3)
@@ -363,6 +378,7 @@ fn dns_select_spreads_new_connections_over_every_address() {
 /// connections come from those addresses in turn, and the records say so.
 #[test]
 fn local_addresses_and_ranges_are_recorded() {
+    let _alone = alone();
     let s = Server::http();
     for laddr in ["127.0.0.2,127.0.0.3", "127.0.0.2/31"] {
         let hits = decode(&ok(
@@ -418,6 +434,7 @@ fn local_addresses_and_ranges_are_recorded() {
 /// the fields are absent everywhere, not zero.
 #[test]
 fn older_streams_report_the_fields_absent() {
+    let _alone = alone();
     let old = std::fs::read(common::fixture("fixtures/stream-v4.bin")).unwrap();
     let hits = decode(&old);
     assert!(!hits.is_empty() && hits.iter().all(|h| h.link.is_none()));
@@ -439,6 +456,7 @@ fn older_streams_report_the_fields_absent() {
 /// stderr, naming the limit, and still sends.
 #[test]
 fn doctor_says_whether_the_plan_fits_and_attack_warns_once() {
+    let _alone = alone();
     let s = Server::http();
     let target = format!("GET {}\n", s.url("/"));
     let small = common::run(

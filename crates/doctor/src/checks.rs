@@ -85,15 +85,7 @@ impl fmt::Display for Check {
 
 /// A count with thousands separators (`1,234,567`).
 pub fn n(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    barrage_model::words::thousands(v)
 }
 
 /// How a plan stands against a wall that holds `room` connections: a

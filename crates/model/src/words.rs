@@ -5,6 +5,20 @@
 //! 60 KB phrases must not make the attack or a report hold gigabytes
 //! (issue 29).
 
+/// A count with thousands separators, as reports and messages print
+/// them: `1,234,567`.
+pub fn thousands(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The most bytes of server-chosen words a record keeps.
 pub const MAX_SERVER_WORDS: usize = 1024;
 

@@ -41,15 +41,7 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
         dur(d),
         dur(w)
     )?;
-    writeln!(
-        tw,
-        "Latencies\t[min, mean, {}, max]\t{}, {}, {}, {}",
-        labels.join(", "),
-        dur(lat.min()),
-        dur(lat.mean()),
-        columns(lat, p),
-        dur(lat.max())
-    )?;
+    spread(&mut tw, "Latencies", lat, p)?;
     if m.lag().max() > 0 {
         writeln!(
             tw,
@@ -86,7 +78,6 @@ fn connections<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()>
         return Ok(());
     };
     let mut tw = TabWriter::new(out);
-    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
     writeln!(
         tw,
         "Connections\t[new, of requests, per second]\t{}, {:.2}%, {:.2}",
@@ -95,18 +86,28 @@ fn connections<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()>
         m.connections_rate()
     )?;
     for (name, d) in [("DNS", c.dns()), ("Connect", c.connect()), ("TLS", c.tls())] {
-        if d.count() == 0 {
-            continue;
+        if d.count() > 0 {
+            spread(&mut tw, name, d, p)?;
         }
-        writeln!(
-            tw,
-            "{name}\t[min, mean, {}, max]\t{}, {}, {}, {}",
-            labels.join(", "),
-            dur(d.min()),
-            dur(d.mean()),
-            columns(d, p),
-            dur(d.max())
-        )?;
     }
     tw.flush_table()
+}
+
+/// A distribution's line: `NAME [min, mean, 50, ..., max] figures`.
+fn spread<W: Write>(
+    tw: &mut TabWriter<W>,
+    name: &str,
+    d: &Distribution,
+    p: &Percentiles,
+) -> io::Result<()> {
+    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
+    writeln!(
+        tw,
+        "{name}\t[min, mean, {}, max]\t{}, {}, {}, {}",
+        labels.join(", "),
+        dur(d.min()),
+        dur(d.mean()),
+        columns(d, p),
+        dur(d.max())
+    )
 }

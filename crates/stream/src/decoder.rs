@@ -34,10 +34,6 @@ pub struct Decoder<R: Read> {
     addrs: Addrs,
 }
 
-/// The most facts a reader keeps ([`Decoder::meta`]): later ones are
-/// skipped, so a crafted stream cannot grow them without bound.
-pub const MAX_META: usize = 64;
-
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;

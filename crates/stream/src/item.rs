@@ -5,13 +5,16 @@ use barrage_model::{Hit, Proto};
 
 use crate::{
     cursor::{Cursor, Malformed},
-    decoder::MAX_META,
     wire::{
         Prev, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
         ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_KNOWN_LINK, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
+
+/// The most facts a reader keeps ([`Decoder::meta`]): later ones are
+/// skipped, so a crafted stream cannot grow them without bound.
+pub const MAX_META: usize = 64;
 
 /// The address strings last parsed (remote, local), with their table
 /// indices; `u32::MAX`: none.

@@ -47,9 +47,10 @@ mod writer;
 
 pub use barrage_model::Hit;
 pub use csv::{CsvReader, CsvWriter};
-pub use decoder::{Decoder, MAX_META};
+pub use decoder::Decoder;
 pub use encoder::{aborted_stream, Encoder};
 pub use error::StreamError;
+pub use item::MAX_META;
 pub use json::{JsonReader, JsonWriter};
 pub use merge::{Merge, OpenError, Origin};
 pub use reader::HitReader;

@@ -217,15 +217,7 @@ impl std::fmt::Display for Found {
 
 /// `12,400/s` or `1,200 connections`.
 fn grouped(load: &Load) -> String {
-    let whole = load.amount().round() as u64;
-    let digits = whole.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
+    let out = barrage_model::words::thousands(load.amount().round() as u64);
     match load {
         Load::Rate(_) => format!("{out}/s"),
         Load::Concurrency(_) => format!("{out} connections"),
