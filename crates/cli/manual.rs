@@ -14,7 +14,7 @@ const EXIT: Section = Section {
     title: "EXIT STATUS",
     text: "0  done; a graceful stop on the first Ctrl-C or SIGTERM; a closed stdout pipe.
 
-1  the tool's own I/O failed: a file named on the command line cannot be opened or written, the disk is full.
+1  the tool's own I/O failed: a file named on the command line cannot be opened or written, the disk is full; doctor: the plan does not fit this host.
 
 2  bad usage or input: flags, targets, not a result stream, a newer stream version, a corrupt or truncated stream (for truncation the report is still printed), an input whose attack failed before its first request.
 
@@ -124,6 +124,14 @@ const SERVE: Section = Section {
   echo \"GET http://127.0.0.1:8080/\" | barrage attack -rate 1000 -duration 5s | barrage report",
 };
 
+const DOCTOR: Section = Section {
+    title: "CHECKS",
+    text: "Takes the attack's own flags and targets, estimates the connections and descriptors they need (the closed model's -max-workers, -hold's count, or in the open model every request in flight for -timeout at most and for a second surely), and sets them against this host: the open-files limit, fs.nr_open, fs.file-max, the ephemeral ports per local address and destination, TIME_WAIT without keep-alive (tcp_tw_reuse, tcp_fin_timeout), conntrack's table, a local target's listen queue (somaxconn), memory and CPU. One line per check (ok, warn, FAIL with the connections it fails at), a failing one followed by its fix. Every attack runs the same checks at start and warns once when the plan cannot fit.
+
+  echo \"GET http://127.0.0.1:8080/\" | barrage doctor -rate 20000 -timeout 10s
+  barrage doctor -rate 0 -max-workers 50000 -laddr 127.0.0.0/29 -targets t.txt",
+};
+
 const TARGETS_CMD: Section = Section {
     title: "EXAMPLES",
     text: "  barrage targets -format curl copied.txt
@@ -151,6 +159,7 @@ pub fn sections(page: &str) -> Vec<&'static Section> {
         "plot" => vec![&PLOT, &EXIT],
         "sweep" => vec![&SWEEP, &TARGETS, &EXIT],
         "serve" => vec![&SERVE, &EXIT],
+        "doctor" => vec![&DOCTOR, &TARGETS, &EXIT],
         "targets" => vec![&TARGETS, &TARGETS_CMD, &EXIT],
         _ => vec![&EXIT],
     }
