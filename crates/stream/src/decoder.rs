@@ -32,6 +32,8 @@ pub struct Decoder<R: Read> {
     /// The last remote and local address read, by table index: parsed
     /// once, not once per record.
     addrs: Addrs,
+    /// Local addresses used lately in this frame (kind 7's codes).
+    recent: crate::wire::Recent,
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -92,6 +94,7 @@ impl<R: Read> Decoder<R> {
             headers: true,
             meta: Vec::new(),
             addrs: NO_ADDRS,
+            recent: crate::wire::Recent::default(),
         })
     }
 
@@ -175,6 +178,7 @@ impl<R: Read> Decoder<R> {
         self.offset = self.frame_start + len as u64;
         self.pos = 0;
         self.prev = Prev::default();
+        self.recent.clear();
         Ok(true)
     }
 
@@ -215,6 +219,7 @@ impl<R: Read> Decoder<R> {
                 self.headers,
                 &mut self.meta,
                 &mut self.addrs,
+                &mut self.recent,
             );
             match res {
                 Ok(is_hit) => {

@@ -6,7 +6,7 @@ use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
     F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_HIT,
     ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC,
-    MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -46,6 +46,8 @@ pub struct Encoder<W: Write> {
     /// record's ends are almost always the previous record's or close: no
     /// hash per record).
     recent: [Option<(std::net::SocketAddr, u32)>; 2],
+    /// Local addresses used lately in this frame (kind 7's codes).
+    recent_locals: crate::wire::Recent,
 }
 
 /// A whole stream that says its writer failed before its first record,
@@ -84,6 +86,7 @@ impl<W: Write> Encoder<W> {
             max_frame: MAX_FRAME as usize,
             addrs: HashMap::new(),
             recent: [None; 2],
+            recent_locals: crate::wire::Recent::default(),
         };
         enc.reset_table();
         enc.start_frame();
@@ -142,6 +145,7 @@ impl<W: Write> Encoder<W> {
         self.frame.clear();
         self.frame.resize(FRAME_HEADER_LEN, 0);
         self.prev = Prev::default();
+        self.recent_locals.clear();
     }
 
     /// The table index of `s`, adding it (and writing it) when new.
@@ -154,6 +158,7 @@ impl<W: Write> Encoder<W> {
             self.reset_table();
             self.resets += 1;
             // Indices the frame's records left out referred to the old table.
+            self.recent_locals.clear();
             self.prev = Prev {
                 seq: self.prev.seq,
                 scheduled: self.prev.scheduled,
@@ -291,7 +296,6 @@ impl<W: Write> Encoder<W> {
             }
             put_varint(f, ITEM_HIT_LINK);
             f.push(flags);
-            put_varint(f, ext);
         } else if named {
             put_varint(f, ITEM_HIT_EXT);
             f.push(flags);
@@ -319,7 +323,11 @@ impl<W: Write> Encoder<W> {
         put_zigzag(f, hit.timestamp.wrapping_sub(hit.scheduled));
         put_varint(f, hit.latency);
         if hit.link.is_some() {
-            put_zigzag(f, hit.code as i64 - prev.code as i64);
+            // The code's change and the extension bits in one varint: a
+            // repeated code with its bits is one byte.
+            let change = hit.code as i64 - prev.code as i64;
+            let zigzag = ((change << 1) ^ (change >> 63)) as u64;
+            put_varint(f, (zigzag << X_LINK_BITS) | ext);
         } else {
             put_varint(f, hit.code as u64);
         }
@@ -356,8 +364,9 @@ impl<W: Write> Encoder<W> {
                 put_varint(f, remote as u64);
             }
             if ext & X_LOCAL != 0 {
-                put_varint(f, local as u64);
+                put_varint(f, self.recent_locals.code_of(local));
             }
+            self.recent_locals.touch(local);
         }
         if flags & F_BODY != 0 {
             put_bytes(f, &hit.body);

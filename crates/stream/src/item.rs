@@ -6,9 +6,9 @@ use barrage_model::{Hit, Proto};
 use crate::{
     cursor::{Cursor, Malformed},
     wire::{
-        Prev, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
+        Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
-        ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_KNOWN_LINK, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+        ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -32,6 +32,7 @@ pub(crate) fn decode_item(
     keep_headers: bool,
     meta: &mut Vec<(String, String)>,
     addrs: &mut Addrs,
+    recent: &mut Recent,
 ) -> Result<bool, Malformed> {
     match c.u64()? {
         ITEM_STR => {
@@ -61,22 +62,21 @@ pub(crate) fn decode_item(
                     }
                     ext as u64
                 }
-                ITEM_HIT_LINK => {
-                    let ext = c.u64()?;
-                    if ext & !X_KNOWN_LINK != 0 {
-                        return Err(format!("unknown record extension bits {ext:#x}").into());
-                    }
-                    ext
-                }
                 ITEM_HIT_FIRST_BYTE => X_FIRST_BYTE as u64,
+                // Kind 7's bits come with its code, below.
                 _ => 0,
             };
             let seq_delta = c.i64()?;
             let scheduled_delta = c.i64()?;
             let lag = c.i64()?;
             hit.latency = c.u64()?;
+            let mut ext = ext;
             hit.code = if linked {
-                let code = prev.code as i64 + c.i64()?;
+                let code_ext = c.u64()?;
+                ext = code_ext & ((1 << X_LINK_BITS) - 1);
+                let zigzag = code_ext >> X_LINK_BITS;
+                let change = ((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64);
+                let code = (prev.code as i64).wrapping_add(change);
                 u16::try_from(code)
                     .map_err(|_| Malformed::from(format!("status code {code} out of range")))?
             } else {
@@ -138,8 +138,12 @@ pub(crate) fn decode_item(
                     remote = c.u32()?;
                 }
                 if ext & X_LOCAL != 0 {
-                    local = c.u32()?;
+                    let code = c.u64()?;
+                    local = recent.index_of(code).ok_or_else(|| {
+                        Malformed::from(format!("local address {code} not among the recent"))
+                    })?;
                 }
+                recent.touch(local);
                 link.remote = address(table, &mut addrs[0], remote)?;
                 link.local = address(table, &mut addrs[1], local)?;
                 hit.link = Some(link);
@@ -201,6 +205,7 @@ pub(crate) fn decode_item(
         ITEM_RESET => {
             table.truncate(1);
             *addrs = NO_ADDRS;
+            recent.clear();
             *prev = Prev {
                 seq: prev.seq,
                 scheduled: prev.scheduled,

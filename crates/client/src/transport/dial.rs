@@ -262,15 +262,17 @@ impl Dial {
             }
             match self.limited(socket.connect(addr)).await {
                 Ok(s) => {
-                    stream = Some(s);
+                    stream = Some((s, addr));
                     break;
                 }
                 Err(e) => last_err = format!("{via}dial tcp {addr}: connect: {}", go_error(&e)),
             }
         }
-        let mut stream: tokio::net::TcpStream = stream.ok_or(last_err)?;
+        let (mut stream, remote) = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
-        let (remote, local) = (stream.peer_addr().ok(), stream.local_addr().ok());
+        // The address connected to is the remote end (no getpeername);
+        // the local one is the kernel's choice (getsockname).
+        let (remote, local) = (Some(remote), stream.local_addr().ok());
         if let (Some(p), true) = (proxy, tunnel) {
             if let Some(proxies) = &self.proxies {
                 let tunnel = proxies.connect(&mut stream, key, p);
