@@ -5,7 +5,7 @@ use barrage_model::Hit;
 use crate::{
     cursor::Cursor,
     error::StreamError,
-    item::{decode_item, Addrs, NO_ADDRS},
+    item::{decode_item, Lately},
     wire::{Prev, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_LEN, MAGIC, MAX_FRAME},
 };
 
@@ -29,11 +29,9 @@ pub struct Decoder<R: Read> {
     headers: bool,
     /// The run's facts read so far ([`Decoder::meta`]).
     meta: Vec<(String, String)>,
-    /// The last remote and local address read, by table index: parsed
-    /// once, not once per record.
-    addrs: Addrs,
-    /// Local addresses used lately in this frame (kind 7's codes).
-    recent: crate::wire::Recent,
+    /// The addresses last parsed (once, not once per record) and the
+    /// frame's recent local addresses.
+    lately: Lately,
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -93,8 +91,7 @@ impl<R: Read> Decoder<R> {
             prev: Prev::default(),
             headers: true,
             meta: Vec::new(),
-            addrs: NO_ADDRS,
-            recent: crate::wire::Recent::default(),
+            lately: Lately::default(),
         })
     }
 
@@ -178,7 +175,7 @@ impl<R: Read> Decoder<R> {
         self.offset = self.frame_start + len as u64;
         self.pos = 0;
         self.prev = Prev::default();
-        self.recent.clear();
+        self.lately.new_frame();
         Ok(true)
     }
 
@@ -218,8 +215,7 @@ impl<R: Read> Decoder<R> {
                 &mut self.prev,
                 self.headers,
                 &mut self.meta,
-                &mut self.addrs,
-                &mut self.recent,
+                &mut self.lately,
             );
             match res {
                 Ok(is_hit) => {

@@ -16,11 +16,32 @@ use crate::{
 /// skipped, so a crafted stream cannot grow them without bound.
 pub const MAX_META: usize = 64;
 
+/// What kind 7 reads against, besides the previous record: the addresses
+/// last parsed and the frame's recent local addresses.
+#[derive(Default)]
+pub(crate) struct Lately {
+    pub(crate) addrs: Addrs,
+    pub(crate) recent: Recent,
+}
+
+impl Lately {
+    /// At a frame's start: the recent list empties (the parsed addresses
+    /// stay: the table does).
+    pub(crate) fn new_frame(&mut self) {
+        self.recent.clear();
+    }
+}
+
 /// The address strings last parsed (remote, local), with their table
 /// indices; `u32::MAX`: none.
-pub(crate) type Addrs = [(u32, Option<std::net::SocketAddr>); 2];
+#[derive(Clone, Copy)]
+pub(crate) struct Addrs([(u32, Option<std::net::SocketAddr>); 2]);
 
-pub(crate) const NO_ADDRS: Addrs = [(u32::MAX, None); 2];
+impl Default for Addrs {
+    fn default() -> Self {
+        Addrs([(u32::MAX, None); 2])
+    }
+}
 
 /// Decodes one item; `Ok(true)` when it was a record (now in `hit`, with
 /// its header lines when `keep_headers`).
@@ -31,9 +52,9 @@ pub(crate) fn decode_item(
     prev: &mut Prev,
     keep_headers: bool,
     meta: &mut Vec<(String, String)>,
-    addrs: &mut Addrs,
-    recent: &mut Recent,
+    lately: &mut Lately,
 ) -> Result<bool, Malformed> {
+    let Lately { addrs, recent } = lately;
     match c.u64()? {
         ITEM_STR => {
             let s = c.str()?;
@@ -144,8 +165,8 @@ pub(crate) fn decode_item(
                     })?;
                 }
                 recent.touch(local);
-                link.remote = address(table, &mut addrs[0], remote)?;
-                link.local = address(table, &mut addrs[1], local)?;
+                link.remote = address(table, &mut addrs.0[0], remote)?;
+                link.local = address(table, &mut addrs.0[1], local)?;
                 hit.link = Some(link);
             }
             let get = |i: u32| {
@@ -204,7 +225,7 @@ pub(crate) fn decode_item(
         }
         ITEM_RESET => {
             table.truncate(1);
-            *addrs = NO_ADDRS;
+            *addrs = Addrs::default();
             recent.clear();
             *prev = Prev {
                 seq: prev.seq,
