@@ -29,6 +29,29 @@ fn link(h: &Hit) -> barrage_model::Link {
         .unwrap_or_else(|| panic!("record {} has no connection: {h:?}", h.seq))
 }
 
+/// An attack of `n` requests at 10/s on one connection to `url` with
+/// `flags`: its stream, its records by sequence, and the first's link
+/// (which opened the connection).
+fn one_connection(flags: &[&str], n: u64, url: &str) -> (Vec<u8>, Vec<Hit>, barrage_model::Link) {
+    let n = n.to_string();
+    let mut args = vec![
+        "attack",
+        "-rate",
+        "10",
+        "-requests",
+        &n,
+        "-max-connections",
+        "1",
+    ];
+    args.extend(flags);
+    let stream = ok(&args, format!("GET {url}\n").as_bytes());
+    let mut hits = decode(&stream);
+    hits.sort_by_key(|h| h.seq);
+    let first = link(&hits[0]);
+    assert!(!first.reused, "{hits:#?}");
+    (stream, hits, first)
+}
+
 /// When `server` accepted the connection of `link` (unix ns).
 fn accepted_at(server: &Server, link: &barrage_model::Link) -> i64 {
     let accepted = server.accepted();
@@ -49,27 +72,10 @@ fn accepted_at(server: &Server, link: &barrage_model::Link) -> i64 {
 fn connect_and_tls_times_are_the_servers_within_5_ms() {
     let _alone = alone();
     let slow = Server::slow_connect();
-    let stream = ok(
-        // One connection: the others wait for it (else a request due
-        // after the server's queue frees opens one of its own at once,
-        // and the first request goes on whichever comes first).
-        &[
-            "attack",
-            "-rate",
-            "10",
-            "-requests",
-            "3",
-            "-timeout",
-            "5s",
-            "-max-connections",
-            "1",
-        ],
-        format!("GET {}\n", slow.url("/")).as_bytes(),
-    );
-    let mut hits = decode(&stream);
-    hits.sort_by_key(|h| h.seq);
-    let first = link(&hits[0]);
-    assert!(!first.reused, "{hits:#?}");
+    // One connection: the others wait for it (else a request due after
+    // the server's queue frees opens one of its own at once, and the
+    // first request goes on whichever comes first).
+    let (_, hits, first) = one_connection(&["-timeout", "5s"], 3, &slow.url("/"));
     assert_eq!(first.dns, 0, "an address is not looked up");
     assert!(
         first.connect > 900_000_000,
@@ -93,26 +99,9 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     let cert = TestCert::generate();
     let delay = Duration::from_millis(150);
     let tls = Server::https_delayed(&cert, delay);
-    let stream = ok(
-        // HTTP/1.1: one request on the connection at a time, so the
-        // first sent is the first answered (on HTTP/2 either may be).
-        &[
-            "attack",
-            "-insecure",
-            "-http2=false",
-            "-rate",
-            "10",
-            "-requests",
-            "2",
-            "-max-connections",
-            "1",
-        ],
-        format!("GET {}\n", tls.url("/")).as_bytes(),
-    );
-    let mut hits = decode(&stream);
-    hits.sort_by_key(|h| h.seq);
-    let first = link(&hits[0]);
-    assert!(!first.reused, "{hits:#?}");
+    // HTTP/1.1: one request on the connection at a time, so the first
+    // sent is the first answered (on HTTP/2 either may be).
+    let (stream, hits, first) = one_connection(&["-insecure", "-http2=false"], 2, &tls.url("/"));
     let at = accepted_at(&tls, &first);
     let (_, _, done) = tls
         .handshakes()
