@@ -401,3 +401,46 @@ fn a_saved_sweep_redraws_its_table_and_chart() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     common::golden("sweep.html", &std::fs::read(&chart).unwrap());
 }
+
+/// Closed-model steps against a server that answers 200 a second and
+/// sheds the rest with 503 at once: 10 connections are already far past
+/// it, so the knee is "at or below the first step", none is marked; and
+/// against a server that keeps up (each answer 20 ms), throughput rises
+/// with every step and no knee is marked within the sweep.
+#[test]
+fn the_closed_models_knee_against_a_capacity_server_and_one_that_keeps_up() {
+    let shedding = CapacityServer::start(200.0);
+    let out = sweep(
+        &[
+            "-concurrency",
+            "10,20",
+            "-step-duration",
+            "700ms",
+            "-warmup",
+            "0s",
+        ],
+        &format!("GET {}\n", shedding.url("/")),
+    );
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("knee: at or below the first step (10 connections: "),
+        "{table}{}",
+        text(&out.stderr)
+    );
+    assert!(!table.lines().any(|l| l.ends_with("  knee")), "{table}");
+    let keeps_up = Server::http();
+    let out = sweep(
+        &[
+            "-concurrency",
+            "1,2,4",
+            "-step-duration",
+            "700ms",
+            "-warmup",
+            "0s",
+        ],
+        &format!("GET {}\n", keeps_up.url("/sleep/20")),
+    );
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!table.contains("knee"), "{table}");
+}

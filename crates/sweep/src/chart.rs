@@ -113,12 +113,20 @@ pub fn write_chart(title: &str, rows: &[Row], out: &mut dyn Write) -> io::Result
             escape(l.name)
         );
     }
-    if let Some(k) = knee {
-        let _ = writeln!(
-            page,
-            "<li>knee: {} (dashed line): more load beyond it brings less than half its share of throughput, or failures, or twice the p99</li>",
-            escape(&rows[k].load.to_string())
-        );
+    match knee {
+        Some(k) => {
+            let _ = writeln!(
+                page,
+                "<li>knee: {} (dashed line): {}</li>",
+                escape(&rows[k].load.to_string()),
+                crate::row::knee_rule(&rows[k].load)
+            );
+        }
+        None => {
+            if let Some(line) = crate::row::knee_line(rows) {
+                let _ = writeln!(page, "<li>{}</li>", escape(&line));
+            }
+        }
     }
     if rows.iter().any(|r| r.generator_bound) {
         page.push_str("<li>grey bands: generator-bound steps (barrage could not keep their schedule; their figures are not the server's)</li>\n");
