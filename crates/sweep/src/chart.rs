@@ -119,11 +119,11 @@ pub fn write_chart(title: &str, rows: &[Row], out: &mut dyn Write) -> io::Result
                 page,
                 "<li>knee: {} (dashed line): {}</li>",
                 escape(&rows[k].load.to_string()),
-                crate::row::knee_rule(&rows[k].load)
+                crate::knee::knee_rule(&rows[k].load)
             );
         }
         None => {
-            if let Some(line) = crate::row::knee_line(rows) {
+            if let Some(line) = crate::knee::knee_line(rows) {
                 let _ = writeln!(page, "<li>{}</li>", escape(&line));
             }
         }

@@ -18,11 +18,15 @@
 #![deny(missing_docs)]
 
 mod chart;
+mod knee;
 mod row;
 mod run;
 pub mod steps;
+mod table;
 
 pub use chart::write_chart;
-pub use row::{knee, write_table, Bounds, Format, Found, Row, UnknownFormat};
+pub use knee::knee;
+pub use row::{Bounds, Row};
 pub use run::{sweep, Attacker, Collect, Outcome, Plan, RunStep, Step, SweepError, WARMUP};
 pub use steps::{Load, StepsError};
+pub use table::{write_table, Format, Found, UnknownFormat};

@@ -14,8 +14,9 @@ use barrage_metrics::{Metrics, Threshold};
 use barrage_model::{Hit, Target};
 
 use crate::{
-    row::{Bounds, Found, Row},
+    row::{Bounds, Row},
     steps::{number, Load},
+    table::Found,
 };
 
 /// What a sweep does besides its steps.

@@ -1,0 +1,310 @@
+//! The table of a sweep's rows in text, JSON or CSV, with the knee marked
+//! and what `-find-max` found.
+
+use std::{io, io::Write};
+
+use crate::{
+    knee::{knee, knee_line, past_capacity_at_first},
+    row::Row,
+    steps::{number, Load},
+};
+
+/// How the table is written (`-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns.
+    Text,
+    /// One JSON object: the steps, the knee, the search's answer.
+    Json,
+    /// A header and one line per step, for gnuplot and spreadsheets.
+    Csv,
+}
+
+/// A `-type` that is none of text, json and csv.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sweep table type {0:?} (use text, json or csv)")]
+pub struct UnknownFormat(pub String);
+
+impl std::str::FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            _ => Err(UnknownFormat(s.to_string())),
+        }
+    }
+}
+
+/// What a `-find-max` search found, for the table's last line and JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// The highest load that held the conditions.
+    Max {
+        /// The load.
+        load: Load,
+        /// The conditions, as typed.
+        conditions: String,
+    },
+    /// Even the first step failed them.
+    FirstFails {
+        /// The conditions, as typed.
+        conditions: String,
+    },
+    /// barrage could not keep the schedule at this load.
+    GeneratorBound {
+        /// The load.
+        load: Load,
+    },
+    /// Stopped (Ctrl-C) before an answer.
+    Unfinished,
+}
+
+impl std::fmt::Display for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Found::Max { load, conditions } => {
+                let what = match load {
+                    Load::Rate(_) => "rate",
+                    Load::Concurrency(_) => "concurrency",
+                };
+                write!(f, "max {what} holding {conditions}: {}", grouped(load))
+            }
+            Found::FirstFails { conditions } => {
+                write!(f, "even the first step fails {conditions}")
+            }
+            Found::GeneratorBound { load } => write!(
+                f,
+                "limited by the generator at {}: barrage could not keep the schedule, so the server's limit is not known (try more -cpus, another machine, or -shard)",
+                grouped(load)
+            ),
+            Found::Unfinished => write!(f, "stopped before the search finished"),
+        }
+    }
+}
+
+/// `12,400/s` or `1,200 connections`.
+fn grouped(load: &Load) -> String {
+    let out = barrage_model::words::thousands(load.amount().round() as u64);
+    match load {
+        Load::Rate(_) => format!("{out}/s"),
+        Load::Concurrency(_) => format!("{out} connections"),
+    }
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+/// Writes the table of `rows` (in step order) with the knee marked and
+/// what `-find-max` found, if it ran.
+pub fn write_table(
+    format: Format,
+    rows: &[Row],
+    found: Option<&Found>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let knee = knee(rows);
+    match format {
+        Format::Text => write_text(rows, knee, found, out),
+        Format::Csv => write_csv(rows, knee, out),
+        Format::Json => write_json(rows, knee, found, out),
+    }
+}
+
+/// Mean, p50, p90, p99, max and lag p99, in ms.
+fn latencies_ms(r: &Row) -> [String; 6] {
+    [r.mean, r.p50, r.p90, r.p99, r.max, r.lag_p99].map(ms)
+}
+
+fn note(i: usize, row: &Row, knee: Option<usize>) -> &'static str {
+    match (row.generator_bound, knee == Some(i)) {
+        (true, _) => "generator-bound",
+        (false, true) => "knee",
+        (false, false) => "",
+    }
+}
+
+fn write_text(
+    rows: &[Row],
+    knee: Option<usize>,
+    found: Option<&Found>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let unit = rows.first().map_or("load", |r| r.load.unit());
+    let mut table: Vec<Vec<String>> = vec![[
+        unit,
+        "sent/s",
+        "ok/s",
+        "success",
+        "mean ms",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "max ms",
+        "lag p99 ms",
+        "errors",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    for (i, r) in rows.iter().enumerate() {
+        table.push(vec![
+            number(r.load.amount()),
+            format!("{:.1}", r.rate),
+            format!("{:.1}", r.throughput),
+            format!("{:.2}%", r.success * 100.0),
+        ]);
+        let row = table.last_mut().expect("just pushed");
+        row.extend(latencies_ms(r));
+        row.extend([r.errors.to_string(), note(i, r, knee).to_string()]);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| table.iter().map(|row| row[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in &table {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            // Numbers right-aligned, the note left.
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:>w$}", w = widths[c]));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if let Some(line) = knee_line(rows) {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(f) = found {
+        writeln!(out, "{f}")?;
+    }
+    Ok(())
+}
+
+fn write_csv(rows: &[Row], knee: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "{},sent_per_s,ok_per_s,success,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,lag_p99_ms,errors,note",
+        match rows.first().map(|r| r.load) {
+            Some(Load::Concurrency(_)) => "connections",
+            _ => "rate",
+        }
+    )?;
+    for (i, r) in rows.iter().enumerate() {
+        writeln!(
+            out,
+            "{},{:.3},{:.3},{:.6},{},{},{}",
+            number(r.load.amount()),
+            r.rate,
+            r.throughput,
+            r.success,
+            latencies_ms(r).join(","),
+            r.errors,
+            note(i, r, knee)
+        )?;
+    }
+    Ok(())
+}
+
+fn write_json(
+    rows: &[Row],
+    knee: Option<usize>,
+    found: Option<&Found>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use serde_json::{json, Value};
+    let load_json = |l: &Load| match l {
+        Load::Rate(r) => json!({"rate": r}),
+        Load::Concurrency(c) => json!({"concurrency": c}),
+    };
+    let steps: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut v = load_json(&r.load);
+            let fields = json!({
+                "requests": r.requests,
+                "sent_per_s": r.rate,
+                "ok_per_s": r.throughput,
+                "success": r.success,
+                "latencies": {"mean": r.mean, "50th": r.p50, "90th": r.p90, "99th": r.p99, "max": r.max},
+                "lag_99th": r.lag_p99,
+                "errors": r.errors,
+                "generator_bound": r.generator_bound,
+            });
+            if let (Value::Object(v), Value::Object(f)) = (&mut v, fields) {
+                v.extend(f);
+            }
+            v
+        })
+        .collect();
+    let mut doc = json!({
+        "steps": steps,
+        "knee": knee.map(|k| load_json(&rows[k].load)),
+    });
+    // Said only when true: the open model's JSON stays as it was.
+    if past_capacity_at_first(rows) {
+        doc["knee_at_or_below_first"] = json!(true);
+    }
+    if let Some(f) = found {
+        doc["find_max"] = match f {
+            Found::Max { load, conditions } => {
+                json!({"found": load_json(load), "conditions": conditions, "text": f.to_string()})
+            }
+            Found::FirstFails { conditions } => {
+                json!({"found": null, "conditions": conditions, "text": f.to_string()})
+            }
+            Found::GeneratorBound { load } => {
+                json!({"found": null, "generator_bound": load_json(load), "text": f.to_string()})
+            }
+            Found::Unfinished => json!({"found": null, "text": f.to_string()}),
+        };
+    }
+    serde_json::to_writer(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::tests::row;
+
+    #[test]
+    fn the_search_answer_reads_as_one_line() {
+        let f = Found::Max {
+            load: Load::Rate(12_400.0),
+            conditions: "p99<=250ms,success>=99.9%".into(),
+        };
+        assert_eq!(
+            f.to_string(),
+            "max rate holding p99<=250ms,success>=99.9%: 12,400/s"
+        );
+    }
+
+    #[test]
+    fn tables() {
+        let rows = [row(1000.0, 1000.0, 1), row(2000.0, 1200.0, 3)];
+        let mut text = Vec::new();
+        write_table(Format::Text, &rows, None, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.lines().next().unwrap().starts_with("rate/s"), "{text}");
+        assert!(text.contains("knee: 1000/s"), "{text}");
+        let mut csv = Vec::new();
+        write_table(Format::Csv, &rows, None, &mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.lines().nth(1).unwrap().ends_with(",knee"), "{csv}");
+        let mut json = Vec::new();
+        write_table(Format::Json, &rows, None, &mut json).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(v["knee"]["rate"], 1000.0);
+        assert_eq!(v["steps"][1]["latencies"]["99th"], 3_000_000);
+    }
+}
