@@ -97,10 +97,14 @@ fn progress_on_a_pipe_is_a_plain_line_a_second_and_stdout_stays_the_stream() {
         &["attack", "-rate", "100", "-duration", "1s"],
         format!("GET {}\n", server.url("/")).as_bytes(),
     );
+    // Nothing but, on a loaded machine, the one behind-schedule notice
+    // (a debug build's lag past 10 ms is not what this test is about).
+    let quiet_err = String::from_utf8_lossy(&quiet.stderr);
     assert!(
-        quiet.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&quiet.stderr)
+        quiet_err
+            .lines()
+            .all(|l| l.starts_with("barrage attack: behind schedule:")),
+        "{quiet_err}"
     );
     let dir = tempdir("progress-off");
     let (_, screen) = on_terminal(&format!(
