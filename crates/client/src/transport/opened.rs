@@ -1,5 +1,5 @@
 //! [`Opened`]: what opening a connection cost and where it goes, kept with
-//! the connection; the first request it carries takes the costs.
+//! the connection; the first request answered on it takes the costs.
 
 use std::{
     net::SocketAddr,
