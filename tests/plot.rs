@@ -90,7 +90,11 @@ fn charts(page: &str) -> Vec<Chart> {
                         .split('M')
                         .skip(1)
                         .map(|m| {
-                            let m = m.strip_suffix("h0").expect("a dot");
+                            // A dot (`h0`) or a cross drawn around its point.
+                            let m = m
+                                .strip_suffix("h0")
+                                .or_else(|| m.strip_suffix("m-3 -3l6 6m0 -6l-6 6"))
+                                .expect("a dot or a cross");
                             let (x, y) = m.split_once(' ').expect("x y");
                             (num(x), num(y))
                         })
@@ -105,10 +109,13 @@ fn charts(page: &str) -> Vec<Chart> {
         .collect()
 }
 
+/// The first chart's legend: it is drawn inside each chart.
 fn legend(page: &str) -> Vec<String> {
-    page.lines()
-        .filter(|l| l.starts_with("<li>"))
-        .map(|l| l[l.find("</span>").unwrap() + 7..l.len() - 5].to_string())
+    let first = &page[..page.find("</svg>").expect("a chart")];
+    first
+        .lines()
+        .filter(|l| l.starts_with("<text class=\"legend\""))
+        .map(|l| l[l.find('>').unwrap() + 1..l.len() - "</text>".len()].to_string())
         .collect()
 }
 
@@ -300,10 +307,44 @@ fn attacks_are_overlaid_each_from_its_own_start() {
     }
     let colors: Vec<&str> = page
         .lines()
-        .filter(|l| l.starts_with("<li>"))
-        .map(|l| attr(l, "style"))
+        .filter(|l| l.starts_with("<circle"))
+        .map(|l| attr(l, "fill"))
         .collect();
     assert_ne!(colors[0], colors[1]);
+}
+
+/// A sweep's stream: a colour per step, in order of load (not of name:
+/// `rate=1000` before `rate=400` as text), each named in the legend.
+#[test]
+fn a_sweep_stream_has_a_colour_per_step() {
+    let server = Server::http();
+    let dir = common::tempdir("plot-sweep");
+    let file = dir.join("sweep.bin");
+    ok(
+        &[
+            "sweep",
+            "-rates",
+            "200,400,1000",
+            "-step-duration",
+            "200ms",
+            "-output",
+            file.to_str().unwrap(),
+        ],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+    );
+    let page = String::from_utf8(ok(&["plot", file.to_str().unwrap()], b"")).unwrap();
+    let names: Vec<String> = legend(&page)
+        .into_iter()
+        .map(|l| l.split(':').next().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["rate=200", "rate=400", "rate=1000"]);
+    let colors: Vec<&str> = page[..page.find("</svg>").unwrap()]
+        .lines()
+        .filter(|l| l.starts_with("<circle"))
+        .map(|l| attr(l, "fill"))
+        .collect();
+    assert_eq!(colors.len(), 3);
+    assert!(colors[0] != colors[1] && colors[1] != colors[2] && colors[0] != colors[2]);
 }
 
 #[test]

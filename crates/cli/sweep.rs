@@ -199,7 +199,7 @@ fn write(s: &SweepArgs, rows: &[Row], found: Option<&Found>, to: Target) -> Outc
     if let Some(path) = &s.chart {
         let page = std::fs::File::create(path).and_then(|f| {
             let mut f = BufWriter::new(f);
-            barrage_sweep::write_chart(&s.title, rows, &mut f)?;
+            barrage_sweep::write_chart(&s.title, rows, found, &mut f)?;
             f.flush()
         });
         page.map_err(|e| Failed::io(format!("-chart {}: {e}", path.display())))?;

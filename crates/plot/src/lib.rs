@@ -9,12 +9,15 @@
 //! lowest and highest latency of equal slices of time ([`envelope`]),
 //! where vegeta keeps every record and downsamples at the end.
 
+pub mod chart;
 pub mod envelope;
+pub mod palette;
 pub mod svg;
 
 use std::io::{self, Write};
 
 use barrage_model::Hit;
+use chart::{Axis, Chart, Mark, Range, Scale};
 use envelope::{Envelope, Point};
 
 /// vegeta's default `-threshold`: points drawn per series.
@@ -104,65 +107,104 @@ impl Plot {
         self.series.iter().map(|s| s.points.count()).sum()
     }
 
-    /// Writes the page.
+    /// Writes the page: the chart in log scale, and in linear scale a
+    /// click away; a colour per attack (sweep steps in order of load,
+    /// dark to light), successes as dots and errors as crosses.
     pub fn write_html(&self, title: &str, out: &mut dyn Write) -> io::Result<()> {
         let mut series: Vec<&Series> = self.series.iter().collect();
-        // As vegeta orders them: by attack name, then OK before ERROR.
-        series.sort_by(|a, b| (&a.attack, a.error).cmp(&(&b.attack, b.error)));
+        // As vegeta orders them: by attack name, then OK before ERROR;
+        // sweep steps by their load.
+        let steps = series.iter().all(|s| step_amount(&s.attack).is_some());
+        series.sort_by(|a, b| {
+            let key = |s: &Series| if steps { step_amount(&s.attack) } else { None };
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| (&a.attack, a.error).cmp(&(&b.attack, b.error)))
+        });
         let mut attacks: Vec<&str> = series.iter().map(|s| s.attack.as_str()).collect();
         attacks.dedup();
-        let drawn: Vec<svg::Drawn> = series
-            .iter()
-            .map(|s| {
-                // Each attack's time counts from its own first request.
-                let origin = series
-                    .iter()
-                    .filter(|o| o.attack == s.attack)
-                    .map(|o| o.first)
-                    .min()
-                    .unwrap_or(s.first);
-                let nth = attacks.iter().position(|a| *a == s.attack).unwrap_or(0);
-                svg::Drawn {
-                    label: label(&s.attack, s.error),
-                    color: svg::color(nth, s.error),
-                    points: s
-                        .points
-                        .points()
-                        .iter()
-                        .map(|p| {
-                            (
-                                p.t.saturating_sub(origin) as f64 / 1e9,
-                                p.latency as f64 / 1e6,
-                            )
-                        })
-                        .collect(),
-                    count: s.points.count(),
-                }
-            })
-            .collect();
+        let colors = palette::colors(attacks.len().max(2), steps && attacks.len() > 1);
         let title = svg::escape(title);
         let mut page = String::with_capacity(64 << 10);
         page.push_str(&format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
-            svg::STYLE
+            chart::STYLE
         ));
-        if drawn.is_empty() {
+        if series.is_empty() {
             page.push_str("<p>No results.</p>\n</body>\n</html>\n");
             return out.write_all(page.as_bytes());
         }
-        page.push_str(
-            "<input type=\"checkbox\" id=\"linear\"><label for=\"linear\">linear scale</label>\n",
+        let mut log = Chart::new(
+            "plot",
+            960.0,
+            560.0,
+            Axis::linear("Seconds elapsed"),
+            Axis {
+                name: "Latency (ms, log scale)".into(),
+                scale: Scale::Log,
+                range: Range::FromZero,
+            },
         );
-        page.push_str("<div class=\"log\">\n");
-        svg::chart(&mut page, &drawn, svg::Scale::Log);
-        page.push_str("</div>\n<div class=\"lin\">\n");
-        svg::chart(&mut page, &drawn, svg::Scale::Linear);
-        page.push_str("</div>\n");
-        svg::legend(&mut page, &drawn);
-        page.push_str("</body>\n</html>\n");
+        for s in &series {
+            // Each attack's time counts from its own first request.
+            let origin = series
+                .iter()
+                .filter(|o| o.attack == s.attack)
+                .map(|o| o.first)
+                .min()
+                .unwrap_or(s.first);
+            let nth = attacks.iter().position(|a| *a == s.attack).unwrap_or(0);
+            // One attack: successes blue, errors vermillion; more: the
+            // attack's colour for both.
+            let color = if attacks.len() == 1 && s.error {
+                &colors[1]
+            } else {
+                &colors[nth]
+            };
+            let drawn = s.points.points();
+            log.series.push(chart::Series {
+                name: label(&s.attack, s.error),
+                color: color.clone(),
+                mark: if s.error { Mark::Crosses } else { Mark::Dots },
+                detail: if drawn.len() as u64 == s.points.count() {
+                    format!("{} requests", s.points.count())
+                } else {
+                    format!(
+                        "{} requests, {} points drawn",
+                        s.points.count(),
+                        drawn.len()
+                    )
+                },
+                points: drawn
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.t.saturating_sub(origin) as f64 / 1e9,
+                            p.latency as f64 / 1e6,
+                        )
+                    })
+                    .collect(),
+            });
+        }
+        let mut lin = log.clone();
+        lin.id = "plot-linear".into();
+        lin.y = Axis::linear("Latency (ms)");
+        page.push_str("<div class=\"wide\">\n");
+        chart::toggle(&mut page, "linear", "linear scale", &log, &lin);
+        page.push_str("</div>\n</body>\n</html>\n");
         out.write_all(page.as_bytes())
     }
+}
+
+/// The load of a sweep step's attack name (`rate=5000`, `c=200`,
+/// `rate=5000 warmup`), to order and colour steps by load.
+fn step_amount(attack: &str) -> Option<f64> {
+    let rest = attack
+        .strip_prefix("rate=")
+        .or_else(|| attack.strip_prefix("c="))?;
+    rest.split(' ').next()?.parse().ok()
 }
 
 /// vegeta's series label: `attack: OK` (just `OK` for an unnamed attack).
