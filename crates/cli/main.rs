@@ -5,6 +5,7 @@
 //! and says what failed; `exit.rs` holds the exit-code table.
 
 mod attack;
+mod compare;
 mod docs;
 mod doctor;
 mod dump;
@@ -81,6 +82,10 @@ fn main() {
         Command::Plot(p) => {
             outlive_first_interrupt();
             ("plot", plot::run(p))
+        }
+        Command::Compare(c) => {
+            outlive_first_interrupt();
+            ("compare", compare::run(c))
         }
         Command::Serve(s) => ("serve", serve::run(s)),
         Command::Targets(t) => ("targets", targets::run(t)),

@@ -33,6 +33,9 @@ fn check(a: &ReportArgs) -> Result<Options, String> {
     if a.kind.kind == Kind::Plot && (a.every.is_some() || a.by.is_some() || a.fail_on.is_some()) {
         return Err("-type plot takes none of -every, -by and -fail-on".into());
     }
+    if a.kind.kind == Kind::Html && a.every.is_some() {
+        return Err("-type html takes no -every (the page has its figures over time)".into());
+    }
     Ok(Options {
         latency: a.latency,
         success: a.success.clone(),
@@ -58,12 +61,73 @@ fn facts(
     Ok(())
 }
 
+/// `-type html`: the page, with a sweep's table and charts when the
+/// records are a sweep's steps; `-fail-on` as for the other types.
+fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
+    let mut records = inputs::Records::new(merge, options.latency);
+    let mut report = barrage_report::html::Report::new(options, args.by);
+    let mut steps = barrage_sweep::Collect::default();
+    while let Some((hit, lacks)) = records.next_record() {
+        report.add(hit, lacks);
+        steps.add(hit);
+    }
+    inputs::finish_records(&records, Some(report.total()), "report")?;
+    let rows = steps.rows(barrage_sweep::Bounds::default());
+    let mut sections = Vec::new();
+    if !rows.is_empty() {
+        let mut table = Vec::new();
+        let _ = barrage_sweep::write_table(barrage_sweep::Format::Text, &rows, None, &mut table);
+        let mut html = format!(
+            "<pre>{}</pre>\n",
+            barrage_plot::svg::escape(&String::from_utf8_lossy(&table))
+        );
+        barrage_sweep::chart_section(&mut html, "sweep", &rows, None);
+        sections.push(barrage_report::html::Section {
+            title: "Sweep".into(),
+            html,
+        });
+    }
+    let written = (|| -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(output::open(&args.output)?);
+        report.write("Barrage Report", &args.percentiles, &sections, &mut out)?;
+        std::io::Write::flush(&mut out)
+    })();
+    if let Err(e) = written {
+        if !output::is_closed_pipe(&e) {
+            return Err(Failed::io(format!("writing {}: {e}", args.output)));
+        }
+    }
+    inputs::warn_of_shards(&records, args.max_skew, "report");
+    inputs::finish(&records.merge)?;
+    thresholds(args, report.total())
+}
+
+/// `-fail-on`: exit 3 with a line per condition that holds.
+fn thresholds(args: &ReportArgs, total: &barrage_metrics::Metrics) -> Outcome {
+    let failed: Vec<String> = args
+        .fail_on
+        .iter()
+        .flat_map(|f| &f.0)
+        .filter_map(|t| t.check(total))
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(Failed {
+        kind: FailKind::Threshold,
+        lines: failed.iter().map(|f| format!("-fail-on: {f}")).collect(),
+    })
+}
+
 pub fn run(args: ReportArgs) -> Outcome {
     let options = check(&args).map_err(Failed::usage)?;
     let merge = inputs::open(&args.files, false)?;
     let kind = args.kind.kind;
     if kind == Kind::Plot {
         return crate::plot::from_report(merge, options.latency, &args.output);
+    }
+    if kind == Kind::Html {
+        return html(&args, merge, options);
     }
     let mut out = output::open(&args.output)
         .map_err(|e| Failed::io(format!("-output {}: {e}", args.output)))?;
@@ -103,17 +167,5 @@ pub fn run(args: ReportArgs) -> Outcome {
         }
     }
     inputs::finish(&records.merge)?;
-    let failed: Vec<String> = args
-        .fail_on
-        .iter()
-        .flat_map(|f| &f.0)
-        .filter_map(|t| t.check(&total))
-        .collect();
-    if failed.is_empty() {
-        return Ok(());
-    }
-    Err(Failed {
-        kind: FailKind::Threshold,
-        lines: failed.iter().map(|f| format!("-fail-on: {f}")).collect(),
-    })
+    thresholds(&args, &total)
 }

@@ -43,6 +43,8 @@ pub enum Command {
     Encode(EncodeArgs),
     /// Plot latency over time as a self-contained HTML page
     Plot(PlotArgs),
+    /// Compare two runs (or sets of runs): each figure's change with a 95% interval and a verdict; exit 3 on a -fail-on regression
+    Compare(CompareArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
     /// Convert targets: curl commands or a HAR file into vegeta's JSON or http format, http into JSON and back
@@ -372,6 +374,37 @@ pub struct DumpArgs {
     pub output: String,
     /// Result files
     pub files: Vec<String>,
+}
+
+/// `barrage compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Output type: text, json or html (the two latency spectra and time series overlaid)
+    #[arg(long = "type", default_value = "text", value_parser = ["text", "json", "html"])]
+    pub kind: String,
+    /// Compare per url, method, code, attack, error, grpc-status, proto, name, remote or conn (groups matched by key), plus the total
+    #[arg(long)]
+    pub by: Option<barrage_metrics::GroupBy>,
+    /// Exit 3 when a change is significant and past its bound, e.g. 'p99>+5%,success<-0.1%' (figures: throughput, success, mean, p50, p90, p99, p99.9, max)
+    #[arg(long, allow_hyphen_values = true)]
+    pub fail_on: Option<barrage_report::compare::Gate>,
+    /// Seed of the bootstrap's redraws (the output is the same for the same seed)
+    #[arg(long, default_value_t = barrage_report::compare::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Which latency the figures use: actual, intended or first-byte
+    #[arg(long, default_value = "actual")]
+    pub latency: barrage_metrics::LatencyView,
+    /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
+    #[arg(long, default_value = "2xx,3xx")]
+    pub success: barrage_metrics::SuccessRule,
+    /// Output file
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+    /// BASE NEW: two result files; or the base's runs, then -- and the new side's runs (compare a1.bin a2.bin -- b1.bin b2.bin)
+    pub files: Vec<String>,
+    /// The new side's runs, after --
+    #[arg(last = true)]
+    pub new: Vec<String>,
 }
 
 /// `barrage plot`.

@@ -40,8 +40,10 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 /// (`'--bogus'` back to `'-bogus'`, `'--rate <RATE>'` to `'-rate'`), and
 /// the subcommand it is about, if any.
 pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
-    const COMMANDS: [&str; 9] = [
+    const COMMANDS: [&str; 11] = [
         "attack",
+        "doctor",
+        "compare",
         "sweep",
         "report",
         "dump",

@@ -83,6 +83,68 @@ impl GroupBy {
             GroupBy::Conn => "conn",
         }
     }
+
+    /// The group `hit` falls in; `buf` holds a key that has to be
+    /// written out (a code, an address).
+    pub fn key<'a>(&self, hit: &'a Hit, buf: &'a mut String) -> &'a str {
+        match self {
+            // A password in a URL is never printed (issue 29).
+            GroupBy::Url => match barrage_model::words::redacted(&hit.url) {
+                std::borrow::Cow::Borrowed(url) => url,
+                std::borrow::Cow::Owned(url) => {
+                    *buf = url;
+                    buf
+                }
+            },
+            GroupBy::Method => &hit.method,
+            GroupBy::Attack => &hit.attack,
+            GroupBy::Name if hit.name.is_empty() => "(none)",
+            GroupBy::Name => &hit.name,
+            GroupBy::Remote => match hit.link.and_then(|l| l.remote) {
+                Some(a) => {
+                    buf.clear();
+                    use std::fmt::Write as _;
+                    let _ = write!(buf, "{a}");
+                    buf
+                }
+                None => "(none)",
+            },
+            GroupBy::Conn => match hit.link {
+                Some(l) if l.reused => "reused",
+                Some(_) => "new",
+                None => "(none)",
+            },
+            GroupBy::Error => &hit.error,
+            GroupBy::Proto => match hit.proto {
+                barrage_model::Proto::Unknown => "(none)",
+                p => p.as_str(),
+            },
+            GroupBy::Code => {
+                use std::fmt::Write;
+                buf.clear();
+                let _ = write!(buf, "{}", hit.code);
+                buf
+            }
+            GroupBy::GrpcStatus => {
+                use std::fmt::Write;
+                buf.clear();
+                match hit.error.strip_prefix(barrage_model::GRPC_FAILED) {
+                    // "14 (UNAVAILABLE): …" → "14 UNAVAILABLE"
+                    Some(rest) => {
+                        let status = rest.split(':').next().unwrap_or(rest);
+                        buf.push_str(&status.replace(['(', ')'], ""));
+                    }
+                    None if hit.method == "GRPC" && hit.code == 200 && hit.error.is_empty() => {
+                        buf.push_str("0 OK")
+                    }
+                    None => {
+                        let _ = write!(buf, "code {}", hit.code);
+                    }
+                }
+                buf
+            }
+        }
+    }
 }
 
 /// Metrics per group, memory bounded by the number of groups (at most
@@ -112,63 +174,7 @@ impl Groups {
 
     /// [`Groups::add`] for a hit whose source lacks `lacks`.
     pub fn add_lacking(&mut self, hit: &Hit, lacks: barrage_model::Lacks) {
-        let key: &str = match self.by {
-            // A password in a URL is never printed (issue 29).
-            GroupBy::Url => match barrage_model::words::redacted(&hit.url) {
-                std::borrow::Cow::Borrowed(url) => url,
-                std::borrow::Cow::Owned(url) => {
-                    self.code_key = url;
-                    &self.code_key
-                }
-            },
-            GroupBy::Method => &hit.method,
-            GroupBy::Attack => &hit.attack,
-            GroupBy::Name if hit.name.is_empty() => "(none)",
-            GroupBy::Name => &hit.name,
-            GroupBy::Remote => match hit.link.and_then(|l| l.remote) {
-                Some(a) => {
-                    self.code_key.clear();
-                    use std::fmt::Write as _;
-                    let _ = write!(self.code_key, "{a}");
-                    &self.code_key
-                }
-                None => "(none)",
-            },
-            GroupBy::Conn => match hit.link {
-                Some(l) if l.reused => "reused",
-                Some(_) => "new",
-                None => "(none)",
-            },
-            GroupBy::Error => &hit.error,
-            GroupBy::Proto => match hit.proto {
-                barrage_model::Proto::Unknown => "(none)",
-                p => p.as_str(),
-            },
-            GroupBy::Code => {
-                use std::fmt::Write;
-                self.code_key.clear();
-                let _ = write!(self.code_key, "{}", hit.code);
-                &self.code_key
-            }
-            GroupBy::GrpcStatus => {
-                use std::fmt::Write;
-                self.code_key.clear();
-                match hit.error.strip_prefix(barrage_model::GRPC_FAILED) {
-                    // "14 (UNAVAILABLE): …" → "14 UNAVAILABLE"
-                    Some(rest) => {
-                        let status = rest.split(':').next().unwrap_or(rest);
-                        self.code_key.push_str(&status.replace(['(', ')'], ""));
-                    }
-                    None if hit.method == "GRPC" && hit.code == 200 && hit.error.is_empty() => {
-                        self.code_key.push_str("0 OK")
-                    }
-                    None => {
-                        let _ = write!(self.code_key, "code {}", hit.code);
-                    }
-                }
-                &self.code_key
-            }
-        };
+        let key = self.by.key(hit, &mut self.code_key);
         if let Some(m) = self.groups.get_mut(key) {
             m.add_lacking(hit, lacks);
             return;

@@ -4,7 +4,7 @@ use barrage_model::{Hit, Lacks};
 
 use crate::Buckets;
 
-use crate::{Distribution, LatencyView, Options};
+use crate::{Distribution, Options};
 
 /// Aggregated figures of a set of hits. Times are unix ns, durations ns.
 /// Memory is bounded by the distinct status codes and error texts.
@@ -97,16 +97,10 @@ impl Metrics {
     /// it is left out of the lag (counted in [`Metrics::unscheduled`]).
     pub fn add_lacking(&mut self, hit: &Hit, lacks: Lacks) {
         self.requests += 1;
-        let ok = (self.options.success.accepts(hit.code) || hit.is_websocket_reply())
-            && !hit.judged_failure();
+        let (ok, latency) = self.options.judge(hit);
         if ok {
             self.success += 1;
         }
-        let latency = match self.options.latency {
-            LatencyView::Actual => hit.latency,
-            LatencyView::Intended => hit.intended_latency(),
-            LatencyView::FirstByte => hit.first_byte,
-        };
         self.latency.record(latency);
         if lacks.scheduled {
             self.unscheduled += 1;

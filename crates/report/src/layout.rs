@@ -20,6 +20,10 @@ pub enum Kind {
     HdrPlot,
     /// autocannon's per-second table of answers and bytes.
     Seconds,
+    /// One self-contained HTML page: summary, spectrum, figures over
+    /// time, codes, errors, groups (drawn from the records: the CLI hands
+    /// it to [`crate::html::Report`]).
+    Html,
     /// The HTML page of `barrage plot` (drawn from the records, not from
     /// metrics: the CLI hands it to the plot stage).
     Plot,
@@ -48,6 +52,7 @@ impl FromStr for ReportType {
             "hdrplot" => kind(Kind::HdrPlot),
             "seconds" => kind(Kind::Seconds),
             "plot" => kind(Kind::Plot),
+            "html" => kind(Kind::Html),
             "hist" => kind(Kind::Hist),
             other if other.starts_with("hist[") && other.ends_with(']') => ReportType {
                 kind: Kind::Hist,
@@ -55,14 +60,14 @@ impl FromStr for ReportType {
             },
             other => {
                 return Err(crate::ParseError::from(format!(
-                "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot, seconds or plot)"
+                "unknown -type {other:?} (use text, json, hist[BUCKETS], hdrplot, seconds, html or plot)"
             )))
             }
         })
     }
 }
 
-/// Writes `m` as `kind` (nothing for [`Kind::Plot`]).
+/// Writes `m` as `kind` (nothing for [`Kind::Plot`] and [`Kind::Html`]).
 pub fn write(kind: Kind, m: &Metrics, p: &Percentiles, out: &mut dyn Write) -> io::Result<()> {
     match kind {
         Kind::Text => crate::text(m, p, out),
@@ -70,7 +75,7 @@ pub fn write(kind: Kind, m: &Metrics, p: &Percentiles, out: &mut dyn Write) -> i
         Kind::Hist => crate::hist(m, out),
         Kind::HdrPlot => crate::hdrplot(m, out),
         Kind::Seconds => crate::seconds(m, out),
-        Kind::Plot => Ok(()),
+        Kind::Plot | Kind::Html => Ok(()),
     }
 }
 

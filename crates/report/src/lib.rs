@@ -31,9 +31,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compare;
 mod error;
 mod hdrplot;
 mod hist;
+pub mod html;
 mod json;
 mod layout;
 mod live;
@@ -42,7 +44,7 @@ pub mod progress;
 mod records;
 mod seconds;
 mod tabwriter;
-mod text;
+pub(crate) mod text;
 mod window;
 
 pub use barrage_metrics::Metrics;

@@ -1,0 +1,103 @@
+//! `barrage compare BASE NEW` (or `a1 a2 -- b1 b2`): reads each file as
+//! one run of its side, compares the sides, writes text, JSON or HTML,
+//! and exits 3 when a `-fail-on` condition holds. A damaged input is
+//! compared up to its last complete record, then said, and exits 2.
+
+use std::io::{BufWriter, Write};
+
+use barrage_metrics::Options;
+use barrage_report::compare::{self, Side, Sides, ROUNDS};
+
+use crate::{
+    failed::{Failed, Kind, Outcome},
+    flags::CompareArgs,
+    inputs, output,
+};
+
+/// The two sides' files, from `BASE NEW` or `BASE... -- NEW...`.
+fn sides(a: &CompareArgs) -> Result<(Vec<String>, Vec<String>), String> {
+    if a.new.is_empty() {
+        return match a.files.as_slice() {
+            [base, new] => Ok((vec![base.clone()], vec![new.clone()])),
+            _ => Err(format!(
+                "needs two result files, BASE NEW, or the base's runs, --, and the new side's runs (got {} files)",
+                a.files.len()
+            )),
+        };
+    }
+    if a.files.is_empty() {
+        return Err("no base runs before --".into());
+    }
+    Ok((a.files.clone(), a.new.clone()))
+}
+
+pub fn run(args: CompareArgs) -> Outcome {
+    let (base, new) = sides(&args).map_err(Failed::usage)?;
+    if base.iter().chain(&new).filter(|f| *f == "-" || *f == "stdin").count() > 1 {
+        return Err(Failed::usage("only one input can be stdin"));
+    }
+    let options = Options {
+        latency: args.latency,
+        success: args.success.clone(),
+        buckets: None,
+    };
+    let mut all = Sides::new(args.by, options);
+    let mut damaged = Vec::new();
+    for (side, files) in [(Side::Base, &base), (Side::New, &new)] {
+        for file in files {
+            all.start_run(side);
+            let merge = inputs::open(std::slice::from_ref(file), false)?;
+            let mut records = inputs::Records::new(merge, args.latency);
+            while let Some((hit, lacks)) = records.next_record() {
+                all.add(side, hit, lacks);
+            }
+            inputs::finish_records(&records, None, "compare")?;
+            if let Err(f) = inputs::finish(&records.merge) {
+                damaged.push(f);
+            }
+        }
+    }
+    for (side, files) in [(Side::Base, &base), (Side::New, &new)] {
+        if all.requests(side) == 0 {
+            return Err(Failed::usage(format!(
+                "no records on the {} side ({})",
+                if side == Side::Base { "base" } else { "new" },
+                files.join(" ")
+            )));
+        }
+    }
+    let c = all.compare(args.seed, ROUNDS);
+    for (side, keys) in [("base", &c.only_base), ("new", &c.only_new)] {
+        for k in keys {
+            eprintln!(
+                "barrage compare: {} {k:?} is only in {side}: not compared",
+                c.by.map_or("", |b| b.name())
+            );
+        }
+    }
+    let written = (|| -> std::io::Result<()> {
+        let mut out = BufWriter::new(output::open(&args.output)?);
+        match args.kind.as_str() {
+            "json" => compare::compare_json(&c, &mut out)?,
+            "html" => barrage_report::html::compare_page(&c, &all, &mut out)?,
+            _ => compare::compare_text(&c, &mut out)?,
+        }
+        out.flush()
+    })();
+    if let Err(e) = written {
+        if !output::is_closed_pipe(&e) {
+            return Err(Failed::io(format!("writing {}: {e}", args.output)));
+        }
+    }
+    if let Some(f) = damaged.into_iter().next() {
+        return Err(f);
+    }
+    let held = args.fail_on.map(|g| g.check(&c)).unwrap_or_default();
+    if held.is_empty() {
+        return Ok(());
+    }
+    Err(Failed {
+        kind: Kind::Threshold,
+        lines: held.iter().map(|h| format!("-fail-on: {h}")).collect(),
+    })
+}

@@ -1,0 +1,334 @@
+//! `barrage compare BASE NEW`: did the change make it slower?
+//!
+//! Each side is one run or several (`compare a1 a2 -- b1 b2`). For each
+//! figure (throughput, success, mean, p50, p90, p99, p99.9, max) the
+//! comparison gives base, new, the change (a fraction), a 95% interval of
+//! the change and a verdict, per `-by` group matched by key and in total.
+//!
+//! **Method.** Records are not independent: a slow second makes many
+//! slow requests, so a bootstrap over records gives intervals far too
+//! narrow (two runs of one server then differ "significantly"). Each run
+//! is cut into 40 to 80 blocks of send time ([`blocks`]); the bootstrap
+//! redraws runs, then blocks within each drawn run, with replacement
+//! ([`bootstrap`]), [`ROUNDS`] times with a fixed seed, and takes the
+//! 2.5th and 97.5th percentiles of the change. A change is significant
+//! when its interval leaves out 0. With one run per side the interval
+//! holds the variation within each run; the variation between runs (a
+//! machine busier in one) shows only with several runs per side.
+//!
+//! **Noise floor.** For each figure, the half-width of the interval of
+//! the change between two redraws of the base side alone: a change
+//! smaller than this cannot be told from noise.
+
+pub(crate) mod blocks;
+pub(crate) mod bootstrap;
+mod gate;
+pub(crate) mod text;
+
+use std::collections::BTreeMap;
+
+use barrage_metrics::{GroupBy, Metrics, Options, MAX_GROUPS, OTHER};
+use barrage_model::{Hit, Lacks};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64;
+
+pub use blocks::{Block, BLOCKS};
+pub use bootstrap::{Figure, Figures};
+pub use gate::{Gate, GateError};
+pub use text::{compare_json, compare_text};
+
+/// Redraws per comparison.
+pub const ROUNDS: usize = 2000;
+
+/// The seed when none is given (`-seed`): output is the same every time.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// Base or new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// What is compared against.
+    Base,
+    /// What is judged.
+    New,
+}
+
+/// What one run holds of one group.
+struct Part {
+    metrics: Metrics,
+    run: blocks::Run,
+}
+
+/// One run: its total and its groups.
+struct RunParts {
+    total: Part,
+    groups: BTreeMap<String, Part>,
+}
+
+/// Records of both sides, run by run, ready to compare.
+pub struct Sides {
+    by: Option<GroupBy>,
+    options: Options,
+    runs: [Vec<RunParts>; 2],
+    key: String,
+}
+
+/// How a figure changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Which.
+    pub figure: Figure,
+    /// The base side's value (ns for latencies, per second for
+    /// throughput, a fraction for success).
+    pub base: f64,
+    /// The new side's value.
+    pub new: f64,
+    /// `new / base - 1`.
+    pub change: f64,
+    /// The 95% interval of the change: its low end.
+    pub low: f64,
+    /// Its high end.
+    pub high: f64,
+    /// The noise floor: half the interval of base against itself.
+    pub noise: f64,
+    /// `faster`, `slower`, `better`, `worse` or `same`.
+    pub verdict: &'static str,
+}
+
+/// One group's comparison (or the total's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The group's key; `None` for the total.
+    pub key: Option<String>,
+    /// Records on each side.
+    pub requests: (u64, u64),
+    /// A row per figure, in [`Figure::ALL`]'s order.
+    pub rows: Vec<Row>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// What groups are keyed by.
+    pub by: Option<GroupBy>,
+    /// Runs on each side.
+    pub runs: (usize, usize),
+    /// The seed and the redraws.
+    pub seed: u64,
+    /// Redraws.
+    pub rounds: usize,
+    /// Matched groups, by key.
+    pub groups: Vec<Group>,
+    /// All records.
+    pub total: Group,
+    /// Groups only the base has.
+    pub only_base: Vec<String>,
+    /// Groups only the new side has.
+    pub only_new: Vec<String>,
+    /// The least block width among the runs (ns).
+    pub block_width: i64,
+}
+
+impl Part {
+    fn new(options: &Options) -> Part {
+        Part {
+            metrics: Metrics::with_options(options.clone()),
+            run: blocks::Run::new(),
+        }
+    }
+
+    fn add(&mut self, hit: &Hit, lacks: Lacks, ok: bool, latency: u64) {
+        self.metrics.add_lacking(hit, lacks);
+        self.run.add(hit.timestamp, latency, ok);
+    }
+}
+
+impl Sides {
+    /// Empty sides; `by` groups, `options` judge and measure.
+    pub fn new(by: Option<GroupBy>, options: Options) -> Sides {
+        Sides {
+            by,
+            options,
+            runs: [Vec::new(), Vec::new()],
+            key: String::new(),
+        }
+    }
+
+    /// Starts a run on `side`: records added from now on belong to it.
+    pub fn start_run(&mut self, side: Side) {
+        let total = Part::new(&self.options);
+        self.runs[side as usize].push(RunParts {
+            total,
+            groups: BTreeMap::new(),
+        });
+    }
+
+    /// Adds a record to the current run of `side`.
+    pub fn add(&mut self, side: Side, hit: &Hit, lacks: Lacks) {
+        let (ok, latency) = self.options.judge(hit);
+        if self.runs[side as usize].is_empty() {
+            self.start_run(side);
+        }
+        let run = self.runs[side as usize].last_mut().expect("a run");
+        run.total.add(hit, lacks, ok, latency);
+        if let Some(by) = self.by {
+            let key = by.key(hit, &mut self.key);
+            let key = if run.groups.contains_key(key) || run.groups.len() < MAX_GROUPS {
+                key
+            } else {
+                OTHER
+            };
+            if !run.groups.contains_key(key) {
+                run.groups.insert(key.to_string(), Part::new(&self.options));
+            }
+            if let Some(p) = run.groups.get_mut(key) {
+                p.add(hit, lacks, ok, latency);
+            }
+        }
+    }
+
+    /// Records on `side`.
+    pub fn requests(&self, side: Side) -> u64 {
+        self.runs[side as usize]
+            .iter()
+            .map(|r| r.total.metrics.requests())
+            .sum()
+    }
+
+    /// Each run of `side`: its metrics and its blocks.
+    pub(crate) fn runs(&self, side: Side) -> impl Iterator<Item = (&Metrics, &blocks::Run)> {
+        self.runs[side as usize]
+            .iter()
+            .map(|r| (&r.total.metrics, &r.total.run))
+    }
+
+    /// Compares the sides.
+    pub fn compare(&self, seed: u64, rounds: usize) -> Comparison {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let [base, new] = &self.runs;
+        let keys = |runs: &[RunParts]| {
+            let mut k: Vec<String> = runs.iter().flat_map(|r| r.groups.keys().cloned()).collect();
+            k.sort();
+            k.dedup();
+            k
+        };
+        let (kb, kn) = (keys(base), keys(new));
+        let groups = kb
+            .iter()
+            .filter(|k| kn.contains(k))
+            .map(|k| {
+                group(
+                    Some(k.clone()),
+                    &parts(base, Some(k)),
+                    &parts(new, Some(k)),
+                    rounds,
+                    &mut rng,
+                )
+            })
+            .collect();
+        let total = group(None, &parts(base, None), &parts(new, None), rounds, &mut rng);
+        Comparison {
+            by: self.by,
+            runs: (base.len(), new.len()),
+            seed,
+            rounds,
+            groups,
+            total,
+            only_base: kb.iter().filter(|k| !kn.contains(k)).cloned().collect(),
+            only_new: kn.iter().filter(|k| !kb.contains(k)).cloned().collect(),
+            block_width: base
+                .iter()
+                .chain(new)
+                .map(|r| r.total.run.width())
+                .min()
+                .unwrap_or(blocks::FIRST_WIDTH),
+        }
+    }
+}
+
+/// Each run's part for `key` (the total for `None`).
+fn parts<'a>(runs: &'a [RunParts], key: Option<&str>) -> Vec<&'a Part> {
+    runs.iter()
+        .filter_map(|r| match key {
+            None => Some(&r.total),
+            Some(k) => r.groups.get(k),
+        })
+        .collect()
+}
+
+/// A side's figures from its exact metrics: latencies from the merged
+/// HdrHistograms, success over all records, throughput as successes per
+/// second of each run's own duration (runs are not one span of time).
+fn exact(parts: &[&Part]) -> Figures {
+    let mut all = Metrics::new();
+    let (mut ok, mut seconds) = (0u64, 0.0);
+    for p in parts {
+        all.merge(&p.metrics);
+        ok += p.metrics.successes();
+        seconds += (p.metrics.duration() + p.metrics.wait()) as f64 / 1e9;
+    }
+    let mut f = [0.0; 8];
+    f[Figure::Throughput.index()] = if seconds > 0.0 {
+        ok as f64 / seconds
+    } else {
+        0.0
+    };
+    f[Figure::Success.index()] = all.success_ratio();
+    f[Figure::Mean.index()] = all.latency().mean() as f64;
+    f[Figure::P50.index()] = all.quantile(0.5) as f64;
+    f[Figure::P90.index()] = all.quantile(0.9) as f64;
+    f[Figure::P99.index()] = all.quantile(0.99) as f64;
+    f[Figure::P999.index()] = all.quantile(0.999) as f64;
+    f[Figure::Max.index()] = all.latency().max() as f64;
+    f
+}
+
+fn group(
+    key: Option<String>,
+    base: &[&Part],
+    new: &[&Part],
+    rounds: usize,
+    rng: &mut Pcg64,
+) -> Group {
+    let blocks = |parts: &[&Part]| -> Vec<Vec<Block>> { parts.iter().map(|p| p.run.blocks()).collect() };
+    let (bb, nb) = (blocks(base), blocks(new));
+    let (eb, en) = (exact(base), exact(new));
+    let ci = bootstrap::intervals(&bb, &nb, rounds, rng);
+    let aa = bootstrap::intervals(&bb, &bb, rounds / 2, rng);
+    let rows = Figure::ALL
+        .iter()
+        .map(|&f| {
+            let i = f.index();
+            let (low, high) = ci[i];
+            let verdict = match (low > 0.0, high < 0.0, f.is_latency()) {
+                (true, _, true) => "slower",
+                (_, true, true) => "faster",
+                (true, _, false) => "better",
+                (_, true, false) => "worse",
+                _ => "same",
+            };
+            Row {
+                figure: f,
+                base: eb[i],
+                new: en[i],
+                change: bootstrap::change(eb[i], en[i]),
+                low,
+                high,
+                noise: (aa[i].1 - aa[i].0) / 2.0,
+                verdict,
+            }
+        })
+        .collect();
+    let requests = |parts: &[&Part]| parts.iter().map(|p| p.metrics.requests()).sum();
+    Group {
+        key,
+        requests: (requests(base), requests(new)),
+        rows,
+    }
+}
+
+impl Comparison {
+    /// Every group and then the total.
+    pub fn all(&self) -> impl Iterator<Item = &Group> {
+        self.groups.iter().chain(std::iter::once(&self.total))
+    }
+}

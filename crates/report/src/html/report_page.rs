@@ -1,0 +1,303 @@
+//! `report -type html`: the page of a run.
+
+use std::io::{self, Write};
+
+use barrage_metrics::{GroupBy, Groups, Metrics, Options};
+use barrage_model::{Hit, Lacks};
+use barrage_plot::{
+    chart::{self, Axis, Mark, Range, Scale},
+    palette::{colors, CATEGORICAL},
+};
+
+use super::{
+    page::{self, h2, line, spectrum, spectrum_chart, table, time_chart},
+    Timeline,
+};
+use crate::{text::dur, Percentiles};
+
+/// A part of the page its caller draws (such as a sweep's table and
+/// charts), placed after the summary's charts.
+pub struct Section {
+    /// Its heading.
+    pub title: String,
+    /// Its HTML, whole elements.
+    pub html: String,
+}
+
+/// Records folded for the page: the total, the groups of `-by`, and the
+/// figures over time.
+pub struct Report {
+    options: Options,
+    total: Metrics,
+    groups: Option<Groups>,
+    timeline: Timeline,
+}
+
+impl Report {
+    /// An empty report judging and measuring by `options`, grouped by `by`.
+    pub fn new(options: Options, by: Option<GroupBy>) -> Report {
+        let total = Metrics::with_options(options.clone());
+        Report {
+            groups: by.map(|b| Groups::new(b, &total)),
+            options,
+            total,
+            timeline: Timeline::new(),
+        }
+    }
+
+    /// Adds a record.
+    pub fn add(&mut self, hit: &Hit, lacks: Lacks) {
+        self.total.add_lacking(hit, lacks);
+        if let Some(g) = &mut self.groups {
+            g.add_lacking(hit, lacks);
+        }
+        let (ok, latency) = self.options.judge(hit);
+        self.timeline.add(hit, ok, latency);
+    }
+
+    /// The total's metrics.
+    pub fn total(&self) -> &Metrics {
+        &self.total
+    }
+
+    /// Writes the page.
+    pub fn write(
+        &self,
+        title: &str,
+        p: &Percentiles,
+        sections: &[Section],
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut page = page::head(title);
+        let m = &self.total;
+        if m.requests() == 0 {
+            page.push_str("<p>No results.</p>\n");
+            page.push_str(page::END);
+            return out.write_all(page.as_bytes());
+        }
+        page.push_str("<div class=\"charts\">\n<div>\n");
+        table(&mut page, &["", "", ""], &summary(m, p));
+        page.push_str("</div>\n");
+        let spectra = vec![spectrum("latency", CATEGORICAL[0], m.latency())];
+        chart::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
+        self.over_time(&mut page);
+        page.push_str("</div>\n");
+        for s in sections {
+            h2(&mut page, &s.title);
+            page.push_str(&s.html);
+        }
+        codes_and_errors(&mut page, m);
+        if let Some(g) = &self.groups {
+            groups(&mut page, g, p);
+        }
+        connections(&mut page, m, p);
+        page.push_str(page::END);
+        out.write_all(page.as_bytes())
+    }
+
+    fn over_time(&self, page: &mut String) {
+        let w = self.timeline.windows();
+        let pts = |f: &dyn Fn(&super::Window) -> f64| -> Vec<(f64, f64)> {
+            w.iter()
+                .map(|x| (x.at, f(x)))
+                .filter(|p| p.1.is_finite())
+                .collect()
+        };
+        let mut rates = time_chart(
+            "rates",
+            Axis::linear("Per second"),
+            vec![
+                line("ok/s", CATEGORICAL[0], Mark::Line, pts(&|x| x.ok)),
+                line("errors/s", CATEGORICAL[1], Mark::Line, pts(&|x| x.errors)),
+            ],
+        );
+        rates.id = "rates".into();
+        page.push_str("<div>\n");
+        rates.draw(page);
+        page.push_str("</div>\n<div>\n");
+        time_chart(
+            "success",
+            Axis {
+                name: "Success (%)".into(),
+                scale: Scale::Linear,
+                range: Range::Fixed(0.0, 100.0),
+            },
+            vec![line(
+                "success",
+                CATEGORICAL[3],
+                Mark::Line,
+                pts(&|x| x.success * 100.0),
+            )],
+        )
+        .draw(page);
+        page.push_str("</div>\n");
+        let ms = |v: f64| v / 1e6;
+        chart::latency_toggle(
+            page,
+            &time_chart(
+                "latency",
+                Axis::linear("Latency (ms)"),
+                vec![
+                    line("p50", CATEGORICAL[2], Mark::Line, pts(&|x| ms(x.p50))),
+                    line("p99", CATEGORICAL[1], Mark::Line, pts(&|x| ms(x.p99))),
+                ],
+            ),
+        );
+        page.push_str("<div>\n");
+        time_chart(
+            "lag",
+            Axis::linear("Lag (ms)"),
+            vec![line(
+                "lag p99 (sent after its time)",
+                CATEGORICAL[4],
+                Mark::Line,
+                pts(&|x| ms(x.lag99)),
+            )],
+        )
+        .draw(page);
+        page.push_str("</div>\n");
+    }
+}
+
+/// vegeta's figures, a row each: name, what, values.
+fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
+    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
+    let quantiles =
+        |d: &barrage_metrics::Distribution| p.iter().map(|(q, _)| dur(d.quantile(q))).collect::<Vec<_>>();
+    let (d, w) = (m.duration().max(0) as u64, m.wait().max(0) as u64);
+    let lat = m.latency();
+    let mut rows = vec![
+        vec![
+            "Requests".into(),
+            "total, rate, throughput".into(),
+            format!("{}, {:.2}/s, {:.2}/s", m.requests(), m.rate(), m.throughput()),
+        ],
+        vec![
+            "Duration".into(),
+            "total, attack, wait".into(),
+            format!("{}, {}, {}", dur(d + w), dur(d), dur(w)),
+        ],
+        vec![
+            "Latencies".into(),
+            format!("min, mean, {}, max", labels.join(", ")),
+            format!(
+                "{}, {}, {}, {}",
+                dur(lat.min()),
+                dur(lat.mean()),
+                quantiles(lat).join(", "),
+                dur(lat.max())
+            ),
+        ],
+    ];
+    if m.lag().max() > 0 {
+        rows.push(vec![
+            "Lag".into(),
+            format!("mean, {}, max", labels.join(", ")),
+            format!(
+                "{}, {}, {}",
+                dur(m.lag().mean()),
+                quantiles(m.lag()).join(", "),
+                dur(m.lag().max())
+            ),
+        ]);
+    }
+    let (bin, bin_mean) = m.bytes_in();
+    let (bout, bout_mean) = m.bytes_out();
+    rows.push(vec!["Bytes In".into(), "total, mean".into(), format!("{bin}, {bin_mean:.2}")]);
+    rows.push(vec!["Bytes Out".into(), "total, mean".into(), format!("{bout}, {bout_mean:.2}")]);
+    rows.push(vec![
+        "Success".into(),
+        "ratio".into(),
+        format!("{:.2}%", m.success_ratio() * 100.0),
+    ]);
+    rows
+}
+
+fn codes_and_errors(page: &mut String, m: &Metrics) {
+    h2(page, "Status codes");
+    let codes: Vec<Vec<String>> = m
+        .status_codes()
+        .into_iter()
+        .map(|(c, n)| {
+            vec![
+                c,
+                n.to_string(),
+                format!("{:.2}%", n as f64 * 100.0 / m.requests().max(1) as f64),
+            ]
+        })
+        .collect();
+    table(page, &["code", "requests", "share"], &codes);
+    h2(page, "Errors");
+    if m.errors().is_empty() {
+        page.push_str("<p>None.</p>\n");
+    } else {
+        let errors: Vec<Vec<String>> = m.errors().iter().map(|e| vec![e.clone()]).collect();
+        table(page, &["error (first seen first)"], &errors);
+    }
+}
+
+fn groups(page: &mut String, g: &Groups, p: &Percentiles) {
+    let by = g.by().name();
+    h2(page, &format!("By {by}"));
+    let labels: Vec<String> = p.iter().map(|(_, l)| format!("p{l}")).collect();
+    let mut header = vec![by, "requests", "success", "throughput", "mean"];
+    header.extend(labels.iter().map(String::as_str));
+    header.push("max");
+    let rows: Vec<Vec<String>> = g
+        .iter()
+        .map(|(key, m)| {
+            let mut r = vec![
+                barrage_model::words::printable(key).into_owned(),
+                m.requests().to_string(),
+                format!("{:.2}%", m.success_ratio() * 100.0),
+                format!("{:.2}/s", m.throughput()),
+                dur(m.latency().mean()),
+            ];
+            r.extend(p.iter().map(|(q, _)| dur(m.latency().quantile(q))));
+            r.push(dur(m.latency().max()));
+            r
+        })
+        .collect();
+    table(page, &header, &rows);
+    let palette = colors(g.len(), false);
+    let series = g
+        .iter()
+        .zip(&palette)
+        .map(|((key, m), c)| spectrum(&barrage_model::words::printable(key), c, m.latency()))
+        .collect();
+    page.push_str("<div class=\"charts\">\n");
+    chart::latency_toggle(page, &spectrum_chart("groups", series));
+    page.push_str("</div>\n");
+}
+
+fn connections(page: &mut String, m: &Metrics, p: &Percentiles) {
+    let Some(c) = m.connections() else {
+        return;
+    };
+    h2(page, "Connections");
+    let _ = std::fmt::Write::write_fmt(
+        page,
+        format_args!(
+            "<p>{} of {} requests opened a connection ({:.2}%, {:.2}/s).</p>\n",
+            c.new_count(),
+            m.requests(),
+            c.new_share() * 100.0,
+            m.connections_rate()
+        ),
+    );
+    let labels: Vec<String> = p.iter().map(|(_, l)| format!("p{l}")).collect();
+    let mut header = vec!["cost", "measured", "mean"];
+    header.extend(labels.iter().map(String::as_str));
+    header.push("max");
+    let rows: Vec<Vec<String>> = [("dns", c.dns()), ("connect", c.connect()), ("tls", c.tls())]
+        .into_iter()
+        .filter(|(_, d)| d.count() > 0)
+        .map(|(name, d)| {
+            let mut r = vec![name.to_string(), d.count().to_string(), dur(d.mean())];
+            r.extend(p.iter().map(|(q, _)| dur(d.quantile(q))));
+            r.push(dur(d.max()));
+            r
+        })
+        .collect();
+    table(page, &header, &rows);
+}
