@@ -33,7 +33,13 @@ fn sides(a: &CompareArgs) -> Result<(Vec<String>, Vec<String>), String> {
 
 pub fn run(args: CompareArgs) -> Outcome {
     let (base, new) = sides(&args).map_err(Failed::usage)?;
-    if base.iter().chain(&new).filter(|f| *f == "-" || *f == "stdin").count() > 1 {
+    if base
+        .iter()
+        .chain(&new)
+        .filter(|f| *f == "-" || *f == "stdin")
+        .count()
+        > 1
+    {
         return Err(Failed::usage("only one input can be stdin"));
     }
     let options = Options {

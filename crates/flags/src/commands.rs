@@ -385,7 +385,7 @@ pub struct CompareArgs {
     /// Compare per url, method, code, attack, error, grpc-status, proto, name, remote or conn (groups matched by key), plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
-    /// Exit 3 when a change is significant and past its bound, e.g. 'p99>+5%,success<-0.1%' (figures: throughput, success, mean, p50, p90, p99, p99.9, max)
+    /// Exit 3 when a change is significant and past its bound, e.g. 'p99>+5%,success<-0.1%' (figures: throughput, success, mean, p50, p90, p99, p99.9; max is shown, never judged)
     #[arg(long, allow_hyphen_values = true)]
     pub fail_on: Option<barrage_report::compare::Gate>,
     /// Seed of the bootstrap's redraws (the output is the same for the same seed)

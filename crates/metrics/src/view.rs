@@ -44,8 +44,8 @@ pub struct Options {
 impl Options {
     /// Whether `hit` succeeded, and its latency in the chosen view (ns).
     pub fn judge(&self, hit: &barrage_model::Hit) -> (bool, u64) {
-        let ok = (self.success.accepts(hit.code) || hit.is_websocket_reply())
-            && !hit.judged_failure();
+        let ok =
+            (self.success.accepts(hit.code) || hit.is_websocket_reply()) && !hit.judged_failure();
         let latency = match self.latency {
             LatencyView::Actual => hit.latency,
             LatencyView::Intended => hit.intended_latency(),

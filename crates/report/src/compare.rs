@@ -12,9 +12,16 @@
 //! redraws runs, then blocks within each drawn run, with replacement
 //! ([`bootstrap`]), [`ROUNDS`] times with a fixed seed, and takes the
 //! 2.5th and 97.5th percentiles of the change. A change is significant
-//! when its interval leaves out 0. With one run per side the interval
-//! holds the variation within each run; the variation between runs (a
-//! machine busier in one) shows only with several runs per side.
+//! when its interval leaves out 0. A side's only run is cut in thirds
+//! that stand in for runs, so that a drift within it widens the
+//! interval; a drift between the two runs (a machine busier in one) is
+//! what several interleaved runs per side are for.
+//!
+//! The maximum is shown with its interval but never judged (its verdict
+//! stays "same", and `-fail-on` refuses it): a bootstrap never draws
+//! beyond the greatest value seen, so it cannot bound a maximum. For the
+//! same reason a percentile is judged only with at least [`MIN_TAIL`]
+//! records beyond it on each side (p99.9: 10,000 records).
 //!
 //! **Noise floor.** For each figure, the half-width of the interval of
 //! the change between two redraws of the base side alone: a change
@@ -42,6 +49,9 @@ pub const ROUNDS: usize = 2000;
 
 /// The seed when none is given (`-seed`): output is the same every time.
 pub const DEFAULT_SEED: u64 = 1;
+
+/// Records beyond a percentile, on each side, for it to be judged.
+pub const MIN_TAIL: f64 = 10.0;
 
 /// Base or new.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +102,10 @@ pub struct Row {
     pub noise: f64,
     /// `faster`, `slower`, `better`, `worse` or `same`.
     pub verdict: &'static str,
+    /// Whether the verdict was judged: not for the maximum, nor for a
+    /// percentile with fewer than [`MIN_TAIL`] records beyond it on a
+    /// side (then the verdict is `same`).
+    pub judged: bool,
 }
 
 /// One group's comparison (or the total's).
@@ -225,7 +239,13 @@ impl Sides {
                 )
             })
             .collect();
-        let total = group(None, &parts(base, None), &parts(new, None), rounds, &mut rng);
+        let total = group(
+            None,
+            &parts(base, None),
+            &parts(new, None),
+            rounds,
+            &mut rng,
+        );
         Comparison {
             by: self.by,
             runs: (base.len(), new.len()),
@@ -289,17 +309,29 @@ fn group(
     rounds: usize,
     rng: &mut Pcg64,
 ) -> Group {
-    let blocks = |parts: &[&Part]| -> Vec<Vec<Block>> { parts.iter().map(|p| p.run.blocks()).collect() };
+    let blocks = |parts: &[&Part]| -> Vec<Vec<Block>> {
+        bootstrap::stand_ins(parts.iter().map(|p| p.run.blocks()).collect())
+    };
     let (bb, nb) = (blocks(base), blocks(new));
     let (eb, en) = (exact(base), exact(new));
     let ci = bootstrap::intervals(&bb, &nb, rounds, rng);
     let aa = bootstrap::intervals(&bb, &bb, rounds / 2, rng);
+    let requests = |parts: &[&Part]| -> u64 { parts.iter().map(|p| p.metrics.requests()).sum() };
     let rows = Figure::ALL
         .iter()
         .map(|&f| {
             let i = f.index();
             let (low, high) = ci[i];
+            // A bootstrap never draws beyond the greatest value seen, so
+            // it cannot bound a maximum, nor a percentile with only a few
+            // records beyond it.
+            let fewer = requests(base).min(requests(new)) as f64;
+            let judged = match f {
+                Figure::Max => false,
+                _ => f.quantile().is_none_or(|q| fewer * (1.0 - q) >= MIN_TAIL),
+            };
             let verdict = match (low > 0.0, high < 0.0, f.is_latency()) {
+                _ if !judged => "same",
                 (true, _, true) => "slower",
                 (_, true, true) => "faster",
                 (true, _, false) => "better",
@@ -315,10 +347,10 @@ fn group(
                 high,
                 noise: (aa[i].1 - aa[i].0) / 2.0,
                 verdict,
+                judged,
             }
         })
         .collect();
-    let requests = |parts: &[&Part]| parts.iter().map(|p| p.metrics.requests()).sum();
     Group {
         key,
         requests: (requests(base), requests(new)),

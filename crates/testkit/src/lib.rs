@@ -11,6 +11,7 @@
 //! | `/` | 200 `hello\n` |
 //! | `/status/N` | status N |
 //! | `/sleep/MS` | 200 after MS milliseconds |
+//! | `/delay/US` | 200 after US microseconds (a thread's sleep: precise) |
 //! | `/redirect/N` | 302 to `/redirect/N-1`; `/redirect/0` is 200 |
 //! | `/bytes/N` | 200 with an N-byte body |
 //! | anything else | 404 |

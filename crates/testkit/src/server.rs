@@ -483,6 +483,13 @@ pub(crate) async fn route(
             tokio::time::sleep(Duration::from_millis(ms)).await;
             reply(200, "slept\n")
         }
+        // A precise wait (tokio's timer rounds up to whole ms): a thread
+        // sleeps, so 1000 and 1100 µs differ by 100 µs, not by 1 ms.
+        ("delay", Some(us)) => {
+            let d = Duration::from_micros(us.min(10_000_000));
+            let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
+            reply(200, "waited\n")
+        }
         ("redirect", Some(0)) => reply(200, "landed\n"),
         ("redirect", Some(n)) => {
             let mut r = reply(302, "");

@@ -26,9 +26,9 @@ pub fn bucket(ns: u64) -> usize {
     ((ns as f64).ln() / STEP.ln()) as usize
 }
 
-/// The value a bucket stands for: its geometric middle (ns).
-pub fn value(bucket: usize) -> f64 {
-    STEP.powf(bucket as f64 + 0.5)
+/// The value `share` (0..=1) of the way through a bucket, in log terms (ns).
+pub fn within_bucket(bucket: usize, share: f64) -> f64 {
+    STEP.powf(bucket as f64 + share.clamp(0.0, 1.0))
 }
 
 /// One block's figures.
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn buckets_are_one_percent_wide() {
         for ns in [1_000u64, 1_234_567, 99_000_000_000] {
-            let v = value(bucket(ns));
+            let v = within_bucket(bucket(ns), 0.5);
             assert!((v / ns as f64 - 1.0).abs() < 0.01, "{ns} -> {v}");
         }
         assert!(bucket(100_000_000_000) < BUCKETS);
@@ -245,7 +245,11 @@ mod tests {
             add(&mut run, ms, 500 + (ms as u64 % 7), ms % 10 != 0);
         }
         let blocks = run.blocks();
-        assert!((BLOCKS..=2 * BLOCKS).contains(&blocks.len()), "{}", blocks.len());
+        assert!(
+            (BLOCKS..=2 * BLOCKS).contains(&blocks.len()),
+            "{}",
+            blocks.len()
+        );
         assert_eq!(blocks.iter().map(|b| b.count).sum::<u64>(), 60_000);
         assert_eq!(blocks.iter().map(|b| b.ok).sum::<u64>(), 54_000);
         let counted: u64 = blocks

@@ -32,7 +32,6 @@ fn figure(name: &str) -> Option<Figure> {
         "p90" => Figure::P90,
         "p99" => Figure::P99,
         "p99.9" => Figure::P999,
-        "max" => Figure::Max,
         _ => return None,
     })
 }
@@ -50,8 +49,13 @@ impl std::str::FromStr for Gate {
             let (name, rest) = part.split_at(at);
             let above = rest.starts_with('>');
             let number = rest[1..].trim_start_matches('=').trim();
+            if name.trim() == "max" {
+                return Err(bad(
+                    "max cannot be gated: a bootstrap does not bound a maximum (gate p99.9)",
+                ));
+            }
             let figure = figure(name.trim()).ok_or_else(|| {
-                bad("unknown figure (use throughput, success, mean, p50, p90, p99, p99.9 or max)")
+                bad("unknown figure (use throughput, success, mean, p50, p90, p99 or p99.9)")
             })?;
             let pct = number
                 .strip_suffix('%')
@@ -77,7 +81,7 @@ impl std::str::FromStr for Gate {
 
 impl Condition {
     fn holds(&self, row: &Row) -> bool {
-        let significant = row.low > 0.0 || row.high < 0.0;
+        let significant = row.judged && (row.low > 0.0 || row.high < 0.0);
         significant
             && if self.above {
                 row.change > self.bound
@@ -131,6 +135,7 @@ mod tests {
             ("p99=5%", "needs < or >"),
             ("p99>5ms", "a change in %"),
             ("p99>x%", "not a number"),
+            ("max>+5%", "max cannot be gated"),
         ] {
             let e = bad.parse::<Gate>().unwrap_err().0;
             assert!(e.contains(says) && e.contains(bad), "{e}");
@@ -149,6 +154,7 @@ mod tests {
             high,
             noise: 0.0,
             verdict: "same",
+            judged: true,
         };
         assert!(cond.0[0].holds(&row(0.08, 0.02, 0.14)));
         assert!(!cond.0[0].holds(&row(0.08, -0.01, 0.17)), "not significant");

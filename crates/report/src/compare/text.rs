@@ -24,9 +24,15 @@ pub(crate) fn pct(v: f64) -> String {
 }
 
 fn method(c: &Comparison) -> String {
-    let runs = |n: usize| if n == 1 { "1 run".to_string() } else { format!("{n} runs") };
+    let runs = |n: usize| {
+        if n == 1 {
+            "1 run".to_string()
+        } else {
+            format!("{n} runs")
+        }
+    };
     let mut s = format!(
-        "block bootstrap: {} redraws of runs, then blocks of send time (at least {}), seed {}; 95% intervals; base {}, new {}",
+        "block bootstrap: {} redraws of runs (of a side's only run, its thirds), then of blocks of send time (at least {}) within them, seed {}; 95% intervals; base {}, new {}",
         c.rounds,
         dur(c.block_width as u64),
         c.seed,
@@ -35,18 +41,14 @@ fn method(c: &Comparison) -> String {
     );
     if c.runs.0 < 2 || c.runs.1 < 2 {
         s.push_str(
-            " (one run on a side: the intervals hold the variation within runs, not between them; give several runs a side with -- to count it)",
+            " (one run a side: a drift of the machine between the runs cannot be told from a change; give several interleaved runs a side with -- to count it)",
         );
     }
     s
 }
 
 fn group_text<W: Write>(tw: &mut TabWriter<W>, g: &Group) -> io::Result<()> {
-    writeln!(
-        tw,
-        "Requests\t{}\t{}\t\t\t\t",
-        g.requests.0, g.requests.1
-    )?;
+    writeln!(tw, "Requests\t{}\t{}\t\t\t\t", g.requests.0, g.requests.1)?;
     for r in &g.rows {
         writeln!(
             tw,
@@ -58,7 +60,7 @@ fn group_text<W: Write>(tw: &mut TabWriter<W>, g: &Group) -> io::Result<()> {
             pct(r.low),
             pct(r.high),
             r.noise * 100.0,
-            r.verdict
+            if r.judged { r.verdict } else { "not judged" }
         )?;
     }
     Ok(())
@@ -119,12 +121,16 @@ fn group_json(g: &Group, out: &mut Vec<u8>, by: &str) {
         out.extend_from_slice(b"},");
     }
     out.extend_from_slice(
-        format!("\"requests\":{{\"base\":{},\"new\":{}}}", g.requests.0, g.requests.1).as_bytes(),
+        format!(
+            "\"requests\":{{\"base\":{},\"new\":{}}}",
+            g.requests.0, g.requests.1
+        )
+        .as_bytes(),
     );
     for r in &g.rows {
         out.extend_from_slice(
             format!(
-                ",\"{}\":{{\"base\":{},\"new\":{},\"change\":{},\"low\":{},\"high\":{},\"noise\":{},\"verdict\":\"{}\"}}",
+                ",\"{}\":{{\"base\":{},\"new\":{},\"change\":{},\"low\":{},\"high\":{},\"noise\":{},\"verdict\":\"{}\",\"judged\":{}}}",
                 r.figure.name(),
                 number(r.figure, r.base),
                 number(r.figure, r.new),
@@ -132,7 +138,8 @@ fn group_json(g: &Group, out: &mut Vec<u8>, by: &str) {
                 gojson::float(r.low),
                 gojson::float(r.high),
                 gojson::float(r.noise),
-                r.verdict
+                r.verdict,
+                r.judged
             )
             .as_bytes(),
         );

@@ -29,7 +29,11 @@ fn series(sides: &Sides, side: Side) -> Vec<(f64, f64, f64, f64)> {
                 continue;
             }
             let f = figures(&[b], &mut acc);
-            let span = if b.span > 0 { b.span as f64 / 1e9 } else { width };
+            let span = if b.span > 0 {
+                b.span as f64 / 1e9
+            } else {
+                width
+            };
             out.push((
                 offset + i as f64 * width,
                 b.ok as f64 / span.min(width).max(width / 1000.0),
@@ -66,13 +70,21 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
                     pct(r.change),
                     format!("[{}, {}]", pct(r.low), pct(r.high)),
                     format!("±{:.2}%", r.noise * 100.0),
-                    r.verdict.to_string(),
+                    if r.judged { r.verdict } else { "not judged" }.to_string(),
                 ]
             })
             .collect();
         table(
             &mut page,
-            &["figure", "base", "new", "change", "95% interval", "noise", "verdict"],
+            &[
+                "figure",
+                "base",
+                "new",
+                "change",
+                "95% interval",
+                "noise",
+                "verdict",
+            ],
             &rows,
         );
     }
@@ -110,8 +122,18 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
         "throughput",
         Axis::linear("ok/s"),
         vec![
-            line("base ok/s", blue, Mark::Line, sb.iter().map(|p| (p.0, p.1)).collect()),
-            line("new ok/s", red, Mark::Line, sn.iter().map(|p| (p.0, p.1)).collect()),
+            line(
+                "base ok/s",
+                blue,
+                Mark::Line,
+                sb.iter().map(|p| (p.0, p.1)).collect(),
+            ),
+            line(
+                "new ok/s",
+                red,
+                Mark::Line,
+                sn.iter().map(|p| (p.0, p.1)).collect(),
+            ),
         ],
     )
     .draw(&mut page);
@@ -122,10 +144,30 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
             "over-time",
             Axis::linear("Latency (ms)"),
             vec![
-                line("base p50", blue, Mark::Line, sb.iter().map(|p| (p.0, p.2)).collect()),
-                line("base p99", blue, Mark::Dashed, sb.iter().map(|p| (p.0, p.3)).collect()),
-                line("new p50", red, Mark::Line, sn.iter().map(|p| (p.0, p.2)).collect()),
-                line("new p99", red, Mark::Dashed, sn.iter().map(|p| (p.0, p.3)).collect()),
+                line(
+                    "base p50",
+                    blue,
+                    Mark::Line,
+                    sb.iter().map(|p| (p.0, p.2)).collect(),
+                ),
+                line(
+                    "base p99",
+                    blue,
+                    Mark::Dashed,
+                    sb.iter().map(|p| (p.0, p.3)).collect(),
+                ),
+                line(
+                    "new p50",
+                    red,
+                    Mark::Line,
+                    sn.iter().map(|p| (p.0, p.2)).collect(),
+                ),
+                line(
+                    "new p99",
+                    red,
+                    Mark::Dashed,
+                    sn.iter().map(|p| (p.0, p.3)).collect(),
+                ),
             ],
         ),
     );

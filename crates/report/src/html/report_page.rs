@@ -162,15 +162,23 @@ impl Report {
 /// vegeta's figures, a row each: name, what, values.
 fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
     let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
-    let quantiles =
-        |d: &barrage_metrics::Distribution| p.iter().map(|(q, _)| dur(d.quantile(q))).collect::<Vec<_>>();
+    let quantiles = |d: &barrage_metrics::Distribution| {
+        p.iter()
+            .map(|(q, _)| dur(d.quantile(q)))
+            .collect::<Vec<_>>()
+    };
     let (d, w) = (m.duration().max(0) as u64, m.wait().max(0) as u64);
     let lat = m.latency();
     let mut rows = vec![
         vec![
             "Requests".into(),
             "total, rate, throughput".into(),
-            format!("{}, {:.2}/s, {:.2}/s", m.requests(), m.rate(), m.throughput()),
+            format!(
+                "{}, {:.2}/s, {:.2}/s",
+                m.requests(),
+                m.rate(),
+                m.throughput()
+            ),
         ],
         vec![
             "Duration".into(),
@@ -203,8 +211,16 @@ fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
     }
     let (bin, bin_mean) = m.bytes_in();
     let (bout, bout_mean) = m.bytes_out();
-    rows.push(vec!["Bytes In".into(), "total, mean".into(), format!("{bin}, {bin_mean:.2}")]);
-    rows.push(vec!["Bytes Out".into(), "total, mean".into(), format!("{bout}, {bout_mean:.2}")]);
+    rows.push(vec![
+        "Bytes In".into(),
+        "total, mean".into(),
+        format!("{bin}, {bin_mean:.2}"),
+    ]);
+    rows.push(vec![
+        "Bytes Out".into(),
+        "total, mean".into(),
+        format!("{bout}, {bout_mean:.2}"),
+    ]);
     rows.push(vec![
         "Success".into(),
         "ratio".into(),

@@ -117,7 +117,11 @@ mod tests {
             t.add(&hit, true, hit.latency);
         }
         let w = t.windows();
-        assert!(w.len() <= MOST_WINDOWS && w.len() >= MOST_WINDOWS / 2, "{}", w.len());
+        assert!(
+            w.len() <= MOST_WINDOWS && w.len() >= MOST_WINDOWS / 2,
+            "{}",
+            w.len()
+        );
         assert!((w[1].p50 / 1e6 - 1.0).abs() < 0.01);
         assert_eq!(w[1].errors, 0.0);
     }
