@@ -336,6 +336,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LatencyView;
 
     fn hit(ts: i64, latency: u64, code: u16, error: &str) -> Hit {
         Hit {

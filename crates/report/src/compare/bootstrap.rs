@@ -191,7 +191,7 @@ pub fn intervals(
     rng: &mut Pcg64,
 ) -> [(f64, f64); 8] {
     let (mut a, mut b, mut acc) = (Vec::new(), Vec::new(), Vec::new());
-    let mut changes: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); 8];
+    let mut changes: Vec<Vec<f64>> = (0..8).map(|_| Vec::with_capacity(rounds)).collect();
     for _ in 0..rounds {
         draw(base, rng, &mut a);
         let fa = figures(&a, &mut acc);
@@ -226,7 +226,7 @@ mod tests {
             let u = (x >> 11) as f64 / (1u64 << 53) as f64;
             // Exponential tail over a floor: p99 is about floor + 4.6 × scale.
             let latency = ms * 1e6 * (0.8 + 0.2 * -(1.0 - u).ln());
-            r.add(i * 1_000_000, latency as u64, x % 1000 != 0);
+            r.add(i * 1_000_000, latency as u64, !x.is_multiple_of(1000));
         }
         r.blocks()
     }
