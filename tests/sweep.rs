@@ -28,6 +28,8 @@ fn text(b: &[u8]) -> String {
 fn find_max_lands_within_the_precision_of_a_known_limit() {
     let capacity = 400.0;
     let server = CapacityServer::start(capacity);
+    let dir = common::tempdir("sweep-find-max");
+    let chart = dir.join("chart.html");
     let out = sweep(
         &[
             "-rates",
@@ -42,10 +44,18 @@ fn find_max_lands_within_the_precision_of_a_known_limit() {
             // (the suite in parallel) lags over 10 ms in a debug build.
             "-lag-limit",
             "1s",
+            "-chart",
+            chart.to_str().unwrap(),
         ],
         &format!("GET {}\n", server.url("/")),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // The answer and its conditions are on the page, in words.
+    let page = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        page.contains("<p class=\"answer\">max rate holding success&gt;=99.9%: "),
+        "{page}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let found = v["find_max"]["found"]["rate"]
         .as_f64()

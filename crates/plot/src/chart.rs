@@ -11,53 +11,8 @@
 
 use std::fmt::Write as _;
 
-use crate::svg::{decades, escape, log_ticks, number, ticks};
-
-/// How values map to an axis.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scale {
-    /// Evenly.
-    Linear,
-    /// By powers of ten (values at or below zero sit on the lowest line).
-    Log,
-    /// Percentiles (0..100, exclusive) by their nines: 90, 99, 99.9 are
-    /// evenly apart.
-    Nines,
-}
-
-/// Which values an axis spans.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Range {
-    /// From zero to a round value above the data (log axes: the data's
-    /// decades).
-    FromZero,
-    /// From the least to the greatest value of the data.
-    Data,
-    /// Exactly these.
-    Fixed(f64, f64),
-}
-
-/// One axis: its name (with unit) and how it maps values.
-#[derive(Clone, Debug)]
-pub struct Axis {
-    /// Written along the axis, such as `Latency (ms)`.
-    pub name: String,
-    /// Linear, log or nines.
-    pub scale: Scale,
-    /// What it spans.
-    pub range: Range,
-}
-
-impl Axis {
-    /// A linear axis from zero.
-    pub fn linear(name: &str) -> Axis {
-        Axis {
-            name: name.into(),
-            scale: Scale::Linear,
-            range: Range::FromZero,
-        }
-    }
-}
+pub use crate::axis::{Axis, Range, Scale};
+use crate::{axis::map, svg::escape};
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,94 +99,6 @@ const RULE_STRIP: f64 = 16.0;
 const PAD: f64 = 6.0;
 /// About how wide a 12 px sans-serif character is (px), to wrap the legend.
 const CHAR: f64 = 6.6;
-
-/// A mapping from values to pixels with its ticks.
-struct Mapped {
-    /// (value, label) of each tick.
-    ticks: Vec<(f64, String)>,
-    /// The value's position in 0..=1 along the axis.
-    at: Box<dyn Fn(f64) -> f64>,
-}
-
-fn nines(p: f64) -> f64 {
-    let q = (p / 100.0).clamp(0.0, 1.0 - 1e-12);
-    -(1.0 - q).log10()
-}
-
-fn map(axis: &Axis, values: &[f64]) -> Mapped {
-    let finite = || values.iter().copied().filter(|v| v.is_finite());
-    let max = finite().fold(f64::NEG_INFINITY, f64::max);
-    let min = finite().fold(f64::INFINITY, f64::min);
-    let labelled = |t: Vec<f64>| t.into_iter().map(|v| (v, number(v))).collect::<Vec<_>>();
-    match axis.scale {
-        Scale::Linear => {
-            let (lo, hi, t) = match axis.range {
-                Range::FromZero => {
-                    let t = ticks(max.max(0.0), 6);
-                    (0.0, *t.last().unwrap_or(&1.0), t)
-                }
-                Range::Data | Range::Fixed(..) => {
-                    let (lo, hi) = match axis.range {
-                        Range::Fixed(lo, hi) => (lo, hi),
-                        _ if min.is_finite() => (min, max),
-                        _ => (0.0, 1.0),
-                    };
-                    let (lo, hi) = if hi > lo {
-                        (lo, hi)
-                    } else {
-                        (lo - 1.0, lo + 1.0)
-                    };
-                    (lo, hi, ticks_within(lo, hi, 6))
-                }
-            };
-            Mapped {
-                ticks: labelled(t),
-                at: Box::new(move |v| (v - lo) / (hi - lo)),
-            }
-        }
-        Scale::Log => {
-            let pos_min = finite().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-            let (lo, hi) = match axis.range {
-                Range::Fixed(a, b) if a > 0.0 && b > a => {
-                    (a.log10().floor() as i32, b.log10().ceil() as i32)
-                }
-                _ => decades(pos_min, max),
-            };
-            let span = f64::from(hi - lo);
-            Mapped {
-                ticks: labelled(log_ticks(lo, hi)),
-                at: Box::new(move |v| {
-                    if v > 0.0 {
-                        ((v.log10() - f64::from(lo)) / span).clamp(0.0, 1.0)
-                    } else {
-                        0.0
-                    }
-                }),
-            }
-        }
-        Scale::Nines => {
-            let top = nines(max.max(90.0)).ceil().max(1.0);
-            let mut t = vec![(0.0, "0".to_string())];
-            let mut label = 90.0;
-            for _ in 0..top as i32 {
-                t.push((label, number(label)));
-                label = 100.0 - (100.0 - label) / 10.0;
-            }
-            Mapped {
-                ticks: t,
-                at: Box::new(move |v| nines(v) / top),
-            }
-        }
-    }
-}
-
-/// Round ticks inside `lo..=hi`, about `want` of them.
-fn ticks_within(lo: f64, hi: f64, want: usize) -> Vec<f64> {
-    let step = ticks(hi - lo, want).get(1).copied().unwrap_or(1.0);
-    let first = (lo / step).ceil() as i64;
-    let last = (hi / step + 1e-9).floor() as i64;
-    (first..=last).map(|i| i as f64 * step).collect()
-}
 
 /// Where each legend entry goes: (x, row) for entries `widths` px wide,
 /// wrapped within `span` px.
@@ -482,83 +349,6 @@ impl Chart {
     }
 }
 
-/// The page style the charts expect (`.band`, `.rule`, `.legend`, the
-/// log/linear toggle of [`toggle`]).
-pub const STYLE: &str = "body { font: 14px sans-serif; margin: 1em 2em; color: #222; }
-h1 { font-size: 18px; font-weight: normal; margin: 0 0 0.5em; }
-h2 { font-size: 16px; font-weight: normal; margin: 1em 0 0.3em; }
-svg { width: 100%; height: auto; display: block; }
-.wide svg { max-width: 1200px; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 8px 24px; }
-.axis { stroke: #444; stroke-width: 1; }
-.grid { stroke: #e3e3e3; stroke-width: 1; }
-text { font: 12px sans-serif; fill: #333; }
-.band { fill: #999; fill-opacity: 0.3; }
-line.rule { stroke: #444; stroke-width: 1.5; stroke-dasharray: 6 4; }
-.switch { position: relative; }
-.switch > .toggle { position: absolute; bottom: 0; right: 0; margin: 2px; }
-.switch > label { position: absolute; bottom: 3px; right: 22px; font-size: 12px; }
-.toggle ~ .second, .toggle:checked ~ .first { display: none; }
-.toggle:checked ~ .second { display: block; }
-table { border-collapse: collapse; font-size: 13px; margin: 0.3em 0 1em; }
-td, th { padding: 2px 10px; text-align: right; border-bottom: 1px solid #e3e3e3; }
-td:first-child, th:first-child { text-align: left; }
-p.answer { font-size: 15px; margin: 0.3em 0; }
-";
-
-/// Appends two versions of a chart and a checkbox that shows the second
-/// instead of the first (no script: CSS's `:checked`), such as a latency
-/// chart in log and linear scale. `n` makes the checkbox's id unique.
-pub fn toggle(page: &mut String, n: &str, label: &str, first: &Chart, second: &Chart) {
-    let _ = writeln!(
-        page,
-        "<div class=\"switch\"><input type=\"checkbox\" class=\"toggle\" id=\"t-{n}\"><label for=\"t-{n}\">{}</label>\n<div class=\"first\">",
-        escape(label)
-    );
-    first.draw(page);
-    page.push_str("</div>\n<div class=\"second\">\n");
-    second.draw(page);
-    page.push_str("</div>\n</div>\n");
-}
-
-/// Which scale a latency axis starts in: log when its values span more
-/// than [`LOG_SPAN`] (one slow request would flatten the rest), else
-/// linear.
-pub fn latency_scale(values: &[f64]) -> Scale {
-    let pos = values.iter().copied().filter(|v| *v > 0.0 && v.is_finite());
-    let (lo, hi) = pos.fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
-    if hi > 0.0 && hi / lo > LOG_SPAN {
-        Scale::Log
-    } else {
-        Scale::Linear
-    }
-}
-
-/// The ratio of greatest to least latency beyond which a chart starts in
-/// log scale.
-pub const LOG_SPAN: f64 = 20.0;
-
-/// A latency chart in both scales, the data's choice first, with its
-/// toggle.
-pub fn latency_toggle(page: &mut String, chart: &Chart) {
-    let ys: Vec<f64> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .collect();
-    let mut log = chart.clone();
-    log.y.scale = Scale::Log;
-    log.y.name = format!("{} (log scale)", chart.y.name);
-    log.id = format!("{}-log", chart.id);
-    let mut lin = chart.clone();
-    lin.y.scale = Scale::Linear;
-    let (first, second, label) = match latency_scale(&ys) {
-        Scale::Log => (&log, &lin, "linear scale"),
-        _ => (&lin, &log, "log scale"),
-    };
-    toggle(page, &chart.id, label, first, second);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,31 +461,5 @@ mod tests {
             .map(|t| attrs(t, "y")[0])
             .fold(0.0, f64::max);
         assert!(legend_y < top, "legend at {legend_y}, plot from {top}");
-    }
-
-    #[test]
-    fn nines_space_percentiles_by_their_nines() {
-        let m = map(
-            &Axis {
-                name: "p".into(),
-                scale: Scale::Nines,
-                range: Range::FromZero,
-            },
-            &[0.0, 99.999],
-        );
-        let labels: Vec<&str> = m.ticks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(labels, ["0", "90", "99", "99.9", "99.99", "99.999"]);
-        assert!(((m.at)(99.0) - 0.4).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_wide_latency_span_starts_in_log_scale() {
-        assert_eq!(latency_scale(&[0.3, 0.5, 520.0]), Scale::Log);
-        assert_eq!(latency_scale(&[0.3, 0.5, 2.0]), Scale::Linear);
-        assert_eq!(
-            ticks_within(1000.0, 64000.0, 6),
-            [20000.0, 40000.0, 60000.0]
-        );
-        assert_eq!(ticks_within(200.0, 800.0, 6)[0], 200.0);
     }
 }

@@ -9,8 +9,10 @@
 //! lowest and highest latency of equal slices of time ([`envelope`]),
 //! where vegeta keeps every record and downsamples at the end.
 
+pub mod axis;
 pub mod chart;
 pub mod envelope;
+pub mod page;
 pub mod palette;
 pub mod svg;
 
@@ -130,7 +132,7 @@ impl Plot {
         page.push_str(&format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
-            chart::STYLE
+            page::STYLE
         ));
         if series.is_empty() {
             page.push_str("<p>No results.</p>\n</body>\n</html>\n");
@@ -192,7 +194,7 @@ impl Plot {
         lin.id = "plot-linear".into();
         lin.y = Axis::linear("Latency (ms)");
         page.push_str("<div class=\"wide\">\n");
-        chart::toggle(&mut page, "linear", "linear scale", &log, &lin);
+        page::toggle(&mut page, "linear", "linear scale", &log, &lin);
         page.push_str("</div>\n</body>\n</html>\n");
         out.write_all(page.as_bytes())
     }

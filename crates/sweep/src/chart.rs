@@ -10,7 +10,7 @@
 use std::{io, io::Write};
 
 use barrage_plot::{
-    chart::{self, Axis, Band, Chart, Mark, Range, Rule, Scale, Series},
+    chart::{Axis, Band, Chart, Mark, Range, Rule, Scale, Series},
     palette::CATEGORICAL,
     svg::escape,
 };
@@ -35,7 +35,7 @@ pub fn write_chart(
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
-        chart::STYLE
+        barrage_plot::page::STYLE
     );
     section(&mut page, "sweep", rows, found);
     page.push_str("</body>\n</html>\n");
@@ -141,7 +141,7 @@ pub fn section(page: &mut String, id: &str, rows: &[Row], found: Option<&Found>)
     page.push_str("<div class=\"charts\">\n<div>\n");
     throughput.draw(page);
     page.push_str("</div>\n");
-    chart::latency_toggle(page, &latency);
+    barrage_plot::page::latency_toggle(page, &latency);
     page.push_str("<div>\n");
     success.draw(page);
     page.push_str("</div>\n</div>\n");

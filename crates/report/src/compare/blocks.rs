@@ -155,7 +155,7 @@ impl Run {
     }
 
     /// Merges neighbours: half as many blocks, twice as wide.
-    fn halve(&mut self) {
+    pub(crate) fn halve(&mut self) {
         let old = std::mem::take(&mut self.open);
         let mut it = old.into_iter();
         while let Some(mut a) = it.next() {
@@ -193,6 +193,11 @@ impl Run {
                 b
             })
             .collect()
+    }
+
+    /// Blocks now, empty ones included.
+    pub(crate) fn len(&self) -> usize {
+        self.open.len()
     }
 
     /// The width of a block now (ns).

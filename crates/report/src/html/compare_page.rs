@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use barrage_metrics::Metrics;
 use barrage_plot::{
-    chart::{self, Axis, Mark},
+    chart::{Axis, Mark},
     palette::CATEGORICAL,
 };
 
@@ -107,7 +107,7 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
     let (sb, sn) = (series(sides, Side::Base), series(sides, Side::New));
     let (blue, red) = (CATEGORICAL[0], CATEGORICAL[1]);
     page.push_str("<div class=\"charts\">\n");
-    chart::latency_toggle(
+    barrage_plot::page::latency_toggle(
         &mut page,
         &spectrum_chart(
             "spectra",
@@ -138,7 +138,7 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
     )
     .draw(&mut page);
     page.push_str("</div>\n");
-    chart::latency_toggle(
+    barrage_plot::page::latency_toggle(
         &mut page,
         &time_chart(
             "over-time",

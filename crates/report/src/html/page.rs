@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use barrage_metrics::Distribution;
 use barrage_plot::{
-    chart::{self, Axis, Chart, Mark, Range, Scale, Series},
+    chart::{Axis, Chart, Mark, Range, Scale, Series},
     svg::escape,
 };
 
@@ -26,7 +26,7 @@ pub fn head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
-        chart::STYLE
+        barrage_plot::page::STYLE
     )
 }
 

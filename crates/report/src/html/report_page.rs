@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use barrage_metrics::{GroupBy, Groups, Metrics, Options};
 use barrage_model::{Hit, Lacks};
 use barrage_plot::{
-    chart::{self, Axis, Mark, Range, Scale},
+    chart::{Axis, Mark, Range, Scale},
     palette::{colors, CATEGORICAL},
 };
 
@@ -79,7 +79,7 @@ impl Report {
         table(&mut page, &["", "", ""], &summary(m, p));
         page.push_str("</div>\n");
         let spectra = vec![spectrum("latency", CATEGORICAL[0], m.latency())];
-        chart::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
+        barrage_plot::page::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
         self.over_time(&mut page);
         page.push_str("</div>\n");
         for s in sections {
@@ -132,7 +132,7 @@ impl Report {
         .draw(page);
         page.push_str("</div>\n");
         let ms = |v: f64| v / 1e6;
-        chart::latency_toggle(
+        barrage_plot::page::latency_toggle(
             page,
             &time_chart(
                 "latency",
@@ -282,7 +282,7 @@ fn groups(page: &mut String, g: &Groups, p: &Percentiles) {
         .map(|((key, m), c)| spectrum(&barrage_model::words::printable(key), c, m.latency()))
         .collect();
     page.push_str("<div class=\"charts\">\n");
-    chart::latency_toggle(page, &spectrum_chart("groups", series));
+    barrage_plot::page::latency_toggle(page, &spectrum_chart("groups", series));
     page.push_str("</div>\n");
 }
 

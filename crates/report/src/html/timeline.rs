@@ -1,7 +1,9 @@
-//! Figures over time for the report page: windows of send time, 1 s wide
-//! at first; beyond [`MOST_WINDOWS`] neighbours merge and windows double
-//! in width, so a page of a week-long run has as many points as one of
-//! ten minutes.
+//! Figures over time for the report page: windows of send time, 100 ms
+//! wide at first; beyond [`MOST_WINDOWS`] neighbours merge and windows
+//! double in width, so a page of a week-long run has as many points as
+//! one of ten minutes. On the page, windows merge further up to a second
+//! wide while there are more than [`SHOWN`]: a 5 s run shows 50 points
+//! of 100 ms, a 10 min run 300 of 2 s... and never fewer than a second's.
 
 use barrage_model::Hit;
 
@@ -10,8 +12,14 @@ use crate::compare::{
     bootstrap::{figures, Figure},
 };
 
-/// Windows kept at most (points per series on the page).
+/// Windows kept at most.
 pub const MOST_WINDOWS: usize = 600;
+
+/// Windows shown before they are merged up to a second wide.
+pub const SHOWN: usize = 120;
+
+/// The first width of a window (ns): 100 ms.
+const FIRST_WIDTH: i64 = 100_000_000;
 
 /// One window's figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,8 +57,8 @@ impl Timeline {
     /// No records yet.
     pub fn new() -> Timeline {
         Timeline {
-            latency: Run::with(1_000_000_000, MOST_WINDOWS),
-            lag: Run::with(1_000_000_000, MOST_WINDOWS),
+            latency: Run::with(FIRST_WIDTH, MOST_WINDOWS),
+            lag: Run::with(FIRST_WIDTH, MOST_WINDOWS),
         }
     }
 
@@ -62,11 +70,16 @@ impl Timeline {
 
     /// The windows in time order.
     pub fn windows(&self) -> Vec<Window> {
-        let width = self.latency.width() as f64 / 1e9;
-        let lat = self.latency.all_blocks();
+        let (mut latency, mut lag) = (self.latency.clone(), self.lag.clone());
+        while latency.len() > SHOWN && latency.width() < 1_000_000_000 {
+            latency.halve();
+            lag.halve();
+        }
+        let width = latency.width() as f64 / 1e9;
+        let lat = latency.all_blocks();
         // Both runs saw the same send times, so their windows agree
         // (they merge at the same records); still, look lag up by index.
-        let lag = self.lag.all_blocks();
+        let lag = lag.all_blocks();
         let mut acc = Vec::new();
         let n = lat.len();
         lat.iter()
