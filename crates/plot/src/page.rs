@@ -71,7 +71,11 @@ pub fn latency_toggle(page: &mut String, chart: &Chart) {
         .collect();
     let mut log = chart.clone();
     log.y.scale = Scale::Log;
-    log.y.name = format!("{} (log scale)", chart.y.name);
+    // "Latency (ms)" becomes "Latency (ms, log scale)".
+    log.y.name = match chart.y.name.strip_suffix(')') {
+        Some(head) => format!("{head}, log scale)"),
+        None => format!("{} (log scale)", chart.y.name),
+    };
     log.id = format!("{}-log", chart.id);
     let mut lin = chart.clone();
     lin.y.scale = Scale::Linear;

@@ -76,7 +76,7 @@ impl Report {
             return out.write_all(page.as_bytes());
         }
         page.push_str("<div class=\"charts\">\n<div>\n");
-        table(&mut page, &["", "", ""], &summary(m, p));
+        table(&mut page, &["figure", "of", "values"], &summary(m, p));
         page.push_str("</div>\n");
         let spectra = vec![spectrum("latency", CATEGORICAL[0], m.latency())];
         barrage_plot::page::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
