@@ -116,6 +116,7 @@ fn every_subcommand_has_a_manual_page_that_man_reads() {
     pages.sort();
     let want = [
         "barrage-attack.1",
+        "barrage-compare.1",
         "barrage-completions.1",
         "barrage-doctor.1",
         "barrage-dump.1",

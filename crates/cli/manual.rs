@@ -75,6 +75,8 @@ hdrplot: the HdrHistogram percentile distribution, for plotFiles.html.
 
 seconds: autocannon's table of answers and bytes per second.
 
+html: one self-contained page (no scripts, nothing fetched): vegeta's figures, the latency spectrum to the 99.999th percentile, success, errors, p50, p99 and lag over time, status codes, errors, the groups of -by, connection costs, and a sweep's table and charts when the records are a sweep's steps.
+
 plot: the page barrage plot draws.
 
 Inputs are binary streams, vegeta's CSV or JSON lines, detected from their first bytes; several inputs are merged in timestamp order. Percentiles are exact to 3 significant digits (HdrHistogram), and memory stays flat however many records are read. A truncated stream reports every complete record, then names the byte offset and exits 2. An empty input is a stream of no records.",
@@ -106,6 +108,15 @@ const PLOT: Section = Section {
 
   barrage plot r.bin > plot.html
   barrage plot -title 'before and after' before.bin after.bin > plot.html",
+};
+
+const COMPARE: Section = Section {
+    title: "METHOD",
+    text: "For throughput, success, mean, p50, p90, p99, p99.9 and max: base, new, the change, its 95% interval and a verdict (faster, slower or same; for success and throughput better, worse or same). The interval comes from a bootstrap that redraws runs, then blocks of send time within each run; a side's only run is cut in thirds that stand in for runs. The seed is fixed (-seed), so the output repeats. A drift of the machine between two single runs cannot be told from a change: give several interleaved runs a side after --. The maximum, and a percentile with fewer than 10 records beyond it on a side, are shown but not judged. -fail-on exits 3 when a change is significant and past its bound.
+
+  barrage compare before.bin after.bin
+  barrage compare -fail-on 'p99>+5%,success<-0.1%' a1.bin a2.bin a3.bin -- b1.bin b2.bin b3.bin
+  barrage compare -by url -type html before.bin after.bin > compare.html",
 };
 
 const SWEEP: Section = Section {
@@ -157,6 +168,7 @@ pub fn sections(page: &str) -> Vec<&'static Section> {
         "report" => vec![&REPORT_TYPES, &REPORT_EXAMPLES, &EXIT],
         "dump" | "encode" => vec![&DUMP, &EXIT],
         "plot" => vec![&PLOT, &EXIT],
+        "compare" => vec![&COMPARE, &EXIT],
         "sweep" => vec![&SWEEP, &TARGETS, &EXIT],
         "serve" => vec![&SERVE, &EXIT],
         "doctor" => vec![&DOCTOR, &TARGETS, &EXIT],
