@@ -166,3 +166,66 @@ fn bands(rows: &[Row]) -> Vec<Band> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::tests::row;
+
+    fn page(rows: &[Row]) -> String {
+        let mut out = Vec::new();
+        write_chart("t", rows, None, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The stroke colours of the lines of each chart drawn first (the
+    /// latency chart's second version is the same chart).
+    fn strokes(page: &str) -> Vec<String> {
+        page.split("<path class=\"line\"")
+            .skip(1)
+            .map(|p| {
+                let s = &p[p.find("stroke=\"").unwrap() + 8..];
+                s[..s.find('"').unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_series_has_its_own_colour() {
+        let p = page(&[
+            row(1000.0, 1000.0, 1),
+            row(2000.0, 1900.0, 2),
+            row(4000.0, 2000.0, 9),
+        ]);
+        let mut colours = strokes(&p);
+        // throughput 2, latency 3 (twice: linear and log), success 1.
+        assert_eq!(colours.len(), 9, "{colours:?}");
+        colours.sort();
+        colours.dedup();
+        assert_eq!(colours.len(), 6, "{colours:?}");
+        let refs: Vec<&str> = colours.iter().map(String::as_str).collect();
+        assert!(barrage_plot::palette::least_difference(&refs) > 10.0);
+    }
+
+    #[test]
+    fn answers_far_under_what_was_sent_put_throughput_in_log_scale() {
+        let p = page(&[row(1000.0, 1000.0, 1), row(160_000.0, 3000.0, 520)]);
+        assert!(p.contains(">Requests/s (log scale)</text>"), "{p}");
+        let p = page(&[row(1000.0, 1000.0, 1), row(2000.0, 1900.0, 2)]);
+        assert!(p.contains(">Requests/s</text>"));
+    }
+
+    #[test]
+    fn a_generator_bound_step_is_a_band_inside_the_plot() {
+        let mut rows = vec![row(1000.0, 1000.0, 1), row(2000.0, 1900.0, 2)];
+        rows[1].generator_bound = true;
+        let p = page(&rows);
+        let band = p.split("<rect class=\"band\"").nth(1).expect("a band");
+        let num = |k: &str| -> f64 {
+            let s = &band[band.find(&format!("{k}=\"")).unwrap() + k.len() + 2..];
+            s[..s.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(num("x") + num("width") <= WIDTH - 16.0 + 0.1, "{band}");
+        assert!(p.contains("grey: generator-bound"));
+    }
+}
