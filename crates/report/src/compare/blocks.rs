@@ -170,16 +170,35 @@ impl Run {
     /// The blocks with records, in time order.
     pub fn blocks(&self) -> Vec<Block> {
         let n = self.open.len();
+        let origin = self.origin.unwrap_or(0);
+        // The mean gap between sends in the whole blocks, to give the last
+        // (partial) block the time its records took: from its start to
+        // its last send, plus one gap.
+        let whole: u64 = self.open[..n.saturating_sub(1)]
+            .iter()
+            .map(|o| o.block.count)
+            .sum();
+        let gap = if whole > 0 {
+            (n - 1) as f64 * self.width as f64 / whole as f64
+        } else {
+            match self.open.last() {
+                Some(o) if o.block.count > 1 => {
+                    (o.last - o.first) as f64 / (o.block.count - 1) as f64
+                }
+                _ => self.width as f64,
+            }
+        };
         self.open
             .iter()
             .enumerate()
             .filter(|(_, o)| o.block.count > 0)
             .map(|(i, o)| {
                 let mut b = o.block.clone();
-                // Inner blocks cover their width; the first and the last
-                // only from their first to their last send.
-                b.span = if i == 0 || i + 1 == n {
-                    (o.last - o.first).clamp(1, self.width)
+                // Blocks start at the first send and cover their width but
+                // for the last, which ends a gap after its last send.
+                b.span = if i + 1 == n {
+                    let start = origin + i as i64 * self.width;
+                    ((o.last - start).max(0) as f64 + gap).clamp(1.0, self.width as f64) as i64
                 } else {
                     self.width
                 };
@@ -264,6 +283,22 @@ mod tests {
         assert_eq!(counted, 60_000);
         let span: i64 = blocks.iter().map(|b| b.span).sum();
         assert!((span - 60_000_000_000).abs() < 2 * run.width(), "{span}");
+    }
+
+    #[test]
+    fn blocks_span_the_time_their_records_took() {
+        // 1,000 sends over 997 ms (three at the start at one instant, which
+        // do not make the first block short), about 1 ms apart: 998 ms,
+        // the last send's gap included, however the blocks fall.
+        let mut run = Run::new();
+        for _ in 0..3 {
+            add(&mut run, 0, 500, true);
+        }
+        for ms in 1..998 {
+            add(&mut run, ms, 500, true);
+        }
+        let span: i64 = run.blocks().iter().map(|b| b.span).sum();
+        assert!((span - 998_000_000).abs() < 1_000_000, "{span}");
     }
 
     #[test]

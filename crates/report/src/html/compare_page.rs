@@ -17,11 +17,21 @@ use crate::compare::{
     Comparison, Side, Sides,
 };
 
+/// Records a point of the time series stands for, at least (while there
+/// are more than 8 points).
+const PER_POINT: u64 = 20;
+
 /// (seconds, ok/s, p50 ms, p99 ms) per block of `side`'s runs, run after run.
 fn series(sides: &Sides, side: Side) -> Vec<(f64, f64, f64, f64)> {
     let mut out = Vec::new();
     let (mut offset, mut acc) = (0.0, Vec::new());
-    for (_, run) in sides.runs(side) {
+    for (m, run) in sides.runs(side) {
+        // Points of at least [`PER_POINT`] records (a slow stream's fine
+        // blocks hold 0 or 1 successes each and draw a comb).
+        let mut run = run.clone();
+        while run.len() > 8 && m.requests() < PER_POINT * run.len() as u64 {
+            run.halve();
+        }
         let width = run.width() as f64 / 1e9;
         let blocks = run.all_blocks();
         for (i, b) in blocks.iter().enumerate() {
@@ -29,14 +39,10 @@ fn series(sides: &Sides, side: Side) -> Vec<(f64, f64, f64, f64)> {
                 continue;
             }
             let f = figures(&[b], &mut acc);
-            let span = if b.span > 0 {
-                b.span as f64 / 1e9
-            } else {
-                width
-            };
+            let span = b.span.max(1) as f64 / 1e9;
             out.push((
                 offset + i as f64 * width,
-                b.ok as f64 / span.min(width).max(width / 1000.0),
+                b.ok as f64 / span,
                 f[Figure::P50.index()] / 1e6,
                 f[Figure::P99.index()] / 1e6,
             ));

@@ -86,7 +86,7 @@ impl Timeline {
             .enumerate()
             .map(|(i, b)| {
                 let seconds = if i + 1 == n && b.span > 0 {
-                    (b.span as f64 / 1e9).max(width / 1000.0)
+                    b.span as f64 / 1e9
                 } else {
                     width
                 };
