@@ -121,6 +121,7 @@ fn every_subcommand_has_a_manual_page_that_man_reads() {
         "barrage-doctor.1",
         "barrage-dump.1",
         "barrage-encode.1",
+        "barrage-export.1",
         "barrage-man.1",
         "barrage-plot.1",
         "barrage-report.1",

@@ -10,6 +10,7 @@ mod docs;
 mod doctor;
 mod dump;
 mod exit;
+mod export;
 mod failed;
 mod inputs;
 mod manual;
@@ -82,6 +83,10 @@ fn main() {
         Command::Plot(p) => {
             outlive_first_interrupt();
             ("plot", plot::run(p))
+        }
+        Command::Export(x) => {
+            outlive_first_interrupt();
+            ("export", export::run(x))
         }
         Command::Compare(c) => {
             outlive_first_interrupt();

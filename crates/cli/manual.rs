@@ -119,6 +119,14 @@ const COMPARE: Section = Section {
   barrage compare -by url -type html before.bin after.bin > compare.html",
 };
 
+const EXPORT: Section = Section {
+    title: "SERIES",
+    text: "Records are folded per -interval of send time and per label set (-by: method, url, code, attack, name) and each interval is pushed as it closes (once records an interval past its end arrive; the rest at the end), stamped with its end, not with the time of the push. Prometheus remote-write gets counters from the stream's start (barrage_requests_total, barrage_request_errors_total, barrage_response_bytes_total, barrage_request_bytes_total, barrage_request_duration_seconds_sum and _count) and each interval's quantiles (barrage_request_duration_seconds and barrage_lag_seconds, quantile 0.5, 0.9, 0.99, 0.999). InfluxDB gets a point per interval and label set in the measurement barrage with the fields requests, errors, bytes_in, bytes_out, latency_mean, latency_p50, latency_p90, latency_p99, latency_p999, latency_max and lag_p99 (seconds). A write that fails is retried (-retries, with backoff); an endpoint that still refuses is said in one line once the whole stream is read, with exit 1.
+
+  attack ... | tee -i r.bin | barrage export -to prometheus-remote-write http://127.0.0.1:9090/api/v1/write
+  barrage export -to influx -db loadtests http://127.0.0.1:8086/ r.bin",
+};
+
 const SWEEP: Section = Section {
     title: "STEPS",
     text: "One attack per step at rising loads (-rates, open model) or rising connections (-concurrency, closed model), each measured for -step-duration, and a table of each step's figures with the knee marked. -find-max searches for the highest load where all conditions hold; -stop-on stops after the first step where one does. sweep sets each step's rate and duration itself, so -rate, -duration, -requests, -stages and the other schedule flags of attack are refused.
@@ -169,6 +177,7 @@ pub fn sections(page: &str) -> Vec<&'static Section> {
         "dump" | "encode" => vec![&DUMP, &EXIT],
         "plot" => vec![&PLOT, &EXIT],
         "compare" => vec![&COMPARE, &EXIT],
+        "export" => vec![&EXPORT, &EXIT],
         "sweep" => vec![&SWEEP, &TARGETS, &EXIT],
         "serve" => vec![&SERVE, &EXIT],
         "doctor" => vec![&DOCTOR, &TARGETS, &EXIT],

@@ -45,6 +45,8 @@ pub enum Command {
     Plot(PlotArgs),
     /// Compare two runs (or sets of runs): each figure's change with a 95% interval and a verdict; exit 3 on a -fail-on regression
     Compare(CompareArgs),
+    /// Push results into Prometheus (remote-write) or InfluxDB, each interval stamped with its records' own time
+    Export(ExportArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
     /// Convert targets: curl commands or a HAR file into vegeta's JSON or http format, http into JSON and back
@@ -405,6 +407,48 @@ pub struct CompareArgs {
     /// The new side's runs, after --
     #[arg(last = true)]
     pub new: Vec<String>,
+}
+
+/// `barrage export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Where to: prometheus-remote-write (the URL of its /api/v1/write) or influx (the server's URL: 1.x /write?db=-db, or with -token 2.x /api/v2/write; a URL with a path is used as it is)
+    #[arg(long = "to", value_parser = ["prometheus-remote-write", "influx"])]
+    pub to: String,
+    /// Records are folded per this much send time: one point per interval and label set
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Labels (tags) of each series: any of method, url, code, attack, name, comma-separated
+    #[arg(long, default_value = "method,url,code,attack")]
+    pub by: String,
+    /// InfluxDB 1.x database
+    #[arg(long, default_value = "barrage")]
+    pub db: String,
+    /// InfluxDB 2.x token: writes to /api/v2/write?org=-org&bucket=-bucket with it
+    #[arg(long)]
+    pub token: Option<String>,
+    /// InfluxDB 2.x organization (with -token)
+    #[arg(long, default_value = "barrage")]
+    pub org: String,
+    /// InfluxDB 2.x bucket (with -token)
+    #[arg(long, default_value = "barrage")]
+    pub bucket: String,
+    /// Connect and read timeout of each write
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Attempts after a failed write (on a refused connection, a timeout, 5xx or 429), waiting 100 ms, then twice as long each time
+    #[arg(long, default_value_t = 3)]
+    pub retries: u32,
+    /// Which latency the figures use: actual, intended or first-byte
+    #[arg(long, default_value = "actual")]
+    pub latency: barrage_metrics::LatencyView,
+    /// Which status codes succeed (the rest count as errors)
+    #[arg(long, default_value = "2xx,3xx")]
+    pub success: barrage_metrics::SuccessRule,
+    /// The endpoint's URL (http://)
+    pub url: String,
+    /// Result files (default: stdin)
+    pub files: Vec<String>,
 }
 
 /// `barrage plot`.

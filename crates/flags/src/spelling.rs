@@ -40,10 +40,11 @@ pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
 /// (`'--bogus'` back to `'-bogus'`, `'--rate <RATE>'` to `'-rate'`), and
 /// the subcommand it is about, if any.
 pub fn as_typed(line: &str, typed: &[String]) -> (String, Option<String>) {
-    const COMMANDS: [&str; 11] = [
+    const COMMANDS: [&str; 12] = [
         "attack",
         "doctor",
         "compare",
+        "export",
         "sweep",
         "report",
         "dump",

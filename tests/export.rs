@@ -1,0 +1,314 @@
+//! End-to-end: `barrage export` into the real servers people run,
+//! started here on loopback from Debian's packages (`.ci/run` installs
+//! `prometheus` and `influxdb`): what the server then holds is counted
+//! with its own query API. And endpoints that refuse: a closed port, a
+//! server that answers 500, one that never accepts.
+
+mod common;
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::{Blackhole, Server};
+use common::{decode, ok, run};
+use serde_json::Value;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 request on loopback; the status and the body.
+fn http(method: &str, port: u16, target: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let code = text.split(' ').nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|b| b.1.to_string())?;
+    // A chunked body: the JSON sits between its size lines.
+    let body = match (body.find('{'), body.rfind('}')) {
+        (Some(a), Some(b)) if b > a => body[a..=b].to_string(),
+        _ => body,
+    };
+    Some((code, body))
+}
+
+/// A server process, killed at the end of the test.
+struct Daemon {
+    child: Child,
+    name: &'static str,
+    log: std::path::PathBuf,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Daemon {
+    fn start(name: &'static str, args: &[String], dir: &Path) -> Daemon {
+        let log = dir.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(name)
+            .args(args)
+            .stdout(Stdio::from(out.try_clone().unwrap()))
+            .stderr(Stdio::from(out))
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name}: {e} (apt-get install it; .ci/run does)"));
+        Daemon { child, name, log }
+    }
+
+    /// Waits (30 s at most) until `GET target` answers `want`.
+    fn ready(&self, port: u16, target: &str, want: u16) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if http("GET", port, target).is_some_and(|(c, _)| c == want) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "{} not ready: {}",
+            self.name,
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
+    }
+}
+
+/// A 2 s attack at 200/s on a loopback server, saved: its path, records
+/// and first and last send (unix ns).
+fn attack(dir: &Path) -> (String, u64, i64, i64) {
+    let server = Server::http();
+    let file = dir.join("r.bin");
+    ok(
+        &[
+            "attack",
+            "-rate",
+            "200",
+            "-duration",
+            "2s",
+            "-output",
+            file.to_str().unwrap(),
+        ],
+        format!(
+            "GET {}\nGET {}\n",
+            server.url("/"),
+            server.url("/status/404")
+        )
+        .as_bytes(),
+    );
+    let hits = decode(&std::fs::read(&file).unwrap());
+    let first = hits.iter().map(|h| h.timestamp).min().unwrap();
+    let last = hits.iter().map(|h| h.timestamp).max().unwrap();
+    (
+        file.to_str().unwrap().to_string(),
+        hits.len() as u64,
+        first,
+        last,
+    )
+}
+
+#[test]
+fn prometheus_holds_every_record_at_its_own_time() {
+    let dir = common::tempdir("export-prom");
+    let port = free_port();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(&config, "global:\n  scrape_interval: 1h\n").unwrap();
+    let prom = Daemon::start(
+        "prometheus",
+        &[
+            format!("--config.file={}", config.display()),
+            format!("--storage.tsdb.path={}", dir.join("data").display()),
+            format!("--web.listen-address=127.0.0.1:{port}"),
+            "--web.enable-remote-write-receiver".into(),
+        ],
+        &dir,
+    );
+    prom.ready(port, "/-/ready", 200);
+    let (file, count, first, last) = attack(&dir);
+    let url = format!("http://127.0.0.1:{port}/api/v1/write");
+    let out = run(
+        &["export", "-to", "prometheus-remote-write", &url, &file],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let at = (last / 1_000_000_000) + 10;
+    let query = |q: &str| -> Value {
+        let (code, body) =
+            http("GET", port, &format!("/api/v1/query?query={q}&time={at}")).unwrap();
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let v = query("sum(barrage_requests_total)");
+    let total: f64 = v["data"]["result"][0]["value"][1]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(total as u64, count, "{v}");
+    let v = query("sum(barrage_request_errors_total)");
+    let errors: f64 = v["data"]["result"][0]["value"][1]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(errors as u64, count / 2, "the 404s: {v}");
+    // Every series' last sample is stamped inside the attack's span (an
+    // interval's end: at most a second past the last send).
+    let v = query("timestamp(barrage_requests_total)");
+    for r in v["data"]["result"].as_array().unwrap() {
+        let t: f64 = r["value"][1].as_str().unwrap().parse().unwrap();
+        let ns = (t * 1e9) as i64;
+        assert!(ns > first && ns <= last + 1_000_000_000, "{r}");
+    }
+    let v = query("barrage_request_duration_seconds%7Bquantile=%220.99%22%7D");
+    assert!(!v["data"]["result"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn influxdb_holds_every_record() {
+    let dir = common::tempdir("export-influx");
+    let (port, rpc) = (free_port(), free_port());
+    let config = dir.join("influxdb.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "reporting-disabled = true\nbind-address = \"127.0.0.1:{rpc}\"\n\
+             [meta]\n  dir = \"{d}/meta\"\n\
+             [data]\n  dir = \"{d}/data\"\n  wal-dir = \"{d}/wal\"\n  query-log-enabled = false\n\
+             [http]\n  bind-address = \"127.0.0.1:{port}\"\n  log-enabled = false\n\
+             [monitor]\n  store-enabled = false\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    let influx = Daemon::start(
+        "influxd",
+        &["-config".into(), config.display().to_string()],
+        &dir,
+    );
+    influx.ready(port, "/ping", 204);
+    let (code, body) = http("POST", port, "/query?q=CREATE%20DATABASE%20barrage").unwrap();
+    assert_eq!(code, 200, "{body}");
+    let (file, count, _, _) = attack(&dir);
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = run(&["export", "-to", "influx", &url, &file], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (code, body) = http(
+        "GET",
+        port,
+        "/query?db=barrage&q=SELECT%20sum(%22requests%22),sum(%22errors%22)%20FROM%20%22barrage%22",
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let row = &v["results"][0]["series"][0]["values"][0];
+    assert_eq!(row[1].as_u64(), Some(count), "{v}");
+    assert_eq!(row[2].as_u64(), Some(count / 2), "{v}");
+}
+
+/// A stream of `n` records to feed on stdin.
+fn records(n: u64) -> Vec<u8> {
+    let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
+    for i in 0..n {
+        enc.write(&barrage_stream::Hit {
+            timestamp: 1_700_000_000_000_000_000 + i as i64 * 1_000_000,
+            latency: 1_000_000,
+            code: 200,
+            seq: i,
+            ..barrage_stream::Hit::default()
+        })
+        .unwrap();
+    }
+    enc.finish().unwrap()
+}
+
+#[test]
+fn a_refusing_endpoint_is_one_line_and_exit_1_after_the_whole_stream() {
+    let input = records(50_000);
+    let refused = |url: &str, extra: &[&str], says: &str| {
+        let mut args = vec![
+            "export", "-to", "influx", "-retries", "1", "-timeout", "300ms",
+        ];
+        args.extend_from_slice(extra);
+        args.push(url);
+        let start = Instant::now();
+        let out = run(&args, &input);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{url}: {err}");
+        // Read to the end: every record counted.
+        assert!(err.contains("(50000 records read)"), "{err}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+    };
+    let closed = format!("http://127.0.0.1:{}/write", free_port());
+    refused(&closed, &[], "connect 127.0.0.1:");
+    let server = Server::http();
+    refused(&server.url("/status/500"), &[], "answered 500");
+    assert!(server.count() >= 2, "retried: {}", server.count());
+    let hole = Blackhole::start();
+    refused(&hole.url("/write"), &[], "(after 2 attempts)");
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    for (args, says) in [
+        (
+            &["export", "-to", "otlp", "http://127.0.0.1:1/"][..],
+            "otlp",
+        ),
+        (
+            &["export", "-to", "influx", "https://127.0.0.1:1/"][..],
+            "only http://",
+        ),
+        (
+            &[
+                "export",
+                "-to",
+                "influx",
+                "-by",
+                "host",
+                "http://127.0.0.1:1/",
+            ][..],
+            "\"host\"",
+        ),
+        (
+            &[
+                "export",
+                "-to",
+                "influx",
+                "-interval",
+                "0s",
+                "http://127.0.0.1:1/",
+            ][..],
+            "-interval",
+        ),
+    ] {
+        let out = run(args, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
