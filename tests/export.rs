@@ -180,6 +180,79 @@ fn prometheus_holds_every_record_at_its_own_time() {
     }
     let v = query("barrage_request_duration_seconds%7Bquantile=%220.99%22%7D");
     assert!(!v["data"]["result"].as_array().unwrap().is_empty(), "{v}");
+    // The dashboard's queries run on this data.
+    for (title, expr) in queries("barrage-prometheus.json", "expr") {
+        let expr = expr
+            .replace("$__rate_interval", "1m")
+            .replace("$attack", ".*")
+            .replace("$url", ".*");
+        let v = query(&percent(&expr));
+        assert_eq!(v["status"], "success", "{title}: {expr}: {v}");
+        if title != "Errors by message" {
+            assert!(
+                !v["data"]["result"].as_array().unwrap().is_empty(),
+                "{title}: {expr}: {v}"
+            );
+        }
+    }
+}
+
+/// (panel title, query) of every target of a dashboard in deploy/grafana.
+fn queries(file: &str, key: &str) -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/grafana")
+        .join(file);
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            out.push((
+                p["title"].as_str().unwrap().to_string(),
+                t[key].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// `s` percent-encoded for a query string.
+fn percent(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[test]
+fn the_dashboards_name_only_what_export_writes() {
+    use barrage_export::{influx::FIELDS, remote_write::NAMES};
+    let labels = [
+        "method", "url", "code", "attack", "name", "error", "quantile",
+    ];
+    for (title, expr) in queries("barrage-prometheus.json", "expr") {
+        for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if word.starts_with("barrage_") {
+                assert!(NAMES.contains(&word), "{title}: {word}");
+            }
+        }
+        if let Some(by) = expr.split("by (").nth(1) {
+            let by = &by[..by.find(')').unwrap()];
+            assert!(labels.contains(&by), "{title}: by {by}");
+        }
+    }
+    for (title, q) in queries("barrage-influx.json", "query") {
+        assert!(q.contains("FROM \"barrage\""), "{title}: {q}");
+        for quoted in q.split('"').skip(1).step_by(2) {
+            let known = FIELDS.contains(&quoted)
+                || labels.contains(&quoted)
+                || ["barrage", "p50", "p99", "p99.9"].contains(&quoted);
+            assert!(known, "{title}: {quoted}");
+        }
+    }
 }
 
 #[test]
@@ -207,7 +280,7 @@ fn influxdb_holds_every_record() {
     influx.ready(port, "/ping", 204);
     let (code, body) = http("POST", port, "/query?q=CREATE%20DATABASE%20barrage").unwrap();
     assert_eq!(code, 200, "{body}");
-    let (file, count, _, _) = attack(&dir);
+    let (file, count, first, last) = attack(&dir);
     let url = format!("http://127.0.0.1:{port}/");
     let out = run(&["export", "-to", "influx", &url, &file], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -222,6 +295,27 @@ fn influxdb_holds_every_record() {
     let row = &v["results"][0]["series"][0]["values"][0];
     assert_eq!(row[1].as_u64(), Some(count), "{v}");
     assert_eq!(row[2].as_u64(), Some(count / 2), "{v}");
+    // The dashboard's queries run on this data.
+    for (title, q) in queries("barrage-influx.json", "query") {
+        let q = q
+            .replace(
+                "$timeFilter",
+                &format!("time >= {first} AND time <= {}", last + 2_000_000_000),
+            )
+            .replace("$__interval", "1s")
+            .replace("$attack", ".*")
+            .replace("$url", ".*");
+        let (code, body) =
+            http("GET", port, &format!("/query?db=barrage&q={}", percent(&q))).unwrap();
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            code == 200 && v["results"][0]["error"].is_null(),
+            "{title}: {q}: {body}"
+        );
+        if title != "Errors by message" {
+            assert!(v["results"][0]["series"].is_array(), "{title}: {q}: {body}");
+        }
+    }
 }
 
 /// A stream of `n` records to feed on stdin.

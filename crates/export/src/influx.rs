@@ -11,6 +11,21 @@ use crate::Batch;
 /// The measurement every point is written to.
 pub const MEASUREMENT: &str = "barrage";
 
+/// Every field of a point (the Grafana dashboard may name no other).
+pub const FIELDS: [&str; 11] = [
+    "requests",
+    "errors",
+    "bytes_in",
+    "bytes_out",
+    "latency_mean",
+    "latency_p50",
+    "latency_p90",
+    "latency_p99",
+    "latency_p999",
+    "latency_max",
+    "lag_p99",
+];
+
 fn tag(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

@@ -22,6 +22,8 @@ pub enum Label {
     Attack,
     /// The target's `:name`.
     Name,
+    /// The error text (empty, and so left out, for successes).
+    Error,
 }
 
 impl Label {
@@ -33,6 +35,7 @@ impl Label {
             Label::Code => "code",
             Label::Attack => "attack",
             Label::Name => "name",
+            Label::Error => "error",
         }
     }
 
@@ -47,8 +50,9 @@ impl Label {
                 "code" => Ok(Label::Code),
                 "attack" => Ok(Label::Attack),
                 "name" => Ok(Label::Name),
+                "error" => Ok(Label::Error),
                 other => Err(format!(
-                    "unknown label {other:?} in -by (use method, url, code, attack, name)"
+                    "unknown label {other:?} in -by (use method, url, code, attack, name, error)"
                 )),
             })
             .collect()
@@ -61,6 +65,7 @@ impl Label {
             Label::Code => hit.code.to_string(),
             Label::Attack => hit.attack.clone(),
             Label::Name => hit.name.clone(),
+            Label::Error => barrage_model::words::cut(&hit.error, 200, false),
         }
     }
 }

@@ -418,8 +418,8 @@ pub struct ExportArgs {
     /// Records are folded per this much send time: one point per interval and label set
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Labels (tags) of each series: any of method, url, code, attack, name, comma-separated
-    #[arg(long, default_value = "method,url,code,attack")]
+    /// Labels (tags) of each series: any of method, url, code, attack, name, error (its text; none on successes), comma-separated
+    #[arg(long, default_value = "method,url,code,attack,error")]
     pub by: String,
     /// InfluxDB 1.x database
     #[arg(long, default_value = "barrage")]
