@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_testkit::{Blackhole, Server};
+use barrage_testkit::{Blackhole, OtlpReceiver, Server};
 use common::{decode, ok, run};
 use serde_json::Value;
 
@@ -318,6 +318,43 @@ fn influxdb_holds_every_record() {
     }
 }
 
+#[test]
+fn an_otlp_collector_gets_cumulative_sums_at_the_records_time() {
+    let dir = common::tempdir("export-otlp");
+    let receiver = OtlpReceiver::start();
+    let (file, count, first, last) = attack(&dir);
+    let out = run(&["export", "-to", "otlp", &receiver.url(), &file], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let points = receiver.points();
+    let mut last_of: std::collections::HashMap<Vec<(String, String)>, f64> = Default::default();
+    for p in points.iter().filter(|p| p.metric == "barrage.requests") {
+        assert!(p.cumulative, "{p:?}");
+        let t = p.time as i64;
+        assert!(t > first && t <= last + 1_000_000_000, "{p:?}");
+        let v = last_of.entry(p.attributes.clone()).or_insert(0.0);
+        assert!(p.value >= *v, "cumulative: {p:?}");
+        *v = p.value;
+    }
+    assert_eq!(last_of.values().sum::<f64>() as u64, count, "{last_of:?}");
+    let errors: f64 = {
+        let mut m: std::collections::HashMap<Vec<(String, String)>, f64> = Default::default();
+        for p in points
+            .iter()
+            .filter(|p| p.metric == "barrage.request.errors")
+        {
+            m.insert(p.attributes.clone(), p.value);
+        }
+        m.values().sum()
+    };
+    assert_eq!(errors as u64, count / 2);
+    for name in ["barrage.request.duration", "barrage.lag"] {
+        assert!(points.iter().any(|p| p.metric == name), "{name}");
+    }
+    assert!(last_of
+        .keys()
+        .all(|k| k.iter().any(|(key, _)| key == "url")));
+}
+
 /// A stream of `n` records to feed on stdin.
 fn records(n: u64) -> Vec<u8> {
     let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
@@ -370,8 +407,8 @@ fn a_refusing_endpoint_is_one_line_and_exit_1_after_the_whole_stream() {
 fn bad_flags_are_one_line_and_exit_2() {
     for (args, says) in [
         (
-            &["export", "-to", "otlp", "http://127.0.0.1:1/"][..],
-            "otlp",
+            &["export", "-to", "kafka", "http://127.0.0.1:1/"][..],
+            "kafka",
         ),
         (
             &["export", "-to", "influx", "https://127.0.0.1:1/"][..],

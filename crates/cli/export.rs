@@ -1,11 +1,11 @@
-//! `barrage export -to prometheus-remote-write|influx URL [FILES]`: reads
+//! `barrage export -to prometheus-remote-write|influx|otlp URL [FILES]`: reads
 //! result streams (stdin without files), folds them per `-interval` and
 //! label set, and pushes each interval as it closes, stamped with its
 //! records' time. The stream is always read to its end; an endpoint that
 //! refuses is said in one line after it, with exit 1; a damaged input is
 //! exported up to its last complete record, then said, with exit 2.
 
-use barrage_export::{influx, remote_write, Batch, Endpoint, Intervals, Label, Pusher};
+use barrage_export::{influx, otlp, remote_write, Batch, Endpoint, Intervals, Label, Pusher};
 use barrage_metrics::Options;
 
 use crate::{
@@ -48,6 +48,12 @@ fn endpoint(a: &ExportArgs) -> Result<Endpoint, Failed> {
             }
             h
         }
+        "otlp" => {
+            if matches!(url.path(), "" | "/") {
+                url.set_path("/v1/metrics");
+            }
+            vec![("Content-Type".into(), "application/x-protobuf".into())]
+        }
         _ => vec![
             ("Content-Encoding".into(), "snappy".into()),
             ("Content-Type".into(), "application/x-protobuf".into()),
@@ -76,16 +82,14 @@ pub fn run(a: ExportArgs) -> Outcome {
         success: a.success.clone(),
         buckets: None,
     };
-    let influx = a.to == "influx";
-    let mut intervals = Intervals::new(a.interval.as_nanos().min(i64::MAX as u128) as i64, by);
+    let width = a.interval.as_nanos().min(i64::MAX as u128) as i64;
+    let mut intervals = Intervals::new(width, by);
     let mut pusher = Pusher::start(endpoint, QUEUE);
-    let mut encoder = remote_write::Encoder::new();
-    let mut body = |b: &Batch| {
-        if influx {
-            influx::lines(b).into_bytes()
-        } else {
-            encoder.body(b)
-        }
+    let (mut prom, mut otel) = (remote_write::Encoder::new(), otlp::Encoder::new());
+    let mut body = |b: &Batch| match a.to.as_str() {
+        "influx" => influx::lines(b).into_bytes(),
+        "otlp" => otel.body(b, width),
+        _ => prom.body(b),
     };
     let (mut count, mut batches) = (0u64, 0u64);
     while let Some((hit, _)) = records.next_record() {

@@ -13,6 +13,8 @@
 //!   cumulative counters `barrage_requests_total`, `…_errors_total`,
 //!   bytes, and per interval the quantiles of
 //!   `barrage_request_duration_seconds` and `barrage_lag_seconds`.
+//! - [`otlp`]: OTLP/HTTP metrics (protobuf): monotonic cumulative sums
+//!   and summaries of latency and lag.
 //! - [`Pusher`]: POSTs each batch on a thread of its own through a bounded
 //!   queue, with retries and backoff; the reader never waits for it, so a
 //!   `tee` upstream never blocks.
@@ -30,6 +32,7 @@
 
 pub mod influx;
 mod intervals;
+pub mod otlp;
 mod push;
 pub mod remote_write;
 

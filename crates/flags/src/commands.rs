@@ -45,7 +45,7 @@ pub enum Command {
     Plot(PlotArgs),
     /// Compare two runs (or sets of runs): each figure's change with a 95% interval and a verdict; exit 3 on a -fail-on regression
     Compare(CompareArgs),
-    /// Push results into Prometheus (remote-write) or InfluxDB, each interval stamped with its records' own time
+    /// Push results into Prometheus (remote-write), InfluxDB or an OpenTelemetry collector (OTLP/HTTP), each interval stamped with its records' own time
     Export(ExportArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
@@ -412,8 +412,8 @@ pub struct CompareArgs {
 /// `barrage export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Where to: prometheus-remote-write (the URL of its /api/v1/write) or influx (the server's URL: 1.x /write?db=-db, or with -token 2.x /api/v2/write; a URL with a path is used as it is)
-    #[arg(long = "to", value_parser = ["prometheus-remote-write", "influx"])]
+    /// Where to: prometheus-remote-write (the URL of its /api/v1/write), influx (the server's URL: 1.x /write?db=-db, or with -token 2.x /api/v2/write; a URL with a path is used as it is) or otlp (an OTLP/HTTP collector: its URL, /v1/metrics when no path is given)
+    #[arg(long = "to", value_parser = ["prometheus-remote-write", "influx", "otlp"])]
     pub to: String,
     /// Records are folded per this much send time: one point per interval and label set
     #[arg(long, default_value = "1s", value_parser = parse_duration)]

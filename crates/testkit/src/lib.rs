@@ -18,6 +18,7 @@
 //!
 //! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
 //! bodies, stalls, closes); [`Blackhole`] never completes a TCP handshake;
+//! [`OtlpReceiver`] takes OTLP/HTTP metrics and decodes them;
 //! [`ProxyServer`] is a forward proxy (plain requests and `CONNECT`
 //! tunnels); [`TestCert`] makes self-signed, expired,
 //! wrong-name and CA-signed certificates; [`Child`] runs the real binary,
@@ -36,6 +37,7 @@ mod child;
 mod dns;
 mod grpc;
 mod http3;
+mod otlp;
 mod proxy;
 mod raw;
 mod server;
@@ -48,6 +50,7 @@ pub use capacity::CapacityServer;
 pub use child::{Child, ChildResult};
 pub use dns::DnsServer;
 pub use http3::H3Server;
+pub use otlp::{OtlpPoint, OtlpReceiver};
 pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};
 pub use raw::{RawServer, Script, SequentialServer};
 pub use server::{Received, Server};
