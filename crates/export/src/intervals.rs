@@ -9,6 +9,15 @@ use barrage_model::Hit;
 /// kept as they are).
 pub const MAX_SERIES: usize = 1000;
 
+/// Where to cut `s` to at most `max` bytes, on a character boundary.
+fn cut_at(s: &str, max: usize) -> usize {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
 /// A label a series can carry (`-by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Label {
@@ -58,6 +67,21 @@ impl Label {
             .collect()
     }
 
+    /// Writes the value of `hit` into `out`.
+    fn write(self, hit: &Hit, out: &mut String) {
+        use std::fmt::Write as _;
+        match self {
+            Label::Method => out.push_str(&hit.method),
+            Label::Url => out.push_str(&barrage_model::words::redacted(&hit.url)),
+            Label::Code => {
+                let _ = write!(out, "{}", hit.code);
+            }
+            Label::Attack => out.push_str(&hit.attack),
+            Label::Name => out.push_str(&hit.name),
+            Label::Error => out.push_str(&hit.error[..cut_at(&hit.error, 200)]),
+        }
+    }
+
     fn value(self, hit: &Hit) -> String {
         match self {
             Label::Method => hit.method.clone(),
@@ -65,7 +89,7 @@ impl Label {
             Label::Code => hit.code.to_string(),
             Label::Attack => hit.attack.clone(),
             Label::Name => hit.name.clone(),
-            Label::Error => barrage_model::words::cut(&hit.error, 200, false),
+            Label::Error => hit.error[..cut_at(&hit.error, 200)].to_string(),
         }
     }
 }
@@ -107,6 +131,8 @@ pub struct Intervals {
     /// Label sets seen (to bound them).
     seen: std::collections::HashSet<String>,
     newest: i64,
+    /// The key being built (kept to reuse its memory).
+    key: String,
 }
 
 impl Intervals {
@@ -118,6 +144,7 @@ impl Intervals {
             open: BTreeMap::new(),
             seen: Default::default(),
             newest: i64::MIN,
+            key: String::new(),
         }
     }
 
@@ -126,43 +153,60 @@ impl Intervals {
     /// its send), oldest first.
     pub fn add(&mut self, hit: &Hit, ok: bool, latency: u64) -> Vec<Batch> {
         let index = hit.timestamp.div_euclid(self.width);
-        let mut labels: Vec<(&'static str, String)> =
-            self.by.iter().map(|l| (l.name(), l.value(hit))).collect();
-        let mut key = labels
-            .iter()
-            .map(|(_, v)| v.as_str())
-            .collect::<Vec<_>>()
-            .join("\u{1f}");
-        if !self.seen.contains(&key) {
+        // The key is written into a buffer kept between records, and the
+        // labels are built only for a point not seen yet: no allocation
+        // per record (measured: 6 per record cost a third of the time).
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        for l in &self.by {
+            l.write(hit, &mut key);
+            key.push('\u{1f}');
+        }
+        let mut other = false;
+        if !self.seen.contains(key.as_str()) {
             if self.seen.len() >= MAX_SERIES {
-                for (name, v) in labels.iter_mut() {
-                    if *name == "url" {
-                        *v = "other".into();
+                other = true;
+                key.clear();
+                for l in &self.by {
+                    match l {
+                        Label::Url => key.push_str("other"),
+                        l => l.write(hit, &mut key),
                     }
+                    key.push('\u{1f}');
                 }
-                key = labels
-                    .iter()
-                    .map(|(_, v)| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\u{1f}");
             } else {
                 self.seen.insert(key.clone());
             }
         }
-        let point = self
-            .open
-            .entry(index)
-            .or_default()
-            .entry(key)
-            .or_insert_with(|| Point {
-                labels,
-                requests: 0,
-                errors: 0,
-                bytes_in: 0,
-                bytes_out: 0,
-                latency: Distribution::coarse(),
-                lag: Distribution::coarse(),
-            });
+        let by = &self.by;
+        let open = self.open.entry(index).or_default();
+        if !open.contains_key(key.as_str()) {
+            let labels = by
+                .iter()
+                .map(|l| {
+                    let v = if other && *l == Label::Url {
+                        "other".to_string()
+                    } else {
+                        l.value(hit)
+                    };
+                    (l.name(), v)
+                })
+                .collect();
+            open.insert(
+                key.clone(),
+                Point {
+                    labels,
+                    requests: 0,
+                    errors: 0,
+                    bytes_in: 0,
+                    bytes_out: 0,
+                    latency: Distribution::coarse(),
+                    lag: Distribution::coarse(),
+                },
+            );
+        }
+        let point = open.get_mut(key.as_str()).expect("inserted above");
+        self.key = key;
         point.requests += 1;
         point.errors += u64::from(!ok);
         point.bytes_in = point.bytes_in.saturating_add(hit.bytes_in);
