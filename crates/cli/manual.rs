@@ -112,7 +112,7 @@ const PLOT: Section = Section {
 
 const COMPARE: Section = Section {
     title: "METHOD",
-    text: "For throughput, success, mean, p50, p90, p99, p99.9 and max: base, new, the change, its 95% interval and a verdict (faster, slower or same; for success and throughput better, worse or same). The interval comes from a bootstrap that redraws runs, then blocks of send time within each run; a side's only run is cut in thirds that stand in for runs. The seed is fixed (-seed), so the output repeats. A drift of the machine between two single runs cannot be told from a change: give several interleaved runs a side after --. The maximum, and a percentile with fewer than 10 records beyond it on a side, are shown but not judged. -fail-on exits 3 when a change is significant and past its bound.
+    text: "For throughput, success, mean, p50, p90, p99, p99.9 and max: base, new, the change, its 95% interval and a verdict (faster, slower or same; for success and throughput better, worse or same). The interval comes from a bootstrap that redraws runs, then blocks of send time within each run; a side's only run is cut in thirds that stand in for runs; with few runs the interval is widened (Hesterberg's expanded percentile interval). The seed is fixed (-seed), so the output repeats. A drift of the machine between two single runs cannot be told from a change: give several interleaved runs a side after --. The maximum, and a percentile with fewer than 10 records beyond it on a side, are shown but not judged. -fail-on exits 3 when a change is significant and past its bound.
 
   barrage compare before.bin after.bin
   barrage compare -fail-on 'p99>+5%,success<-0.1%' a1.bin a2.bin a3.bin -- b1.bin b2.bin b3.bin
