@@ -259,8 +259,16 @@ mod tests {
 
     #[test]
     fn few_runs_widen_the_interval() {
-        assert!((expansion(3, 3) - 1.734).abs() < 0.01, "{}", expansion(3, 3));
-        assert!((expansion(8, 8) - 1.170).abs() < 0.01, "{}", expansion(8, 8));
+        assert!(
+            (expansion(3, 3) - 1.734).abs() < 0.01,
+            "{}",
+            expansion(3, 3)
+        );
+        assert!(
+            (expansion(8, 8) - 1.170).abs() < 0.01,
+            "{}",
+            expansion(8, 8)
+        );
         assert!(expansion(40, 40) < 1.02);
         assert_eq!(expansion(1, 5), 1.0);
     }
