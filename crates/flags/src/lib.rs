@@ -24,12 +24,14 @@
 mod command;
 mod commands;
 mod hint;
+mod readers;
 mod spelling;
 mod values;
 
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
 pub use hint::usage_line;
+pub use readers::{CompareArgs, ExportArgs};
 pub use spelling::{as_typed, normalize, one_dash_help};
 pub use values::*;
 
