@@ -26,8 +26,13 @@ pub fn bucket(ns: u64) -> usize {
     ((ns as f64).ln() / STEP.ln()) as usize
 }
 
-/// The value `share` (0..=1) of the way through a bucket, in log terms (ns).
+/// The value `share` (0..=1) of the way through a bucket, in log terms
+/// (ns); the first bucket holds 0 and 1 ns, and stands for 0 (a lag of 0
+/// drew as 1 ns, and an axis of 0.000001 ms labels).
 pub fn within_bucket(bucket: usize, share: f64) -> f64 {
+    if bucket == 0 {
+        return 0.0;
+    }
     STEP.powf(bucket as f64 + share.clamp(0.0, 1.0))
 }
 
@@ -251,6 +256,13 @@ mod tests {
             latency_us * 1000,
             ok,
         );
+    }
+
+    #[test]
+    fn zero_stands_for_zero() {
+        assert_eq!(within_bucket(bucket(0), 0.5), 0.0);
+        assert_eq!(within_bucket(bucket(1), 0.9), 0.0);
+        assert!(within_bucket(bucket(2), 0.5) > 1.0);
     }
 
     #[test]
