@@ -376,6 +376,8 @@ pub fn run(a: AttackArgs) -> Outcome {
         return usage("-hold-every goes with -hold");
     }
     let config_arrivals = config.arrivals;
+    let shard = config.shard;
+    let spool = crate::live::spool_for(&a.output, &a.spool)?;
     // What this host allows, set against the plan, before anything is
     // sent: one warning naming the first limit it would hit.
     crate::plan::warn_if_unfit(&a, &config, &targets);
@@ -389,7 +391,10 @@ pub fn run(a: AttackArgs) -> Outcome {
             return io(format!("-prometheus-addr {addr}: {e}"));
         }
     };
-    let Some(mut sink) = open_stream(&a.output, exporter)? else {
+    let stream_path = spool
+        .as_ref()
+        .map_or(a.output.clone(), |(p, _)| p.to_string_lossy().into_owned());
+    let Some(mut sink) = open_stream(&stream_path, exporter)? else {
         return Ok(());
     };
     // The seed goes in the stream, so that a run can be repeated from its
@@ -405,6 +410,22 @@ pub fn run(a: AttackArgs) -> Outcome {
     }
     raise_open_files_limit();
     let stopper = Stopper::new();
+    // -output tcp://: the collector is reached, and the token taken,
+    // before the first request; its `stop` stops us as Ctrl-C does.
+    let live = match spool {
+        Some(spool) => {
+            let stop = stopper.clone();
+            Some(crate::live::start(
+                &a.output,
+                &None,
+                spool,
+                shard,
+                &a.name,
+                Box::new(move || stop.stop()),
+            )?)
+        }
+        None => None,
+    };
     stopper.on_signals(|| exit::interrupted());
     if let Some(e) = &sink.exporter {
         eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
@@ -443,6 +464,14 @@ pub fn run(a: AttackArgs) -> Outcome {
         (_, targets) => attack.run(targets, Box::new(sink), stopper),
     };
     display.finish();
+    let collector_stop = match live {
+        Some(live) => {
+            let stopped = live.outcome();
+            live.finish()?;
+            stopped
+        }
+        None => Ok(()),
+    };
     let report = match report {
         Ok(r) => r,
         Err(e) => return io(e),
@@ -454,6 +483,7 @@ pub fn run(a: AttackArgs) -> Outcome {
             Some(e) => io(format!("writing {}: {e}", a.output)),
             None => Ok(()),
         },
+        StopReason::Stopped if collector_stop.is_err() => collector_stop,
         StopReason::Stopped => {
             eprintln!(
                 "barrage attack: interrupted: {} requests sent, {} results written",

@@ -13,6 +13,7 @@ mod exit;
 mod export;
 mod failed;
 mod inputs;
+mod live;
 mod manual;
 mod output;
 mod plan;
@@ -91,6 +92,11 @@ fn main() {
         Command::Compare(c) => {
             outlive_first_interrupt();
             ("compare", compare::run(c))
+        }
+        Command::Collect(c) => ("collect", live::collect(c)),
+        Command::Send(s) => {
+            outlive_first_interrupt();
+            ("send", live::send(s))
         }
         Command::Serve(s) => ("serve", serve::run(s)),
         Command::Targets(t) => ("targets", targets::run(t)),

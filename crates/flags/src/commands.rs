@@ -10,6 +10,7 @@ use barrage_targets::Format;
 use clap::{ArgAction, Args, Parser, Subcommand};
 
 use crate::{
+    live::{CollectArgs, SendArgs},
     readers::{CompareArgs, ExportArgs},
     values::*,
 };
@@ -50,6 +51,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Push results into Prometheus (remote-write), InfluxDB or an OpenTelemetry collector (OTLP/HTTP), each interval stamped with its records' own time
     Export(ExportArgs),
+    /// Meet many attackers live: take their result streams over TCP (attack -output tcp://HOST:PORT, or barrage send), merge them by time into one stream, check the shards, and stop them all on -fail-on
+    Collect(CollectArgs),
+    /// Send a result stream (stdin or a file) to barrage collect, spooled and resent after a drop
+    Send(SendArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
     Serve(ServeArgs),
     /// Convert targets: curl commands or a HAR file into vegeta's JSON or http format, http into JSON and back
@@ -131,9 +136,12 @@ pub struct AttackArgs {
     /// Read one target per request instead of all up front
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub lazy: bool,
-    /// Output file
+    /// Output file, or a collector: tcp://HOST:PORT or tls://HOST:PORT (barrage collect; the token from BARRAGE_TOKEN)
     #[arg(long, default_value = "stdout")]
     pub output: String,
+    /// With -output tcp://: where the stream is kept while it is sent, and resent from after a drop (default: a file in the temporary directory, removed once the collector holds it all)
+    #[arg(long)]
+    pub spool: Option<PathBuf>,
     /// Connections opened to each host before the clock starts, at rates above 1000/s (vegeta's initial workers)
     #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = parse_count, allow_hyphen_values = true)]
     pub workers: u64,

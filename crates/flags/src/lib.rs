@@ -24,6 +24,7 @@
 mod command;
 mod commands;
 mod hint;
+mod live;
 mod readers;
 mod spelling;
 mod values;
@@ -31,6 +32,7 @@ mod values;
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
 pub use hint::usage_line;
+pub use live::{CollectArgs, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};
 pub use spelling::{as_typed, normalize, one_dash_help};
 pub use values::*;

@@ -1,0 +1,348 @@
+//! The live meeting point: `barrage collect`, `barrage send`, and the
+//! attack's `-output tcp://HOST:PORT` (an uplink beside its spool).
+
+use std::{
+    fs::File,
+    io::{self, Read, Write},
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
+};
+
+use barrage_collect::{parse_address, CollectConfig, Collector, Uplink, UplinkConfig, UplinkError};
+use barrage_stream::Encoder;
+
+use crate::{
+    attack::refuse_terminal,
+    failed::{Failed, Kind, Outcome},
+    flags::{CollectArgs, SendArgs},
+    output,
+};
+
+/// The environment variable that holds the shared token.
+pub const TOKEN_VAR: &str = "BARRAGE_TOKEN";
+
+/// The environment variable that names the CA (PEM) a `tls://` uplink
+/// trusts.
+pub const CA_VAR: &str = "BARRAGE_CA";
+
+/// The token: the flag, else the environment; one of them is required.
+fn token(flag: &Option<String>, what: &str) -> Result<String, Failed> {
+    let token = flag
+        .clone()
+        .or_else(|| std::env::var(TOKEN_VAR).ok())
+        .unwrap_or_default();
+    if token.is_empty() {
+        return Err(Failed::usage(format!(
+            "{what} needs the shared token: -token T or {TOKEN_VAR}=T (the collector refuses streams without it)"
+        )));
+    }
+    if token.chars().any(|c| c.is_control()) {
+        return Err(Failed::usage(
+            "the token cannot hold line breaks or control characters",
+        ));
+    }
+    Ok(token)
+}
+
+/// This host and process, as the collector names a sender.
+fn label(name: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = host.trim();
+    let host = if host.is_empty() { "localhost" } else { host };
+    let mut label = format!("{host}:{}", std::process::id());
+    if !name.is_empty() {
+        label.push(' ');
+        label.push_str(name);
+    }
+    label
+}
+
+/// An uplink on its way, and what to do with its spool at the end.
+pub struct Live {
+    uplink: Uplink,
+    spool: PathBuf,
+    keep: bool,
+    /// Why the collector stopped us, once it did.
+    pub stopped: Arc<Mutex<Option<String>>>,
+}
+
+impl Live {
+    /// The spool is complete: sends the rest, waits for the collector to
+    /// hold it, and removes a spool of our own making.
+    pub fn finish(self) -> Result<(), Failed> {
+        match self.uplink.finish() {
+            Ok(_) => {
+                if !self.keep {
+                    let _ = std::fs::remove_file(&self.spool);
+                }
+                Ok(())
+            }
+            Err(e) => Err(uplink_error(e)),
+        }
+    }
+
+    /// The collector's stop, as the command's outcome (exit 3).
+    pub fn outcome(&self) -> Outcome {
+        match self.stopped.lock().expect("stopped").clone() {
+            Some(why) => Err(Failed {
+                kind: Kind::Threshold,
+                lines: vec![format!("stopped by the collector: {why}")],
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+fn uplink_error(e: UplinkError) -> Failed {
+    match e {
+        UplinkError::Refused { .. } => Failed::usage(e),
+        UplinkError::Io(_) => Failed::io(e),
+    }
+}
+
+/// `-output tcp://HOST:PORT` (or `tls://`): the spool's path, ready for
+/// the stream; `None` for a file or stdout.
+pub fn spool_for(output: &str, spool: &Option<PathBuf>) -> Result<Option<(PathBuf, bool)>, Failed> {
+    match parse_address(output) {
+        None => Ok(None),
+        Some(Err(e)) => Err(Failed::usage(format!("-output {e}"))),
+        Some(Ok(_)) => Ok(Some(match spool {
+            Some(p) => (p.clone(), true),
+            None => (temp_spool(), false),
+        })),
+    }
+}
+
+fn temp_spool() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "barrage-spool-{}-{:08x}.bin",
+        std::process::id(),
+        fastrand::u32(..)
+    ))
+}
+
+/// Connects the spool (its header already written) to the collector at
+/// `address`; `on_stop` is called when the collector says stop.
+pub fn start(
+    address: &str,
+    token_flag: &Option<String>,
+    (spool, keep): (PathBuf, bool),
+    shard: Option<(u64, u64)>,
+    name: &str,
+    on_stop: Box<dyn Fn() + Send>,
+) -> Result<Live, Failed> {
+    let what = format!("-output {address}");
+    let (addr, tls) = match parse_address(address) {
+        Some(Ok(a)) => a,
+        Some(Err(e)) => return Err(Failed::usage(e)),
+        None => {
+            return Err(Failed::usage(format!(
+                "{address}: want tcp://HOST:PORT or tls://HOST:PORT"
+            )))
+        }
+    };
+    let token = token(token_flag, &what)?;
+    let tls = if tls {
+        let ca = std::env::var_os(CA_VAR).map(PathBuf::from);
+        Some(
+            barrage_collect::link::client_tls(ca.as_deref())
+                .map_err(|e| Failed::usage(format!("{CA_VAR}: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let stopped = Arc::new(Mutex::new(None));
+    let config = UplinkConfig {
+        addr,
+        tls,
+        token,
+        shard,
+        label: label(name),
+        spool: spool.clone(),
+        patience: std::time::Duration::from_secs(60),
+    };
+    let said = stopped.clone();
+    let uplink = Uplink::start(
+        config,
+        Box::new(move |why: &str| {
+            eprintln!("barrage: the collector says stop: {why}");
+            *said.lock().expect("stopped") = Some(why.to_string());
+            on_stop();
+        }),
+    )
+    .map_err(|e| {
+        if !keep {
+            let _ = std::fs::remove_file(&spool);
+        }
+        match e {
+            UplinkError::Io(m) => {
+                Failed::io(format!("{what}: {m} (is barrage collect listening there?)"))
+            }
+            e => uplink_error(e),
+        }
+    })?;
+    Ok(Live {
+        uplink,
+        spool,
+        keep,
+        stopped,
+    })
+}
+
+/// `barrage send ADDRESS [FILE]`.
+pub fn send(a: SendArgs) -> Outcome {
+    if parse_address(&a.address).is_none() {
+        return Err(Failed::usage(format!(
+            "{}: want tcp://HOST:PORT or tls://HOST:PORT",
+            a.address
+        )));
+    }
+    token(&a.token, "send")?;
+    let quit = Arc::new(AtomicBool::new(false));
+    let (spool, keep, copier) = match &a.file {
+        Some(f) if f != "-" && f != "stdin" => {
+            File::open(f).map_err(|e| Failed::io(format!("{f}: {e}")))?;
+            (PathBuf::from(f), true, None)
+        }
+        _ => {
+            let (path, keep) = match &a.spool {
+                Some(p) => (p.clone(), true),
+                None => (temp_spool(), false),
+            };
+            let out = File::create(&path)
+                .map_err(|e| Failed::io(format!("-spool {}: {e}", path.display())))?;
+            let quit = quit.clone();
+            let copier = std::thread::spawn(move || copy_stdin(out, &quit));
+            (path, keep, Some(copier))
+        }
+    };
+    let stop = quit.clone();
+    let live = start(
+        &a.address,
+        &a.token,
+        (spool, keep),
+        None,
+        "send",
+        Box::new(move || stop.store(true, Ordering::SeqCst)),
+    )?;
+    if let Some(c) = copier {
+        c.join()
+            .unwrap_or_else(|_| Err(io::Error::other("the copy failed")))
+            .map_err(|e| Failed::io(format!("reading stdin: {e}")))?;
+    }
+    let outcome = live.outcome();
+    live.finish()?;
+    outcome
+}
+
+/// stdin into the spool, a read at a time, until its end or the
+/// collector's stop (then this process ends, and the writer upstream
+/// meets a closed pipe).
+fn copy_stdin(mut out: File, quit: &AtomicBool) -> io::Result<()> {
+    let mut input = io::stdin().lock();
+    let mut buf = vec![0u8; 1 << 16];
+    while !quit.load(Ordering::SeqCst) {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        out.write_all(&buf[..n])?;
+    }
+    Ok(())
+}
+
+/// `barrage collect`.
+pub fn collect(a: CollectArgs) -> Outcome {
+    let token = token(&a.token, "collect")?;
+    refuse_terminal(&a.output)?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some(barrage_collect::link::server_tls(c, k).map_err(Failed::usage)?),
+        (None, None) => None,
+        _ => return Err(Failed::usage("-tls-cert and -tls-key go together")),
+    };
+    let tls_on = tls.is_some();
+    let config = CollectConfig {
+        token,
+        tls,
+        interval: a.interval,
+        attackers: a.attackers,
+        fail_on: a.fail_on.map(|f| f.0).unwrap_or_default(),
+        min_requests: a.min_requests,
+        max_skew: a.max_skew,
+    };
+    if a.interval.is_zero() {
+        return Err(Failed::usage("-interval must be above 0s"));
+    }
+    let collector = Collector::bind(a.listen, config)
+        .map_err(|e| Failed::io(format!("-listen {}: {e}", a.listen)))?;
+    let addr = collector
+        .local_addr()
+        .map_err(|e| Failed::io(format!("-listen {}: {e}", a.listen)))?;
+    if !matches!(a.output.as_str(), "stdout" | "-") {
+        output::stream_elsewhere();
+    }
+    let out =
+        output::open(&a.output).map_err(|e| Failed::io(format!("-output {}: {e}", a.output)))?;
+    let mut encoder = match Encoder::new(out).and_then(|mut e| e.flush().map(|()| e)) {
+        Ok(e) => e,
+        Err(e) if output::is_closed_pipe(&e) => return Ok(()),
+        Err(e) => return Err(Failed::io(format!("-output {}: {e}", a.output))),
+    };
+    let scheme = if tls_on { "tls" } else { "tcp" };
+    eprintln!("barrage collect: listening on {scheme}://{addr}");
+    let signals = Arc::new(AtomicUsize::new(0));
+    count_signals(signals.clone());
+    let summary = match collector.run(&mut encoder, &signals) {
+        Ok(s) => s,
+        Err(e) if output::is_closed_pipe(&e) => return Ok(()),
+        Err(e) => return Err(Failed::io(format!("writing {}: {e}", a.output))),
+    };
+    let show = |ns: u64| {
+        barrage_model::duration::format(barrage_model::duration::round_for_report(ns as i64))
+    };
+    eprintln!(
+        "barrage collect: {} records from {} attackers; added latency p50 {}, p99 {}, max {} (from a record's end to its place in the merged stream)",
+        summary.records,
+        summary.attackers,
+        show(summary.added.quantile(0.5)),
+        show(summary.added.quantile(0.99)),
+        show(summary.added.max())
+    );
+    if !summary.failed.is_empty() {
+        return Err(Failed {
+            kind: Kind::Threshold,
+            lines: summary
+                .failed
+                .iter()
+                .map(|f| format!("-fail-on: {f}"))
+                .collect(),
+        });
+    }
+    if !summary.unfinished.is_empty() {
+        return Err(Failed {
+            kind: Kind::Io,
+            lines: summary.unfinished,
+        });
+    }
+    Ok(())
+}
+
+/// Ctrl-C and SIGTERM, counted.
+fn count_signals(count: Arc<AtomicUsize>) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("barrage-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+}

@@ -1,0 +1,184 @@
+//! One connection between an attacker and the collector: plain TCP, or
+//! TLS through rustls on the same blocking socket, read with a timeout so
+//! that one thread can both stream and listen.
+
+use std::{
+    io::{self, Read, Write},
+    net::TcpStream,
+    path::Path,
+    sync::Arc,
+    time::Duration,
+};
+
+use rustls::{
+    pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName},
+    ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection, StreamOwned,
+};
+
+/// A connection, either way.
+pub enum Link {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS, the attacker's end.
+    Client(Box<StreamOwned<ClientConnection, TcpStream>>),
+    /// TLS, the collector's end.
+    Server(Box<StreamOwned<ServerConnection, TcpStream>>),
+}
+
+impl Link {
+    /// The socket beneath.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Link::Plain(s) => s,
+            Link::Client(s) => &s.sock,
+            Link::Server(s) => &s.sock,
+        }
+    }
+
+    /// Reads wait at most `t` (then fail with `WouldBlock` or `TimedOut`).
+    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.tcp().set_read_timeout(t)
+    }
+
+    /// Closes both ways (TLS says close_notify first).
+    pub fn close(&mut self) {
+        match self {
+            Link::Plain(_) => {}
+            Link::Client(s) => {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+            }
+            Link::Server(s) => {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+            }
+        }
+        let _ = self.tcp().shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Whether an error only says that a read timed out.
+pub fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(s) => s.read(buf),
+            Link::Client(s) => s.read(buf),
+            Link::Server(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Link {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(s) => s.write(buf),
+            Link::Client(s) => s.write(buf),
+            Link::Server(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Link::Plain(s) => s.flush(),
+            Link::Client(s) => s.flush(),
+            Link::Server(s) => s.flush(),
+        }
+    }
+}
+
+/// The collector's TLS: a certificate chain and its key, PEM files.
+pub fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|c| c.collect::<Result<_, _>>())
+        .map_err(|e| format!("-tls-cert {}: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!(
+            "-tls-cert {}: no certificate in it",
+            cert.display()
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| format!("-tls-key {}: {e}", key.display()))?;
+    let config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(|e| format!("-tls-cert/-tls-key: {e}"))?;
+    Ok(Arc::new(config))
+}
+
+/// The attacker's TLS: the system's roots, or the CA in `ca` (PEM) when
+/// given (a collector's own certificate, for example).
+pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+    let mut roots = RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            for cert in CertificateDer::pem_file_iter(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+            {
+                let cert = cert.map_err(|e| format!("{}: {e}", path.display()))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            for cert in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(cert);
+            }
+        }
+    }
+    let config =
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// Opens the attacker's end: TCP to `addr` (`host:port`), then TLS when
+/// `tls` is given, named as `host`.
+pub fn connect(addr: &str, tls: Option<&Arc<ClientConfig>>, timeout: Duration) -> io::Result<Link> {
+    use std::net::ToSocketAddrs;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for a in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(sock) => {
+                sock.set_nodelay(true)?;
+                let Some(config) = tls else {
+                    return Ok(Link::Plain(sock));
+                };
+                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(host.to_string())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                let conn = ClientConnection::new(config.clone(), name).map_err(io::Error::other)?;
+                return Ok(Link::Client(Box::new(StreamOwned::new(conn, sock))));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The collector's end of an accepted socket.
+pub fn accept(sock: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result<Link> {
+    sock.set_nodelay(true)?;
+    match tls {
+        None => Ok(Link::Plain(sock)),
+        Some(config) => {
+            let conn = ServerConnection::new(config.clone()).map_err(io::Error::other)?;
+            Ok(Link::Server(Box::new(StreamOwned::new(conn, sock))))
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! The collector's side of the connections: hellos checked against the
+//! token, one stream per origin kept across reconnects, whole frames fed
+//! to the origin's decoder, and the collector's word (`stop`, `done`)
+//! said on the connection.
+
+use std::{
+    collections::HashMap,
+    io::{self, Read, Write},
+    net::{SocketAddr, TcpStream},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        mpsc::{Receiver, SyncSender},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+
+use barrage_stream::{Decoder, Hit};
+use rustls::ServerConfig;
+
+use crate::{
+    link::{accept, is_timeout, Link},
+    wire::{same_token, whole, Hello, Reply},
+};
+
+/// How long a connection thread waits on a read before looking for the
+/// collector's word.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What the connections tell the merge.
+pub enum Event {
+    /// An origin said hello (first time or again).
+    Connected {
+        /// Its index, in order of first hello.
+        index: usize,
+        /// Its hello.
+        hello: Hello,
+        /// From where.
+        peer: SocketAddr,
+        /// The bytes already held: 0 the first time.
+        from: u64,
+    },
+    /// A record.
+    Hit(usize, Box<Hit>),
+    /// A fact about the run.
+    Meta(String, String),
+    /// An origin's connection dropped before its end.
+    Left(usize, String),
+    /// An origin's stream is complete (all its records were sent before).
+    Ended(usize),
+    /// A record whose `seq` came before from the same origin: dropped.
+    Duplicate(usize, u64),
+    /// A decoder failed: the origin's stream ends there.
+    Broken(usize, String),
+    /// A connection refused.
+    Refused(SocketAddr, String),
+}
+
+/// What every connection thread shares.
+pub struct Shared {
+    /// The token.
+    pub token: String,
+    /// TLS, when `-tls-cert` was given.
+    pub tls: Option<Arc<ServerConfig>>,
+    /// The merge's inbox.
+    pub events: SyncSender<Event>,
+    /// Why the attackers are to stop, once they are.
+    pub stop: Mutex<Option<String>>,
+    origins: Mutex<HashMap<String, Arc<Origin>>>,
+}
+
+/// One attacker's stream.
+struct Origin {
+    index: usize,
+    /// Whole bytes held, and the decoder's feed, under one lock.
+    held: Mutex<(u64, SyncSender<Vec<u8>>)>,
+    /// Which connection may feed it: the newest.
+    turn: AtomicU64,
+}
+
+impl Shared {
+    /// Ready for connections.
+    pub fn new(token: String, tls: Option<Arc<ServerConfig>>, events: SyncSender<Event>) -> Self {
+        Shared {
+            token,
+            tls,
+            events,
+            stop: Mutex::new(None),
+            origins: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The origin of `hello`, made (with its decoder thread) on first
+    /// sight.
+    fn origin(&self, hello: &Hello) -> io::Result<Arc<Origin>> {
+        let mut all = self.origins.lock().expect("origins");
+        if let Some(o) = all.get(&hello.origin) {
+            return Ok(o.clone());
+        }
+        let index = all.len();
+        let (feed, chunks) = std::sync::mpsc::sync_channel(256);
+        let events = self.events.clone();
+        std::thread::Builder::new()
+            .name(format!("barrage-collect-{index}"))
+            .spawn(move || decode(index, chunks, events))?;
+        let o = Arc::new(Origin {
+            index,
+            held: Mutex::new((0, feed)),
+            turn: AtomicU64::new(0),
+        });
+        all.insert(hello.origin.clone(), o.clone());
+        Ok(o)
+    }
+
+    fn stop_reason(&self) -> Option<String> {
+        self.stop.lock().expect("stop").clone()
+    }
+}
+
+/// Serves one accepted socket to its end.
+pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
+    let refused = |why: &str| {
+        let _ = shared.events.send(Event::Refused(peer, why.to_string()));
+    };
+    let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut link = match accept(sock, shared.tls.as_ref()) {
+        Ok(l) => l,
+        Err(e) => return refused(&e.to_string()),
+    };
+    let hello = match Hello::read(&mut link) {
+        Ok(h) => h,
+        Err(why) => {
+            let _ = link.write_all(&Reply::Refused(why.clone()).encode());
+            link.close();
+            return refused(&why);
+        }
+    };
+    if !same_token(&hello.token, &shared.token) {
+        let _ = link.write_all(&Reply::Refused("wrong token".into()).encode());
+        link.close();
+        return refused("wrong token");
+    }
+    let origin = match shared.origin(&hello) {
+        Ok(o) => o,
+        Err(e) => return refused(&e.to_string()),
+    };
+    let (turn, from) = {
+        let held = origin.held.lock().expect("held");
+        (origin.turn.fetch_add(1, Ordering::SeqCst) + 1, held.0)
+    };
+    let index = origin.index;
+    let _ = shared.events.send(Event::Connected {
+        index,
+        hello,
+        peer,
+        from,
+    });
+    let why = match feed(&mut link, &origin, turn, from, shared) {
+        Ok(()) => return link.close(),
+        Err(e) => e,
+    };
+    link.close();
+    if origin.turn.load(Ordering::SeqCst) == turn {
+        let _ = shared.events.send(Event::Left(index, why));
+    }
+}
+
+/// Reads whole frames into the origin's feed until the end marker.
+fn feed(
+    link: &mut Link,
+    origin: &Origin,
+    turn: u64,
+    from: u64,
+    shared: &Shared,
+) -> Result<(), String> {
+    let fail = |e: io::Error| e.to_string();
+    link.write_all(&Reply::Ok(from).encode()).map_err(fail)?;
+    let mut told: Option<String> = None;
+    link.set_read_timeout(Some(POLL)).map_err(fail)?;
+    let mut pending: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut at = from;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        if origin.turn.load(Ordering::SeqCst) != turn {
+            return Err("a newer connection took over".into());
+        }
+        if let Some(why) = shared.stop_reason().filter(|w| told.as_ref() != Some(w)) {
+            link.write_all(&Reply::Stop(why.clone()).encode())
+                .map_err(fail)?;
+            told = Some(why);
+        }
+        link.flush().map_err(fail)?;
+        let n = match link.read(&mut buf) {
+            Ok(0) => return Err("the connection closed before the stream's end".into()),
+            Ok(n) => n,
+            Err(e) if is_timeout(&e) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        pending.extend_from_slice(&buf[..n]);
+        let (units, end) = whole(&pending, at == 0)?;
+        if units > 0 {
+            let mut held = origin.held.lock().expect("held");
+            if origin.turn.load(Ordering::SeqCst) != turn {
+                return Err("a newer connection took over".into());
+            }
+            held.1
+                .send(pending[..units].to_vec())
+                .map_err(|_| "the stream's decoder has stopped".to_string())?;
+            held.0 += units as u64;
+            at = held.0;
+            pending.drain(..units);
+        }
+        if end {
+            let held = origin.held.lock().expect("held");
+            // An empty chunk ends the decoder's input.
+            let _ = held.1.send(Vec::new());
+            link.write_all(&Reply::Done(held.0).encode())
+                .map_err(fail)?;
+            link.flush().map_err(fail)?;
+            return Ok(());
+        }
+    }
+}
+
+/// The decoder's input: whole frames as they come, ended by an empty one.
+struct Feed {
+    chunks: Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+    ended: bool,
+}
+
+impl Read for Feed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.chunk.len() {
+            if self.ended {
+                return Ok(0);
+            }
+            match self.chunks.recv() {
+                Ok(c) if c.is_empty() => self.ended = true,
+                Ok(c) => (self.chunk, self.at) = (c, 0),
+                Err(_) => self.ended = true,
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// One origin's decoder thread: records out, each `seq` once.
+fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
+    let feed = Feed {
+        chunks,
+        chunk: Vec::new(),
+        at: 0,
+        ended: false,
+    };
+    let mut dec = match Decoder::new(feed) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = events.send(Event::Broken(index, e.to_string()));
+            return;
+        }
+    };
+    let mut seen = Seen::default();
+    let mut metas = 0;
+    let mut hit = Hit::default();
+    loop {
+        match dec.read(&mut hit) {
+            Ok(true) => {
+                for (k, v) in &dec.meta()[metas..] {
+                    let _ = events.send(Event::Meta(k.clone(), v.clone()));
+                }
+                metas = dec.meta().len();
+                let event = if seen.insert(hit.seq) {
+                    Event::Hit(index, Box::new(hit.clone()))
+                } else {
+                    Event::Duplicate(index, hit.seq)
+                };
+                if events.send(event).is_err() {
+                    return;
+                }
+            }
+            Ok(false) => {
+                let _ = events.send(Event::Ended(index));
+                return;
+            }
+            Err(e) => {
+                let _ = events.send(Event::Broken(index, e.to_string()));
+                return;
+            }
+        }
+    }
+}
+
+/// Sequence numbers seen, a bit each.
+#[derive(Default)]
+struct Seen(Vec<u64>);
+
+impl Seen {
+    /// False when `seq` was seen before. Numbers past 2^30 are not kept
+    /// (128 MiB of bits at most): they pass unchecked.
+    fn insert(&mut self, seq: u64) -> bool {
+        if seq >= 1 << 30 {
+            return true;
+        }
+        let (word, bit) = ((seq / 64) as usize, seq % 64);
+        if word >= self.0.len() {
+            self.0.resize(word + 1 + word / 2, 0);
+        }
+        let fresh = self.0[word] & (1 << bit) == 0;
+        self.0[word] |= 1 << bit;
+        fresh
+    }
+}

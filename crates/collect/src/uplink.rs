@@ -1,0 +1,355 @@
+//! The attacker's end: a spool file, written by whoever makes the stream,
+//! sent to the collector as it grows, and resent from where the collector
+//! stands after a drop.
+//!
+//! The spool holds everything, so a drop loses nothing: the stream keeps
+//! going into the file while the uplink reconnects with backoff, and the
+//! collector's `ok BYTES` says where to resume. Only whole frames are
+//! sent ([`crate::wire::whole`]), so the end marker never lands inside a
+//! frame, even when the file ends in a torn one.
+
+use std::{
+    fs::File,
+    io::{self, Read, Seek, SeekFrom, Write},
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
+
+use rustls::ClientConfig;
+
+use crate::{
+    link::{connect, is_timeout, Link},
+    wire::{new_origin, whole, Hello, Lines, Reply, END},
+};
+
+/// How often an idle uplink looks for new bytes and for the collector's
+/// word.
+const POLL: Duration = Duration::from_millis(10);
+
+/// The longest wait between reconnects.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Where and how to send.
+pub struct UplinkConfig {
+    /// `host:port`.
+    pub addr: String,
+    /// TLS, when the address was `tls://`.
+    pub tls: Option<Arc<ClientConfig>>,
+    /// The shared token.
+    pub token: String,
+    /// `-shard i/n`, told to the collector.
+    pub shard: Option<(u64, u64)>,
+    /// Who is sending, for the collector's messages.
+    pub label: String,
+    /// The file the stream is written to.
+    pub spool: PathBuf,
+    /// How long to keep reconnecting once the stream is complete.
+    pub patience: Duration,
+}
+
+/// Why the uplink failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UplinkError {
+    /// The collector said no (a wrong token, most often): bad input.
+    #[error("the collector at {addr} refused this stream: {why}")]
+    Refused {
+        /// `host:port`.
+        addr: String,
+        /// What it said.
+        why: String,
+    },
+    /// The collector could not be reached, or the spool not read.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Called with the collector's reason when it says stop.
+pub type OnStop = Box<dyn FnMut(&str) + Send>;
+
+/// A running uplink: [`Uplink::finish`] once the spool is complete.
+pub struct Uplink {
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<Result<u64, UplinkError>>,
+}
+
+impl Uplink {
+    /// Connects and says hello before anything else happens (a refused
+    /// token or an unreachable collector is an error now, not after the
+    /// attack), then sends the spool as it grows, from a thread.
+    pub fn start(config: UplinkConfig, on_stop: OnStop) -> Result<Uplink, UplinkError> {
+        let origin = new_origin();
+        let file = File::open(&config.spool)
+            .map_err(|e| UplinkError::Io(format!("spool {}: {e}", config.spool.display())))?;
+        let (session, from) = Session::open(&config, &origin)?;
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let done = done.clone();
+            std::thread::Builder::new()
+                .name("barrage-uplink".into())
+                .spawn(move || run(config, origin, file, session, from, &done, on_stop))
+                .map_err(|e| UplinkError::Io(e.to_string()))?
+        };
+        Ok(Uplink { done, thread })
+    }
+
+    /// The spool is complete: sends the rest and the end, and waits for
+    /// the collector to hold it all. Returns the bytes it holds.
+    pub fn finish(self) -> Result<u64, UplinkError> {
+        self.done.store(true, Ordering::SeqCst);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(UplinkError::Io("the uplink thread failed".into())))
+    }
+}
+
+/// One connection, said hello on.
+struct Session {
+    link: Link,
+    lines: Lines,
+    replies: std::collections::VecDeque<Reply>,
+}
+
+impl Session {
+    /// Connects, says hello, reads `ok BYTES`.
+    fn open(config: &UplinkConfig, origin: &str) -> Result<(Session, u64), UplinkError> {
+        let io = |e: io::Error| UplinkError::Io(format!("{}: {e}", config.addr));
+        let link =
+            connect(&config.addr, config.tls.as_ref(), Duration::from_secs(5)).map_err(io)?;
+        let mut s = Session {
+            link,
+            lines: Lines::default(),
+            replies: Default::default(),
+        };
+        let hello = Hello {
+            origin: origin.to_string(),
+            shard: config.shard,
+            label: config.label.clone(),
+            clock: now_ns(),
+            token: config.token.clone(),
+        };
+        s.link.write_all(&hello.encode()).map_err(io)?;
+        s.link.flush().map_err(io)?;
+        s.link
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(io)?;
+        match s.next().map_err(io)? {
+            Reply::Ok(from) => Ok((s, from)),
+            Reply::Refused(why) => Err(UplinkError::Refused {
+                addr: config.addr.clone(),
+                why,
+            }),
+            other => Err(UplinkError::Io(format!(
+                "{}: unexpected {other:?}",
+                config.addr
+            ))),
+        }
+    }
+
+    /// The next reply, waiting as long as the read timeout.
+    fn next(&mut self) -> io::Result<Reply> {
+        loop {
+            if let Some(r) = self.replies.pop_front() {
+                return Ok(r);
+            }
+            if !self.read_some()? {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "no answer"));
+            }
+        }
+    }
+
+    /// Reads what has come; false when nothing came within the timeout.
+    fn read_some(&mut self) -> io::Result<bool> {
+        let mut buf = [0u8; 512];
+        match self.link.read(&mut buf) {
+            Ok(0) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the collector closed the connection",
+            )),
+            Ok(n) => {
+                for line in self.lines.push(&buf[..n]) {
+                    match Reply::parse(&line) {
+                        Some(r) => self.replies.push_back(r),
+                        None => return Err(io::Error::other(format!("unexpected {line:?}"))),
+                    }
+                }
+                Ok(true)
+            }
+            Err(e) if is_timeout(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The thread: sessions one after another until the collector holds the
+/// whole spool.
+fn run(
+    config: UplinkConfig,
+    origin: String,
+    mut file: File,
+    mut session: Session,
+    mut from: u64,
+    done: &AtomicBool,
+    mut on_stop: OnStop,
+) -> Result<u64, UplinkError> {
+    let mut stops = Stops::default();
+    let mut done_at: Option<Instant> = None;
+    loop {
+        let err = match pump(
+            &mut session,
+            &mut file,
+            from,
+            done,
+            &mut stops,
+            &mut on_stop,
+        ) {
+            Ok(held) => return Ok(held),
+            Err(Fault::Spool(why)) => {
+                session.link.close();
+                return Err(UplinkError::Io(format!(
+                    "{}: {why}",
+                    config.spool.display()
+                )));
+            }
+            Err(Fault::Link(e)) => e,
+        };
+        session.link.close();
+        eprintln!(
+            "barrage: lost the collector at {} ({err}); the stream goes on into {} and is resent on reconnecting",
+            config.addr,
+            config.spool.display()
+        );
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            if done.load(Ordering::SeqCst) {
+                let at = *done_at.get_or_insert_with(Instant::now);
+                if at.elapsed() > config.patience {
+                    return Err(UplinkError::Io(format!(
+                        "the collector at {} could not be reached for {:?} after the attack ended; the whole stream is in {}",
+                        config.addr,
+                        config.patience,
+                        config.spool.display()
+                    )));
+                }
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            match Session::open(&config, &origin) {
+                Ok((s, at)) => {
+                    eprintln!(
+                        "barrage: reconnected to the collector at {}; resending from byte {at}",
+                        config.addr
+                    );
+                    (session, from) = (s, at);
+                    break;
+                }
+                Err(e @ UplinkError::Refused { .. }) => return Err(e),
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Stop reasons already passed on.
+#[derive(Default)]
+struct Stops(Vec<String>);
+
+impl Stops {
+    fn take(&mut self, session: &mut Session, on_stop: &mut OnStop) -> Option<u64> {
+        let mut held = None;
+        while let Some(r) = session.replies.pop_front() {
+            match r {
+                Reply::Stop(why) if !self.0.contains(&why) => {
+                    on_stop(&why);
+                    self.0.push(why);
+                }
+                Reply::Done(n) => held = Some(n),
+                _ => {}
+            }
+        }
+        held
+    }
+}
+
+/// Why a session ended early.
+enum Fault {
+    /// The connection's: reconnect.
+    Link(io::Error),
+    /// The spool's (unreadable, not a result stream): give up.
+    Spool(String),
+}
+
+impl From<io::Error> for Fault {
+    fn from(e: io::Error) -> Self {
+        Fault::Link(e)
+    }
+}
+
+/// Sends the spool from byte `from` on this session, whole frames only,
+/// until it is complete and held.
+fn pump(
+    s: &mut Session,
+    file: &mut File,
+    from: u64,
+    done: &AtomicBool,
+    stops: &mut Stops,
+    on_stop: &mut OnStop,
+) -> Result<u64, Fault> {
+    let spool = |e: io::Error| Fault::Spool(e.to_string());
+    file.seek(SeekFrom::Start(from)).map_err(spool)?;
+    s.link.set_read_timeout(Some(POLL))?;
+    let mut pending: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut at = from;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        stops.take(s, on_stop);
+        // Read `done` before the file: once it is set, what the file
+        // holds is all there will be.
+        let complete = done.load(Ordering::SeqCst);
+        let n = file.read(&mut buf).map_err(spool)?;
+        if n > 0 {
+            pending.extend_from_slice(&buf[..n]);
+            let (units, _) = whole(&pending, at == 0).map_err(Fault::Spool)?;
+            if units > 0 {
+                s.link.write_all(&pending[..units])?;
+                pending.drain(..units);
+                at += units as u64;
+            }
+            continue;
+        }
+        if complete {
+            if !pending.is_empty() {
+                eprintln!(
+                    "barrage: the stream ends in a torn frame ({} bytes at byte {at}); the collector gets every whole one",
+                    pending.len()
+                );
+            }
+            s.link.write_all(&END)?;
+            s.link.flush()?;
+            s.link.set_read_timeout(Some(Duration::from_secs(30)))?;
+            loop {
+                s.next().map(|r| s.replies.push_front(r))?;
+                if let Some(held) = stops.take(s, on_stop) {
+                    if held != at {
+                        let e = format!("the collector holds {held} bytes of {at}");
+                        return Err(Fault::Link(io::Error::other(e)));
+                    }
+                    return Ok(held);
+                }
+            }
+        }
+        s.link.flush()?;
+        s.read_some()?;
+    }
+}
+
+/// The wall clock, unix nanoseconds.
+pub(crate) fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}

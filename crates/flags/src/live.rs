@@ -1,0 +1,59 @@
+//! The flags of the live meeting point: `collect` (the collector) and
+//! `send` (a stream from stdin or a file to it). `attack -output
+//! tcp://HOST:PORT` is the attack's own flag.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::Args;
+
+use crate::values::*;
+
+/// `barrage collect`.
+#[derive(Args, Debug)]
+pub struct CollectArgs {
+    /// Where to listen for attackers (loopback unless told otherwise: -listen 0.0.0.0:7690 takes every interface)
+    #[arg(long, default_value = "127.0.0.1:7690")]
+    pub listen: SocketAddr,
+    /// The token every attacker must give (also BARRAGE_TOKEN; one of them is required)
+    #[arg(long)]
+    pub token: Option<String>,
+    /// TLS certificate chain (PEM) for the port; with -tls-key
+    #[arg(long)]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM)
+    #[arg(long)]
+    pub tls_key: Option<PathBuf>,
+    /// How long a record may wait for a slower attacker's earlier ones before it is written
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// How many streams to wait for (default: the shard count of -shard i/n, else 1)
+    #[arg(long)]
+    pub attackers: Option<usize>,
+    /// Stop every attacker, and exit 3, when a condition holds over all of them, e.g. 'success<99%,p99>250ms' (report's grammar)
+    #[arg(long, value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+    /// -fail-on is judged live once this many records have come in (and at the end whatever their number)
+    #[arg(long, default_value_t = 100)]
+    pub min_requests: u64,
+    /// Warn when a shard's lag p50, schedule or clock is this far from the others'
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub max_skew: Duration,
+    /// Output file of the merged stream
+    #[arg(long, default_value = "stdout")]
+    pub output: String,
+}
+
+/// `barrage send`.
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    /// The token (also BARRAGE_TOKEN)
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Where the stream from stdin is kept while it is sent, and resent from after a drop (default: a file in the temporary directory, removed once the collector holds it all)
+    #[arg(long)]
+    pub spool: Option<PathBuf>,
+    /// The collector: tcp://HOST:PORT or tls://HOST:PORT (TLS verified against BARRAGE_CA, a PEM file, else the system's roots)
+    pub address: String,
+    /// A result file to send (default: stdin)
+    pub file: Option<String>,
+}

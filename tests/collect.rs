@@ -1,0 +1,484 @@
+//! `barrage collect`: attackers' streams over TCP (or TLS) merged live,
+//! a dropped connection resumed from the spool, the token, the shared
+//! `-fail-on`, and `barrage send`.
+
+mod common;
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    net::{Shutdown, TcpListener, TcpStream},
+    process::{Child, Output, Stdio},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::Server;
+use common::{assert_exact_schedule, bin, decode, tempdir};
+
+const TOKEN: &str = "collect-test-token";
+
+/// A collector on a free loopback port: the child, its address, and its
+/// stderr lines as they come.
+struct Collect {
+    child: Child,
+    addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Collect {
+    fn start(extra: &[&str], output: &std::path::Path) -> Collect {
+        let mut child = bin()
+            .args(["collect", "-listen", "127.0.0.1:0", "-output"])
+            .arg(output)
+            .args(extra)
+            .env("BARRAGE_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn collect");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let first = lines.next().expect("a line").expect("utf-8");
+        let addr = first
+            .rsplit_once("://")
+            .map(|(_, a)| a.to_string())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        let log = Arc::new(Mutex::new(vec![first]));
+        let keep = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                keep.lock().unwrap().push(line);
+            }
+        });
+        Collect { child, addr, log }
+    }
+
+    /// Waits (at most 60 s) for the collector's exit.
+    fn wait(mut self) -> (i32, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let code = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status.code().unwrap_or(-1);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "collect did not end: {}",
+                    self.log.lock().unwrap().join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        let log = self.log.lock().unwrap().join("\n");
+        assert!(!log.contains("panicked"), "{log}");
+        (code, log)
+    }
+}
+
+/// An attack writing to `output`, its targets given.
+fn attack(target: &str, output: &str, args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut cmd = bin();
+    cmd.args(["attack", "-output", output])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn attack");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "GET {target}").expect("targets");
+    child
+}
+
+fn finished(child: Child) -> Output {
+    let out = child.wait_with_output().expect("wait");
+    common::assert_no_panic(&out);
+    out
+}
+
+fn start_at(lead: Duration) -> String {
+    let t = std::time::SystemTime::now() + lead;
+    let ns = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+#[test]
+fn three_shards_merge_into_one_schedule() {
+    let server = Server::http();
+    let dir = tempdir("collect-shards");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&[], &merged);
+    let at = start_at(Duration::from_millis(1500));
+    let output = format!("tcp://{}", collect.addr);
+    let attackers: Vec<Child> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            attack(
+                &server.url("/"),
+                &output,
+                &[
+                    "-rate",
+                    "250",
+                    "-duration",
+                    "2s",
+                    "-shard",
+                    &shard,
+                    "-start-at",
+                    &at,
+                ],
+                &[("BARRAGE_TOKEN", TOKEN)],
+            )
+        })
+        .collect();
+    for a in attackers {
+        let out = finished(a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    let mut hits = decode(&std::fs::read(&merged).unwrap());
+    assert_eq!(hits.len(), 500, "{log}");
+    // One schedule of 250/s: seq 0..499 once each, 4 ms apart.
+    assert_exact_schedule(&mut hits, 4_000_000);
+    assert!(log.contains("3 attackers"), "{log}");
+    assert!(!log.contains("warning"), "{log}");
+}
+
+/// A TCP relay that can cut every connection and refuse new ones for a
+/// while: a dropped link between an attacker and the collector.
+struct Relay {
+    addr: String,
+    down: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn new(to: String) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let down = Arc::new(AtomicBool::new(false));
+        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (d, o) = (down.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if d.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&to) else {
+                    continue;
+                };
+                o.lock()
+                    .unwrap()
+                    .extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                for (mut from, mut into) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 1000];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 || into.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = into.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { addr, down, open }
+    }
+
+    /// Cuts every open connection and refuses new ones for `pause`.
+    fn cut(&self, pause: Duration) {
+        self.down.store(true, Ordering::SeqCst);
+        for s in self.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        std::thread::sleep(pause);
+        self.down.store(false, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_dropped_connection_resumes_from_the_spool() {
+    let server = Server::http();
+    let dir = tempdir("collect-drop");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&["-attackers", "1"], &merged);
+    let relay = Relay::new(collect.addr.clone());
+    let spool = dir.join("spool.bin");
+    let a = attack(
+        &server.url("/"),
+        &format!("tcp://{}", relay.addr),
+        &[
+            "-rate",
+            "500",
+            "-duration",
+            "3s",
+            "-spool",
+            spool.to_str().unwrap(),
+        ],
+        &[("BARRAGE_TOKEN", TOKEN)],
+    );
+    // Two cuts, each at wherever the bytes are (mid-frame, most likely).
+    std::thread::sleep(Duration::from_millis(800));
+    relay.cut(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(400));
+    relay.cut(Duration::from_millis(300));
+    let out = finished(a);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("lost the collector") && err.contains("reconnected"),
+        "{err}"
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("dropped") && log.contains("is back"), "{log}");
+    // Nothing lost, nothing twice: the merged stream is the spool's.
+    let mut hits = decode(&std::fs::read(&merged).unwrap());
+    assert_eq!(hits.len(), 1500, "{log}");
+    common::assert_seq_complete(&mut hits);
+    assert_eq!(decode(&std::fs::read(&spool).unwrap()).len(), 1500);
+    assert!(!log.contains("twice"), "{log}");
+}
+
+#[test]
+fn a_wrong_or_missing_token_is_refused() {
+    let server = Server::http();
+    let dir = tempdir("collect-token");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&[], &merged);
+    let output = format!("tcp://{}", collect.addr);
+    let out = finished(attack(
+        &server.url("/"),
+        &output,
+        &["-rate", "10", "-duration", "1s"],
+        &[("BARRAGE_TOKEN", "wrong")],
+    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("refused this stream: wrong token"), "{err}");
+    let out = finished(attack(
+        &server.url("/"),
+        &output,
+        &["-rate", "10", "-duration", "1s"],
+        &[],
+    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("BARRAGE_TOKEN"), "{err}");
+    // Nothing was sent to the target.
+    assert_eq!(server.count(), 0);
+    // A stranger's bytes are refused too.
+    let mut s = TcpStream::connect(&collect.addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    assert!(reply.starts_with("refused"), "{reply}");
+    let mut child = collect.child;
+    let _ = child.kill();
+    let _ = child.wait();
+    // And a collector without a token does not start.
+    let out = bin()
+        .args(["collect", "-listen", "127.0.0.1:0"])
+        .env_remove("BARRAGE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the shared token"));
+}
+
+#[test]
+fn fail_on_stops_every_attacker() {
+    // Every request fails: nothing listens on the target's port.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempdir("collect-fail-on");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&["-fail-on", "success<99%", "-min-requests", "30"], &merged);
+    let output = format!("tcp://{}", collect.addr);
+    let began = Instant::now();
+    let attackers: Vec<Child> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            attack(
+                &target,
+                &output,
+                &["-rate", "100", "-duration", "60s", "-shard", &shard],
+                &[("BARRAGE_TOKEN", TOKEN)],
+            )
+        })
+        .collect();
+    for a in attackers {
+        let out = finished(a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains("stopped by the collector: -fail-on: success<99%"),
+            "{err}"
+        );
+    }
+    // Far inside the 60 s the attacks were given (the note has the figure).
+    let took = began.elapsed();
+    let (code, log) = collect.wait();
+    assert_eq!(code, 3, "{log}");
+    assert!(took < Duration::from_secs(30), "{took:?} {log}");
+    eprintln!("three attackers stopped {took:?} after they started");
+    let hits = decode(&std::fs::read(&merged).unwrap());
+    assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
+}
+
+#[test]
+fn tls_and_send() {
+    let cert = barrage_testkit::TestCert::ca_signed();
+    let server = Server::http();
+    let dir = tempdir("collect-tls");
+    let merged = dir.join("merged.bin");
+    let (c, k) = (
+        cert.cert_path.to_str().unwrap(),
+        cert.key_path.to_str().unwrap(),
+    );
+    let collect = Collect::start(&["-tls-cert", c, "-tls-key", k, "-attackers", "2"], &merged);
+    let port = collect.addr.rsplit_once(':').unwrap().1.to_string();
+    let output = format!("tls://localhost:{port}");
+    let ca = cert.ca_path().unwrap();
+    // Unverified: the system's roots do not know this CA.
+    let out = finished(attack(
+        &server.url("/"),
+        &output,
+        &["-rate", "10", "-duration", "1s"],
+        &[("BARRAGE_TOKEN", TOKEN)],
+    ));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ca_env = ("BARRAGE_CA", ca.to_str().unwrap());
+    let out = finished(attack(
+        &server.url("/"),
+        &output,
+        &["-rate", "100", "-duration", "1s"],
+        &[("BARRAGE_TOKEN", TOKEN), ca_env],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // barrage send: a stream from stdin.
+    let stream = common::ok(
+        &["attack", "-rate", "50", "-duration", "1s"],
+        format!("GET {}\n", server.url("/x")).as_bytes(),
+    );
+    let mut send = bin()
+        .args(["send", &output])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .env("BARRAGE_CA", &ca)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    send.stdin.take().unwrap().write_all(&stream).unwrap();
+    let out = finished(send);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    let hits = decode(&std::fs::read(&merged).unwrap());
+    assert_eq!(hits.len(), 150, "{log}");
+    assert_eq!(hits.iter().filter(|h| h.url.ends_with("/x")).count(), 50);
+}
+
+#[test]
+fn send_refuses_what_is_not_a_stream() {
+    let dir = tempdir("collect-send-bad");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&[], &merged);
+    let csv = dir.join("r.csv");
+    std::fs::write(&csv, "1,200,3,4,5,,GET,http://a/\n").unwrap();
+    let out = bin()
+        .args([
+            "send",
+            &format!("tcp://{}", collect.addr),
+            csv.to_str().unwrap(),
+        ])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a barrage result stream"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let out = bin()
+        .args(["send", "127.0.0.1:1"])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let mut child = collect.child;
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn the_shards_are_checked_live() {
+    let server = Server::http();
+    let dir = tempdir("collect-skew");
+    let merged = dir.join("merged.bin");
+    // Two shards of three, started 300 ms apart.
+    let collect = Collect::start(&["-attackers", "2"], &merged);
+    let output = format!("tcp://{}", collect.addr);
+    let attackers: Vec<Child> = [(0, 1000), (1, 1300)]
+        .iter()
+        .map(|(i, lead)| {
+            let (shard, at) = (format!("{i}/3"), start_at(Duration::from_millis(*lead)));
+            let args = [
+                "-rate",
+                "300",
+                "-duration",
+                "2s",
+                "-shard",
+                &shard,
+                "-start-at",
+                &at,
+            ];
+            attack(
+                &server.url("/"),
+                &output,
+                &args,
+                &[("BARRAGE_TOKEN", TOKEN)],
+            )
+        })
+        .collect();
+    for a in attackers {
+        assert!(finished(a).status.success());
+    }
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains("shards 2/3 of the schedule have not joined"),
+        "{log}"
+    );
+    assert!(
+        log.contains("shard 1/3") && log.contains("later than the other shards'"),
+        "{log}"
+    );
+}
