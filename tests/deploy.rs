@@ -176,31 +176,90 @@ fn the_indexed_job_is_wired_to_shard_auto() {
 /// contiguous schedule.
 #[test]
 fn the_jobs_pods_make_one_schedule() {
+    let (dir, server, n) = (tempdir("indexed-job"), Server::http(), job_completions());
+    job_pods(&dir, &server, None);
+    let streams: Vec<PathBuf> = (0..n)
+        .map(|i| dir.join("results").join(format!("shard-{i}.bin")))
+        .collect();
+    let hits = one_schedule(&streams, 200);
+    assert_eq!(hits.len(), 200);
+    assert_eq!(server.count(), 200);
+    // The merged report has nothing to warn of.
+    let names: Vec<&str> = streams.iter().map(|p| p.to_str().unwrap()).collect();
+    let out = run(&[&["report"], &names[..]].concat(), b"");
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn job_completions() -> i64 {
+    let docs = documents("deploy/kubernetes/job.yaml");
+    kind(&docs, "Job")["spec"]["completions"].as_i64().unwrap()
+}
+
+/// The Job's container command, run once per index in `dir` (its
+/// `config/` and `results/` in place of the volumes) at 200/s for 1 s;
+/// `live`: the collector's address and token, in place of the output
+/// file.
+fn job_pods(dir: &Path, server: &Server, live: Option<(&str, &str)>) {
     let docs = documents("deploy/kubernetes/job.yaml");
     let spec = &kind(&docs, "Job")["spec"];
     let n = spec["completions"].as_i64().unwrap();
     let c = &spec["template"]["spec"]["containers"][0];
-    let dir = tempdir("indexed-job");
     let (config, results) = (dir.join("config"), dir.join("results"));
     fs::create_dir_all(&config).unwrap();
     fs::create_dir_all(&results).unwrap();
-    let server = Server::http();
     fs::write(config.join("targets"), format!("GET {}\n", server.url("/"))).unwrap();
     // The manifest's flags, with the rate and duration of a short test.
     let mut args = strings(&c["args"]);
-    for (flag, value) in [("-rate", "200"), ("-duration", "1s")] {
+    let mut set = vec![
+        ("-rate", "200".to_string()),
+        ("-duration", "1s".to_string()),
+    ];
+    if let Some((addr, _)) = live {
+        set.push(("-output", format!("tcp://{addr}")));
+    }
+    for (flag, value) in set {
         let i = args.iter().position(|a| a == flag).expect(flag);
-        args[i + 1] = value.into();
+        args[i + 1] = value;
     }
     let mut env: HashMap<String, String> = HashMap::new();
     env.insert("START_AT".into(), start_in(1_500));
-    let shards = c["env"]
-        .as_vec()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"].as_str() == Some("BARRAGE_SHARDS"));
-    let shards = shards.unwrap()["value"].as_str().unwrap().to_string();
+    let var = |name: &str| {
+        c["env"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"].as_str() == Some(name))
+            .cloned()
+            .unwrap_or_else(|| panic!("job.yaml sets no {name}"))
+    };
+    let shards = var("BARRAGE_SHARDS")["value"].as_str().unwrap().to_string();
     env.insert("BARRAGE_SHARDS".into(), shards);
+    if let Some((_, token)) = live {
+        // The token comes from the collector's Secret, optional for a
+        // Job that writes files.
+        let secret = &var("BARRAGE_TOKEN")["valueFrom"]["secretKeyRef"];
+        assert_eq!(secret["optional"].as_bool(), Some(true));
+        let collector = documents("deploy/kubernetes/collector.yaml");
+        let cc = &kind(&collector, "Job")["spec"]["template"]["spec"]["containers"][0];
+        let theirs = cc["env"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"].as_str() == Some("BARRAGE_TOKEN"))
+            .cloned()
+            .unwrap();
+        let theirs = &theirs["valueFrom"]["secretKeyRef"];
+        assert_eq!(
+            (secret["name"].as_str(), secret["key"].as_str()),
+            (theirs["name"].as_str(), theirs["key"].as_str())
+        );
+        env.insert("BARRAGE_TOKEN".into(), token.into());
+    }
     let mut pods = Vec::new();
     for index in 0..n {
         env.insert("JOB_COMPLETION_INDEX".into(), index.to_string());
@@ -217,21 +276,75 @@ fn the_jobs_pods_make_one_schedule() {
     for mut p in pods {
         assert!(p.wait().unwrap().success());
     }
-    let streams: Vec<PathBuf> = (0..n)
-        .map(|i| results.join(format!("shard-{i}.bin")))
-        .collect();
-    let hits = one_schedule(&streams, 200);
-    assert_eq!(hits.len(), 200);
-    assert_eq!(server.count(), 200);
-    // The merged report has nothing to warn of.
-    let names: Vec<&str> = streams.iter().map(|p| p.to_str().unwrap()).collect();
-    let out = run(&[&["report"], &names[..]].concat(), b"");
-    assert!(out.status.success());
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+}
+
+/// collector.yaml's command, run here, and the Job's pods sending to it
+/// as its Service would bring them: one merged stream, one schedule.
+#[test]
+fn the_collector_job_meets_the_shards_live() {
+    let docs = documents("deploy/kubernetes/collector.yaml");
+    let job = kind(&docs, "Job");
+    let pod = &job["spec"]["template"]["spec"];
+    let c = &pod["containers"][0];
+    let args = strings(&c["args"]);
+    assert_eq!(args[0], "collect");
+    let listen = &args[args.iter().position(|a| a == "-listen").unwrap() + 1];
+    let port = listen.rsplit_once(':').unwrap().1;
+    let service = kind(&docs, "Service");
+    assert_eq!(
+        service["spec"]["ports"][0]["port"]
+            .as_i64()
+            .unwrap()
+            .to_string(),
+        port
     );
+    assert_eq!(
+        service["spec"]["selector"]["app.kubernetes.io/name"].as_str(),
+        pod_label(job)
+    );
+    let attackers = &args[args.iter().position(|a| a == "-attackers").unwrap() + 1];
+    assert_eq!(attackers.parse::<i64>().unwrap(), job_completions());
+    assert_eq!(pod["automountServiceAccountToken"].as_bool(), Some(false));
+    assert_eq!(
+        c["securityContext"]["readOnlyRootFilesystem"].as_bool(),
+        Some(true)
+    );
+    // Here: a free loopback port in the pod's 0.0.0.0:7690's place.
+    let (dir, server) = (tempdir("collector-job"), Server::http());
+    let results = dir.join("results");
+    fs::create_dir_all(&results).unwrap();
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a == listen {
+                free.clone()
+            } else {
+                a.replacen("/results/", &format!("{}/", results.display()), 1)
+            }
+        })
+        .collect();
+    let mut collector = bin()
+        .args(&args)
+        .env("BARRAGE_TOKEN", "k8s-test")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(collector.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut err, &mut first).unwrap();
+    assert!(first.contains("listening on"), "{first}");
+    job_pods(&dir, &server, Some((&free, "k8s-test")));
+    assert!(collector.wait().unwrap().success());
+    assert_eq!(one_schedule(&[results.join("merged.bin")], 200).len(), 200);
+}
+
+fn pod_label(job: &Yaml) -> Option<&str> {
+    job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"].as_str()
 }
 
 #[test]
@@ -478,4 +591,76 @@ fn shards_that_disagree_are_named_by_the_report() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `scripts/fanout -live`: the shards meet in `barrage collect` on this
+/// machine as they run, into one merged stream; with `-fail-on`, the
+/// collector stops every shard.
+#[test]
+fn fanout_live_merges_the_shards_as_they_run() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let live = format!("127.0.0.1:{port}");
+    let dir = tempdir("fanout-live");
+    let out = fanout(
+        &dir,
+        &["-live", &live, "a", "b", "c"],
+        &["-rate", "250", "-duration", "1s"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("barrage collect on 127.0.0.1:"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Requests      [total, rate, throughput]         250, "),
+        "{text}"
+    );
+    assert_eq!(one_schedule(&[dir.join("out/merged.bin")], 250).len(), 250);
+
+    // Every request fails (nothing listens there): -fail-on stops all.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server_dir = tempdir("fanout-live-fail");
+    let targets = server_dir.join("targets.txt");
+    fs::write(
+        &targets,
+        format!("GET http://{}/\n", closed.local_addr().unwrap()),
+    )
+    .unwrap();
+    drop(closed);
+    let exe = env!("CARGO_BIN_EXE_barrage");
+    let ssh = dir.join("ssh");
+    let out = Command::new(repo("scripts/fanout"))
+        .env("FANOUT_SSH", &ssh)
+        .env("BARRAGE", exe)
+        .args([
+            "-lead",
+            "2",
+            "-live",
+            &live,
+            "-fail-on",
+            "success<99%",
+            "-out",
+        ])
+        .arg(server_dir.join("out"))
+        .arg("-targets")
+        .arg(&targets)
+        .args([
+            "-barrage",
+            exe,
+            "a",
+            "b",
+            "--",
+            "-rate",
+            "200",
+            "-duration",
+            "60s",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("-fail-on: success<99%"), "{err}");
 }

@@ -297,22 +297,11 @@ pub fn raise_open_files_limit() {
     }
 }
 
-/// Refuses to write the binary stream to a terminal (as gzip does),
-/// before anything is sent.
-pub fn refuse_terminal(path: &str) -> Result<(), Failed> {
-    if (path == "stdout" || path == "-") && io::stdout().is_terminal() {
-        return Err(Failed::usage(
-            "result stream not written to a terminal; pipe it to `barrage report` or use -output FILE",
-        ));
-    }
-    Ok(())
-}
-
 pub fn run(a: AttackArgs) -> Outcome {
     if !matches!(a.output.as_str(), "stdout" | "-") {
         output::stream_elsewhere();
     }
-    refuse_terminal(&a.output)?;
+    output::refuse_terminal(&a.output)?;
     if a.rate == Rate::Max
         && a.max_workers.is_none()
         && a.stages.is_none()

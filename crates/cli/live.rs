@@ -15,7 +15,6 @@ use barrage_collect::{parse_address, CollectConfig, Collector, Uplink, UplinkCon
 use barrage_stream::Encoder;
 
 use crate::{
-    attack::refuse_terminal,
     failed::{Failed, Kind, Outcome},
     flags::{CollectArgs, SendArgs},
     output,
@@ -259,7 +258,7 @@ fn copy_stdin(mut out: File, quit: &AtomicBool) -> io::Result<()> {
 /// `barrage collect`.
 pub fn collect(a: CollectArgs) -> Outcome {
     let token = token(&a.token, "collect")?;
-    refuse_terminal(&a.output)?;
+    output::refuse_terminal(&a.output)?;
     let tls = match (&a.tls_cert, &a.tls_key) {
         (Some(c), Some(k)) => Some(barrage_collect::link::server_tls(c, k).map_err(Failed::usage)?),
         (None, None) => None,

@@ -50,3 +50,14 @@ pub fn open(path: &str) -> io::Result<Box<dyn Write + Send>> {
 pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
+
+/// Refuses to write the binary stream to a terminal (as gzip does),
+/// before anything is sent.
+pub fn refuse_terminal(path: &str) -> Result<(), crate::failed::Failed> {
+    if (path == "stdout" || path == "-") && io::stdout().is_terminal() {
+        return Err(crate::failed::Failed::usage(
+            "result stream not written to a terminal; pipe it to `barrage report` or use -output FILE",
+        ));
+    }
+    Ok(())
+}

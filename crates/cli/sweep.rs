@@ -50,7 +50,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     }
     let to_stdout = matches!(s.attack.output.as_str(), "-" | "stdout");
     if to_stdout {
-        attack::refuse_terminal("-")?;
+        crate::output::refuse_terminal("-")?;
     }
     if let Some(flag) = refused(&s) {
         return Err(Failed::usage(format!(
