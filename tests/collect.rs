@@ -7,7 +7,7 @@ mod common;
 use std::{
     io::{BufRead, BufReader, Read, Write},
     net::{Shutdown, TcpListener, TcpStream},
-    process::{Child, Output, Stdio},
+    process::{Child, Command, Output, Stdio},
     sync::{
         atomic::{AtomicBool, Ordering},
         Arc, Mutex,
@@ -481,4 +481,38 @@ fn the_shards_are_checked_live() {
         log.contains("shard 1/3") && log.contains("later than the other shards'"),
         "{log}"
     );
+}
+
+#[test]
+fn ctrl_c_leaves_the_collector_a_whole_stream() {
+    let server = Server::http();
+    let dir = tempdir("collect-sigint");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&[], &merged);
+    let a = attack(
+        &server.url("/"),
+        &format!("tcp://{}", collect.addr),
+        &["-rate", "200", "-duration", "60s"],
+        &[("BARRAGE_TOKEN", TOKEN)],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill")
+        .args(["-INT", &a.id().to_string()])
+        .status()
+        .unwrap();
+    let out = finished(a);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // "interrupted: N requests sent, N results written"
+    let written: usize = err
+        .split(", ")
+        .nth(1)
+        .and_then(|w| w.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    let mut hits = decode(&std::fs::read(&merged).unwrap());
+    assert_eq!(hits.len(), written, "{log}");
+    common::assert_seq_complete(&mut hits);
 }

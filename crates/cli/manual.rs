@@ -127,6 +127,15 @@ const EXPORT: Section = Section {
   barrage export -to influx -db loadtests http://127.0.0.1:8086/ r.bin",
 };
 
+const COLLECT: Section = Section {
+    title: "LIVE MERGE",
+    text: "barrage collect takes result streams over TCP (or TLS with -tls-cert and -tls-key) from attack -output tcp://HOST:PORT and barrage send, and writes one merged stream: records wait at most -interval for a slower attacker's earlier ones and go out in the order their answers completed. Every sender gives the shared token (-token or BARRAGE_TOKEN; attack reads BARRAGE_TOKEN); a wrong one is refused at the hello. It says on stderr when an attacker joins, drops, comes back and ends, and warns when the shards' schedules, lags or clocks disagree past -max-skew or shards have not joined. -fail-on is judged every 100 ms over all attackers once -min-requests records have come; when a condition holds every attacker stops as on Ctrl-C and exits 3, as does the collector. An attacker writes its stream to a spool file and resends from the collector's byte count after a drop, so nothing is lost or sent twice. It ends once -attackers streams (default: the shard count, else 1) have ended; the first Ctrl-C stops the attackers, the second ends it at once (exit 1, naming the unfinished streams).
+
+  BARRAGE_TOKEN=T barrage collect -listen 10.0.0.1:7690 -fail-on 'success<99%' > all.bin
+  BARRAGE_TOKEN=T barrage attack -rate 60000 -duration 5m -shard 0/3 -start-at $at -output tcp://10.0.0.1:7690 < targets.txt
+  attack ... | BARRAGE_TOKEN=T barrage send tcp://10.0.0.1:7690",
+};
+
 const SWEEP: Section = Section {
     title: "STEPS",
     text: "One attack per step at rising loads (-rates, open model) or rising connections (-concurrency, closed model), each measured for -step-duration, and a table of each step's figures with the knee marked. -find-max searches for the highest load where all conditions hold; -stop-on stops after the first step where one does. sweep sets each step's rate and duration itself, so -rate, -duration, -requests, -stages and the other schedule flags of attack are refused.
@@ -178,6 +187,7 @@ pub fn sections(page: &str) -> Vec<&'static Section> {
         "plot" => vec![&PLOT, &EXIT],
         "compare" => vec![&COMPARE, &EXIT],
         "export" => vec![&EXPORT, &EXIT],
+        "collect" | "send" => vec![&COLLECT, &EXIT],
         "sweep" => vec![&SWEEP, &TARGETS, &EXIT],
         "serve" => vec![&SERVE, &EXIT],
         "doctor" => vec![&DOCTOR, &TARGETS, &EXIT],
