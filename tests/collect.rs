@@ -25,7 +25,8 @@ const TOKEN: &str = "collect-test-token";
 struct Collect {
     child: Child,
     addr: String,
-    log: Arc<Mutex<Vec<String>>>,
+    /// Its stderr lines, each with when it came.
+    log: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
 impl Collect {
@@ -45,11 +46,11 @@ impl Collect {
             .rsplit_once("://")
             .map(|(_, a)| a.to_string())
             .unwrap_or_else(|| panic!("no address in {first:?}"));
-        let log = Arc::new(Mutex::new(vec![first]));
+        let log = Arc::new(Mutex::new(vec![(Instant::now(), first)]));
         let keep = log.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
-                keep.lock().unwrap().push(line);
+                keep.lock().unwrap().push((Instant::now(), line));
             }
         });
         Collect { child, addr, log }
@@ -64,17 +65,32 @@ impl Collect {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!(
-                    "collect did not end: {}",
-                    self.log.lock().unwrap().join("\n")
-                );
+                panic!("collect did not end: {}", self.text());
             }
             std::thread::sleep(Duration::from_millis(20));
         };
         std::thread::sleep(Duration::from_millis(50));
-        let log = self.log.lock().unwrap().join("\n");
+        let log = self.text();
         assert!(!log.contains("panicked"), "{log}");
         (code, log)
+    }
+
+    fn text(&self) -> String {
+        let lines = self.log.lock().unwrap();
+        lines
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// When the first line holding `needle` came.
+    fn said(&self, needle: &str) -> Option<Instant> {
+        let lines = self.log.lock().unwrap();
+        lines
+            .iter()
+            .find(|(_, l)| l.contains(needle))
+            .map(|(t, _)| *t)
     }
 }
 
@@ -331,12 +347,17 @@ fn fail_on_stops_every_attacker() {
             "{err}"
         );
     }
-    // Far inside the 60 s the attacks were given (the note has the figure).
+    // Far inside the 60 s the attacks were given (the figures are
+    // printed: from the collector's verdict to the last attacker's exit).
     let took = began.elapsed();
+    let verdict = collect.said("-fail-on: success<99%").expect("the verdict");
+    eprintln!(
+        "three attackers stopped {took:?} after they started, the last {:?} after the collector's verdict",
+        Instant::now().saturating_duration_since(verdict)
+    );
     let (code, log) = collect.wait();
     assert_eq!(code, 3, "{log}");
     assert!(took < Duration::from_secs(30), "{took:?} {log}");
-    eprintln!("three attackers stopped {took:?} after they started");
     let hits = decode(&std::fs::read(&merged).unwrap());
     assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
 }

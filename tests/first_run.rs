@@ -116,6 +116,7 @@ fn every_subcommand_has_a_manual_page_that_man_reads() {
     pages.sort();
     let want = [
         "barrage-attack.1",
+        "barrage-collect.1",
         "barrage-compare.1",
         "barrage-completions.1",
         "barrage-doctor.1",
@@ -125,6 +126,7 @@ fn every_subcommand_has_a_manual_page_that_man_reads() {
         "barrage-man.1",
         "barrage-plot.1",
         "barrage-report.1",
+        "barrage-send.1",
         "barrage-serve.1",
         "barrage-sweep.1",
         "barrage-targets.1",
