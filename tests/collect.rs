@@ -526,8 +526,9 @@ fn ctrl_c_leaves_the_collector_a_whole_stream() {
     assert!(out.status.success(), "{err}");
     // "interrupted: N requests sent, N results written"
     let written: usize = err
-        .split(", ")
-        .nth(1)
+        .lines()
+        .find(|l| l.contains("interrupted:"))
+        .and_then(|l| l.split(", ").nth(1))
         .and_then(|w| w.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{err}"));
