@@ -253,12 +253,56 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         ws_frame: a.ws_frame,
         ws_max_message: a.ws_max_message.max(1) as usize,
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
+        stream: stream_spec(a)?,
     };
     Ok(Setup {
         reader,
         config,
         client,
     })
+}
+
+/// `-stream` and its limits, checked against what it goes with.
+fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Failed> {
+    let Some(mode) = a.stream else {
+        if a.event_filter.is_some() {
+            return Err(Failed::usage("-event-filter goes with -stream"));
+        }
+        return Ok(None);
+    };
+    if a.pipeline > 1 {
+        return Err(Failed::usage(
+            "-stream reads one answer at a time: it does not take -pipeline",
+        ));
+    }
+    if a.http3 {
+        return Err(Failed::usage(
+            "-stream is not yet read over HTTP/3 (leave out -http3)",
+        ));
+    }
+    if !(1..=barrage_stream::MAX_EVENTS as u64).contains(&a.max_events) {
+        return Err(Failed::usage(format!(
+            "-max-events {}: from 1 to {}",
+            a.max_events,
+            barrage_stream::MAX_EVENTS
+        )));
+    }
+    if a.max_event_bytes < 1 {
+        return Err(Failed::usage("-max-event-bytes must be at least 1 byte"));
+    }
+    let filter = match &a.event_filter {
+        Some(f) => Some(
+            barrage_attack::StreamSpec::filter_of(f)
+                .map_err(|e| Failed::usage(format!("-event-filter {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(Some(barrage_attack::StreamSpec {
+        mode,
+        max_events: a.max_events as usize,
+        max_event_bytes: a.max_event_bytes as usize,
+        filter,
+    }))
 }
 
 /// `Attack::new`'s failure: a TLS file that is not what it should be is

@@ -81,6 +81,9 @@ pub(crate) struct Finished {
     error: String,
     body: Vec<u8>,
     headers: Vec<(String, String)>,
+    /// `-stream`: its events' offsets from the send, and their count.
+    events: Vec<u64>,
+    event_count: u64,
 }
 
 /// Sends one request and tells how it went.
@@ -154,6 +157,8 @@ pub(crate) fn record(
         error: String::new(),
         body: Vec::new(),
         headers: Vec::new(),
+        events: Vec::new(),
+        event_count: 0,
     };
     match result {
         Ok(r) => {
@@ -167,6 +172,17 @@ pub(crate) fn record(
             done.bytes_in = r.bytes_in;
             done.body = r.body;
             done.headers = r.headers;
+            if let Some(ev) = r.events {
+                let (base, taped) = *ev;
+                // Stamps count from the tape's making, just after the
+                // send: moved to count from the send.
+                let shift = base.saturating_duration_since(sent).as_nanos() as u64;
+                done.events = taped.stamps;
+                for at in &mut done.events {
+                    *at += shift;
+                }
+                done.event_count = taped.count;
+            }
             if let Some(e) = r.error {
                 done.error = e;
             } else if !((200..400).contains(&r.code) || (r.code == 101 && done.target.ws)) {
@@ -343,6 +359,8 @@ pub(crate) fn write_hits(
                 hit.error = done.error;
                 hit.body = done.body;
                 hit.headers = done.headers;
+                hit.events = done.events;
+                hit.event_count = done.event_count;
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;

@@ -116,7 +116,7 @@ fn status_set(s: &str) -> Option<Vec<(u16, u16)>> {
 }
 
 /// `.a.b[0]` as steps; `.` alone is the whole document.
-fn json_path(s: &str) -> Option<Vec<Step>> {
+pub(crate) fn json_path(s: &str) -> Option<Vec<Step>> {
     let mut rest = s.strip_prefix('.')?;
     let mut steps = Vec::new();
     while !rest.is_empty() {

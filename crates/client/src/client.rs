@@ -209,6 +209,7 @@ impl Client {
                     head_bytes: cfg.max_header_bytes,
                     keep_body: kept_body,
                     keep_headers,
+                    stream: cfg.stream.is_some(),
                 },
                 keepalive: cfg.keepalive,
                 chunked: cfg.chunked,
@@ -218,6 +219,7 @@ impl Client {
                 follow: cfg.redirects >= 0,
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
+                stream: cfg.stream.clone().map(Arc::new),
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
@@ -267,6 +269,18 @@ impl Client {
         // Boxed: the exchange's state machine is several KiB, and moving it
         // by value through every spawn showed as 10% memmove in the profile.
         let exchange = Box::pin(self.exchange(target, seq, None));
+        if let Some(spec) = &self.shape.stream {
+            // Boxed: a streamed request's tape stays out of every other
+            // request's future (held under 256 bytes: see the test below).
+            let streamed = Box::pin(async move {
+                let tape = crate::Tape::new(spec);
+                let r = crate::events::TAPE
+                    .scope(tape.clone(), self.limited(target, exchange))
+                    .await;
+                crate::events::streamed(r, &tape)
+            });
+            return self.judged(streamed.await);
+        }
         let r = self.limited(target, exchange).await;
         self.judged(r)
     }
@@ -358,15 +372,28 @@ impl Client {
                 None
             };
             let exchange = Box::pin(self.exchange(target, seq, kept));
-            let Some(t) = self.timeout_for(target) else {
-                return self.judged(exchange.await);
+            let timed = async {
+                let Some(t) = self.timeout_for(target) else {
+                    return exchange.await;
+                };
+                serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
+                let timer = serial.timer.as_mut();
+                match (Timed { exchange, timer }).await {
+                    Some(r) => r,
+                    None => Err(timed_out(target, t)),
+                }
             };
-            serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
-            let timer = serial.timer.as_mut();
-            match (Timed { exchange, timer }).await {
-                Some(r) => self.judged(r),
-                None => Err(timed_out(target, t)),
+            if let Some(spec) = &self.shape.stream {
+                // Boxed, as in `send`: the tape stays out of the loop's
+                // future.
+                let streamed = Box::pin(async move {
+                    let tape = crate::Tape::new(spec);
+                    let r = crate::events::TAPE.scope(tape.clone(), timed).await;
+                    crate::events::streamed(r, &tape)
+                });
+                return self.judged(streamed.await);
             }
+            self.judged(timed.await)
         }
     }
 

@@ -188,6 +188,8 @@ pub struct ClientConfig {
     pub ws_frame: crate::WsFrame,
     /// `-ws-max-message`: the largest WebSocket message read.
     pub ws_max_message: usize,
+    /// `-stream`: answers read event by event (`None`: as one).
+    pub stream: Option<crate::StreamSpec>,
 }
 
 impl Default for ClientConfig {
@@ -224,6 +226,7 @@ impl Default for ClientConfig {
             grpc_max_message: crate::DEFAULT_MAX_MESSAGE,
             ws_frame: crate::WsFrame::Text,
             ws_max_message: 64 << 20,
+            stream: None,
             pipeline: DEFAULT_PIPELINE,
         }
     }

@@ -110,6 +110,10 @@ pub(crate) async fn read(
             ));
         }
     }
+    let stream = shape.stream.is_some();
+    if stream {
+        crate::events::head(head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()));
+    }
     give_back(head.headers);
     while let Some(frame) = incoming.frame().await {
         let frame = match frame {
@@ -128,6 +132,9 @@ pub(crate) async fn read(
             }
         };
         if let Some(data) = frame.data_ref() {
+            if stream {
+                crate::events::data(data, true);
+            }
             out.bytes_in += data.len() as u64;
             let room = if shape.max_body < 0 || location.is_some() {
                 if location.is_some() {
@@ -142,6 +149,9 @@ pub(crate) async fn read(
             };
             out.body.extend_from_slice(&data[..room]);
         }
+    }
+    if stream {
+        crate::events::finish();
     }
     Answer {
         code: status.as_u16(),

@@ -34,6 +34,7 @@ mod client;
 mod config;
 mod conn;
 mod error;
+mod events;
 mod grpc;
 pub mod h1;
 mod h2;
@@ -54,6 +55,7 @@ pub use config::{
     DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
+pub use events::{StreamMode, StreamSpec, Tape, Taped};
 pub use grpc::{
     frame as grpc_frame, prepare_body as grpc_prepare_body, status_name as grpc_status_name,
     ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,

@@ -27,6 +27,8 @@ pub struct Response {
     /// The connection it came over, and what opening it cost (the client
     /// fills it in; `None` where no connection was measured).
     pub link: Option<crate::Via>,
+    /// `-stream`: its events, stamped from the instant given.
+    pub events: Option<Box<(std::time::Instant, crate::Taped)>>,
 }
 
 /// A response read by any protocol's exchange, with what following it

@@ -30,4 +30,6 @@ pub(crate) struct Shape {
     pub(crate) timeout: Option<Duration>,
     /// `-grpc-max-message`.
     pub(crate) max_message: usize,
+    /// `-stream`: answers read event by event.
+    pub(crate) stream: Option<std::sync::Arc<crate::StreamSpec>>,
 }

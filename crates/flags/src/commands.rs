@@ -253,6 +253,18 @@ pub struct AttackArgs {
     /// ws:// and wss:// targets: the largest message read (larger: an error record)
     #[arg(long, default_value = "64MiB", value_parser = size::parse)]
     pub ws_max_message: i64,
+    /// Read answers as streams of events, each stamped: sse (text/event-stream), ndjson (a line each), chunks (an HTTP/1.1 chunk or HTTP/2 DATA frame each) or auto (by Content-Type)
+    #[arg(long)]
+    pub stream: Option<barrage_attack::StreamMode>,
+    /// With -stream: events stamped per result (more are counted, not stamped)
+    #[arg(long, default_value_t = 100_000, value_parser = parse_count)]
+    pub max_events: u64,
+    /// With -stream: the longest event (a longer one fails the result; sizes like 64KiB)
+    #[arg(long, default_value = "1MiB", value_parser = size::parse)]
+    pub max_event_bytes: i64,
+    /// With -stream sse or ndjson: count only events whose data is JSON holding this path, e.g. .choices[0].delta (skips keep-alives and [DONE])
+    #[arg(long)]
+    pub event_filter: Option<String>,
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub keep_headers: bool,

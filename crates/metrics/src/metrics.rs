@@ -31,6 +31,8 @@ pub struct Metrics {
     /// The records' connections, made at the first record that has one
     /// (none in older streams, CSV and vegeta's formats).
     connections: Option<Box<crate::Connections>>,
+    /// Streamed answers' events, made at the first record with one.
+    events: Option<Box<crate::Events>>,
 }
 
 impl Default for Metrics {
@@ -75,6 +77,7 @@ impl Metrics {
             error_seen: HashSet::new(),
             bucket_counts: vec![0; buckets],
             connections: None,
+            events: None,
         }
     }
 
@@ -120,6 +123,9 @@ impl Metrics {
         if let Some(link) = &hit.link {
             self.connections.get_or_insert_with(Box::default).add(link);
         }
+        if hit.event_count > 0 || !hit.events.is_empty() {
+            self.events.get_or_insert_with(Box::default).add(hit);
+        }
         *self.status_codes.entry(hit.code).or_insert(0) += 1;
         if !ok {
             if hit.error.is_empty() {
@@ -164,6 +170,14 @@ impl Metrics {
         if let Some(c) = &other.connections {
             self.connections.get_or_insert_with(Box::default).merge(c);
         }
+        if let Some(e) = &other.events {
+            self.events.get_or_insert_with(Box::default).merge(e);
+        }
+    }
+
+    /// Streamed answers' events (`None` when no record had one).
+    pub fn events(&self) -> Option<&crate::Events> {
+        self.events.as_deref()
     }
 
     /// The records' connections (`None` when no record carried one).

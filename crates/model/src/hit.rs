@@ -46,6 +46,14 @@ pub struct Hit {
     /// The connection it went on, where the attack measured it (`None`
     /// in older streams and in CSV: absent, not zero).
     pub link: Option<crate::Link>,
+    /// A streamed answer's events (`-stream`): when each arrived, in
+    /// nanoseconds from the send, in order, for the first `-max-events`
+    /// of them. Empty when the answer was not read as a stream.
+    pub events: Vec<u64>,
+    /// The events counted, stamped or not: above `events.len()` when
+    /// some came past `-max-events` (counted, not stamped). 0 when the
+    /// answer was not read as a stream, or had no event.
+    pub event_count: u64,
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

@@ -131,8 +131,49 @@ fn json_object_of(
     }
     per_second(&mut s, m)?;
     connections(&mut s, m, p)?;
+    events(&mut s, m, p)?;
     s.push(b'}');
     Ok(s)
+}
+
+/// `"events"`: streamed answers' events (`-stream`): `"total"`,
+/// `"streams"`, `"per_record"` (`"mean"`, `"max"`), `"first"` and `"gap"`
+/// (ns, with vegeta's latency keys), `"per_second"` (per stream, the same
+/// keys, floats) and `"cut"`; left out when no record had an event.
+fn events(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    let Some(e) = m.events() else {
+        return Ok(());
+    };
+    write!(
+        s,
+        ",\"events\":{{\"total\":{},\"streams\":{},\"per_record\":{{\"mean\":{},\"max\":{}}}",
+        e.total(),
+        e.streams(),
+        gojson::float(e.mean()),
+        e.most()
+    )?;
+    for (name, d) in [("first", e.first()), ("gap", e.gap())] {
+        if d.count() == 0 {
+            write!(s, ",\"{name}\":null")?;
+            continue;
+        }
+        write!(s, ",\"{name}\":{{\"mean\":{},", d.mean())?;
+        quantiles(s, d, p)?;
+        write!(s, "\"max\":{},\"min\":{}}}", d.max(), d.min())?;
+    }
+    let r = e.per_second_milli();
+    if r.count() == 0 {
+        s.extend_from_slice(b",\"per_second\":null");
+    } else {
+        let f = |v: u64| gojson::float(v as f64 / 1000.0);
+        write!(s, ",\"per_second\":{{\"mean\":{},", f(r.mean()))?;
+        for (q, label) in p.iter() {
+            write!(s, "\"{label}th\":{},", f(r.quantile(q)))?;
+        }
+        write!(s, "\"max\":{},\"min\":{}}}", f(r.max()), f(r.min()))?;
+    }
+    write!(s, ",\"cut\":{}}}", e.cut())?;
+    Ok(())
 }
 
 /// `"connections"`: requests that opened a connection (`"new"`, their

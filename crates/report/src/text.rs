@@ -66,7 +66,50 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
         writeln!(tw, "{}", barrage_model::words::printable(e))?;
     }
     tw.flush_table()?;
-    connections(m, p, tw.into_inner()?)
+    let mut out = tw.into_inner()?;
+    connections(m, p, &mut out)?;
+    events(m, p, out)
+}
+
+/// barrage's lines for streamed answers (`-stream`), aligned on their
+/// own: the events, the time to the first, the gaps between them and the
+/// events a second per stream. Nothing when no record had an event.
+fn events<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+    let Some(e) = m.events() else {
+        return Ok(());
+    };
+    let mut tw = TabWriter::new(out);
+    writeln!(
+        tw,
+        "Events\t[total, streams, per stream mean, max, cut]\t{}, {}, {:.2}, {}, {}",
+        e.total(),
+        e.streams(),
+        e.mean(),
+        e.most(),
+        e.cut()
+    )?;
+    if e.first().count() > 0 {
+        spread(&mut tw, "First event", e.first(), p)?;
+    }
+    if e.gap().count() > 0 {
+        spread(&mut tw, "Event gaps", e.gap(), p)?;
+    }
+    let rates = e.per_second_milli();
+    if rates.count() > 0 {
+        let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
+        let per = |v: u64| format!("{:.2}", v as f64 / 1000.0);
+        let cols: Vec<String> = p.iter().map(|(q, _)| per(rates.quantile(q))).collect();
+        writeln!(
+            tw,
+            "Events/s\t[min, mean, {}, max] per stream\t{}, {}, {}, {}",
+            labels.join(", "),
+            per(rates.min()),
+            per(rates.mean()),
+            cols.join(", "),
+            per(rates.max())
+        )?;
+    }
+    tw.flush_table()
 }
 
 /// barrage's own lines below vegeta's report, aligned on their own (so

@@ -194,6 +194,9 @@ impl<R: Read> CsvReader<R> {
         hit.first_byte = 0;
         hit.proto = barrage_model::Proto::Unknown;
         hit.name.clear();
+        hit.link = None;
+        hit.events.clear();
+        hit.event_count = 0;
         hit.bytes_out = num(text(3, "bytes_out")?, 4, "bytes out", line)?;
         hit.bytes_in = num(text(4, "bytes_in")?, 5, "bytes in", line)?;
         set(&mut hit.error, text(5, "error")?);

@@ -4,9 +4,9 @@ use barrage_model::Hit;
 
 use crate::wire::{
     put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
-    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_HIT,
-    ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR, MAGIC,
-    MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_EVENTS,
+    ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR,
+    MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -207,6 +207,16 @@ impl<W: Write> Encoder<W> {
                 ),
             ));
         }
+        if hit.events.len() > crate::wire::MAX_EVENTS {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a record with {} event stamps is over the {} a record may hold",
+                    hit.events.len(),
+                    crate::wire::MAX_EVENTS
+                ),
+            ));
+        }
         let most = most_bytes(hit);
         if most > self.max_frame {
             return Err(io::Error::new(
@@ -243,6 +253,21 @@ impl<W: Write> Encoder<W> {
                 break (error, method, url, attack, name, remote, local);
             }
         };
+        if hit.event_count > 0 || !hit.events.is_empty() {
+            put_varint(&mut self.frame, ITEM_EVENTS);
+            put_varint(
+                &mut self.frame,
+                hit.event_count.max(hit.events.len() as u64),
+            );
+            put_varint(&mut self.frame, hit.events.len() as u64);
+            let mut last = 0u64;
+            for &at in &hit.events {
+                // Offsets are in arrival order; one out of order (a
+                // hand-made record) is written as 0 past the previous.
+                put_varint(&mut self.frame, at.saturating_sub(last));
+                last = last.max(at);
+            }
+        }
         // Interning may have reset the table; read `prev` only now.
         let prev = self.prev;
         let mut flags = 0u8;
@@ -475,7 +500,12 @@ fn most_bytes(hit: &Hit) -> usize {
         .iter()
         .map(|(n, v)| string(n) + 2 * VARINT + v.len())
         .sum();
-    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers
+    let events = if hit.event_count > 0 || !hit.events.is_empty() {
+        (3 + hit.events.len()) * VARINT
+    } else {
+        0
+    };
+    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@ use crate::{
     cursor::{Cursor, Malformed},
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
-        ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
-        ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+        ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
+        ITEM_RESET, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME,
+        X_NEW, X_REMOTE,
     },
 };
 
@@ -22,6 +23,8 @@ pub const MAX_META: usize = 64;
 pub(crate) struct Lately {
     pub(crate) addrs: Addrs,
     pub(crate) recent: Recent,
+    /// Whether an events item came for the next record.
+    pub(crate) events: bool,
 }
 
 impl Lately {
@@ -54,8 +57,28 @@ pub(crate) fn decode_item(
     meta: &mut Vec<(String, String)>,
     lately: &mut Lately,
 ) -> Result<bool, Malformed> {
-    let Lately { addrs, recent } = lately;
+    let Lately {
+        addrs,
+        recent,
+        events,
+    } = lately;
     match c.u64()? {
+        ITEM_EVENTS => {
+            let count = c.u64()?;
+            let n = c.u64()?;
+            if n > count || n > crate::wire::MAX_EVENTS as u64 {
+                return Err(format!("{n} event stamps of {count} events").into());
+            }
+            hit.events.clear();
+            let mut at = 0u64;
+            for _ in 0..n {
+                at = at.saturating_add(c.u64()?);
+                hit.events.push(at);
+            }
+            hit.event_count = count;
+            *events = true;
+            Ok(false)
+        }
         ITEM_STR => {
             let s = c.str()?;
             if table.len() > MAX_TABLE {
@@ -73,6 +96,10 @@ pub(crate) fn decode_item(
             Ok(false)
         }
         kind @ (ITEM_HIT | ITEM_HIT_FIRST_BYTE | ITEM_HIT_EXT | ITEM_HIT_LINK) => {
+            if !std::mem::take(events) {
+                hit.events.clear();
+                hit.event_count = 0;
+            }
             let flags = c.byte()?;
             let linked = kind == ITEM_HIT_LINK;
             let ext: u64 = match kind {

@@ -117,6 +117,20 @@ impl<W: Write> JsonWriter<W> {
                 let _ = write!(l, ",\"local\":\"{a}\"");
             }
         }
+        if hit.event_count > 0 || !hit.events.is_empty() {
+            use std::io::Write as _;
+            l.extend_from_slice(b",\"events\":[");
+            for (i, at) in hit.events.iter().enumerate() {
+                if i > 0 {
+                    l.push(b',');
+                }
+                let _ = write!(l, "{at}");
+            }
+            l.push(b']');
+            if hit.event_count > hit.events.len() as u64 {
+                let _ = write!(l, ",\"event_count\":{}", hit.event_count);
+            }
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -180,6 +194,12 @@ struct JsonHit<'a> {
     remote: Option<std::net::SocketAddr>,
     #[serde(default)]
     local: Option<std::net::SocketAddr>,
+    /// A streamed answer's event offsets, ns from the send.
+    #[serde(default)]
+    events: Option<Vec<u64>>,
+    /// Its events counted, when more than were stamped.
+    #[serde(default)]
+    event_count: Option<u64>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -259,6 +279,14 @@ impl<R: BufRead> JsonReader<R> {
             }
             set(&mut hit.method, &j.method);
             set(&mut hit.url, &j.url);
+            hit.events.clear();
+            if let Some(events) = &j.events {
+                if events.len() > crate::wire::MAX_EVENTS {
+                    return Err(bad(format!("{} events in one record", events.len())));
+                }
+                hit.events.extend_from_slice(events);
+            }
+            hit.event_count = j.event_count.unwrap_or(0).max(hit.events.len() as u64);
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {
                 for v in vs {

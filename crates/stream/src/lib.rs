@@ -54,5 +54,5 @@ pub use item::MAX_META;
 pub use json::{JsonReader, JsonWriter};
 pub use merge::{Merge, OpenError, Origin};
 pub use reader::HitReader;
-pub use wire::{FORMAT_VERSION, MAGIC, MAX_FRAME};
+pub use wire::{FORMAT_VERSION, MAGIC, MAX_EVENTS, MAX_FRAME};
 pub use writer::{AnyWriter, Encoding, UnknownEncoding};

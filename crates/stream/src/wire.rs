@@ -30,6 +30,11 @@
 //!                                         target's name if ext & NAME
 //! 6 Meta   key:bytes value:bytes          (version 4) a fact about the whole
 //!                                         run (`arrivals` = `poisson:SEED`)
+//! 8 Events count:varint n:varint (delta:varint)*n
+//!                                 (version 6) the next record's streamed
+//!                                 events: `count` in all, the first `n`
+//!                                 stamped, each as its offset from the
+//!                                 previous one's (the first from the send)
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -65,9 +70,10 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// The format version this build writes and the newest it reads.
 /// Version 2 added records with the time to first byte (kind 3), version 3
 /// the protocol (flag PROTO), version 4 the target's name (kind 5) and the
-/// run's facts (kind 6), version 5 the connection (kind 7); older streams
-/// are read as they are (their records have none of these).
-pub const FORMAT_VERSION: u16 = 5;
+/// run's facts (kind 6), version 5 the connection (kind 7), version 6 a
+/// streamed answer's events (kind 8); older streams are read as they are
+/// (their records have none of these).
+pub const FORMAT_VERSION: u16 = 6;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -94,6 +100,12 @@ pub(crate) const ITEM_ABORT: u64 = 4;
 pub(crate) const ITEM_HIT_EXT: u64 = 5;
 pub(crate) const ITEM_META: u64 = 6;
 pub(crate) const ITEM_HIT_LINK: u64 = 7;
+pub(crate) const ITEM_EVENTS: u64 = 8;
+
+/// The most event offsets one record holds: `-max-events` is at most
+/// this, and readers refuse more, so that a crafted stream cannot make a
+/// reader allocate without bound.
+pub const MAX_EVENTS: usize = 10_000_000;
 
 /// Kind 5's `ext` bits.
 pub(crate) const X_FIRST_BYTE: u8 = 0x01;

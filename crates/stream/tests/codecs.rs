@@ -91,6 +91,12 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                         ..Default::default()
                     }),
                 },
+                // Streamed answers (kind 8): none, stamped, and some
+                // counted past the stamps.
+                events: (0..seq % 6)
+                    .map(|k| latency % 1_000_000 + k * (bytes_in % 50_000_000))
+                    .collect(),
+                event_count: (seq % 6) + if seq % 12 >= 6 { bytes_out % 4 } else { 0 },
             },
         )
 }
@@ -132,6 +138,8 @@ fn sample(n: u64) -> Vec<Hit> {
             body: vec![],
             headers: vec![],
             link: None,
+            events: vec![],
+            event_count: 0,
             // Changing now and then, unknown for the failures.
             proto: match i % 4 {
                 3 => barrage_model::Proto::Unknown,
@@ -194,6 +202,8 @@ proptest! {
             h.proto = barrage_model::Proto::Unknown;
             h.name.clear();
             h.link = None;
+            h.events.clear();
+            h.event_count = 0;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());
@@ -275,7 +285,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 5,
+            supported: 6,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

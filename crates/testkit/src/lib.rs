@@ -35,6 +35,7 @@ mod blackhole;
 mod capacity;
 mod child;
 mod dns;
+mod events;
 mod grpc;
 mod http3;
 mod otlp;

@@ -475,6 +475,9 @@ pub(crate) async fn route(
         .trim_start_matches('/')
         .split('/')
         .collect();
+    if let Some(r) = crate::events::route(&segs) {
+        return Ok(r);
+    }
     let num = |i: usize| segs.get(i).and_then(|s| s.parse::<u64>().ok());
     Ok(match (segs.first().copied().unwrap_or(""), num(1)) {
         ("", _) => reply(200, "hello\n"),

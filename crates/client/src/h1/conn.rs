@@ -333,6 +333,9 @@ impl Conn {
     ) -> Option<(Result<(), ExchangeError>, usize)> {
         let had_head = framer.head_done();
         let fed = framer.feed(data);
+        if matches!(fed, Ok(Fed::Complete(_))) && framer.streams() {
+            crate::events::finish();
+        }
         let head_now = !had_head && framer.head_done();
         if head_now {
             stamps.head = Some(Instant::now());

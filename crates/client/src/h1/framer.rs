@@ -29,6 +29,10 @@ pub struct Limits {
     pub keep_body: i64,
     /// Whether header lines are kept (`-keep-headers`).
     pub keep_headers: bool,
+    /// `-stream`: the body is also cut into events, on the request's
+    /// tape (a flag here, not a field of the framer: an exchange's future
+    /// holds the framer).
+    pub stream: bool,
 }
 
 /// What one response told, as it is read.
@@ -172,6 +176,9 @@ impl Framer {
                 State::Length(left) => {
                     let n = (left.min(rest.len() as u64)) as usize;
                     self.take_body(&rest[..n]);
+                    if self.limits.stream {
+                        crate::events::boundary();
+                    }
                     self.state = if left == n as u64 {
                         State::Done
                     } else {
@@ -181,6 +188,9 @@ impl Framer {
                 }
                 State::UntilClose => {
                     self.take_body(rest);
+                    if self.limits.stream {
+                        crate::events::boundary();
+                    }
                     rest.len()
                 }
                 State::ChunkSize => self.feed_chunk_size(rest)?,
@@ -188,6 +198,9 @@ impl Framer {
                     let n = (left.min(rest.len() as u64)) as usize;
                     self.take_body(&rest[..n]);
                     self.state = if left == n as u64 {
+                        if self.limits.stream {
+                            crate::events::boundary();
+                        }
                         State::ChunkEnd(0)
                     } else {
                         State::ChunkData(left - n as u64)
@@ -239,8 +252,16 @@ impl Framer {
         self.state != State::Head || !self.partial.is_empty() || self.interim > 0
     }
 
+    /// Whether the body is also cut into events (`-stream`).
+    pub(crate) fn streams(&self) -> bool {
+        self.limits.stream
+    }
+
     fn take_body(&mut self, bytes: &[u8]) {
         self.bytes_in += bytes.len() as u64;
+        if self.limits.stream {
+            crate::events::data(bytes, false);
+        }
         let room = if self.limits.keep_body < 0 {
             bytes.len()
         } else {
@@ -347,6 +368,7 @@ impl Framer {
         let mut chunked = false;
         let mut encoded = false;
         let mut close = version == 0;
+        let mut content_type = None;
         for h in resp.headers.iter() {
             let name = h.name;
             if name.eq_ignore_ascii_case("content-length") {
@@ -379,6 +401,8 @@ impl Framer {
                         close = false;
                     }
                 }
+            } else if name.eq_ignore_ascii_case("content-type") && self.limits.stream {
+                content_type = Some(h.value);
             } else if name.eq_ignore_ascii_case("location") && (300..400).contains(&code) {
                 self.head.location = Some(h.value.to_vec());
             }
@@ -389,6 +413,9 @@ impl Framer {
                     String::from_utf8_lossy(h.value).into_owned(),
                 ));
             }
+        }
+        if self.limits.stream {
+            crate::events::head(content_type);
         }
         self.head.code = code;
         self.head.reason = match resp.reason.unwrap_or("") {

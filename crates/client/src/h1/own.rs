@@ -98,6 +98,7 @@ pub(crate) fn broken_off(framer: Framer, stamps: Stamps, error: String) -> Respo
         status: None,
         proto: barrage_model::Proto::Http1,
         link: None,
+        events: None,
     }
 }
 
@@ -124,5 +125,6 @@ pub(crate) fn response_of(framer: Framer, stamps: Stamps) -> Response {
         status,
         proto: barrage_model::Proto::Http1,
         link: None,
+        events: None,
     }
 }

@@ -44,5 +44,6 @@ pub(crate) async fn call(
         status: None,
         proto: barrage_model::Proto::Http2,
         link: None,
+        events: None,
     })
 }

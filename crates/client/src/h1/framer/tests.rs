@@ -5,6 +5,7 @@ fn limits() -> Limits {
         head_bytes: 64 * 1024,
         keep_body: -1,
         keep_headers: true,
+        stream: false,
     }
 }
 

@@ -1,0 +1,493 @@
+//! Streamed answers read event by event (`-stream`): server-sent events,
+//! NDJSON lines, or HTTP chunks and HTTP/2 DATA frames, each event stamped
+//! with when the read that completed it returned.
+//!
+//! A request's splitter and stamps live on a [`Tape`] that the client
+//! makes before the exchange and reads after it, so that an answer cut by
+//! `-timeout` (its exchange dropped mid-way) keeps the events that came.
+//! The engines reach the tape through a task-local ([`TAPE`]), and only
+//! when `Limits::stream` says so: nothing of it is in an exchange's
+//! future (whose size is held under 1 KiB; see `client.rs`).
+
+use std::{
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use crate::check::Step;
+
+/// How a streamed answer is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// `text/event-stream`: an event ends at a blank line.
+    Sse,
+    /// One event per line.
+    Ndjson,
+    /// One event per HTTP/1.1 chunk or HTTP/2 DATA frame (per read of a
+    /// body that is not chunked).
+    Chunks,
+    /// By the answer's `Content-Type`: `text/event-stream` is sse, NDJSON
+    /// and JSON-lines types are ndjson, the rest chunks.
+    Auto,
+}
+
+impl FromStr for StreamMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sse" => Ok(StreamMode::Sse),
+            "ndjson" => Ok(StreamMode::Ndjson),
+            "chunks" => Ok(StreamMode::Chunks),
+            "auto" => Ok(StreamMode::Auto),
+            _ => Err(format!("{s:?}: want sse, ndjson, chunks or auto")),
+        }
+    }
+}
+
+/// `-stream` and its limits.
+#[derive(Debug, Clone)]
+pub struct StreamSpec {
+    /// How events are cut.
+    pub mode: StreamMode,
+    /// Events stamped per record (`-max-events`); the rest are counted.
+    pub max_events: usize,
+    /// Longest event (`-max-event-bytes`): a longer one fails the record.
+    pub max_event_bytes: usize,
+    /// `-event-filter`: a JSON path an event's data must hold to count
+    /// (keep-alives and `[DONE]` do not).
+    pub filter: Option<(String, Vec<Step>)>,
+}
+
+impl StreamSpec {
+    /// Parses `-event-filter`'s path (`.choices[0].delta`).
+    pub fn filter_of(text: &str) -> Result<(String, Vec<Step>), String> {
+        crate::check::json_path(text)
+            .filter(|p| !p.is_empty())
+            .map(|p| (text.to_string(), p))
+            .ok_or_else(|| format!("{text:?}: want a JSON path such as .choices[0].delta.content"))
+    }
+}
+
+/// What one request's stream came to.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Taped {
+    /// Stamps, ns from `base`.
+    pub stamps: Vec<u64>,
+    /// Events counted, stamped or not.
+    pub count: u64,
+    /// Lines that were not SSE (skipped, counted).
+    pub malformed: u64,
+    /// Why the stream is refused (an event past `-max-event-bytes`).
+    pub error: Option<String>,
+}
+
+/// A request's splitter and stamps, shared by the client and its
+/// exchange.
+#[derive(Clone, Debug)]
+pub struct Tape {
+    base: Instant,
+    cap: usize,
+    inner: Arc<Mutex<(Splitter, Taped)>>,
+}
+
+impl Tape {
+    /// An empty tape for `spec`, whose stamps count from now.
+    pub fn new(spec: &Arc<StreamSpec>) -> Self {
+        Tape {
+            base: Instant::now(),
+            cap: spec.max_events,
+            inner: Arc::new(Mutex::new((Splitter::new(spec.clone()), Taped::default()))),
+        }
+    }
+
+    /// When its stamps count from.
+    pub fn base(&self) -> Instant {
+        self.base
+    }
+
+    /// Stamps the events the splitter completed since the last stamp
+    /// with now (one clock read for all: they came in one read).
+    fn stamp(&self, splitter: &mut Splitter, taped: &mut Taped) {
+        let (n, malformed) = (
+            std::mem::take(&mut splitter.pending),
+            std::mem::take(&mut splitter.malformed),
+        );
+        if n > 0 {
+            let ns = Instant::now()
+                .saturating_duration_since(self.base)
+                .as_nanos() as u64;
+            let room = self.cap.saturating_sub(taped.stamps.len()).min(n as usize);
+            taped.stamps.extend(std::iter::repeat_n(ns, room));
+            taped.count += n;
+        }
+        taped.malformed += malformed;
+        if taped.error.is_none() {
+            taped.error = splitter.error.clone();
+        }
+    }
+
+    /// What it holds, taken.
+    pub fn take(&self) -> Taped {
+        std::mem::take(&mut self.inner.lock().expect("tape").1)
+    }
+}
+
+/// Runs `f` on the splitter of the request being polled, then stamps what
+/// it completed; nothing outside a request's scope.
+fn on_tape(f: impl FnOnce(&mut Splitter)) {
+    let _ = TAPE.try_with(|tape| {
+        let mut inner = tape.inner.lock().expect("tape");
+        let (splitter, taped) = &mut *inner;
+        f(splitter);
+        tape.stamp(splitter, taped);
+    });
+}
+
+/// The answer's head came (its `Content-Type`, if any).
+pub(crate) fn head(content_type: Option<&[u8]>) {
+    on_tape(|s| s.head(content_type));
+}
+
+/// Body bytes came in one read; `boundary`: they end a chunk, a DATA
+/// frame, or a read of an unchunked body (an event in chunks mode).
+pub(crate) fn data(bytes: &[u8], boundary: bool) {
+    on_tape(|s| {
+        s.data(bytes);
+        if boundary {
+            s.boundary();
+        }
+    });
+}
+
+/// A chunk ended (chunks mode: an event).
+pub(crate) fn boundary() {
+    on_tape(Splitter::boundary);
+}
+
+/// The body ended.
+pub(crate) fn finish() {
+    on_tape(Splitter::finish);
+}
+
+/// A streamed answer's outcome with its events: an answer that broke
+/// off, or was cut by `-timeout` (its exchange dropped mid-way), keeps
+/// the events that came, and says how many (`stream cut after 37 events:
+/// …`); an event past `-max-event-bytes` fails the record.
+pub(crate) fn streamed(
+    result: Result<crate::Response, crate::Failure>,
+    tape: &Tape,
+) -> Result<crate::Response, crate::Failure> {
+    let taped = tape.take();
+    let cut = |n: u64, why: &str| format!("stream cut after {n} events: {why}");
+    match result {
+        Ok(mut r) => {
+            if let Some(e) = &taped.error {
+                r.error = Some(e.clone());
+            } else if let Some(e) = r.error.take() {
+                r.error = Some(cut(taped.count, &e));
+            }
+            r.events = Some(Box::new((tape.base(), taped)));
+            Ok(r)
+        }
+        Err(e) if taped.count > 0 || taped.error.is_some() => Ok(crate::Response {
+            error: Some(
+                taped
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| cut(taped.count, &e.0)),
+            ),
+            events: Some(Box::new((tape.base(), taped))),
+            ..crate::Response::default()
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+tokio::task_local! {
+    /// The tape of the request whose exchange is being polled.
+    pub(crate) static TAPE: Tape;
+}
+
+/// Cuts one answer's body into events (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Splitter {
+    mode: StreamMode,
+    spec: Arc<StreamSpec>,
+    /// A line cut by a read.
+    line: Vec<u8>,
+    /// The SSE event's data so far.
+    data: Vec<u8>,
+    has_data: bool,
+    /// The last byte was a CR (a CRLF may be cut between reads).
+    after_cr: bool,
+    /// Events completed since the last stamp.
+    pending: u64,
+    malformed: u64,
+    error: Option<String>,
+}
+
+impl Splitter {
+    fn new(spec: Arc<StreamSpec>) -> Splitter {
+        Splitter {
+            mode: spec.mode,
+            spec,
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            after_cr: false,
+            pending: 0,
+            malformed: 0,
+            error: None,
+        }
+    }
+
+    /// The answer's head came: `auto` chooses by its `Content-Type`.
+    pub(crate) fn head(&mut self, content_type: Option<&[u8]>) {
+        // A new answer (after a redirect's): its own lines.
+        self.line.clear();
+        self.data.clear();
+        self.has_data = false;
+        self.after_cr = false;
+        self.mode = self.spec.mode;
+        if self.mode != StreamMode::Auto {
+            return;
+        }
+        let ct = content_type
+            .map(|c| String::from_utf8_lossy(c).to_ascii_lowercase())
+            .unwrap_or_default();
+        let essence = ct.split(';').next().unwrap_or("").trim().to_string();
+        self.mode = match essence.as_str() {
+            "text/event-stream" => StreamMode::Sse,
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines"
+            | "application/jsonlines"
+            | "application/json-seq" => StreamMode::Ndjson,
+            _ => StreamMode::Chunks,
+        };
+    }
+
+    /// Body bytes, as they came.
+    pub(crate) fn data(&mut self, bytes: &[u8]) {
+        if self.error.is_some() || bytes.is_empty() {
+            return;
+        }
+        match self.mode {
+            StreamMode::Chunks | StreamMode::Auto => {}
+            StreamMode::Sse | StreamMode::Ndjson => self.lines(bytes),
+        }
+    }
+
+    /// A chunk (or DATA frame, or a read of an unchunked body) ended:
+    /// one event in chunks mode.
+    pub(crate) fn boundary(&mut self) {
+        if matches!(self.mode, StreamMode::Chunks | StreamMode::Auto) && self.error.is_none() {
+            self.pending += 1;
+        }
+    }
+
+    /// The body ended: a last line without its newline is an event too.
+    pub(crate) fn finish(&mut self) {
+        if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error.is_none() {
+            let line = std::mem::take(&mut self.line);
+            self.ndjson_line(&line);
+        }
+    }
+
+    fn lines(&mut self, bytes: &[u8]) {
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' && self.after_cr {
+                // The LF of a CRLF whose CR ended the line already.
+                self.after_cr = false;
+                start = i + 1;
+                continue;
+            }
+            self.after_cr = false;
+            if b == b'\n' || b == b'\r' {
+                self.after_cr = b == b'\r';
+                let piece = &bytes[start..i];
+                if self.line.is_empty() {
+                    self.one_line(piece);
+                } else {
+                    let mut line = std::mem::take(&mut self.line);
+                    line.extend_from_slice(piece);
+                    self.one_line(&line);
+                    line.clear();
+                    self.line = line;
+                }
+                start = i + 1;
+                if self.error.is_some() {
+                    return;
+                }
+            }
+        }
+        let rest = &bytes[start..];
+        if self.line.len() + rest.len() > self.spec.max_event_bytes {
+            self.too_long();
+            return;
+        }
+        self.line.extend_from_slice(rest);
+    }
+
+    fn one_line(&mut self, line: &[u8]) {
+        match self.mode {
+            StreamMode::Ndjson => self.ndjson_line(line),
+            _ => self.sse_line(line),
+        }
+    }
+
+    fn ndjson_line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        if self.passes(line) {
+            self.pending += 1;
+        }
+    }
+
+    /// One SSE line (WHATWG HTML, "event stream interpretation").
+    fn sse_line(&mut self, line: &[u8]) {
+        if line.is_empty() {
+            if std::mem::take(&mut self.has_data) {
+                let mut data = std::mem::take(&mut self.data);
+                if data.last() == Some(&b'\n') {
+                    data.pop();
+                }
+                if self.passes(&data) {
+                    self.pending += 1;
+                }
+                data.clear();
+                self.data = data;
+            }
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(at) => {
+                let v = &line[at + 1..];
+                (&line[..at], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if self.data.len() + value.len() + 1 > self.spec.max_event_bytes {
+                    self.too_long();
+                    return;
+                }
+                self.data.extend_from_slice(value);
+                self.data.push(b'\n');
+                self.has_data = true;
+            }
+            b"event" | b"id" | b"retry" => {}
+            _ => self.malformed += 1,
+        }
+    }
+
+    /// Whether an event's data passes `-event-filter`.
+    fn passes(&self, data: &[u8]) -> bool {
+        let Some((_, path)) = &self.spec.filter else {
+            return true;
+        };
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+            return false;
+        };
+        let mut at = &doc;
+        for step in path {
+            let next = match step {
+                Step::Key(k) => at.get(k),
+                Step::Index(i) => at.get(i),
+            };
+            match next {
+                Some(v) => at = v,
+                None => return false,
+            }
+        }
+        !at.is_null()
+    }
+
+    fn too_long(&mut self) {
+        self.error = Some(format!(
+            "an event longer than -max-event-bytes ({} bytes)",
+            self.spec.max_event_bytes
+        ));
+        self.line = Vec::new();
+        self.data = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
+        let spec = Arc::new(StreamSpec {
+            mode,
+            max_events: 100,
+            max_event_bytes: 64,
+            filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),
+        });
+        let tape = Tape::new(&spec);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(TAPE.scope(tape.clone(), async {
+            head(Some(b"text/event-stream; charset=utf-8"));
+            for p in pieces {
+                data(p, true);
+            }
+            finish();
+        }));
+        tape.take()
+    }
+
+    #[test]
+    fn sse_events_end_at_blank_lines_whatever_the_reads() {
+        let text = b": hello\r\n\r\ndata: {\"a\":1}\r\n\r\nevent: x\ndata: one\ndata: two\n\nretry: 5\n\ndata: [DONE]\n\nbogus: 1\n";
+        for cut in 0..text.len() {
+            let t = split(StreamMode::Sse, None, &[&text[..cut], &text[cut..]]);
+            assert_eq!((t.count, t.malformed), (3, 1), "cut at {cut}");
+        }
+        // With a filter, keep-alives and [DONE] do not count.
+        let t = split(StreamMode::Sse, Some(".a"), &[text]);
+        assert_eq!(t.count, 1);
+        // Auto chose sse from the Content-Type.
+        assert_eq!(split(StreamMode::Auto, None, &[text]).count, 3);
+    }
+
+    #[test]
+    fn ndjson_lines_and_chunks() {
+        let t = split(
+            StreamMode::Ndjson,
+            None,
+            &[b"{\"a\":1}\n{\"a\"", b":2}\n\n{\"b\":3}"],
+        );
+        assert_eq!(t.count, 3);
+        assert_eq!(
+            split(StreamMode::Ndjson, Some(".a"), &[b"{\"a\":1}\n{\"b\":2}\n"]).count,
+            1
+        );
+        assert_eq!(
+            split(StreamMode::Chunks, None, &[b"x", b"y", b"z"]).count,
+            3
+        );
+    }
+
+    #[test]
+    fn an_endless_event_is_refused_with_bounded_memory() {
+        let big = vec![b'x'; 50];
+        let t = split(
+            StreamMode::Sse,
+            None,
+            &[b"data: ", &big, &big, &big, b"\n\n"],
+        );
+        assert_eq!(t.count, 0);
+        assert!(t.error.unwrap().contains("-max-event-bytes (64 bytes)"));
+    }
+}

@@ -1,0 +1,254 @@
+//! `-stream`: answers read event by event (SSE, NDJSON, chunks), each
+//! event stamped, the report's "events" figures, LLM-style filtering, and
+//! streams cut by the server, by `-timeout` and by an endless event.
+
+mod common;
+
+use barrage_stream::Hit;
+use barrage_testkit::{RawServer, Script, Server};
+use common::{decode, run};
+use serde_json::Value;
+
+const MS: u64 = 1_000_000;
+
+/// An attack of `rate` for 1 s on `target` with `args`: its records.
+fn attack(target: &str, args: &[&str]) -> Vec<Hit> {
+    let mut all = vec!["attack", "-duration", "1s", "-timeout", "5s"];
+    all.extend_from_slice(args);
+    let out = run(&all, format!("{target}\n").as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    decode(&out.stdout)
+}
+
+fn report_json(hits: &[Hit]) -> Value {
+    let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
+    for h in hits {
+        enc.write(h).unwrap();
+    }
+    let out = run(&["report", "-type", "json"], &enc.finish().unwrap());
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn near(got: &Value, want_ms: u64, tolerance_ms: u64) {
+    let got = got.as_u64().unwrap_or_else(|| panic!("{got}"));
+    assert!(
+        got.abs_diff(want_ms * MS) <= tolerance_ms * MS,
+        "{} ms, want {want_ms} ± {tolerance_ms} ms",
+        got as f64 / MS as f64
+    );
+}
+
+#[test]
+fn sse_events_are_stamped_one_by_one() {
+    let server = Server::http();
+    for proto in [&[][..], &["-h2c"][..]] {
+        let target = format!("GET {}", server.url("/sse/20/50/200"));
+        let mut args = vec!["-rate", "4", "-stream", "sse"];
+        args.extend_from_slice(proto);
+        let hits = attack(&target, &args);
+        assert_eq!(hits.len(), 4);
+        for h in &hits {
+            assert!(h.error.is_empty(), "{}", h.error);
+            assert_eq!((h.events.len(), h.event_count), (20, 20));
+            assert!(h.events.windows(2).all(|w| w[0] <= w[1]));
+            assert!(*h.events.last().unwrap() <= h.latency);
+        }
+        let r = report_json(&hits);
+        let e = &r["events"];
+        assert_eq!(e["total"], 80, "{e}");
+        assert_eq!(e["streams"], 4);
+        assert_eq!(e["per_record"]["max"], 20);
+        assert_eq!(e["cut"], 0);
+        near(&e["first"]["50th"], 200, 5);
+        near(&e["gap"]["50th"], 50, 5);
+        let rate = e["per_second"]["50th"].as_f64().unwrap();
+        assert!((rate - 20.0).abs() < 1.0, "{rate}");
+    }
+}
+
+#[test]
+fn ndjson_chunks_and_auto() {
+    let server = Server::http();
+    for (path, mode) in [
+        ("/ndjson/5/20/50", "ndjson"),
+        ("/chunks/5/20/50", "chunks"),
+        ("/ndjson/5/20/50", "auto"),
+        ("/sse-ka/5/20/50", "auto"),
+    ] {
+        let target = format!("GET {}", server.url(path));
+        let hits = attack(&target, &["-rate", "2", "-stream", mode]);
+        for h in &hits {
+            assert_eq!(h.event_count, 5, "{path} {mode}: {:?}", h.events);
+        }
+    }
+    // The closed model's loops read streams too.
+    let hits = attack(
+        &format!("GET {}", server.url("/sse/5/20/20")),
+        &["-rate", "0", "-max-workers", "2", "-stream", "sse"],
+    );
+    assert!(hits.len() >= 4 && hits.iter().all(|h| h.event_count == 5));
+    // Without -stream nothing changes: no events.
+    let hits = attack(
+        &format!("GET {}", server.url("/sse/3/10/10")),
+        &["-rate", "2"],
+    );
+    assert!(hits
+        .iter()
+        .all(|h| h.events.is_empty() && h.event_count == 0));
+    let r = report_json(&hits);
+    assert!(r.get("events").is_none());
+}
+
+#[test]
+fn an_llm_stream_counts_its_tokens() {
+    let server = Server::http();
+    let target = format!(
+        "POST {}\nContent-Type: application/json\n@{}",
+        server.url("/v1/chat/completions"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/targets/chat.json")
+    );
+    let filtered = attack(
+        &target,
+        &[
+            "-rate",
+            "2",
+            "-stream",
+            "sse",
+            "-event-filter",
+            ".choices[0].delta.content",
+        ],
+    );
+    let all = attack(&target, &["-rate", "2", "-stream", "sse"]);
+    for h in &filtered {
+        assert_eq!(h.event_count, 10, "{:?}", h.events);
+        // The first token 120 ms after the send (100 ms to the role).
+        assert!(h.events[0].abs_diff(120 * MS) < 10 * MS, "{:?}", h.events);
+    }
+    // The role, 10 tokens, the finish and [DONE].
+    assert!(all.iter().all(|h| h.event_count == 13));
+    let r = report_json(&filtered);
+    near(&r["events"]["first"]["50th"], 120, 5);
+    near(&r["events"]["gap"]["50th"], 20, 5);
+}
+
+#[test]
+fn cut_streams_keep_their_events() {
+    // The server closes after three events, mid-stream.
+    let raw = RawServer::start(Script::Reply {
+        bytes: b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n9\r\ndata: 3\n\n\r\n4\r\ndata",
+        trickle: false,
+        close: true,
+    });
+    let hits = attack(
+        &format!("GET {}", raw.url("/")),
+        &["-rate", "2", "-stream", "sse"],
+    );
+    for h in &hits {
+        assert_eq!(h.event_count, 3);
+        assert!(
+            h.error.starts_with("stream cut after 3 events: "),
+            "{}",
+            h.error
+        );
+    }
+    let r = report_json(&hits);
+    assert_eq!(r["events"]["cut"], hits.len());
+    assert!(r["success"].as_f64().unwrap() == 0.0);
+
+    // A stream that never ends ends at -timeout, its events kept.
+    let server = Server::http();
+    let endless = format!("GET {}", server.url("/sse-endless/50"));
+    let out = run(
+        &[
+            "attack",
+            "-rate",
+            "2",
+            "-duration",
+            "1s",
+            "-timeout",
+            "500ms",
+            "-stream",
+            "sse",
+        ],
+        format!("{endless}\n").as_bytes(),
+    );
+    for h in decode(&out.stdout) {
+        assert!((8..=10).contains(&h.event_count), "{}", h.event_count);
+        assert!(
+            h.error
+                .starts_with(&format!("stream cut after {} events: ", h.event_count)),
+            "{}",
+            h.error
+        );
+        assert!(h.error.contains("(-timeout)"), "{}", h.error);
+    }
+
+    // An event that never ends fails at -max-event-bytes.
+    let huge = format!("GET {}", server.url("/sse-huge"));
+    let hits = attack(
+        &huge,
+        &["-rate", "2", "-stream", "sse", "-max-event-bytes", "64KiB"],
+    );
+    for h in &hits {
+        assert!(
+            h.error
+                .contains("an event longer than -max-event-bytes (65536 bytes)"),
+            "{}",
+            h.error
+        );
+    }
+}
+
+#[test]
+fn event_offsets_survive_json_and_merging() {
+    let server = Server::http();
+    let hits = attack(
+        &format!("GET {}", server.url("/sse/3/10/20")),
+        &["-rate", "2", "-stream", "sse", "-max-events", "2"],
+    );
+    // Past -max-events: counted, not stamped.
+    assert!(hits
+        .iter()
+        .all(|h| h.events.len() == 2 && h.event_count == 3));
+    let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
+    for h in &hits {
+        enc.write(h).unwrap();
+    }
+    let bin = enc.finish().unwrap();
+    let dir = common::tempdir("streams");
+    let (a, b) = (dir.join("a.bin"), dir.join("b.bin"));
+    std::fs::write(&a, &bin).unwrap();
+    std::fs::write(&b, &bin).unwrap();
+    let json = run(&["dump", "-dumper", "json", a.to_str().unwrap()], b"");
+    let first: Value =
+        serde_json::from_slice(json.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(first["events"].as_array().unwrap().len(), 2);
+    assert_eq!(first["event_count"], 3);
+    // JSON lines back to binary, and two files merged: the same events.
+    let again = run(&["encode", "-to", "bin"], &json.stdout);
+    assert_eq!(decode(&again.stdout), hits);
+    let merged = run(
+        &[
+            "report",
+            "-type",
+            "json",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let r: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(r["events"]["total"], 2 * 3 * hits.len());
+    // And the text report says it in its own lines.
+    let text = run(&["report", a.to_str().unwrap()], b"");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Events ") && text.contains("First event ") && text.contains("Event gaps "),
+        "{text}"
+    );
+}
