@@ -277,7 +277,7 @@ impl Client {
                 let r = crate::events::TAPE
                     .scope(tape.clone(), self.limited(target, exchange))
                     .await;
-                crate::events::streamed(r, &tape)
+                words::streamed(r, &tape)
             });
             return self.judged(streamed.await);
         }
@@ -389,7 +389,7 @@ impl Client {
                 let streamed = Box::pin(async move {
                     let tape = crate::Tape::new(spec);
                     let r = crate::events::TAPE.scope(tape.clone(), timed).await;
-                    crate::events::streamed(r, &tape)
+                    words::streamed(r, &tape)
                 });
                 return self.judged(streamed.await);
             }

@@ -171,40 +171,6 @@ pub(crate) fn finish() {
     on_tape(Splitter::finish);
 }
 
-/// A streamed answer's outcome with its events: an answer that broke
-/// off, or was cut by `-timeout` (its exchange dropped mid-way), keeps
-/// the events that came, and says how many (`stream cut after 37 events:
-/// …`); an event past `-max-event-bytes` fails the record.
-pub(crate) fn streamed(
-    result: Result<crate::Response, crate::Failure>,
-    tape: &Tape,
-) -> Result<crate::Response, crate::Failure> {
-    let taped = tape.take();
-    let cut = |n: u64, why: &str| format!("stream cut after {n} events: {why}");
-    match result {
-        Ok(mut r) => {
-            if let Some(e) = &taped.error {
-                r.error = Some(e.clone());
-            } else if let Some(e) = r.error.take() {
-                r.error = Some(cut(taped.count, &e));
-            }
-            r.events = Some(Box::new((tape.base(), taped)));
-            Ok(r)
-        }
-        Err(e) if taped.count > 0 || taped.error.is_some() => Ok(crate::Response {
-            error: Some(
-                taped
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| cut(taped.count, &e.0)),
-            ),
-            events: Some(Box::new((tape.base(), taped))),
-            ..crate::Response::default()
-        }),
-        Err(e) => Err(e),
-    }
-}
-
 tokio::task_local! {
     /// The tape of the request whose exchange is being polled.
     pub(crate) static TAPE: Tape;
