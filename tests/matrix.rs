@@ -86,9 +86,12 @@ enum Way {
     /// HTTP/1.1 on barrage's own engine at Poisson arrivals
     /// (`-arrivals poisson:7`).
     Poisson,
+    /// HTTP/1.1 on barrage's own engine, answers read as server-sent
+    /// events (`-stream sse`; the healthy server streams three events).
+    Stream,
 }
 
-const WAYS: [Way; 11] = [
+const WAYS: [Way; 12] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -100,6 +103,7 @@ const WAYS: [Way; 11] = [
     Way::H3,
     Way::Mix,
     Way::Poisson,
+    Way::Stream,
 ];
 
 /// A fault, or none.
@@ -275,7 +279,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
         Fault::SlowLoris => reply(slow_answer(), true, false),
         Fault::Endless => raw(Script::Endless),
         Fault::Own => match way {
-            Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson => reply(
+            Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -294,7 +298,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
 fn expected(way: Way, fault: Fault) -> Option<bool> {
     let h1 = matches!(
         way,
-        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson
+        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -319,6 +323,7 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             format!("GET http://{addr}/\n")
         }
         Way::H2 => format!("GET https://{addr}/\n"),
+        Way::Stream => format!("GET http://{addr}/sse/3/10/10\n"),
         Way::H3 => {
             let path = match fault {
                 Fault::Stall => "/sleep/5000",
@@ -364,6 +369,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::H3 => vec!["-http3", "-insecure"],
         Way::Mix => vec![],
         Way::Poisson => vec!["-arrivals", "poisson:7"],
+        Way::Stream => vec!["-stream", "sse"],
     }
 }
 

@@ -252,3 +252,62 @@ fn event_offsets_survive_json_and_merging() {
         "{text}"
     );
 }
+
+#[test]
+fn checks_on_events() {
+    let server = Server::http();
+    let target = format!("GET {}", server.url("/sse/5/10/10"));
+    let hits = attack(
+        &target,
+        &[
+            "-rate",
+            "2",
+            "-stream",
+            "sse",
+            "-check",
+            "events>=5",
+            "-check",
+            "event~\"n\":4",
+        ],
+    );
+    assert!(
+        hits.iter().all(|h| h.error.is_empty()),
+        "{:?}",
+        hits[0].error
+    );
+    let hits = attack(
+        &target,
+        &["-rate", "2", "-stream", "sse", "-check", "events>=6"],
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.error == "check failed: events 5, want >= 6"),
+        "{}",
+        hits[0].error
+    );
+    let hits = attack(
+        &target,
+        &["-rate", "2", "-stream", "sse", "-check", "event~\"n\":9"],
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.error == "check failed: no event matches /\"n\":9/"),
+        "{}",
+        hits[0].error
+    );
+    // Without -stream they are refused before anything is sent.
+    let out = run(
+        &[
+            "attack",
+            "-rate",
+            "2",
+            "-duration",
+            "1s",
+            "-check",
+            "events>=1",
+        ],
+        format!("{target}\n").as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("go with -stream"));
+}

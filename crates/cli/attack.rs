@@ -268,6 +268,11 @@ fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Fai
         if a.event_filter.is_some() {
             return Err(Failed::usage("-event-filter goes with -stream"));
         }
+        if a.checks.iter().any(|c| c.needs_events()) {
+            return Err(Failed::usage(
+                "-check events>=N and event~REGEX go with -stream",
+            ));
+        }
         return Ok(None);
     };
     if a.pipeline > 1 {
@@ -302,6 +307,7 @@ fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Fai
         max_events: a.max_events as usize,
         max_event_bytes: a.max_event_bytes as usize,
         filter,
+        patterns: Vec::new(),
     }))
 }
 

@@ -22,6 +22,11 @@ pub enum Check {
     Body(Regex),
     /// `header:Name~REGEX`.
     Header(String, Regex),
+    /// `events>=N` (with `-stream`): at least N events came.
+    Events(u64),
+    /// `event~REGEX` (with `-stream` sse or ndjson): some event's data
+    /// matches.
+    Event(Regex),
     /// `json:.path==VALUE` (`equal`) or `json:.path!=VALUE`.
     Json {
         /// The path's steps.
@@ -69,6 +74,15 @@ impl FromStr for Check {
         if let Some(r) = s.strip_prefix("body~") {
             return Ok(Check::Body(regex(r)?));
         }
+        if let Some(n) = s.strip_prefix("events>=") {
+            return n
+                .parse()
+                .map(Check::Events)
+                .map_err(|_| bad("use events>=N, N a whole number"));
+        }
+        if let Some(r) = s.strip_prefix("event~") {
+            return Ok(Check::Event(regex(r)?));
+        }
         if let Some(rest) = s.strip_prefix("header:") {
             let (name, r) = rest
                 .split_once('~')
@@ -93,7 +107,7 @@ impl FromStr for Check {
             });
         }
         Err(bad(
-            "use status=CODES, body~REGEX, header:Name~REGEX or json:.path==VALUE",
+            "use status=CODES, body~REGEX, header:Name~REGEX, json:.path==VALUE, events>=N or event~REGEX",
         ))
     }
 }
@@ -160,9 +174,30 @@ impl Check {
         matches!(self, Check::Header(..))
     }
 
+    /// Whether the check reads a streamed answer's events (`-stream`).
+    pub fn needs_events(&self) -> bool {
+        matches!(self, Check::Events(_) | Check::Event(_))
+    }
+
     /// `None` when the response passes; else the record's error.
     pub fn verdict(&self, code: u16, body: &[u8], headers: &[(String, String)]) -> Option<String> {
+        self.verdict_streamed(code, body, headers, &Seen::default())
+    }
+
+    /// [`Check::verdict`] for an answer whose events were read: `seen`
+    /// says how many came and which `event~` patterns matched one.
+    pub fn verdict_streamed(
+        &self,
+        code: u16,
+        body: &[u8],
+        headers: &[(String, String)],
+        seen: &Seen,
+    ) -> Option<String> {
         match self {
+            Check::Events(n) => (seen.count < *n)
+                .then(|| format!("{CHECK_FAILED}events {}, want >= {n}", seen.count)),
+            Check::Event(r) => (!seen.matched.iter().any(|m| m == r.as_str()))
+                .then(|| format!("{CHECK_FAILED}no event matches /{}/", r.as_str())),
             Check::Status(set, text) => (!set.iter().any(|(a, b)| (*a..=*b).contains(&code)))
                 .then(|| format!("{CHECK_FAILED}status {code}, want {text}")),
             Check::Body(r) => (!r.is_match(body))
@@ -245,6 +280,40 @@ impl Checks {
     pub fn verdict(&self, code: u16, body: &[u8], headers: &[(String, String)]) -> Option<String> {
         self.0.iter().find_map(|c| c.verdict(code, body, headers))
     }
+
+    /// [`Checks::verdict`] with a streamed answer's events.
+    pub fn verdict_streamed(
+        &self,
+        code: u16,
+        body: &[u8],
+        headers: &[(String, String)],
+        seen: &Seen,
+    ) -> Option<String> {
+        self.0
+            .iter()
+            .find_map(|c| c.verdict_streamed(code, body, headers, seen))
+    }
+
+    /// The `event~REGEX` patterns, for the splitter to try on each event.
+    pub fn event_patterns(&self) -> Vec<Regex> {
+        self.0
+            .iter()
+            .filter_map(|c| match c {
+                Check::Event(r) => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// What a streamed answer's checks read: its events' count, and the
+/// `event~` patterns (as typed) that some event matched.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// Events counted.
+    pub count: u64,
+    /// Patterns matched by at least one event.
+    pub matched: Vec<String>,
 }
 
 #[cfg(test)]

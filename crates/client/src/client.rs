@@ -219,7 +219,12 @@ impl Client {
                 follow: cfg.redirects >= 0,
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
-                stream: cfg.stream.clone().map(Arc::new),
+                stream: cfg.stream.clone().map(|mut s| {
+                    if let Some(c) = &checks {
+                        s.patterns = c.event_patterns();
+                    }
+                    Arc::new(s)
+                }),
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
@@ -313,7 +318,16 @@ impl Client {
             // 101: a WebSocket reply (an HTTP answer's final status is
             // never 1xx).
             if r.error.is_none() && ((200..400).contains(&r.code) || r.code == crate::WS_OK) {
-                r.error = checks.verdict(r.code, &r.body, &r.headers);
+                r.error = match &r.events {
+                    Some(e) => {
+                        let seen = crate::Seen {
+                            count: e.1.count,
+                            matched: e.1.matched.clone(),
+                        };
+                        checks.verdict_streamed(r.code, &r.body, &r.headers, &seen)
+                    }
+                    None => checks.verdict(r.code, &r.body, &r.headers),
+                };
             }
             r.body.truncate(self.record_body.max(0) as usize);
             if !self.record_headers {

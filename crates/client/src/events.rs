@@ -58,6 +58,9 @@ pub struct StreamSpec {
     /// `-event-filter`: a JSON path an event's data must hold to count
     /// (keep-alives and `[DONE]` do not).
     pub filter: Option<(String, Vec<Step>)>,
+    /// The `-check event~REGEX` patterns, tried on each event's data
+    /// (the client fills them in from the checks).
+    pub patterns: Vec<regex::bytes::Regex>,
 }
 
 impl StreamSpec {
@@ -81,6 +84,8 @@ pub struct Taped {
     pub malformed: u64,
     /// Why the stream is refused (an event past `-max-event-bytes`).
     pub error: Option<String>,
+    /// The `event~` patterns some event matched, as typed.
+    pub matched: Vec<String>,
 }
 
 /// A request's splitter and stamps, shared by the client and its
@@ -125,6 +130,12 @@ impl Tape {
         taped.malformed += malformed;
         if taped.error.is_none() {
             taped.error = splitter.error.clone();
+        }
+        for (i, m) in splitter.matched.iter().enumerate() {
+            let text = splitter.spec.patterns[i].as_str();
+            if *m && !taped.matched.iter().any(|t| t == text) {
+                taped.matched.push(text.to_string());
+            }
         }
     }
 
@@ -192,13 +203,14 @@ pub(crate) struct Splitter {
     pending: u64,
     malformed: u64,
     error: Option<String>,
+    /// Which patterns some event matched.
+    matched: Vec<bool>,
 }
 
 impl Splitter {
     fn new(spec: Arc<StreamSpec>) -> Splitter {
         Splitter {
             mode: spec.mode,
-            spec,
             line: Vec::new(),
             data: Vec::new(),
             has_data: false,
@@ -206,6 +218,8 @@ impl Splitter {
             pending: 0,
             malformed: 0,
             error: None,
+            matched: vec![false; spec.patterns.len()],
+            spec,
         }
     }
 
@@ -310,8 +324,20 @@ impl Splitter {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        if self.passes(line) {
-            self.pending += 1;
+        self.event(line);
+    }
+
+    /// An event's data, complete: counted if it passes the filter, and
+    /// tried on the `event~` patterns.
+    fn event(&mut self, data: &[u8]) {
+        if !self.passes(data) {
+            return;
+        }
+        self.pending += 1;
+        for (i, r) in self.spec.patterns.iter().enumerate() {
+            if !self.matched[i] && r.is_match(data) {
+                self.matched[i] = true;
+            }
         }
     }
 
@@ -323,9 +349,7 @@ impl Splitter {
                 if data.last() == Some(&b'\n') {
                     data.pop();
                 }
-                if self.passes(&data) {
-                    self.pending += 1;
-                }
+                self.event(&data);
                 data.clear();
                 self.data = data;
             }
@@ -398,6 +422,7 @@ mod tests {
             max_events: 100,
             max_event_bytes: 64,
             filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),
+            patterns: vec![regex::bytes::Regex::new("two").unwrap()],
         });
         let tape = Tape::new(&spec);
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -419,6 +444,7 @@ mod tests {
         for cut in 0..text.len() {
             let t = split(StreamMode::Sse, None, &[&text[..cut], &text[cut..]]);
             assert_eq!((t.count, t.malformed), (3, 1), "cut at {cut}");
+            assert_eq!(t.matched, ["two"]);
         }
         // With a filter, keep-alives and [DONE] do not count.
         let t = split(StreamMode::Sse, Some(".a"), &[text]);

@@ -48,7 +48,7 @@ mod target;
 mod transport;
 mod ws;
 
-pub use check::{BadCheck, Check, Checks, Step, CHECK_BODY_BYTES};
+pub use check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, Shared};
 pub use config::{
     ClientConfig, ConnectTo, DnsSelect, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE,
