@@ -311,3 +311,59 @@ fn checks_on_events() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("go with -stream"));
 }
+
+#[test]
+fn fail_on_and_sweep_read_the_event_figures() {
+    let server = Server::http();
+    let target = format!("GET {}", server.url("/sse/3/10/200"));
+    let out = run(
+        &["attack", "-rate", "2", "-duration", "1s", "-stream", "sse"],
+        format!("{target}\n").as_bytes(),
+    );
+    let stream = out.stdout;
+    let fail = run(&["report", "-fail-on", "first.p99>100ms"], &stream);
+    assert_eq!(
+        fail.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&fail.stderr)
+    );
+    assert!(String::from_utf8_lossy(&fail.stderr).contains("first.p99>100ms"));
+    let pass = run(
+        &["report", "-fail-on", "first.p99>1s,gap.p50>100ms"],
+        &stream,
+    );
+    assert!(
+        pass.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pass.stderr)
+    );
+    // A sweep stops at the first step whose time to first event crosses.
+    let out = run(
+        &[
+            "sweep",
+            "-rates",
+            "2,4",
+            "-step-duration",
+            "1s",
+            "-stream",
+            "sse",
+            "-stop-on",
+            "first.p50>150ms",
+        ],
+        format!("{target}\n").as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count()
+            == 1,
+        "{text}\n{err}"
+    );
+    assert!(
+        err.contains("first.p50>150ms") || text.contains("first.p50>150ms"),
+        "{text}\n{err}"
+    );
+}

@@ -16,6 +16,10 @@ enum Figure {
     LagMean,
     LagMax,
     LagPercentile(f64),
+    /// `-stream`: the time to the first event (TTFT), a percentile.
+    FirstPercentile(f64),
+    /// `-stream`: the gap between events (inter-token latency).
+    GapPercentile(f64),
 }
 
 impl Figure {
@@ -28,6 +32,8 @@ impl Figure {
                 | Figure::LagMean
                 | Figure::LagMax
                 | Figure::LagPercentile(_)
+                | Figure::FirstPercentile(_)
+                | Figure::GapPercentile(_)
         )
     }
 
@@ -49,6 +55,10 @@ impl Figure {
             _ => {
                 if let Some(p) = name.strip_prefix("lag.p") {
                     Figure::LagPercentile(pct(p)?)
+                } else if let Some(p) = name.strip_prefix("first.p") {
+                    Figure::FirstPercentile(pct(p)?)
+                } else if let Some(p) = name.strip_prefix("gap.p") {
+                    Figure::GapPercentile(pct(p)?)
                 } else if let Some(p) = name.strip_prefix('p') {
                     Figure::Percentile(pct(p)?)
                 } else {
@@ -71,6 +81,10 @@ impl Figure {
             Figure::LagMean => m.lag().mean() as f64,
             Figure::LagMax => m.lag().max() as f64,
             Figure::LagPercentile(q) => m.lag().quantile(q) as f64,
+            // No events: 0, so that a bound on them holds only once
+            // events come.
+            Figure::FirstPercentile(q) => m.events().map_or(0.0, |e| e.first().quantile(q) as f64),
+            Figure::GapPercentile(q) => m.events().map_or(0.0, |e| e.gap().quantile(q) as f64),
         }
     }
 }
