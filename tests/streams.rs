@@ -244,6 +244,26 @@ fn event_offsets_survive_json_and_merging() {
     );
     let r: Value = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(r["events"]["total"], 2 * 3 * hits.len());
+    // Per -every window and per -by group too.
+    let every = run(
+        &[
+            "report",
+            "-type",
+            "json",
+            "-every",
+            "1s",
+            a.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let window: Value =
+        serde_json::from_slice(every.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert!(window["events"]["total"].as_u64().unwrap() > 0, "{window}");
+    let by = run(
+        &["report", "-type", "json", "-by", "url", a.to_str().unwrap()],
+        b"",
+    );
+    assert!(String::from_utf8_lossy(&by.stdout).contains("\"events\":{\"total\":"));
     // And the text report says it in its own lines.
     let text = run(&["report", a.to_str().unwrap()], b"");
     let text = String::from_utf8_lossy(&text.stdout);

@@ -140,7 +140,7 @@ fn json_object_of(
 /// `"streams"`, `"per_record"` (`"mean"`, `"max"`), `"first"` and `"gap"`
 /// (ns, with vegeta's latency keys), `"per_second"` (per stream, the same
 /// keys, floats) and `"cut"`; left out when no record had an event.
-fn events(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+pub(crate) fn events(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
     let Some(e) = m.events() else {
         return Ok(());
     };

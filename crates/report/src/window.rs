@@ -78,7 +78,10 @@ pub fn window_json<W: Write>(
     }
     write!(s, "\"max\":{}}},\"status_codes\":{{", m.latency().max())?;
     crate::json::codes_and_errors(&mut s, m)?;
-    s.extend_from_slice(b"]}\n");
+    s.push(b']');
+    // `-stream`'s figures of the window, as the whole report has them.
+    crate::json::events(&mut s, m, p)?;
+    s.extend_from_slice(b"}\n");
     out.write_all(&s)?;
     out.flush()
 }
