@@ -130,6 +130,14 @@ fn status_set(s: &str) -> Option<Vec<(u16, u16)>> {
 }
 
 /// `.a.b[0]` as steps; `.` alone is the whole document.
+/// The value at `path` in `doc`, if it is there.
+pub(crate) fn lookup<'a>(doc: &'a Value, path: &[Step]) -> Option<&'a Value> {
+    path.iter().try_fold(doc, |at, step| match step {
+        Step::Key(k) => at.get(k),
+        Step::Index(i) => at.get(i),
+    })
+}
+
 pub(crate) fn json_path(s: &str) -> Option<Vec<Step>> {
     let mut rest = s.strip_prefix('.')?;
     let mut steps = Vec::new();
@@ -235,17 +243,9 @@ impl Check {
                         return Some(format!("{CHECK_FAILED}json {text}: the body is not JSON"))
                     }
                 };
-                let mut at = &doc;
-                for step in path {
-                    let next = match step {
-                        Step::Key(k) => at.get(k),
-                        Step::Index(i) => at.get(i),
-                    };
-                    match next {
-                        Some(v) => at = v,
-                        None => return Some(format!("{CHECK_FAILED}json {text} missing")),
-                    }
-                }
+                let Some(at) = lookup(&doc, path) else {
+                    return Some(format!("{CHECK_FAILED}json {text} missing"));
+                };
                 if (at == want) == *equal {
                     return None;
                 }
@@ -278,7 +278,7 @@ impl Checks {
 
     /// The first failure, if any.
     pub fn verdict(&self, code: u16, body: &[u8], headers: &[(String, String)]) -> Option<String> {
-        self.0.iter().find_map(|c| c.verdict(code, body, headers))
+        self.verdict_streamed(code, body, headers, &Seen::default())
     }
 
     /// [`Checks::verdict`] with a streamed answer's events.

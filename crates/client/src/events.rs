@@ -388,18 +388,7 @@ impl Splitter {
         let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
             return false;
         };
-        let mut at = &doc;
-        for step in path {
-            let next = match step {
-                Step::Key(k) => at.get(k),
-                Step::Index(i) => at.get(i),
-            };
-            match next {
-                Some(v) => at = v,
-                None => return false,
-            }
-        }
-        !at.is_null()
+        crate::check::lookup(&doc, path).is_some_and(|v| !v.is_null())
     }
 
     fn too_long(&mut self) {
