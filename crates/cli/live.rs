@@ -3,7 +3,7 @@
 
 use std::{
     fs::File,
-    io::{self, Read, Write},
+    io,
     path::PathBuf,
     sync::{
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -110,17 +110,9 @@ pub fn spool_for(output: &str, spool: &Option<PathBuf>) -> Result<Option<(PathBu
         Some(Err(e)) => Err(Failed::usage(format!("-output {e}"))),
         Some(Ok(_)) => Ok(Some(match spool {
             Some(p) => (p.clone(), true),
-            None => (temp_spool(), false),
+            None => (barrage_collect::temp_spool(), false),
         })),
     }
-}
-
-fn temp_spool() -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "barrage-spool-{}-{:08x}.bin",
-        std::process::id(),
-        fastrand::u32(..)
-    ))
 }
 
 /// Connects the spool (its header already written) to the collector at
@@ -209,12 +201,13 @@ pub fn send(a: SendArgs) -> Outcome {
         _ => {
             let (path, keep) = match &a.spool {
                 Some(p) => (p.clone(), true),
-                None => (temp_spool(), false),
+                None => (barrage_collect::temp_spool(), false),
             };
             let out = File::create(&path)
                 .map_err(|e| Failed::io(format!("-spool {}: {e}", path.display())))?;
             let quit = quit.clone();
-            let copier = std::thread::spawn(move || copy_stdin(out, &quit));
+            let copier =
+                std::thread::spawn(move || barrage_collect::spool(io::stdin().lock(), out, &quit));
             (path, keep, Some(copier))
         }
     };
@@ -235,24 +228,6 @@ pub fn send(a: SendArgs) -> Outcome {
     let outcome = live.outcome();
     live.finish()?;
     outcome
-}
-
-/// stdin into the spool, a read at a time, until its end or the
-/// collector's stop (then this process ends, and the writer upstream
-/// meets a closed pipe).
-fn copy_stdin(mut out: File, quit: &AtomicBool) -> io::Result<()> {
-    let mut input = io::stdin().lock();
-    let mut buf = vec![0u8; 1 << 16];
-    while !quit.load(Ordering::SeqCst) {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.write_all(&buf[..n])?;
-    }
-    Ok(())
 }
 
 /// `barrage collect`.

@@ -199,7 +199,7 @@ impl Check {
         code: u16,
         body: &[u8],
         headers: &[(String, String)],
-        seen: &Seen,
+        seen: &Seen<'_>,
     ) -> Option<String> {
         match self {
             Check::Events(n) => (seen.count < *n)
@@ -287,7 +287,7 @@ impl Checks {
         code: u16,
         body: &[u8],
         headers: &[(String, String)],
-        seen: &Seen,
+        seen: &Seen<'_>,
     ) -> Option<String> {
         self.0
             .iter()
@@ -308,12 +308,12 @@ impl Checks {
 
 /// What a streamed answer's checks read: its events' count, and the
 /// `event~` patterns (as typed) that some event matched.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Seen {
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Seen<'a> {
     /// Events counted.
     pub count: u64,
     /// Patterns matched by at least one event.
-    pub matched: Vec<String>,
+    pub matched: &'a [String],
 }
 
 #[cfg(test)]

@@ -322,7 +322,7 @@ impl Client {
                     Some(e) => {
                         let seen = crate::Seen {
                             count: e.1.count,
-                            matched: e.1.matched.clone(),
+                            matched: &e.1.matched,
                         };
                         checks.verdict_streamed(r.code, &r.body, &r.headers, &seen)
                     }

@@ -27,8 +27,7 @@ use rustls::ServerConfig;
 
 use crate::{
     origins::{serve, Event, Shared},
-    uplink::now_ns,
-    wire::Hello,
+    wire::{now_ns, Hello},
 };
 
 /// How often `-fail-on` is checked.

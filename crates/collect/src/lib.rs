@@ -17,7 +17,7 @@ mod uplink;
 pub mod wire;
 
 pub use collector::{CollectConfig, Collector, Summary};
-pub use uplink::{OnStop, Uplink, UplinkConfig, UplinkError};
+pub use uplink::{spool, temp_spool, OnStop, Uplink, UplinkConfig, UplinkError};
 
 /// `tcp://HOST:PORT` or `tls://HOST:PORT`: the address and whether it is
 /// TLS; `None` for anything else (a file name).

@@ -24,7 +24,7 @@ use rustls::ClientConfig;
 
 use crate::{
     link::{connect, is_timeout, Link},
-    wire::{new_origin, whole, Hello, Lines, Reply, END},
+    wire::{new_origin, now_ns, whole, Hello, Lines, Reply, END},
 };
 
 /// How often an idle uplink looks for new bytes and for the collector's
@@ -347,9 +347,28 @@ fn pump(
     }
 }
 
-/// The wall clock, unix nanoseconds.
-pub(crate) fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
+/// A fresh spool path in the temporary directory.
+pub fn temp_spool() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "barrage-spool-{}-{:08x}.bin",
+        std::process::id(),
+        fastrand::u32(..)
+    ))
+}
+
+/// `input` into the spool `out`, a read at a time, until its end or
+/// `quit` (the collector's stop: the writer upstream then meets a closed
+/// pipe once this process ends).
+pub fn spool(mut input: impl Read, mut out: File, quit: &AtomicBool) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 16];
+    while !quit.load(Ordering::SeqCst) {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        out.write_all(&buf[..n])?;
+    }
+    Ok(())
 }
