@@ -139,15 +139,30 @@ fn interleaved(
 fn back_to_back_runs_are_no_significant_change_with_runs_on_each_side() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let server = Server::http();
-    let dir = common::tempdir("compare-aa");
     let url = server.url("/delay/1000");
-    let files = interleaved(&dir, &url, &url, 3, 1.0);
+    // Seeds redraw one pair of data sets: a data set either holds a
+    // change in some figure or not, whatever the seed. A 95% interval
+    // calls a change in 1 A/A data set in 20 per figure, and 7 figures
+    // are judged, so one try in several fails by design (CI saw the mean
+    // called changed by 13 of 20 seeds once). A second try on fresh runs
+    // fails with the first at about that chance squared; a method that
+    // is wrong fails both.
+    let mut tries = Vec::new();
+    let (_dir, files) = loop {
+        let dir = common::tempdir(&format!("compare-aa{}", tries.len()));
+        let files = interleaved(&dir, &url, &url, 3, 1.0);
+        let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+        let counts = changed_seeds(&refs);
+        eprintln!("back to back: {counts:?}");
+        match counts.iter().find(|(_, n)| *n > 1) {
+            None => break (dir, files),
+            Some((f, n)) if tries.is_empty() => tries.push(format!("{f}: {n} of 20 seeds")),
+            Some((f, n)) => {
+                panic!("two tries: {tries:?}, then {f}: {n} of 20 seeds called a change")
+            }
+        }
+    };
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    let counts = changed_seeds(&files);
-    eprintln!("back to back: {counts:?}");
-    for (f, n) in counts {
-        assert!(n <= 1, "{f}: {n} of 20 seeds called a change");
-    }
     let v = compare(&files);
     assert_eq!(v["runs"]["base"], 3);
     assert_eq!(v["runs"]["new"], 3);
