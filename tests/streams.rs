@@ -24,12 +24,17 @@ fn attack(target: &str, args: &[&str]) -> Vec<Hit> {
     decode(&out.stdout)
 }
 
-fn report_json(hits: &[Hit]) -> Value {
+/// `hits` as a stream.
+fn encode(hits: &[Hit]) -> Vec<u8> {
     let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
     for h in hits {
         enc.write(h).unwrap();
     }
-    let out = run(&["report", "-type", "json"], &enc.finish().unwrap());
+    enc.finish().unwrap()
+}
+
+fn report_json(hits: &[Hit]) -> Value {
+    let out = run(&["report", "-type", "json"], &encode(hits));
     assert!(out.status.success());
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -86,6 +91,20 @@ fn ndjson_chunks_and_auto() {
             assert_eq!(h.event_count, 5, "{path} {mode}: {:?}", h.events);
         }
     }
+    // Lines that are no SSE field are skipped and counted, never fatal.
+    let hits = attack(
+        &format!("GET {}", server.url("/sse-bad/5/10/10")),
+        &["-rate", "2", "-stream", "sse"],
+    );
+    for h in &hits {
+        assert!(h.error.is_empty(), "{}", h.error);
+        assert_eq!((h.event_count, h.event_malformed), (5, 5));
+    }
+    let r = report_json(&hits);
+    assert_eq!(r["events"]["malformed"], 5 * hits.len() as u64, "{r}");
+    let text = String::from_utf8_lossy(&common::ok(&["dump", "-dumper", "json"], &encode(&hits)))
+        .into_owned();
+    assert!(text.contains("\"event_malformed\":5"), "{text}");
     // The closed model's loops read streams too.
     let hits = attack(
         &format!("GET {}", server.url("/sse/5/20/20")),
@@ -215,11 +234,7 @@ fn event_offsets_survive_json_and_merging() {
     assert!(hits
         .iter()
         .all(|h| h.events.len() == 2 && h.event_count == 3));
-    let mut enc = barrage_stream::Encoder::new(Vec::new()).unwrap();
-    for h in &hits {
-        enc.write(h).unwrap();
-    }
-    let bin = enc.finish().unwrap();
+    let bin = encode(&hits);
     let dir = common::tempdir("streams");
     let (a, b) = (dir.join("a.bin"), dir.join("b.bin"));
     std::fs::write(&a, &bin).unwrap();
@@ -259,6 +274,13 @@ fn event_offsets_survive_json_and_merging() {
     let window: Value =
         serde_json::from_slice(every.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert!(window["events"]["total"].as_u64().unwrap() > 0, "{window}");
+    let rows = run(&["report", "-every", "1s", a.to_str().unwrap()], b"");
+    let rows = String::from_utf8_lossy(&rows.stdout);
+    let row = rows.lines().nth(1).unwrap_or_default();
+    assert!(
+        row.contains("  events ") && row.contains(" first-p50 ") && row.contains(" gap-p50 "),
+        "{rows}"
+    );
     let by = run(
         &["report", "-type", "json", "-by", "url", a.to_str().unwrap()],
         b"",

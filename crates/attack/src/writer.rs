@@ -84,6 +84,7 @@ pub(crate) struct Finished {
     /// `-stream`: its events' offsets from the send, and their count.
     events: Vec<u64>,
     event_count: u64,
+    event_malformed: u64,
 }
 
 /// Sends one request and tells how it went.
@@ -159,6 +160,7 @@ pub(crate) fn record(
         headers: Vec::new(),
         events: Vec::new(),
         event_count: 0,
+        event_malformed: 0,
     };
     match result {
         Ok(r) => {
@@ -182,6 +184,7 @@ pub(crate) fn record(
                     *at += shift;
                 }
                 done.event_count = taped.count;
+                done.event_malformed = taped.malformed;
             }
             if let Some(e) = r.error {
                 done.error = e;
@@ -361,6 +364,7 @@ pub(crate) fn write_hits(
                 hit.headers = done.headers;
                 hit.events = done.events;
                 hit.event_count = done.event_count;
+                hit.event_malformed = done.event_malformed;
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;

@@ -19,6 +19,8 @@ pub struct Events {
     /// Records with events that ended in an error (cut by the server, the
     /// network or `-timeout`).
     cut: u64,
+    /// SSE lines skipped as malformed, over all records.
+    malformed: u64,
     first: Distribution,
     gap: Distribution,
     /// Events a second of each stream with two stamps or more, in
@@ -30,6 +32,7 @@ impl Events {
     /// Adds one record's events (a record without any is left out).
     pub fn add(&mut self, hit: &Hit) {
         let count = hit.event_count.max(hit.events.len() as u64);
+        self.malformed = self.malformed.saturating_add(hit.event_malformed);
         if count == 0 {
             return;
         }
@@ -60,6 +63,7 @@ impl Events {
         self.total = self.total.saturating_add(other.total);
         self.most = self.most.max(other.most);
         self.cut += other.cut;
+        self.malformed = self.malformed.saturating_add(other.malformed);
         self.first.merge(&other.first);
         self.gap.merge(&other.gap);
         self.per_second.merge(&other.per_second);
@@ -92,6 +96,11 @@ impl Events {
     /// Streams that ended in an error.
     pub fn cut(&self) -> u64 {
         self.cut
+    }
+
+    /// SSE lines skipped as malformed.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
     }
 
     /// From the send to each stream's first event, ns.

@@ -123,7 +123,7 @@ impl Metrics {
         if let Some(link) = &hit.link {
             self.connections.get_or_insert_with(Box::default).add(link);
         }
-        if hit.event_count > 0 || !hit.events.is_empty() {
+        if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
             self.events.get_or_insert_with(Box::default).add(hit);
         }
         *self.status_codes.entry(hit.code).or_insert(0) += 1;

@@ -54,6 +54,8 @@ pub struct Hit {
     /// some came past `-max-events` (counted, not stamped). 0 when the
     /// answer was not read as a stream, or had no event.
     pub event_count: u64,
+    /// SSE lines that were not SSE (no known field), skipped and counted.
+    pub event_malformed: u64,
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

@@ -139,7 +139,7 @@ fn json_object_of(
 /// `"events"`: streamed answers' events (`-stream`): `"total"`,
 /// `"streams"`, `"per_record"` (`"mean"`, `"max"`), `"first"` and `"gap"`
 /// (ns, with vegeta's latency keys), `"per_second"` (per stream, the same
-/// keys, floats) and `"cut"`; left out when no record had an event.
+/// keys, floats), `"cut"` and `"malformed"` (SSE lines skipped); left out when no record had an event.
 pub(crate) fn events(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
     let Some(e) = m.events() else {
         return Ok(());
@@ -172,7 +172,7 @@ pub(crate) fn events(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Resul
         }
         write!(s, "\"max\":{},\"min\":{}}}", f(r.max()), f(r.min()))?;
     }
-    write!(s, ",\"cut\":{}}}", e.cut())?;
+    write!(s, ",\"cut\":{},\"malformed\":{}}}", e.cut(), e.malformed())?;
     Ok(())
 }
 

@@ -81,12 +81,13 @@ fn events<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     let mut tw = TabWriter::new(out);
     writeln!(
         tw,
-        "Events\t[total, streams, per stream mean, max, cut]\t{}, {}, {:.2}, {}, {}",
+        "Events\t[total, streams, per stream mean, max, cut, malformed lines]\t{}, {}, {:.2}, {}, {}, {}",
         e.total(),
         e.streams(),
         e.mean(),
         e.most(),
-        e.cut()
+        e.cut(),
+        e.malformed()
     )?;
     if e.first().count() > 0 {
         spread(&mut tw, "First event", e.first(), p)?;

@@ -20,7 +20,8 @@ pub fn window_header<W: Write>(p: &Percentiles, mut out: W) -> io::Result<()> {
 }
 
 /// One live text row: the figures of the window starting at `start` (unix
-/// ns) and lasting `every` ns.
+/// ns) and lasting `every` ns; with streamed answers, `events N first-p50
+/// D gap-p50 D` after the codes.
 pub fn window_row<W: Write>(
     start: i64,
     every: i64,
@@ -50,6 +51,16 @@ pub fn window_row<W: Write>(
         .map(|(c, n)| format!("{c}:{n}"))
         .collect();
     line.push_str(&codes.join(" "));
+    // Streamed answers (`-stream`): labelled figures after the codes, so
+    // that the columns stay the same with and without.
+    if let Some(e) = m.events() {
+        line.push_str(&format!("  events {}", e.total()));
+        for (name, d) in [("first", e.first()), ("gap", e.gap())] {
+            if d.count() > 0 {
+                line.push_str(&format!(" {name}-p50 {}", dur(d.quantile(0.5))));
+            }
+        }
+    }
     writeln!(out, "{line}")?;
     out.flush()
 }

@@ -253,12 +253,13 @@ impl<W: Write> Encoder<W> {
                 break (error, method, url, attack, name, remote, local);
             }
         };
-        if hit.event_count > 0 || !hit.events.is_empty() {
+        if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
             put_varint(&mut self.frame, ITEM_EVENTS);
             put_varint(
                 &mut self.frame,
                 hit.event_count.max(hit.events.len() as u64),
             );
+            put_varint(&mut self.frame, hit.event_malformed);
             put_varint(&mut self.frame, hit.events.len() as u64);
             let mut last = 0u64;
             for &at in &hit.events {
@@ -500,8 +501,8 @@ fn most_bytes(hit: &Hit) -> usize {
         .iter()
         .map(|(n, v)| string(n) + 2 * VARINT + v.len())
         .sum();
-    let events = if hit.event_count > 0 || !hit.events.is_empty() {
-        (3 + hit.events.len()) * VARINT
+    let events = if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
+        (4 + hit.events.len()) * VARINT
     } else {
         0
     };

@@ -65,6 +65,7 @@ pub(crate) fn decode_item(
     match c.u64()? {
         ITEM_EVENTS => {
             let count = c.u64()?;
+            let malformed = c.u64()?;
             let n = c.u64()?;
             if n > count || n > crate::wire::MAX_EVENTS as u64 {
                 return Err(format!("{n} event stamps of {count} events").into());
@@ -76,6 +77,7 @@ pub(crate) fn decode_item(
                 hit.events.push(at);
             }
             hit.event_count = count;
+            hit.event_malformed = malformed;
             *events = true;
             Ok(false)
         }
@@ -99,6 +101,7 @@ pub(crate) fn decode_item(
             if !std::mem::take(events) {
                 hit.events.clear();
                 hit.event_count = 0;
+                hit.event_malformed = 0;
             }
             let flags = c.byte()?;
             let linked = kind == ITEM_HIT_LINK;

@@ -117,7 +117,7 @@ impl<W: Write> JsonWriter<W> {
                 let _ = write!(l, ",\"local\":\"{a}\"");
             }
         }
-        if hit.event_count > 0 || !hit.events.is_empty() {
+        if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
             use std::io::Write as _;
             l.extend_from_slice(b",\"events\":[");
             for (i, at) in hit.events.iter().enumerate() {
@@ -129,6 +129,9 @@ impl<W: Write> JsonWriter<W> {
             l.push(b']');
             if hit.event_count > hit.events.len() as u64 {
                 let _ = write!(l, ",\"event_count\":{}", hit.event_count);
+            }
+            if hit.event_malformed > 0 {
+                let _ = write!(l, ",\"event_malformed\":{}", hit.event_malformed);
             }
         }
         l.extend_from_slice(b"}\n");
@@ -200,6 +203,7 @@ struct JsonHit<'a> {
     /// Its events counted, when more than were stamped.
     #[serde(default)]
     event_count: Option<u64>,
+    event_malformed: Option<u64>,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -287,6 +291,7 @@ impl<R: BufRead> JsonReader<R> {
                 hit.events.extend_from_slice(events);
             }
             hit.event_count = j.event_count.unwrap_or(0).max(hit.events.len() as u64);
+            hit.event_malformed = j.event_malformed.unwrap_or(0);
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {
                 for v in vs {

@@ -30,9 +30,10 @@
 //!                                         target's name if ext & NAME
 //! 6 Meta   key:bytes value:bytes          (version 4) a fact about the whole
 //!                                         run (`arrivals` = `poisson:SEED`)
-//! 8 Events count:varint n:varint (delta:varint)*n
+//! 8 Events count:varint malformed:varint n:varint (delta:varint)*n
 //!                                 (version 6) the next record's streamed
-//!                                 events: `count` in all, the first `n`
+//!                                 events: `count` in all, `malformed`
+//!                                 SSE lines skipped, the first `n`
 //!                                 stamped, each as its offset from the
 //!                                 previous one's (the first from the send)
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its

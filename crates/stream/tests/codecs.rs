@@ -97,6 +97,7 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                     .map(|k| latency % 1_000_000 + k * (bytes_in % 50_000_000))
                     .collect(),
                 event_count: (seq % 6) + if seq % 12 >= 6 { bytes_out % 4 } else { 0 },
+                event_malformed: if seq % 5 == 0 { bytes_in % 3 } else { 0 },
             },
         )
 }
@@ -140,6 +141,7 @@ fn sample(n: u64) -> Vec<Hit> {
             link: None,
             events: vec![],
             event_count: 0,
+            event_malformed: 0,
             // Changing now and then, unknown for the failures.
             proto: match i % 4 {
                 3 => barrage_model::Proto::Unknown,
@@ -204,6 +206,7 @@ proptest! {
             h.link = None;
             h.events.clear();
             h.event_count = 0;
+            h.event_malformed = 0;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());

@@ -7,7 +7,8 @@
 //! Routes (milliseconds):
 //! - `/sse/N/GAP/FIRST`: N events `data: {"n":I}`, the first FIRST after
 //!   the request, then one every GAP; `/sse-ka/...` adds a keep-alive
-//!   comment between events.
+//!   comment between events, `/sse-bad/...` a line that is no SSE field
+//!   (`oops, not a field`) in each event.
 //! - `/ndjson/N/GAP/FIRST`, `/chunks/N/GAP/FIRST`: the same as lines of
 //!   `application/x-ndjson` or bare chunks.
 //! - `/v1/chat/completions`: 100 ms to a role delta, then 10 content
@@ -105,6 +106,16 @@ pub(crate) fn route(segs: &[&str]) -> Option<Response<crate::grpc::Body>> {
         ("sse-ka", _) => answer(
             "text/event-stream",
             timed(n, gap, first, sse, Some(": keep-alive\n\n")),
+        ),
+        ("sse-bad", _) => answer(
+            "text/event-stream",
+            timed(
+                n,
+                gap,
+                first,
+                |i| format!("oops, not a field\ndata: {{\"n\":{i}}}\n\n"),
+                None,
+            ),
         ),
         ("ndjson", _) => answer(
             "application/x-ndjson",
