@@ -89,9 +89,12 @@ enum Way {
     /// HTTP/1.1 on barrage's own engine, answers read as server-sent
     /// events (`-stream sse`; the healthy server streams three events).
     Stream,
+    /// WebSocket, three server messages awaited per request, each an
+    /// event (`-ws-events 3`; the healthy server pushes three).
+    WsEvents,
 }
 
-const WAYS: [Way; 12] = [
+const WAYS: [Way; 13] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -104,6 +107,7 @@ const WAYS: [Way; 12] = [
     Way::Mix,
     Way::Poisson,
     Way::Stream,
+    Way::WsEvents,
 ];
 
 /// A fault, or none.
@@ -243,7 +247,7 @@ fn reply(bytes: &'static [u8], trickle: bool, close: bool) -> Peer {
 
 /// The server for `fault` as `way` meets it.
 fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
-    let ws = matches!(way, Way::Ws | Way::WsHold);
+    let ws = matches!(way, Way::Ws | Way::WsHold | Way::WsEvents);
     if way == Way::H3 {
         return match fault {
             Fault::Refused | Fault::Http1Ok => peer(Way::H1, fault, cert),
@@ -287,7 +291,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             Way::H2 => Peer::Http(Server::http()),
             Way::H2c => Peer::Http(Server::http_goaway_after(2)),
             Way::Grpc => Peer::Http(Server::http()),
-            Way::Ws | Way::WsHold => Peer::Ws(WsServer::start()),
+            Way::Ws | Way::WsHold | Way::WsEvents => Peer::Ws(WsServer::start()),
             Way::H3 => unreachable!("HTTP/3's servers are above"),
         },
     }
@@ -344,8 +348,11 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             };
             format!("GRPC http://{addr}/test.echo.Echo/Say\n{fault}@{msg}\n")
         }
-        Way::Ws | Way::WsHold => {
+        Way::Ws | Way::WsHold | Way::WsEvents => {
             let path = match (fault, way) {
+                // Two of the three messages, then a close.
+                (Fault::Own, Way::WsEvents) => "/feed-close/2/10/10",
+                (_, Way::WsEvents) => "/feed/3/10/10",
                 (Fault::Own, Way::Ws) => "/raw/badutf8",
                 (Fault::Own, _) => "/raw/bigping",
                 _ => "/echo",
@@ -370,6 +377,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Mix => vec![],
         Way::Poisson => vec!["-arrivals", "poisson:7"],
         Way::Stream => vec!["-stream", "sse"],
+        Way::WsEvents => vec!["-ws-events", "3"],
     }
 }
 

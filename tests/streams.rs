@@ -409,3 +409,66 @@ fn fail_on_and_sweep_read_the_event_figures() {
         "{text}\n{err}"
     );
 }
+
+#[test]
+fn websocket_messages_are_events() {
+    let server = barrage_testkit::WsServer::start();
+    let dir = common::tempdir("streams-ws");
+    let body = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    // A subscribe message, then 10 pushed messages 20 ms apart, the first
+    // after 50 ms: each an event, the record ends at the tenth.
+    let subscribe = body("subscribe", b"subscribe");
+    let target = format!("GET {}\n@{subscribe}", server.url("/feed/10/20/50"));
+    let hits = attack(
+        &target,
+        &["-rate", "4", "-ws-events", "10", "-max-body", "-1"],
+    );
+    assert_eq!(hits.len(), 4);
+    let all: String = (0..10).map(|i| format!("{{\"n\":{i}}}")).collect();
+    for h in &hits {
+        assert!(h.error.is_empty(), "{}", h.error);
+        assert_eq!((h.events.len(), h.event_count), (10, 10));
+        assert!(*h.events.last().unwrap() <= h.latency);
+        assert_eq!(String::from_utf8_lossy(&h.body), all);
+    }
+    let e = &report_json(&hits)["events"];
+    assert_eq!(e["total"], 40, "{e}");
+    near(&e["first"]["50th"], 50, 5);
+    near(&e["gap"]["50th"], 20, 5);
+    // Without a body a request only listens: a feed pushed on connect.
+    let hits = attack(
+        &format!("GET {}", server.url("/push/3/10")),
+        &["-rate", "2", "-ws-events", "3", "-keepalive=false"],
+    );
+    assert_eq!(hits.len(), 2);
+    assert!(
+        hits.iter()
+            .all(|h| h.error.is_empty() && h.event_count == 3),
+        "{hits:?}"
+    );
+    // A feed that closes early: its events kept, the record failed;
+    // -event-filter decides which messages count.
+    let target = format!("GET {}\n@{subscribe}", server.url("/feed-close/3/10/10"));
+    let hits = attack(
+        &target,
+        &["-rate", "2", "-ws-events", "5", "-event-filter", ".n"],
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert_eq!(h.event_count, 3);
+        assert!(
+            h.error.starts_with("stream cut after 3 events: "),
+            "{}",
+            h.error
+        );
+    }
+    common::refused(
+        &["attack", "-ws-events", "2", "-hold", "2", "-duration", "1s"],
+        format!("GET {}\n", server.url("/push/3/10")).as_bytes(),
+        "-ws-events",
+    );
+}

@@ -254,6 +254,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         ws_max_message: a.ws_max_message.max(1) as usize,
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
         stream: stream_spec(a)?,
+        ws_events: a.ws_events,
     };
     Ok(Setup {
         reader,
@@ -264,23 +265,31 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
 
 /// `-stream` and its limits, checked against what it goes with.
 fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Failed> {
-    let Some(mode) = a.stream else {
+    if a.ws_events > 0 && a.hold.is_some() {
+        return Err(Failed::usage(
+            "-ws-events waits for messages per request; -hold's connections do not take it",
+        ));
+    }
+    let ws_only = (a.ws_events > 0).then_some(barrage_attack::StreamMode::Chunks);
+    let Some(mode) = a.stream.or(ws_only) else {
         if a.event_filter.is_some() {
-            return Err(Failed::usage("-event-filter goes with -stream"));
+            return Err(Failed::usage(
+                "-event-filter goes with -stream or -ws-events",
+            ));
         }
         if a.checks.iter().any(|c| c.needs_events()) {
             return Err(Failed::usage(
-                "-check events>=N and event~REGEX go with -stream",
+                "-check events>=N and event~REGEX go with -stream or -ws-events",
             ));
         }
         return Ok(None);
     };
-    if a.pipeline > 1 {
+    if a.pipeline > 1 && a.stream.is_some() {
         return Err(Failed::usage(
             "-stream reads one answer at a time: it does not take -pipeline",
         ));
     }
-    if a.http3 {
+    if a.http3 && a.stream.is_some() {
         return Err(Failed::usage(
             "-stream is not yet read over HTTP/3 (leave out -http3)",
         ));
@@ -304,6 +313,7 @@ fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Fai
     };
     Ok(Some(barrage_attack::StreamSpec {
         mode,
+        http: a.stream.is_some(),
         max_events: a.max_events as usize,
         max_event_bytes: a.max_event_bytes as usize,
         filter,

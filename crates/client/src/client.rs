@@ -209,7 +209,7 @@ impl Client {
                     head_bytes: cfg.max_header_bytes,
                     keep_body: kept_body,
                     keep_headers,
-                    stream: cfg.stream.is_some(),
+                    stream: cfg.stream.as_ref().is_some_and(|s| s.http),
                 },
                 keepalive: cfg.keepalive,
                 chunked: cfg.chunked,
@@ -260,9 +260,8 @@ impl Client {
         seq: u64,
     ) -> Result<Response, crate::Failure> {
         if target.ws {
-            let r = self
-                .limited(target, Box::pin(self.ws.send(target, self.shape.max_body)))
-                .await;
+            let ws = Box::pin(self.ws.send(target, self.shape.max_body));
+            let r = Box::pin(self.taped(target, ws)).await;
             return self.judged(r);
         }
         if self.pipeline > 1 && self.queue {
@@ -274,17 +273,11 @@ impl Client {
         // Boxed: the exchange's state machine is several KiB, and moving it
         // by value through every spawn showed as 10% memmove in the profile.
         let exchange = Box::pin(self.exchange(target, seq, None));
-        if let Some(spec) = &self.shape.stream {
+        if self.shape.stream.as_ref().is_some_and(|s| s.http) {
             // Boxed: a streamed request's tape stays out of every other
             // request's future (held under 256 bytes: see the test below).
-            let streamed = Box::pin(async move {
-                let tape = crate::Tape::new(spec);
-                let r = crate::events::TAPE
-                    .scope(tape.clone(), self.limited(target, exchange))
-                    .await;
-                words::streamed(r, &tape)
-            });
-            return self.judged(streamed.await);
+            let r = Box::pin(self.taped(target, exchange)).await;
+            return self.judged(r);
         }
         let r = self.limited(target, exchange).await;
         self.judged(r)
@@ -360,6 +353,23 @@ impl Client {
         }
     }
 
+    /// `exchange` under `-timeout`, on a tape of its own when answers are
+    /// read as events (`-stream`, `-ws-events`).
+    async fn taped(
+        &self,
+        target: &PreparedTarget,
+        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
+    ) -> Result<Response, crate::Failure> {
+        let Some(spec) = &self.shape.stream else {
+            return self.limited(target, exchange).await;
+        };
+        let tape = crate::Tape::new(spec);
+        let r = crate::events::TAPE
+            .scope(tape.clone(), self.limited(target, exchange))
+            .await;
+        words::streamed(r, &tape)
+    }
+
     /// [`Client::send`] for a loop that sends one request after another
     /// (the closed model), with what it keeps between them: see [`LoopState`].
     // An async fn would keep its arguments twice in its future.
@@ -377,7 +387,7 @@ impl Client {
         async move {
             if target.ws {
                 let ws = Box::pin(self.ws.send(target, self.shape.max_body));
-                let r = Box::pin(self.limited(target, ws)).await;
+                let r = Box::pin(self.taped(target, ws)).await;
                 return self.judged(r);
             }
             let kept = if self.hold {
@@ -397,7 +407,7 @@ impl Client {
                     None => Err(timed_out(target, t)),
                 }
             };
-            if let Some(spec) = &self.shape.stream {
+            if let Some(spec) = self.shape.stream.as_ref().filter(|s| s.http) {
                 // Boxed, as in `send`: the tape stays out of the loop's
                 // future.
                 let streamed = Box::pin(async move {

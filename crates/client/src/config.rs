@@ -190,6 +190,9 @@ pub struct ClientConfig {
     pub ws_max_message: usize,
     /// `-stream`: answers read event by event (`None`: as one).
     pub stream: Option<crate::StreamSpec>,
+    /// `-ws-events`: server messages a WebSocket request waits for, each
+    /// an event (0: one reply, not an event).
+    pub ws_events: u32,
 }
 
 impl Default for ClientConfig {
@@ -227,6 +230,7 @@ impl Default for ClientConfig {
             ws_frame: crate::WsFrame::Text,
             ws_max_message: 64 << 20,
             stream: None,
+            ws_events: 0,
             pipeline: DEFAULT_PIPELINE,
         }
     }

@@ -51,6 +51,9 @@ impl FromStr for StreamMode {
 pub struct StreamSpec {
     /// How events are cut.
     pub mode: StreamMode,
+    /// Whether HTTP answers are read as streams (`-stream`); false when
+    /// only WebSocket messages are events (`-ws-events` alone).
+    pub http: bool,
     /// Events stamped per record (`-max-events`); the rest are counted.
     pub max_events: usize,
     /// Longest event (`-max-event-bytes`): a longer one fails the record.
@@ -175,6 +178,17 @@ pub(crate) fn data(bytes: &[u8], boundary: bool) {
 /// A chunk ended (chunks mode: an event).
 pub(crate) fn boundary() {
     on_tape(Splitter::boundary);
+}
+
+/// A whole message came (a WebSocket message, `-ws-events`): one event
+/// if it passes `-event-filter`; whether it did (true outside a tape).
+pub(crate) fn message(data: &[u8]) -> bool {
+    let mut counted = true;
+    on_tape(|s| {
+        s.event(data);
+        counted = s.pending > 0;
+    });
+    counted
 }
 
 /// The body ended.
@@ -408,6 +422,7 @@ mod tests {
     fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
         let spec = Arc::new(StreamSpec {
             mode,
+            http: true,
             max_events: 100,
             max_event_bytes: 64,
             filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),

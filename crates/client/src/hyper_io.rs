@@ -110,7 +110,7 @@ pub(crate) async fn read(
             ));
         }
     }
-    let stream = shape.stream.is_some();
+    let stream = shape.stream.as_ref().is_some_and(|s| s.http);
     if stream {
         crate::events::head(head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()));
     }

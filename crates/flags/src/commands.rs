@@ -253,6 +253,9 @@ pub struct AttackArgs {
     /// ws:// and wss:// targets: the largest message read (larger: an error record)
     #[arg(long, default_value = "64MiB", value_parser = size::parse)]
     pub ws_max_message: i64,
+    /// ws:// and wss:// targets: after its message (none without a body), a request waits for this many server messages, each an event stamped as -stream stamps them (subscribe-then-stream APIs)
+    #[arg(long, default_value_t = 0)]
+    pub ws_events: u32,
     /// Read answers as streams of events, each stamped: sse (text/event-stream), ndjson (a line each), chunks (an HTTP/1.1 chunk or HTTP/2 DATA frame each) or auto (by Content-Type)
     #[arg(long)]
     pub stream: Option<barrage_attack::StreamMode>,

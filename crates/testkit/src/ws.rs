@@ -6,6 +6,10 @@
 //!   first message; `/refuse`: refuses the upgrade with 400;
 //! - `/fragments`: each message back in three fragments;
 //! - `/ping`: pings the client before each answer (and counts pongs);
+//! - `/feed/N/GAP/FIRST`: N messages `{"n":I}` for each message, the
+//!   first FIRST ms after it, then one every GAP ms (`-ws-events`);
+//!   `/feed-close/...` closes with 1011 after them; `/push/N/GAP`: N
+//!   such messages GAP ms apart as soon as the connection opens;
 //! - `/raw/NAME`: answers each message with bytes no good server sends
 //!   ([`raw`]: a ping over 125 bytes, a control frame in pieces, text
 //!   that is not UTF-8, a close code not allowed on the wire, a flood of
@@ -224,6 +228,12 @@ where
     state.opened.fetch_add(1, Ordering::SeqCst);
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let num = segs.get(1).and_then(|n| n.parse::<u64>().ok());
+    let ms =
+        |i: usize| Duration::from_millis(segs.get(i).and_then(|n| n.parse().ok()).unwrap_or(0));
+    if segs[0] == "push" && feed(&mut ws, num.unwrap_or(0), ms(2), ms(2)).await.is_err() {
+        state.open.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
     while let Some(Ok(m)) = ws.next().await {
         let reply = match m {
             Message::Text(_) | Message::Binary(_) => {
@@ -245,6 +255,16 @@ where
         };
         let sent = match (segs[0], num) {
             ("silent", _) => continue,
+            ("feed", Some(n)) => feed(&mut ws, n, ms(3), ms(2)).await,
+            ("feed-close", Some(n)) => {
+                let _ = feed(&mut ws, n, ms(3), ms(2)).await;
+                let frame = CloseFrame {
+                    code: CloseCode::Error,
+                    reason: "feed over".into(),
+                };
+                let _ = ws.send(Message::Close(Some(frame))).await;
+                break;
+            }
             ("delay", Some(ms)) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 ws.send(reply).await
@@ -300,6 +320,24 @@ where
         }
     }
     state.open.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Sends `n` messages `{"n":I}`, the first after `first`, then one
+/// every `gap`.
+async fn feed<S>(
+    ws: &mut tokio_tungstenite::WebSocketStream<S>,
+    n: u64,
+    first: Duration,
+    gap: Duration,
+) -> Result<(), tokio_tungstenite::tungstenite::Error>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    for i in 0..n {
+        tokio::time::sleep(if i == 0 { first } else { gap }).await;
+        ws.send(Message::text(format!("{{\"n\":{i}}}"))).await?;
+    }
+    Ok(())
 }
 
 /// An unmasked frame as a server sends it: `first` is its first byte

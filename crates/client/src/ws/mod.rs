@@ -5,7 +5,9 @@
 //! message. Connections are opened on demand, kept between requests (up
 //! to `-connections` idle per host), and closed after each with
 //! `-keepalive=false`. A target without a body sends a ping and waits for
-//! its pong.
+//! its pong. With `-ws-events N` a request waits instead for N server
+//! messages, each an event on the request's tape (see `events.rs`); a
+//! target without a body then sends nothing and only listens.
 
 mod close;
 mod conn;
@@ -55,6 +57,8 @@ pub(crate) struct Ws {
     frame: WsFrame,
     /// `-ws-max-message`.
     max_message: usize,
+    /// `-ws-events`.
+    events: u32,
 }
 
 impl Ws {
@@ -73,6 +77,7 @@ impl Ws {
             keepalive: cfg.keepalive,
             frame: cfg.ws_frame,
             max_message: cfg.ws_max_message,
+            events: cfg.ws_events,
         }
     }
 
@@ -127,7 +132,15 @@ impl Ws {
                 Err(refused) => return Ok(refused),
             },
         };
-        let out = exchange(&mut conn, target, self.frame, keep, self.max_message).await?;
+        let out = exchange(
+            &mut conn,
+            target,
+            self.frame,
+            keep,
+            self.max_message,
+            self.events,
+        )
+        .await?;
         if out.error.is_some() {
             return Ok(out);
         }
@@ -170,34 +183,27 @@ impl Ws {
 }
 
 /// Sends `target`'s message on `conn` (a ping when it has no body) and
-/// waits for the reply; a close or a broken stream is a record with
-/// code 0 and its error, a failed send an `Err`.
+/// waits for the reply, or for `events` messages; a close or a broken
+/// stream is a record with code 0 and its error, a failed send an `Err`.
 async fn exchange(
     conn: &mut WsConn,
     target: &PreparedTarget,
     frame: WsFrame,
     keep: i64,
     max: usize,
+    events: u32,
 ) -> Result<Response, crate::Failure> {
     let ping = target.body.is_empty();
+    if events > 0 {
+        return listen(conn, target, frame, keep, max, events).await;
+    }
     let opcode = if ping {
         OpCode::Control(Control::Ping)
-    } else if frame == WsFrame::Binary {
-        OpCode::Data(Data::Binary)
-    } else if std::str::from_utf8(&target.body).is_ok() {
-        OpCode::Data(Data::Text)
     } else {
-        return Err(crate::Failure::from(
-            "websocket: -ws-frame text: the message is not UTF-8 (use -ws-frame binary)",
-        ));
+        data_opcode(target, frame)?
     };
     conn.send(opcode, target.body.clone()).await?;
-    let mut out = Response {
-        code: WS_OK,
-        proto: barrage_model::Proto::Http1,
-        link: Some(conn.opened.link().into()),
-        ..Response::default()
-    };
+    let mut out = opened(conn);
     // -max-body: what is kept of the reply; the rest is counted.
     let room = usize::try_from(keep).unwrap_or(usize::MAX);
     match conn.reply(ping, max, room, &mut out.head_at).await {
@@ -208,6 +214,69 @@ async fn exchange(
         Err(e) => {
             out.code = 0;
             out.error = Some(e);
+        }
+    }
+    Ok(out)
+}
+
+/// The opcode of `target`'s message as `-ws-frame` sends it.
+fn data_opcode(target: &PreparedTarget, frame: WsFrame) -> Result<OpCode, crate::Failure> {
+    if frame == WsFrame::Binary {
+        Ok(OpCode::Data(Data::Binary))
+    } else if std::str::from_utf8(&target.body).is_ok() {
+        Ok(OpCode::Data(Data::Text))
+    } else {
+        Err(crate::Failure::from(
+            "websocket: -ws-frame text: the message is not UTF-8 (use -ws-frame binary)",
+        ))
+    }
+}
+
+/// A record's response on `conn` before its reply.
+fn opened(conn: &WsConn) -> Response {
+    Response {
+        code: WS_OK,
+        proto: barrage_model::Proto::Http1,
+        link: Some(conn.opened.link().into()),
+        ..Response::default()
+    }
+}
+
+/// `-ws-events`: sends `target`'s message (nothing without a body) and
+/// reads server messages until `events` of them passed `-event-filter`,
+/// each an event on the request's tape; `-max-body` bytes of them are
+/// kept, in order, and all counted.
+async fn listen(
+    conn: &mut WsConn,
+    target: &PreparedTarget,
+    frame: WsFrame,
+    keep: i64,
+    max: usize,
+    events: u32,
+) -> Result<Response, crate::Failure> {
+    if !target.body.is_empty() {
+        conn.send(data_opcode(target, frame)?, target.body.clone())
+            .await?;
+    }
+    let mut out = opened(conn);
+    let room = usize::try_from(keep).unwrap_or(usize::MAX);
+    let mut counted = 0;
+    while counted < events {
+        // Whole (up to -ws-max-message): the filter and `event~` read it.
+        match conn.reply(false, max, max, &mut out.head_at).await {
+            Ok((payload, len)) => {
+                out.bytes_in += len;
+                if crate::events::message(&payload) {
+                    counted += 1;
+                }
+                let take = room.saturating_sub(out.body.len()).min(payload.len());
+                out.body.extend_from_slice(&payload[..take]);
+            }
+            Err(e) => {
+                out.code = 0;
+                out.error = Some(e);
+                break;
+            }
         }
     }
     Ok(out)
@@ -260,7 +329,7 @@ impl Held {
     /// Sends `target`'s message (a ping without a body) and waits for the
     /// reply.
     pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
-        exchange(&mut self.conn, target, self.frame, self.keep, self.max).await
+        exchange(&mut self.conn, target, self.frame, self.keep, self.max, 0).await
     }
 
     /// The link of the next record on it (the first, the upgrade's,
