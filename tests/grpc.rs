@@ -81,7 +81,15 @@ fn calls_at_a_rate_over_h2c_and_tls_are_exact_records() {
             assert_eq!(h.method, "GRPC");
             assert!(h.first_byte > 0 && h.first_byte <= h.latency);
         }
-        let got = server.received();
+        // Without -proto-set, server reflection was asked once, before
+        // the calls, with the target's metadata: the file declaring the
+        // service, then the one it imports (this server leaves it out).
+        let (asked, got): (Vec<_>, Vec<_>) = server
+            .received()
+            .into_iter()
+            .partition(|r| r.path.starts_with("/grpc.reflection.v1."));
+        assert_eq!(asked.len(), 2, "{asked:?}");
+        assert!(asked.iter().all(|r| r.header("x-tenant") == Some("t1")));
         assert_eq!(got.len(), 30);
         let r = &got[0];
         assert_eq!(
@@ -163,7 +171,7 @@ fn every_failure_is_a_record_naming_its_status() {
         "GRPC URL{METHOD}\nx-grpc-status: 14\nx-grpc-message: upstream down\n@{msg}\n\n\
          GRPC URL{METHOD}\nx-trailers-only: 1\nx-grpc-status: 7\n@{msg}\n\n\
          GRPC URL/test.echo.Echo/Say\nx-reply-bytes: 5000000\n@{msg}\n\n\
-         GRPC URL/other.Svc/Call\n@{msg}\n\n\
+         GRPC URL/test.echo.Gone/Call\n@{msg}\n\n\
          GRPC URL{METHOD}\nx-reset: 1\n@{msg}\n\n\
          GRPC URL{METHOD}\nx-delay-ms: 2000\n@{msg}\n\n\
          GRPC URL{METHOD}\nx-gzip: 1\nx-reply-bytes: 1000\n@{msg}\n"
@@ -195,7 +203,12 @@ fn every_failure_is_a_record_naming_its_status() {
     );
     assert_eq!(got[6], (200, ""), "a gzip answer, decompressed");
     assert_eq!(hits[6].bytes_in, 1000);
-    assert_eq!(server.received()[5].header("grpc-timeout"), Some("300m"));
+    let calls: Vec<_> = server
+        .received()
+        .into_iter()
+        .filter(|r| !r.path.starts_with("/grpc.reflection."))
+        .collect();
+    assert_eq!(calls[5].header("grpc-timeout"), Some("300m"));
     // A raised limit lets the large answer through.
     let big = format!("GRPC URL{METHOD}\nx-reply-bytes: 5000000\n@{msg}\n");
     let (hits, _) = call(
@@ -333,11 +346,38 @@ fn bad_grpc_targets_are_refused_at_file_and_line() {
         format!("GRPC http://127.0.0.1:1{METHOD}\n@{}\n", json.display()),
     )
     .unwrap();
+    // Without -proto-set the server's reflection is asked, before the
+    // clock: one that cannot be reached, or does not know the service, or
+    // has no reflection, is refused naming the service.
     refused(
         &["attack", "-targets", f, "-rate", "1"],
         b"",
-        "the body is JSON; give -proto-set FILE",
+        &format!("{f}:1: GRPC http://127.0.0.1:1{METHOD}: server reflection for service test.echo.Echo failed (give -proto-set FILE instead): "),
     );
+    let server = Server::http();
+    for (target, says) in [
+        (
+            format!("GRPC {}\n@{msg}\n", server.url("/other.Svc/Call")),
+            "server reflection for service other.Svc failed (give -proto-set FILE instead): service other.Svc: not found (NOT_FOUND)",
+        ),
+        (
+            format!("GRPC {}\nx-no-reflection: 1\n@{msg}\n", server.url(METHOD)),
+            "server reflection for service test.echo.Echo failed (give -proto-set FILE instead): grpc-status 12 (UNIMPLEMENTED)",
+        ),
+    ] {
+        fs::write(&file, target).unwrap();
+        refused(&["attack", "-targets", f, "-rate", "1"], b"", says);
+    }
+    assert_eq!(
+        server.received().len(),
+        3,
+        "reflection v1, then v1alpha for the server without it; no call"
+    );
+    fs::write(
+        &file,
+        format!("GRPC http://127.0.0.1:1{METHOD}\n@{}\n", json.display()),
+    )
+    .unwrap();
     fs::write(&json, r#"{"name": 5, "nope": 1}"#).unwrap();
     let ps = descriptors();
     refused(

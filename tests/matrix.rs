@@ -65,8 +65,13 @@ enum Way {
     H2,
     /// HTTP/2 over cleartext, prior knowledge.
     H2c,
-    /// gRPC unary calls (h2c).
+    /// gRPC unary calls (h2c), the descriptors from `-proto-set` (server
+    /// reflection, asked before the clock, refuses a server it cannot
+    /// reach: tests/grpc.rs).
     Grpc,
+    /// gRPC server-streaming calls (h2c, `-proto-set`): three messages
+    /// each, every one an event; an error status after them fails.
+    GrpcStream,
     /// WebSocket request–reply.
     Ws,
     /// WebSocket connections held open (`-hold`), a message every 200 ms.
@@ -94,13 +99,14 @@ enum Way {
     WsEvents,
 }
 
-const WAYS: [Way; 13] = [
+const WAYS: [Way; 14] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
     Way::H2,
     Way::H2c,
     Way::Grpc,
+    Way::GrpcStream,
     Way::Ws,
     Way::WsHold,
     Way::H3,
@@ -212,7 +218,9 @@ impl Peer {
             // A raw server reads HTTP/1.1 heads: HTTP/2's preface reads
             // as two, a TLS handshake as none. A connection is opened
             // for a request.
-            Peer::Raw(s) if matches!(way, Way::H2 | Way::H2c | Way::Grpc) => s.connections(),
+            Peer::Raw(s) if matches!(way, Way::H2 | Way::H2c | Way::Grpc | Way::GrpcStream) => {
+                s.connections()
+            }
             Peer::Raw(s) => s.requests(),
             Peer::Http(s) => s.count(),
             Peer::Ws(s) => s.messages(),
@@ -290,7 +298,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             ),
             Way::H2 => Peer::Http(Server::http()),
             Way::H2c => Peer::Http(Server::http_goaway_after(2)),
-            Way::Grpc => Peer::Http(Server::http()),
+            Way::Grpc | Way::GrpcStream => Peer::Http(Server::http()),
             Way::Ws | Way::WsHold | Way::WsEvents => Peer::Ws(WsServer::start()),
             Way::H3 => unreachable!("HTTP/3's servers are above"),
         },
@@ -348,6 +356,14 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             };
             format!("GRPC http://{addr}/test.echo.Echo/Say\n{fault}@{msg}\n")
         }
+        Way::GrpcStream => {
+            let fault = if fault == Fault::Own {
+                "x-grpc-status: 14\n"
+            } else {
+                ""
+            };
+            format!("GRPC http://{addr}/test.echo.Echo/Count\n{fault}@{msg}\n")
+        }
         Way::Ws | Way::WsHold | Way::WsEvents => {
             let path = match (fault, way) {
                 // Two of the three messages, then a close.
@@ -370,7 +386,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Pipelined => vec!["-pipeline", "4"],
         Way::H2 => vec!["-insecure"],
         Way::H2c => vec!["-h2c"],
-        Way::Grpc => vec![],
+        Way::Grpc | Way::GrpcStream => vec![],
         Way::Ws => vec![],
         Way::WsHold => vec!["-hold", "3", "-hold-every", "200ms"],
         Way::H3 => vec!["-http3", "-insecure"],
@@ -443,6 +459,11 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
     let timeout = format!("{}s", TIMEOUT.as_secs());
     let mut args = vec!["attack", "-timeout", &timeout];
     args.extend(way_args(way));
+    let protos = dir.join("echo.pb").display().to_string();
+    if matches!(way, Way::Grpc | Way::GrpcStream) {
+        fs::write(&protos, barrage_testkit::echo_descriptor_set()).unwrap();
+        args.extend(["-proto-set", protos.as_str()]);
+    }
     // A mix's groups have their rates in its file: -requests counts each
     // group's, so a whole run has twice the records.
     let (mix, whole) = if way == Way::Mix {

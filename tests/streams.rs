@@ -472,3 +472,78 @@ fn websocket_messages_are_events() {
         "-ws-events",
     );
 }
+
+#[test]
+fn grpc_server_streams_are_events() {
+    let server = Server::http();
+    let dir = common::tempdir("streams-grpc");
+    let json = dir.join("hello.json");
+    std::fs::write(&json, r#"{"name": "ann"}"#).unwrap();
+    let json = json.to_str().unwrap().to_string();
+    let count = server.url("/test.echo.Echo/Count");
+    let say = server.url("/test.echo.Echo/Say");
+    // Server reflection (no -proto-set) says Count streams and Say does
+    // not, and gives the JSON body its type.
+    let target = format!(
+        "GRPC {count}\nx-count: 20\nx-first-ms: 200\nx-gap-ms: 50\n@{json}\n\nGRPC {say}\n@{json}"
+    );
+    let targets = dir.join("targets.http");
+    std::fs::write(&targets, &target).unwrap();
+    let hits = attack("", &["-targets", targets.to_str().unwrap(), "-rate", "4"]);
+    assert_eq!(hits.len(), 4);
+    // "ann" as a test.echo.Hello: field 1, 3 bytes.
+    let message = b"\x0a\x03ann";
+    for h in &hits {
+        assert!(h.error.is_empty(), "{}", h.error);
+        if h.url == count {
+            assert_eq!((h.events.len(), h.event_count), (20, 20));
+            assert_eq!(h.bytes_in, 20 * message.len() as u64);
+            assert!(*h.events.last().unwrap() <= h.latency);
+        } else {
+            assert_eq!((h.event_count, h.bytes_in), (0, message.len() as u64));
+        }
+    }
+    let e = &report_json(&hits)["events"];
+    assert_eq!(
+        (e["total"].as_u64(), e["streams"].as_u64()),
+        (Some(40), Some(2)),
+        "{e}"
+    );
+    near(&e["first"]["50th"], 200, 5);
+    near(&e["gap"]["50th"], 50, 5);
+    // With a descriptor set: a stream that ends in an error status keeps
+    // its events and fails.
+    let set = dir.join("echo.pb");
+    std::fs::write(&set, barrage_testkit::echo_descriptor_set()).unwrap();
+    std::fs::write(
+        &targets,
+        format!("GRPC {count}\nx-count: 3\nx-grpc-status: 14\n@{json}\n"),
+    )
+    .unwrap();
+    let hits = attack(
+        "",
+        &[
+            "-targets",
+            targets.to_str().unwrap(),
+            "-proto-set",
+            set.to_str().unwrap(),
+            "-rate",
+            "2",
+        ],
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert_eq!(h.event_count, 3);
+        assert_eq!(
+            h.error,
+            "stream cut after 3 events: grpc-status 14 (UNAVAILABLE)"
+        );
+    }
+    // Reflection came before the clock: before every call.
+    let got = server.received();
+    let last_asked = got
+        .iter()
+        .rposition(|r| r.path.starts_with("/grpc.reflection."));
+    let first_call = got.iter().position(|r| r.path.starts_with("/test."));
+    assert!(last_asked < first_call, "{last_asked:?} {first_call:?}");
+}

@@ -76,11 +76,17 @@ impl TargetSource for Rendered {
 
 /// The attack's targets: fixed (prepared once) unless some target has
 /// placeholders; `-lazy` reads them as requests go. A `GRPC` target's
-/// JSON body becomes its message through `-proto-set`.
+/// JSON body becomes its message through `-proto-set`, or without it
+/// through the descriptors its server's reflection gives (asked once per
+/// service, as the first of its targets is read: before the clock for
+/// targets read up front; not without a `client`, as `doctor` reads
+/// them); a server-streaming method is noted in `client`'s
+/// `grpc_streams`.
 pub(crate) fn targets(
     a: &AttackArgs,
     reader: TargetReader<Box<dyn BufRead + Send>>,
     shard: u64,
+    client: Option<&ClientConfig>,
 ) -> Result<Targets, Failed> {
     let read = |flag: &str, path: &str| bounded(flag, path, barrage_targets::MAX_FILE);
     let feed = match &a.feed {
@@ -94,11 +100,26 @@ pub(crate) fn targets(
                 .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
         ),
     };
+    let reflector = client
+        .filter(|_| protos.is_none())
+        .map(barrage_attack::GrpcReflector::new);
+    let streams = client.map(|c| c.grpc_streams.clone()).unwrap_or_default();
     let prepare: Prepare = Box::new(move |mut t: Target| {
         if t.method == GRPC_METHOD {
-            t.body = grpc_prepare_body(&t.url, &t.body, protos.as_ref())
-                .map_err(|e| BadValue(e.0))?
-                .into();
+            let reflected = match &reflector {
+                Some(r) => Some(r.protos_for(&t.url, &t.headers).map_err(BadValue)?),
+                None => None,
+            };
+            let p = grpc_prepare_body(&t.url, &t.body, protos.as_ref().or(reflected.as_deref()))
+                .map_err(|e| BadValue(e.0))?;
+            if p.server_streaming {
+                // The path the calls go to: after the authority, before
+                // any query.
+                let after = t.url.split_once("://").map_or("", |(_, r)| r);
+                let path = after.find('/').map_or("/", |i| &after[i..]);
+                streams.insert(path.split('?').next().unwrap_or(path));
+            }
+            t.body = p.body.into();
         }
         Ok(t)
     });
@@ -255,6 +276,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
         stream: stream_spec(a)?,
         ws_events: a.ws_events,
+        grpc_streams: Default::default(),
     };
     Ok(Setup {
         reader,
@@ -270,20 +292,21 @@ fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Fai
             "-ws-events waits for messages per request; -hold's connections do not take it",
         ));
     }
-    let ws_only = (a.ws_events > 0).then_some(barrage_attack::StreamMode::Chunks);
-    let Some(mode) = a.stream.or(ws_only) else {
+    // Always a spec: server-streaming gRPC methods are read as events
+    // whatever the flags; HTTP answers only with -stream.
+    let mode = a.stream.unwrap_or(barrage_attack::StreamMode::Chunks);
+    if a.stream.is_none() && a.ws_events == 0 {
         if a.event_filter.is_some() {
             return Err(Failed::usage(
-                "-event-filter goes with -stream or -ws-events",
+                "-event-filter goes with -stream or -ws-events (for gRPC streams, give -stream)",
             ));
         }
         if a.checks.iter().any(|c| c.needs_events()) {
             return Err(Failed::usage(
-                "-check events>=N and event~REGEX go with -stream or -ws-events",
+                "-check events>=N and event~REGEX go with -stream or -ws-events (for gRPC streams, give -stream)",
             ));
         }
-        return Ok(None);
-    };
+    }
     if a.pipeline > 1 && a.stream.is_some() {
         return Err(Failed::usage(
             "-stream reads one answer at a time: it does not take -pipeline",
@@ -394,7 +417,12 @@ pub fn run(a: AttackArgs) -> Outcome {
     } = setup(&a)?;
     let targets = match &a.mix {
         Some(path) => schedule::mix(&a, path, &mut config)?,
-        None => targets(&a, reader, config.shard.map_or(0, |(i, _)| i))?,
+        None => targets(
+            &a,
+            reader,
+            config.shard.map_or(0, |(i, _)| i),
+            Some(&client),
+        )?,
     };
     if a.hold.is_some() {
         let Targets::Fixed(all) = &targets else {

@@ -24,7 +24,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         config = setup.config;
         let targets = match &a.mix {
             Some(path) => schedule::mix(&a, path, &mut config)?,
-            None => attack::targets(&a, setup.reader, 0)?,
+            None => attack::targets(&a, setup.reader, 0, None)?,
         };
         destinations(&targets)
     } else {

@@ -219,6 +219,7 @@ impl Client {
                 follow: cfg.redirects >= 0,
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
+                grpc_streams: cfg.grpc_streams.clone(),
                 stream: cfg.stream.clone().map(|mut s| {
                     if let Some(c) = &checks {
                         s.patterns = c.event_patterns();
@@ -273,7 +274,7 @@ impl Client {
         // Boxed: the exchange's state machine is several KiB, and moving it
         // by value through every spawn showed as 10% memmove in the profile.
         let exchange = Box::pin(self.exchange(target, seq, None));
-        if self.shape.stream.as_ref().is_some_and(|s| s.http) {
+        if self.streamed(target) {
             // Boxed: a streamed request's tape stays out of every other
             // request's future (held under 256 bytes: see the test below).
             let r = Box::pin(self.taped(target, exchange)).await;
@@ -353,14 +354,30 @@ impl Client {
         }
     }
 
+    /// Whether `target`'s answers are read as events: HTTP with
+    /// `-stream`, WebSocket with `-ws-events`, a server-streaming gRPC
+    /// method whenever there is a spec (the attack's always has one).
+    fn streamed(&self, target: &PreparedTarget) -> bool {
+        let Some(spec) = &self.shape.stream else {
+            return false;
+        };
+        if target.ws {
+            self.ws.events() > 0
+        } else if target.grpc {
+            self.shape.grpc_streams.contains(target.uri.path())
+        } else {
+            spec.http
+        }
+    }
+
     /// `exchange` under `-timeout`, on a tape of its own when answers are
-    /// read as events (`-stream`, `-ws-events`).
+    /// read as events ([`Client::streamed`]).
     async fn taped(
         &self,
         target: &PreparedTarget,
         exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
     ) -> Result<Response, crate::Failure> {
-        let Some(spec) = &self.shape.stream else {
+        let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) else {
             return self.limited(target, exchange).await;
         };
         let tape = crate::Tape::new(spec);
@@ -407,7 +424,7 @@ impl Client {
                     None => Err(timed_out(target, t)),
                 }
             };
-            if let Some(spec) = self.shape.stream.as_ref().filter(|s| s.http) {
+            if let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) {
                 // Boxed, as in `send`: the tape stays out of the loop's
                 // future.
                 let streamed = Box::pin(async move {

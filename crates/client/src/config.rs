@@ -190,6 +190,9 @@ pub struct ClientConfig {
     pub ws_max_message: usize,
     /// `-stream`: answers read event by event (`None`: as one).
     pub stream: Option<crate::StreamSpec>,
+    /// The server-streaming gRPC methods among the targets (filled in as
+    /// targets are prepared; see [`crate::grpc::prepare_body`]).
+    pub grpc_streams: std::sync::Arc<crate::GrpcStreams>,
     /// `-ws-events`: server messages a WebSocket request waits for, each
     /// an event (0: one reply, not an event).
     pub ws_events: u32,
@@ -231,6 +234,7 @@ impl Default for ClientConfig {
             ws_max_message: 64 << 20,
             stream: None,
             ws_events: 0,
+            grpc_streams: Default::default(),
             pipeline: DEFAULT_PIPELINE,
         }
     }

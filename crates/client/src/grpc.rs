@@ -1,9 +1,19 @@
-//! gRPC unary calls over HTTP/2 (hyper): a target with the method `GRPC`
-//! and a URL naming the method (`http://host:50051/pkg.Service/Method`,
-//! h2c; `https://`, TLS with ALPN h2). Its body is the request message,
-//! framed here (the 5-byte length prefix); its header lines are metadata.
-//! The answer is one length-prefixed message and a status from the
-//! trailers (or from the headers: trailers-only).
+//! gRPC unary and server-streaming calls over HTTP/2 (hyper): a target
+//! with the method `GRPC` and a URL naming the method
+//! (`http://host:50051/pkg.Service/Method`, h2c; `https://`, TLS with ALPN
+//! h2). Its body is the request message, framed here (the 5-byte length
+//! prefix); its header lines are metadata. A unary answer is one
+//! length-prefixed message and a status from the trailers (or from the
+//! headers: trailers-only); a server-streaming method's (as its
+//! descriptors say: `-proto-set` or server reflection, [`reflect`]) is
+//! any number of messages, each an event on the request's tape, and the
+//! record ends at the trailers.
+
+mod protos;
+mod reflect;
+
+pub use protos::{prepare_body, Prepared, ProtoSet};
+pub use reflect::{reflect, Reflector};
 
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
@@ -145,13 +155,43 @@ fn not_grpc(head: &http::response::Parts) -> Option<(u32, String)> {
     Some((code_of_http(status), why.join("; ")))
 }
 
-/// A unary answer's messages as its DATA frames bring them: the first
-/// message kept (it is at most `max` bytes, or the call fails), anything
-/// after it a fault. What a call buffers is bounded by `max` plus a
+/// The paths (`/pkg.Service/Method`) of the server-streaming methods
+/// among the attack's targets, as their descriptors said when the targets
+/// were prepared; the calls of any other path are read as unary.
+#[derive(Debug, Default)]
+pub struct GrpcStreams(std::sync::RwLock<std::collections::HashSet<String>>);
+
+impl GrpcStreams {
+    /// Notes that `path` is a server-streaming method.
+    pub fn insert(&self, path: &str) {
+        if let Ok(mut set) = self.0.write() {
+            set.insert(path.to_string());
+        }
+    }
+
+    /// Whether `path` is a server-streaming method.
+    pub fn contains(&self, path: &str) -> bool {
+        self.0.read().is_ok_and(|set| set.contains(path))
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.read().is_ok_and(|set| set.is_empty())
+    }
+}
+
+/// An answer's messages as its DATA frames bring them, each at most `max`
+/// bytes (or the call fails). Unary: the first message kept, anything
+/// after it a fault. Streaming: each whole message handed over in turn
+/// ([`Unary::take_done`]). What a call buffers is bounded by `max` plus a
 /// prefix, whatever the server sends (issue 29: a prefix declaring 10
 /// bytes followed by an endless body reached 4.2 GB).
 pub(crate) struct Unary {
     max: usize,
+    /// Server streaming: any number of messages.
+    streaming: bool,
+    /// Streaming: whole messages not yet taken.
+    done: Vec<(bool, Vec<u8>)>,
     prefix: [u8; 5],
     /// Bytes of the current prefix in; 5 while inside a message's bytes,
     /// 0 between messages.
@@ -195,9 +235,17 @@ impl Fault {
 }
 
 impl Unary {
+    #[cfg(test)]
     pub(crate) fn new(max: usize) -> Self {
+        Self::reading(max, false)
+    }
+
+    /// A reader of unary answers, or of streams.
+    pub(crate) fn reading(max: usize, streaming: bool) -> Self {
         Unary {
             max,
+            streaming,
+            done: Vec::new(),
             prefix: [0; 5],
             have: 0,
             len: 0,
@@ -219,7 +267,7 @@ impl Unary {
                     break;
                 }
                 self.messages += 1;
-                if self.messages > 1 {
+                if self.messages > 1 && !self.streaming {
                     return Err(Fault::Second);
                 }
                 if self.prefix[0] > 1 {
@@ -237,7 +285,7 @@ impl Unary {
                 self.got = 0;
                 self.message = Vec::with_capacity(self.len.min(64 << 10));
                 if self.len == 0 {
-                    self.have = 0;
+                    self.whole();
                 }
             } else {
                 let take = (self.len - self.got).min(d.len());
@@ -245,11 +293,26 @@ impl Unary {
                 self.got += take;
                 d = &d[take..];
                 if self.got == self.len {
-                    self.have = 0;
+                    self.whole();
                 }
             }
         }
         Ok(())
+    }
+
+    /// The current message is whole: kept (unary) or handed over.
+    fn whole(&mut self) {
+        self.have = 0;
+        if self.streaming {
+            let m = std::mem::take(&mut self.message);
+            self.done.push((self.prefix[0] == 1, m));
+        }
+    }
+
+    /// Streaming: the whole messages since the last call, with whether
+    /// each is compressed.
+    pub(crate) fn take_done(&mut self) -> std::vec::Drain<'_, (bool, Vec<u8>)> {
+        self.done.drain(..)
     }
 
     /// At the end of the answer: the message (compressed or not), none,
@@ -274,15 +337,18 @@ impl Unary {
 }
 
 /// Reads a call's answer: its head, its one message (at most
-/// `max_message` bytes, decompressed when `grpc-encoding` says gzip) and
-/// its status. What grpc-go calls an error is one here: an answer that
-/// is not gRPC (its HTTP status, its content-type), a message cut short,
-/// an unknown compressed-flag, a second message, OK without a message.
+/// `max_message` bytes, decompressed when `grpc-encoding` says gzip), or
+/// with `streaming` each of its messages as an event, and its status.
+/// What grpc-go calls an error is one here: an answer that is not gRPC
+/// (its HTTP status, its content-type), a message cut short, an unknown
+/// compressed-flag, a second message of a unary call, OK without a
+/// message from a unary call.
 pub(crate) async fn read(
     resp: http::Response<hyper::body::Incoming>,
     max_message: usize,
     keep: i64,
     keep_headers: bool,
+    streaming: bool,
     fail: &(dyn Fn(&dyn std::error::Error) -> String + Sync),
 ) -> Answer {
     let (head, mut incoming) = resp.into_parts();
@@ -316,7 +382,8 @@ pub(crate) async fn read(
         .headers
         .get("grpc-encoding")
         .is_some_and(|e| e.as_bytes() == b"gzip");
-    let mut unary = Unary::new(max_message);
+    let room = usize::try_from(keep).unwrap_or(usize::MAX);
+    let mut reader = Unary::reading(max_message, streaming);
     let mut fault = None;
     while let Some(frame) = incoming.frame().await {
         let frame = match frame {
@@ -328,11 +395,26 @@ pub(crate) async fn read(
             }
         };
         if let Some(d) = frame.data_ref() {
-            if let Err(f) = unary.feed(d) {
+            if let Err(f) = reader.feed(d) {
                 // Nothing more is read: dropping the body resets the
                 // stream, as grpc-go cancels it.
                 fault = Some(f);
                 break;
+            }
+            // A stream's messages: each an event, kept up to -max-body.
+            for (compressed, message) in reader.take_done() {
+                match plain(compressed, gzip, message, max_message) {
+                    Ok(m) => {
+                        crate::events::message(&m);
+                        out.bytes_in += m.len() as u64;
+                        let take = room.saturating_sub(out.body.len()).min(m.len());
+                        out.body.extend_from_slice(&m[..take]);
+                    }
+                    Err(e) => {
+                        out.error = Some(e);
+                        return out;
+                    }
+                }
             }
         } else if let Some(t) = frame.trailers_ref() {
             if keep_headers {
@@ -352,14 +434,17 @@ pub(crate) async fn read(
     if code != 0 {
         out.error = Some(failed(code, &message));
     }
-    let found = match unary.finish() {
+    let found = match reader.finish() {
         Ok(m) => m,
         Err(e) => {
             out.error.get_or_insert(e);
             return out;
         }
     };
-    let Some((compressed, mut message)) = found else {
+    if streaming {
+        return out;
+    }
+    let Some((compressed, message)) = found else {
         if code == 0 {
             out.error = Some(failed(
                 13,
@@ -368,120 +453,46 @@ pub(crate) async fn read(
         }
         return out;
     };
-    if compressed {
-        if !gzip {
-            out.error.get_or_insert(failed(
-                13,
-                "grpc: a compressed message without grpc-encoding",
-            ));
+    let mut message = match plain(compressed, gzip, message, max_message) {
+        Ok(m) => m,
+        Err(e) => {
+            out.error.get_or_insert(e);
             return out;
         }
-        let mut plain = Vec::new();
-        let mut dec = flate2::read::GzDecoder::new(&message[..]);
-        let limit = (max_message + 1) as u64;
-        if let Err(e) =
-            std::io::Read::read_to_end(&mut std::io::Read::take(&mut dec, limit), &mut plain)
-        {
-            out.error
-                .get_or_insert(failed(13, &format!("grpc: decompressing the message: {e}")));
-            return out;
-        }
-        if plain.len() > max_message {
-            out.error.get_or_insert(failed(
-                8,
-                &format!(
-                    "grpc: received message after decompression larger than max ({max_message})"
-                ),
-            ));
-            return out;
-        }
-        message = plain;
-    }
-    out.bytes_in = message.len() as u64;
-    let room = if keep < 0 {
-        message.len()
-    } else {
-        (keep as usize).min(message.len())
     };
-    message.truncate(room);
+    out.bytes_in = message.len() as u64;
+    message.truncate(room.min(message.len()));
     out.body = message;
     out
 }
 
-/// A descriptor set (`-proto-set`: what `protoc --descriptor_set_out` or
-/// `buf build -o` writes), for JSON request messages.
-pub struct ProtoSet(prost_reflect::DescriptorPool);
-
-impl ProtoSet {
-    /// Reads a serialized `FileDescriptorSet`.
-    pub fn decode(bytes: &[u8]) -> Result<Self, crate::Failure> {
-        prost_reflect::DescriptorPool::decode(bytes)
-            .map(ProtoSet)
-            .map_err(|e| format!("not a descriptor set: {e}").into())
+/// A message as sent (`compressed` as its flag said), decompressed when
+/// `grpc-encoding` says gzip, at most `max` bytes after.
+fn plain(compressed: bool, gzip: bool, message: Vec<u8>, max: usize) -> Result<Vec<u8>, String> {
+    if !compressed {
+        return Ok(message);
     }
-}
-
-/// `/package.Service/Method` of a gRPC URL, checked.
-fn method_path(url: &str) -> Result<(String, String), crate::Failure> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("bad URL: {url}, {e}"))?;
-    let path = uri.path().trim_start_matches('/');
-    match path.split_once('/') {
-        Some((service, method))
-            if !service.is_empty() && !method.is_empty() && !method.contains('/') =>
-        {
-            Ok((service.to_string(), method.to_string()))
-        }
-        _ => Err(format!(
-            "GRPC {url}: the URL must name the method, as http://host:port/package.Service/Method"
-        )
-        .into()),
+    if !gzip {
+        return Err(failed(
+            13,
+            "grpc: a compressed message without grpc-encoding",
+        ));
     }
-}
-
-/// Whether `body` reads as a JSON object.
-fn is_json(body: &[u8]) -> bool {
-    body.iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|&b| b == b'{')
-        && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
-}
-
-/// A `GRPC` target's body as the message's bytes: checked against its
-/// method, and converted from JSON with `protos` (protobuf bytes pass as
-/// they are).
-pub fn prepare_body(
-    url: &str,
-    body: &[u8],
-    protos: Option<&ProtoSet>,
-) -> Result<Vec<u8>, crate::Failure> {
-    let (service, method) = method_path(url)?;
-    let Some(protos) = protos else {
-        if is_json(body) {
-            return Err(format!(
-                "GRPC {url}: the body is JSON; give -proto-set FILE (a descriptor set) to convert it, or a protobuf file"
-            ).into());
-        }
-        return Ok(body.to_vec());
-    };
-    let svc = protos
-        .0
-        .get_service_by_name(&service)
-        .ok_or_else(|| format!("GRPC {url}: no service {service} in -proto-set"))?;
-    let m = svc
-        .methods()
-        .find(|m| m.name() == method)
-        .ok_or_else(|| format!("GRPC {url}: service {service} has no method {method}"))?;
-    if !is_json(body) {
-        return Ok(body.to_vec());
+    let mut plain = Vec::new();
+    let mut dec = flate2::read::GzDecoder::new(&message[..]);
+    let limit = (max + 1) as u64;
+    if let Err(e) =
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut dec, limit), &mut plain)
+    {
+        return Err(failed(13, &format!("grpc: decompressing the message: {e}")));
     }
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let msg = prost_reflect::DynamicMessage::deserialize(m.input(), &mut de).map_err(|e| {
-        format!(
-            "GRPC {url}: the body is not a {}: {e}",
-            m.input().full_name()
-        )
-    })?;
-    Ok(prost::Message::encode_to_vec(&msg))
+    if plain.len() > max {
+        return Err(failed(
+            8,
+            &format!("grpc: received message after decompression larger than max ({max})"),
+        ));
+    }
+    Ok(plain)
 }
 
 #[cfg(test)]

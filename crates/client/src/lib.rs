@@ -57,8 +57,9 @@ pub use config::{
 pub use error::Failure;
 pub use events::{StreamMode, StreamSpec, Tape, Taped};
 pub use grpc::{
-    frame as grpc_frame, prepare_body as grpc_prepare_body, status_name as grpc_status_name,
-    ProtoSet, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
+    frame as grpc_frame, prepare_body as grpc_prepare_body, reflect as grpc_reflect,
+    status_name as grpc_status_name, GrpcStreams, Prepared as GrpcPrepared, ProtoSet,
+    Reflector as GrpcReflector, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use response::Response;
 pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};

@@ -30,6 +30,8 @@ pub(crate) struct Shape {
     pub(crate) timeout: Option<Duration>,
     /// `-grpc-max-message`.
     pub(crate) max_message: usize,
+    /// The server-streaming gRPC methods.
+    pub(crate) grpc_streams: std::sync::Arc<crate::GrpcStreams>,
     /// `-stream`: answers read event by event.
     pub(crate) stream: Option<std::sync::Arc<crate::StreamSpec>>,
 }

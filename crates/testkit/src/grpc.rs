@@ -2,7 +2,10 @@
 //! call by metadata, to test barrage's gRPC client against.
 //!
 //! - methods of `test.echo.Echo` answer; any other is UNIMPLEMENTED (12),
-//!   trailers-only;
+//!   trailers-only; server reflection answers too ([`crate::reflection`]);
+//! - `Count` streams: `x-count: N` messages (3), each the request's
+//!   message, the first `x-first-ms` (10) after the call, then one every
+//!   `x-gap-ms` (10); then the status (`x-grpc-status`, 0);
 //! - the reply is the request's message (echo), or `x-reply-bytes: N`
 //!   bytes of `x`;
 //! - `x-grpc-status: N` (and `x-grpc-message`) answers with that status;
@@ -77,6 +80,19 @@ pub(crate) async fn answer(
             .insert("content-type", "application/grpc".parse().unwrap());
         r
     };
+    if crate::reflection::is_reflection(path) && header(headers, "x-no-reflection").is_none() {
+        let mut frames: VecDeque<Frame<Bytes>> = crate::reflection::answers(body)
+            .iter()
+            .map(|m| Frame::data(framed(0, m)))
+            .collect();
+        frames.push_back(Frame::trailers(grpc_headers("0", None)));
+        let mut r = base();
+        *r.body_mut() = Frames(frames).boxed();
+        return Ok(r);
+    }
+    if path == "/test.echo.Echo/Count" {
+        return Ok(count(headers, body));
+    }
     if !path.starts_with("/test.echo.Echo/") {
         let mut r = base();
         r.headers_mut()
@@ -109,13 +125,9 @@ pub(crate) async fn answer(
         let _ = enc.write_all(&reply);
         reply = enc.finish().unwrap_or_default();
     }
-    let mut framed = Vec::with_capacity(reply.len() + 5);
-    framed.push(u8::from(gzip));
-    framed.extend_from_slice(&(reply.len() as u32).to_be_bytes());
-    framed.extend_from_slice(&reply);
     let mut frames = VecDeque::new();
     if status == "0" {
-        frames.push_back(Frame::data(Bytes::from(framed)));
+        frames.push_back(Frame::data(framed(u8::from(gzip), &reply)));
     }
     frames.push_back(Frame::trailers(grpc_headers(status, message)));
     let mut r = Response::new(Frames(frames).boxed());
@@ -130,6 +142,62 @@ pub(crate) async fn answer(
             .insert("grpc-encoding", "gzip".parse().unwrap());
     }
     Ok(r)
+}
+
+/// `message` with its prefix (`flag`: compressed).
+fn framed(flag: u8, message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 5);
+    out.push(flag);
+    out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    out.into()
+}
+
+/// A body fed by a task: data frames, then trailers.
+struct Fed(tokio::sync::mpsc::Receiver<Frame<Bytes>>);
+
+impl hyper::body::Body for Fed {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|f| f.map(Ok))
+    }
+}
+
+/// `Count`: the request's message `x-count` times, `x-gap-ms` apart.
+fn count(headers: &HeaderMap, body: &[u8]) -> Response<Body> {
+    let num = |name: &str, or: u64| {
+        header(headers, name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(or)
+    };
+    let (n, first, gap) = (
+        num("x-count", 3),
+        num("x-first-ms", 10),
+        num("x-gap-ms", 10),
+    );
+    let status = header(headers, "x-grpc-status").unwrap_or("0").to_string();
+    let message = framed(0, body.get(5..).unwrap_or_default());
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now();
+        for i in 0..n.min(1_000_000) {
+            let at = start + Duration::from_millis(first + i * gap);
+            tokio::time::sleep_until(at).await;
+            if tx.send(Frame::data(message.clone())).await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Frame::trailers(grpc_headers(&status, None))).await;
+    });
+    let mut r = Response::new(Fed(rx).boxed());
+    r.headers_mut()
+        .insert("content-type", "application/grpc".parse().unwrap());
+    r
 }
 
 /// An endless body: `head`, then 64 KiB chunks of `x` for ever.

@@ -1,4 +1,4 @@
-//! A gRPC unary call's exchange on an HTTP/2 connection (the call's
+//! A gRPC call's exchange (unary or server-streaming) on an HTTP/2 connection (the call's
 //! framing and status are `grpc.rs`'s).
 
 use bytes::Bytes;
@@ -15,6 +15,7 @@ pub(crate) async fn call(
     mut req: http::Request<http_body_util::Full<Bytes>>,
     fail: Fail<'_>,
 ) -> Result<crate::Response, crate::Failure> {
+    let streaming = shape.grpc_streams.contains(req.uri().path());
     if let Some(t) = shape.timeout {
         req.headers_mut()
             .insert("grpc-timeout", crate::grpc::timeout_header(t));
@@ -30,6 +31,7 @@ pub(crate) async fn call(
         shape.max_message,
         shape.max_body,
         shape.keep_headers,
+        streaming,
         &|e| fail(&chain(e)),
     )
     .await;

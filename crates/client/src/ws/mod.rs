@@ -81,6 +81,11 @@ impl Ws {
         }
     }
 
+    /// `-ws-events`: server messages a request waits for (0: its reply).
+    pub(crate) fn events(&self) -> u32 {
+        self.events
+    }
+
     /// Opens a connection for `target`: TCP (or TLS), then the upgrade.
     /// A refused upgrade is `Ok(Err(response))` with the server's status.
     async fn open(
