@@ -77,6 +77,34 @@ fn sse_events_are_stamped_one_by_one() {
 }
 
 #[test]
+fn http3_streams_are_stamped_too() {
+    let cert = barrage_testkit::TestCert::generate();
+    let server = barrage_testkit::H3Server::start(&cert);
+    let target = format!("GET {}", server.url("/sse/10/50/100"));
+    let roots = cert.cert_path.to_str().unwrap();
+    let hits = attack(
+        &target,
+        &[
+            "-http3",
+            "-root-certs",
+            roots,
+            "-rate",
+            "2",
+            "-stream",
+            "sse",
+        ],
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert!(h.error.is_empty(), "{}", h.error);
+        assert_eq!((h.events.len(), h.event_count), (10, 10));
+    }
+    let e = &report_json(&hits)["events"];
+    near(&e["first"]["50th"], 100, 10);
+    near(&e["gap"]["50th"], 50, 10);
+}
+
+#[test]
 fn ndjson_chunks_and_auto() {
     let server = Server::http();
     for (path, mode) in [

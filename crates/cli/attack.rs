@@ -312,11 +312,6 @@ fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Fai
             "-stream reads one answer at a time: it does not take -pipeline",
         ));
     }
-    if a.http3 && a.stream.is_some() {
-        return Err(Failed::usage(
-            "-stream is not yet read over HTTP/3 (leave out -http3)",
-        ));
-    }
     if !(1..=barrage_stream::MAX_EVENTS as u64).contains(&a.max_events) {
         return Err(Failed::usage(format!(
             "-max-events {}: from 1 to {}",

@@ -316,11 +316,7 @@ async fn answer(
     let Ok(resp) = route(state, parts, body).await else {
         return;
     };
-    let (head, body) = resp.into_parts();
-    let body = match body.collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(never) => match never {},
-    };
+    let (head, mut body) = resp.into_parts();
     if stream
         .send_response(http::Response::from_parts(head, ()))
         .await
@@ -328,8 +324,13 @@ async fn answer(
     {
         return;
     }
-    if !body.is_empty() && stream.send_data(body).await.is_err() {
-        return;
+    // Each frame as it comes (a streamed route's events keep their gaps).
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(data) = frame.into_data() {
+            if !data.is_empty() && stream.send_data(data).await.is_err() {
+                return;
+            }
+        }
     }
     let _ = stream.finish().await;
 }

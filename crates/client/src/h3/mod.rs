@@ -120,12 +120,25 @@ pub(crate) async fn exchange(
             ));
         }
     }
+    // -stream: each DATA frame's bytes go to the request's tape (chunks
+    // mode: the frame is an event).
+    let streamed = shape.stream.as_ref().is_some_and(|s| s.http);
+    if streamed {
+        crate::events::head(
+            head.headers()
+                .get(header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+        );
+    }
     loop {
         match stream.recv_data().await {
             Ok(Some(mut chunk)) => {
                 while chunk.has_remaining() {
                     let data = chunk.chunk();
                     let n = data.len();
+                    if streamed {
+                        crate::events::data(data, n == chunk.remaining());
+                    }
                     out.bytes_in += n as u64;
                     let room = if location.is_some() {
                         0
@@ -140,7 +153,12 @@ pub(crate) async fn exchange(
                     chunk.advance(n);
                 }
             }
-            Ok(None) => break,
+            Ok(None) => {
+                if streamed {
+                    crate::events::finish();
+                }
+                break;
+            }
             Err(e) => {
                 out.code = 0;
                 out.error = Some(words(&e));
