@@ -41,7 +41,7 @@ curl: curl command lines as a browser's \"Copy as cURL\" gives them (-X, -H, -d 
 
 har: a HAR 1.2 file's requests in order; -har-filter REGEX keeps those whose URL matches.
 
-Templates: {{seq}}, {{rand N}}, -feed CSV columns as {{column}} and the rest, in URLs, headers and bodies. GRPC targets (method GRPC) call the method their URL names; ws:// and wss:// targets send their body as a WebSocket message (-hold keeps connections open instead).",
+Templates: {{seq}}, {{rand N}}, -feed CSV columns as {{column}} and the rest, in URLs, headers and bodies. GRPC targets (method GRPC) call the method their URL names, with descriptors from -proto-set or, without it, from the server's reflection service, asked once per service before the clock (a failure exits 2 naming the service); a server-streaming method's messages are events. ws:// and wss:// targets send their body as a WebSocket message (-hold keeps connections open instead; -ws-events N waits for N server messages, each an event). -stream sse|ndjson|chunks|auto reads HTTP answers event by event: each event's arrival is kept in the record, and the report gives the time to the first event, the gaps between events and events per second per stream.",
 };
 
 const ATTACK_MODEL: Section = Section {

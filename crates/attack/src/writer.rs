@@ -179,10 +179,12 @@ pub(crate) fn record(
                 // Stamps count from the tape's making, just after the
                 // send: moved to count from the send.
                 let shift = base.saturating_duration_since(sent).as_nanos() as u64;
-                done.events = taped.stamps;
-                for at in &mut done.events {
-                    *at += shift;
-                }
+                // To whole microseconds, as the result stream keeps them.
+                done.events = taped
+                    .stamps
+                    .iter()
+                    .map(|at| (at + shift + 500) / 1000 * 1000)
+                    .collect();
                 done.event_count = taped.count;
                 done.event_malformed = taped.malformed;
             }

@@ -55,7 +55,7 @@ pub use config::{
     DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
-pub use events::{StreamMode, StreamSpec, Tape, Taped};
+pub use events::{Stamps, StreamMode, StreamSpec, Tape, Taped};
 pub use grpc::{
     frame as grpc_frame, prepare_body as grpc_prepare_body, reflect as grpc_reflect,
     status_name as grpc_status_name, GrpcStreams, Prepared as GrpcPrepared, ProtoSet,

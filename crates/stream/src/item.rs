@@ -74,7 +74,7 @@ pub(crate) fn decode_item(
             let mut at = 0u64;
             for _ in 0..n {
                 at = at.saturating_add(c.u64()?);
-                hit.events.push(at);
+                hit.events.push(at.saturating_mul(1000));
             }
             hit.event_count = count;
             hit.event_malformed = malformed;

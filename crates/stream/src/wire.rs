@@ -34,8 +34,9 @@
 //!                                 (version 6) the next record's streamed
 //!                                 events: `count` in all, `malformed`
 //!                                 SSE lines skipped, the first `n`
-//!                                 stamped, each as its offset from the
-//!                                 previous one's (the first from the send)
+//!                                 stamped, each as its offset in µs from
+//!                                 the previous one's (the first from the
+//!                                 send); read back as ns
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,

@@ -93,8 +93,9 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                 },
                 // Streamed answers (kind 8): none, stamped, and some
                 // counted past the stamps.
+                // Whole microseconds, as the stream keeps them.
                 events: (0..seq % 6)
-                    .map(|k| latency % 1_000_000 + k * (bytes_in % 50_000_000))
+                    .map(|k| (latency % 1_000_000 + k * (bytes_in % 50_000_000)) / 1000 * 1000)
                     .collect(),
                 event_count: (seq % 6) + if seq % 12 >= 6 { bytes_out % 4 } else { 0 },
                 event_malformed: if seq % 5 == 0 { bytes_in % 3 } else { 0 },
