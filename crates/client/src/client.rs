@@ -20,6 +20,7 @@ use crate::{
 mod pipeline;
 mod queued;
 mod redirect;
+mod taped;
 mod words;
 
 use redirect::resolve;
@@ -352,39 +353,6 @@ impl Client {
             },
             None => exchange.await,
         }
-    }
-
-    /// Whether `target`'s answers are read as events: HTTP with
-    /// `-stream`, WebSocket with `-ws-events`, a server-streaming gRPC
-    /// method whenever there is a spec (the attack's always has one).
-    fn streamed(&self, target: &PreparedTarget) -> bool {
-        let Some(spec) = &self.shape.stream else {
-            return false;
-        };
-        if target.ws {
-            self.ws.events() > 0
-        } else if target.grpc {
-            self.shape.grpc_streams.contains(target.uri.path())
-        } else {
-            spec.http
-        }
-    }
-
-    /// `exchange` under `-timeout`, on a tape of its own when answers are
-    /// read as events ([`Client::streamed`]).
-    async fn taped(
-        &self,
-        target: &PreparedTarget,
-        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
-    ) -> Result<Response, crate::Failure> {
-        let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) else {
-            return self.limited(target, exchange).await;
-        };
-        let tape = crate::Tape::new(spec);
-        let r = crate::events::TAPE
-            .scope(tape.clone(), self.limited(target, exchange))
-            .await;
-        words::streamed(r, &tape)
     }
 
     /// [`Client::send`] for a loop that sends one request after another

@@ -3,10 +3,11 @@ use std::{collections::HashMap, io, io::Write};
 use barrage_model::Hit;
 
 use crate::wire::{
-    put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_TARGET,
-    F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL, ITEM_EVENTS,
-    ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET, ITEM_STR,
-    MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
+    FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
+    ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
+    ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW,
+    X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -485,32 +486,6 @@ fn same_text(a: &[u8], b: &[u8]) -> bool {
         same &= p == q;
     }
     same
-}
-
-fn most_bytes(hit: &Hit) -> usize {
-    const VARINT: usize = 10;
-    let string = |s: &str| 1 + VARINT + s.len();
-    let fixed = 3 + 13 * VARINT + 1;
-    // Kind 7's ext, costs and address indices, and two new addresses.
-    let link = match hit.link {
-        Some(_) => 6 * VARINT + 2 * string("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"),
-        None => 0,
-    };
-    let strings = [&hit.error, &hit.method, &hit.url, &hit.attack, &hit.name]
-        .iter()
-        .map(|s| string(s))
-        .sum::<usize>();
-    let headers: usize = hit
-        .headers
-        .iter()
-        .map(|(n, v)| string(n) + 2 * VARINT + v.len())
-        .sum();
-    let events = if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
-        (4 + hit.events.len()) * VARINT
-    } else {
-        0
-    };
-    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events
 }
 
 #[cfg(test)]

@@ -253,3 +253,31 @@ impl Prev {
         self
     }
 }
+
+/// The most bytes `hit` can take in a frame (every varint at its longest),
+/// to keep a frame under [`MAX_FRAME`].
+pub(crate) fn most_bytes(hit: &barrage_model::Hit) -> usize {
+    const VARINT: usize = 10;
+    let string = |s: &str| 1 + VARINT + s.len();
+    let fixed = 3 + 13 * VARINT + 1;
+    // Kind 7's ext, costs and address indices, and two new addresses.
+    let link = match hit.link {
+        Some(_) => 6 * VARINT + 2 * string("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"),
+        None => 0,
+    };
+    let strings = [&hit.error, &hit.method, &hit.url, &hit.attack, &hit.name]
+        .iter()
+        .map(|s| string(s))
+        .sum::<usize>();
+    let headers: usize = hit
+        .headers
+        .iter()
+        .map(|(n, v)| string(n) + 2 * VARINT + v.len())
+        .sum();
+    let events = if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
+        (4 + hit.events.len()) * VARINT
+    } else {
+        0
+    };
+    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events
+}
