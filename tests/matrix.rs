@@ -459,7 +459,8 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
     let timeout = format!("{}s", TIMEOUT.as_secs());
     let mut args = vec!["attack", "-timeout", &timeout];
     args.extend(way_args(way));
-    let protos = dir.join("echo.pb").display().to_string();
+    // A file per cell: cells run at once, and a rewrite would be read half-written.
+    let protos = dir.join(format!("{tag}.pb")).display().to_string();
     if matches!(way, Way::Grpc | Way::GrpcStream) {
         fs::write(&protos, barrage_testkit::echo_descriptor_set()).unwrap();
         args.extend(["-proto-set", protos.as_str()]);
