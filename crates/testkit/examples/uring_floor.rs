@@ -1,0 +1,228 @@
+//! The floor a paced HTTP/1.1 client can reach on this machine through
+//! io_uring: the twin of `floor.rs` (the blocking floor), run beside it
+//! and barrage by `scripts/bench`, so that CPU per request reads against
+//! what the kernel alone costs on this path, measured in the same minute.
+//!
+//! No async runtime, no HTTP library, no record per request: one thread,
+//! one ring, keep-alive connections. It keeps time as `floor.rs` does
+//! (sleeping until each request is due, at most one wake-up per 300 µs
+//! tick), and at each wake-up puts a send and a receive for every request
+//! due into the ring, submitted by the same `io_uring_enter` that waits
+//! for all of them to complete (a receive that has not got the whole
+//! answer is put back), so that every answer is in before it sleeps
+//! again. Answers are read up to their `Content-Length`.
+//!
+//! ```text
+//! uring_floor HOST:PORT PATH RATE SECONDS
+//! ```
+//!
+//! Prints one JSON line: `{"sent":N,"ok":N,"p50_ms":F,"p99_ms":F}`; exit 1
+//! naming why when io_uring cannot be set up here.
+use std::{
+    io,
+    net::TcpStream,
+    os::fd::AsRawFd,
+    process::ExitCode,
+    thread,
+    time::{Duration, Instant},
+};
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+/// barrage's tick (`scheduler::TICK`), as `floor.rs` keeps it.
+const TICK: Duration = Duration::from_micros(300);
+
+/// A connection's read buffer: one answer fits.
+const BUF: usize = 16 << 10;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let parsed = match args.as_slice() {
+        [addr, path, rate, secs] => rate
+            .parse::<f64>()
+            .ok()
+            .zip(secs.parse::<f64>().ok())
+            .filter(|(r, s)| *r > 0.0 && *s > 0.0)
+            .map(|(r, s)| (addr.clone(), path.clone(), r, s)),
+        _ => None,
+    };
+    let Some((addr, path, rate, secs)) = parsed else {
+        eprintln!("usage: uring_floor HOST:PORT PATH RATE SECONDS");
+        return ExitCode::from(2);
+    };
+    match run(&addr, &path, rate, Duration::from_secs_f64(secs)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("uring_floor: {addr}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A keep-alive connection, its buffer, and the answer it waits for.
+struct Conn {
+    stream: TcpStream,
+    buf: Box<[u8]>,
+    len: usize,
+    sent_at: Instant,
+}
+
+impl Conn {
+    fn open(addr: &str) -> io::Result<Self> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            stream,
+            buf: vec![0; BUF].into_boxed_slice(),
+            len: 0,
+            sent_at: Instant::now(),
+        })
+    }
+
+    /// The answer, if whole: whether it was a 2xx.
+    fn answer(&self) -> Option<bool> {
+        let got = &self.buf[..self.len];
+        let end = got.windows(4).position(|w| w == b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        (got.len() >= end + 4 + length).then(|| head.get(9..10) == Some("2"))
+    }
+
+    /// A receive into the rest of its buffer, tagged with `index`.
+    fn recv(&mut self, index: usize) -> squeue::Entry {
+        let rest = &mut self.buf[self.len..];
+        opcode::Recv::new(
+            types::Fd(self.stream.as_raw_fd()),
+            rest.as_mut_ptr(),
+            rest.len() as u32,
+        )
+        .build()
+        .user_data((index as u64) << 1 | 1)
+    }
+}
+
+/// Puts `entry` in the ring, submitting what is queued when it is full.
+fn push(ring: &mut IoUring, entry: &squeue::Entry) -> io::Result<()> {
+    loop {
+        // SAFETY: the buffers an entry names (the request, a connection's
+        // buffer) outlive its completion: the request lives for the whole
+        // run, and a connection is neither dropped nor moved (its buffer
+        // is boxed) while it has an operation in the ring.
+        if unsafe { ring.submission().push(entry) }.is_ok() {
+            return Ok(());
+        }
+        ring.submit()?;
+    }
+}
+
+fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> {
+    // One thread submits and reaps: completions' work runs when it
+    // enters the kernel to wait, not by interrupting it (kernel 6.1+).
+    let mut ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(1024)?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes();
+    let period = Duration::from_secs_f64(1.0 / rate);
+    let total = (duration.as_secs_f64() * rate).round() as u64;
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut idle: Vec<usize> = Vec::new();
+    let mut latencies: Vec<Duration> = Vec::with_capacity(total as usize);
+    // Requests waiting for their answers, and operations in the ring.
+    let (mut sent, mut ok, mut busy, mut inflight) = (0u64, 0u64, 0usize, 0usize);
+    let start = Instant::now();
+    let mut wake = start;
+    while sent < total {
+        // A send and a receive for everything due by now.
+        let now = Instant::now();
+        while sent < total && start + period.mul_f64(sent as f64) <= now {
+            let i = match idle.pop() {
+                Some(i) => i,
+                None => {
+                    conns.push(Conn::open(addr)?);
+                    conns.len() - 1
+                }
+            };
+            let c = &mut conns[i];
+            c.len = 0;
+            c.sent_at = Instant::now();
+            let send = opcode::Send::new(
+                types::Fd(c.stream.as_raw_fd()),
+                request.as_ptr(),
+                request.len() as u32,
+            )
+            .build()
+            .user_data((i as u64) << 1);
+            push(&mut ring, &send)?;
+            let recv = c.recv(i);
+            push(&mut ring, &recv)?;
+            inflight += 2;
+            busy += 1;
+            sent += 1;
+        }
+        // Every answer in before sleeping, as the blocking floor does: one
+        // enter submits the tick's operations and waits for all of them.
+        while busy > 0 {
+            ring.submit_and_wait(inflight)?;
+            let done: Vec<(u64, i32)> = ring
+                .completion()
+                .map(|c| (c.user_data(), c.result()))
+                .collect();
+            for (tag, result) in done {
+                inflight -= 1;
+                let i = (tag >> 1) as usize;
+                if result < 0 {
+                    return Err(io::Error::from_raw_os_error(-result));
+                }
+                if tag & 1 == 0 {
+                    continue;
+                }
+                if result == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "connection closed",
+                    ));
+                }
+                let c = &mut conns[i];
+                c.len += result as usize;
+                match c.answer() {
+                    Some(good) => {
+                        ok += u64::from(good);
+                        latencies.push(c.sent_at.elapsed());
+                        idle.push(i);
+                        busy -= 1;
+                    }
+                    None if c.len == BUF => {
+                        return Err(io::Error::other("an answer longer than 16 KiB"))
+                    }
+                    None => {
+                        let again = c.recv(i);
+                        push(&mut ring, &again)?;
+                        inflight += 1;
+                    }
+                }
+            }
+        }
+        let next = start + period.mul_f64(sent as f64);
+        wake = next.max(wake + TICK);
+        if let Some(d) = wake.checked_duration_since(Instant::now()) {
+            thread::sleep(d);
+        }
+    }
+    latencies.sort_unstable();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "{{\"sent\":{sent},\"ok\":{ok},\"p50_ms\":{:.4},\"p99_ms\":{:.4}}}",
+        pct(0.50),
+        pct(0.99)
+    );
+    Ok(())
+}
