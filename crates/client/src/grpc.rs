@@ -173,20 +173,15 @@ impl GrpcStreams {
     pub fn contains(&self, path: &str) -> bool {
         self.0.read().is_ok_and(|set| set.contains(path))
     }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.0.read().is_ok_and(|set| set.is_empty())
-    }
 }
 
 /// An answer's messages as its DATA frames bring them, each at most `max`
 /// bytes (or the call fails). Unary: the first message kept, anything
 /// after it a fault. Streaming: each whole message handed over in turn
-/// ([`Unary::take_done`]). What a call buffers is bounded by `max` plus a
+/// ([`Messages::take_done`]). What a call buffers is bounded by `max` plus a
 /// prefix, whatever the server sends (issue 29: a prefix declaring 10
 /// bytes followed by an endless body reached 4.2 GB).
-pub(crate) struct Unary {
+pub(crate) struct Messages {
     max: usize,
     /// Server streaming: any number of messages.
     streaming: bool,
@@ -234,7 +229,7 @@ impl Fault {
     }
 }
 
-impl Unary {
+impl Messages {
     #[cfg(test)]
     pub(crate) fn new(max: usize) -> Self {
         Self::reading(max, false)
@@ -242,7 +237,7 @@ impl Unary {
 
     /// A reader of unary answers, or of streams.
     pub(crate) fn reading(max: usize, streaming: bool) -> Self {
-        Unary {
+        Messages {
             max,
             streaming,
             done: Vec::new(),
@@ -319,7 +314,8 @@ impl Unary {
     /// or the error of an answer that ended inside one.
     pub(crate) fn finish(self) -> Result<Option<(bool, Vec<u8>)>, String> {
         match self.have {
-            0 if self.messages == 0 => Ok(None),
+            // A stream handed its messages over as they came.
+            0 if self.messages == 0 || self.streaming => Ok(None),
             0 => Ok(Some((self.prefix[0] == 1, self.message))),
             5 => Err(failed(
                 13,
@@ -383,7 +379,7 @@ pub(crate) async fn read(
         .get("grpc-encoding")
         .is_some_and(|e| e.as_bytes() == b"gzip");
     let room = usize::try_from(keep).unwrap_or(usize::MAX);
-    let mut reader = Unary::reading(max_message, streaming);
+    let mut reader = Messages::reading(max_message, streaming);
     let mut fault = None;
     while let Some(frame) = incoming.frame().await {
         let frame = match frame {
@@ -496,7 +492,7 @@ fn plain(compressed: bool, gzip: bool, message: Vec<u8>, max: usize) -> Result<V
 }
 
 #[cfg(test)]
-mod unary_tests {
+mod message_tests {
     use super::*;
 
     fn framed(flag: u8, len: u32, bytes: &[u8]) -> Vec<u8> {
@@ -510,38 +506,63 @@ mod unary_tests {
     fn one_message_in_any_cuts() {
         let all = framed(0, 5, b"hello");
         for split in 0..all.len() {
-            let mut u = Unary::new(100);
+            let mut u = Messages::new(100);
             u.feed(&all[..split]).unwrap();
             u.feed(&all[split..]).unwrap();
             assert_eq!(u.finish().unwrap(), Some((false, b"hello".to_vec())));
         }
-        let mut u = Unary::new(100);
+        let mut u = Messages::new(100);
         u.feed(&framed(0, 0, b"")).unwrap();
         assert_eq!(u.finish().unwrap(), Some((false, Vec::new())));
-        assert_eq!(Unary::new(100).finish().unwrap(), None);
+        assert_eq!(Messages::new(100).finish().unwrap(), None);
+    }
+
+    #[test]
+    fn a_stream_hands_over_each_message_whatever_the_cuts() {
+        let mut all = framed(0, 5, b"hello");
+        all.extend(framed(0, 0, b""));
+        all.extend(framed(1, 3, b"abc"));
+        for split in 0..all.len() {
+            let mut m = Messages::reading(100, true);
+            let mut got = Vec::new();
+            m.feed(&all[..split]).unwrap();
+            got.extend(m.take_done());
+            m.feed(&all[split..]).unwrap();
+            got.extend(m.take_done());
+            assert_eq!(
+                got,
+                vec![
+                    (false, b"hello".to_vec()),
+                    (false, Vec::new()),
+                    (true, b"abc".to_vec())
+                ],
+                "cut at {split}"
+            );
+            assert_eq!(m.finish().unwrap(), None);
+        }
     }
 
     #[test]
     fn faults_are_named() {
-        let mut u = Unary::new(100);
+        let mut u = Messages::new(100);
         u.feed(&framed(0, 100, b"0123456789")).unwrap();
         assert!(u.finish().unwrap_err().contains("(10 of 100 bytes)"));
-        let mut u = Unary::new(100);
+        let mut u = Messages::new(100);
         u.feed(b"\0\0\0").unwrap();
         assert!(u.finish().unwrap_err().contains("prefix (3 of 5 bytes)"));
         assert_eq!(
-            Unary::new(100).feed(&framed(2, 1, b"x")),
+            Messages::new(100).feed(&framed(2, 1, b"x")),
             Err(Fault::Flag(2))
         );
         assert_eq!(
-            Unary::new(100).feed(&framed(0, 101, b"")),
+            Messages::new(100).feed(&framed(0, 101, b"")),
             Err(Fault::TooBig(101))
         );
         let mut two = framed(0, 1, b"a");
         two.extend(framed(0, 1, b"b"));
-        assert_eq!(Unary::new(100).feed(&two), Err(Fault::Second));
+        assert_eq!(Messages::new(100).feed(&two), Err(Fault::Second));
         // An endless body after a small message stops at the next prefix.
-        let mut u = Unary::new(100);
+        let mut u = Messages::new(100);
         u.feed(&framed(0, 10, b"0123456789")).unwrap();
         assert_eq!(u.feed(&[7u8; 65536]), Err(Fault::Second));
     }
