@@ -258,10 +258,11 @@ impl<'a> Merge<'a> {
                 hello,
                 peer,
                 from,
+                heard,
             } => {
                 let name = who(&hello);
                 if index == self.attackers.len() {
-                    let skew = hello.clock - now_ns();
+                    let skew = hello.clock - heard;
                     eprintln!("barrage collect: {name} joined from {peer}");
                     if skew.unsigned_abs() > self.config.max_skew.as_nanos() as u64 {
                         let way = if skew > 0 { "ahead of" } else { "behind" };

@@ -39,6 +39,10 @@ pub enum Event {
         peer: SocketAddr,
         /// The bytes already held: 0 the first time.
         from: u64,
+        /// The collector's clock when the hello was read (unix ns): the
+        /// sender's `clock` is compared with it, not with when the merge
+        /// got to the event.
+        heard: i64,
     },
     /// A record.
     Hit(usize, Box<Hit>),
@@ -135,6 +139,7 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
             return refused(&why);
         }
     };
+    let heard = crate::wire::now_ns();
     if !same_token(&hello.token, &shared.token) {
         let _ = link.write_all(&Reply::Refused("wrong token".into()).encode());
         link.close();
@@ -154,6 +159,7 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
         hello,
         peer,
         from,
+        heard,
     });
     let why = match feed(&mut link, &origin, turn, from, shared) {
         Ok(()) => return link.close(),
