@@ -79,7 +79,12 @@ fn sse_events_are_stamped_one_by_one() {
         assert_eq!(e["streams"], 4);
         assert_eq!(e["per_record"]["max"], 20);
         assert_eq!(e["cut"], 0);
-        near(&e["first"]["50th"], 200, 5);
+        // TTFT within 10 ms: the in-process test server's first event is
+        // due 200 ms after the request reaches it, by tokio's timer (up to
+        // 1 ms late), and by hand it came at 201.3-203.4 ms (release,
+        // debug), at 205.5-206.4 ms in loaded test runs. The gap, between
+        // two of the server's own deadlines, holds 5 ms.
+        near(&e["first"]["50th"], 200, 10);
         near(&e["gap"]["50th"], 50, 5);
         let rate = e["per_second"]["50th"].as_f64().unwrap();
         assert!((rate - 20.0).abs() < 1.0, "{rate}");
