@@ -95,25 +95,49 @@ impl Shared {
     }
 
     /// The origin of `hello`, made (with its decoder thread) on first
-    /// sight.
-    fn origin(&self, hello: &Hello) -> io::Result<Arc<Origin>> {
+    /// sight, with this connection's turn and the bytes already held.
+    /// The merge hears of it (`Event::Connected`) under the origins' lock,
+    /// so that origins join the merge in the order of their indexes (two
+    /// attackers joining at once were heard the other way round, and the
+    /// merge took the first for one coming back).
+    fn join(
+        &self,
+        hello: Hello,
+        peer: SocketAddr,
+        heard: i64,
+    ) -> io::Result<(Arc<Origin>, u64, u64)> {
         let mut all = self.origins.lock().expect("origins");
-        if let Some(o) = all.get(&hello.origin) {
-            return Ok(o.clone());
-        }
-        let index = all.len();
-        let (feed, chunks) = std::sync::mpsc::sync_channel(256);
-        let events = self.events.clone();
-        std::thread::Builder::new()
-            .name(format!("barrage-collect-{index}"))
-            .spawn(move || decode(index, chunks, events))?;
-        let o = Arc::new(Origin {
-            index,
-            held: Mutex::new((0, feed)),
-            turn: AtomicU64::new(0),
+        let origin = match all.get(&hello.origin) {
+            Some(o) => o.clone(),
+            None => {
+                let index = all.len();
+                let (feed, chunks) = std::sync::mpsc::sync_channel(256);
+                let events = self.events.clone();
+                std::thread::Builder::new()
+                    .name(format!("barrage-collect-{index}"))
+                    .spawn(move || decode(index, chunks, events))?;
+                let o = Arc::new(Origin {
+                    index,
+                    held: Mutex::new((0, feed)),
+                    turn: AtomicU64::new(0),
+                });
+                all.insert(hello.origin.clone(), o.clone());
+                o
+            }
+        };
+        let (turn, from) = {
+            let held = origin.held.lock().expect("held");
+            (origin.turn.fetch_add(1, Ordering::SeqCst) + 1, held.0)
+        };
+        let _ = self.events.send(Event::Connected {
+            index: origin.index,
+            hello,
+            peer,
+            from,
+            heard,
         });
-        all.insert(hello.origin.clone(), o.clone());
-        Ok(o)
+        drop(all);
+        Ok((origin, turn, from))
     }
 
     fn stop_reason(&self) -> Option<String> {
@@ -145,22 +169,11 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
         link.close();
         return refused("wrong token");
     }
-    let origin = match shared.origin(&hello) {
+    let (origin, turn, from) = match shared.join(hello, peer, heard) {
         Ok(o) => o,
         Err(e) => return refused(&e.to_string()),
     };
-    let (turn, from) = {
-        let held = origin.held.lock().expect("held");
-        (origin.turn.fetch_add(1, Ordering::SeqCst) + 1, held.0)
-    };
     let index = origin.index;
-    let _ = shared.events.send(Event::Connected {
-        index,
-        hello,
-        peer,
-        from,
-        heard,
-    });
     let why = match feed(&mut link, &origin, turn, from, shared) {
         Ok(()) => return link.close(),
         Err(e) => e,
@@ -218,12 +231,15 @@ fn feed(
         }
         if end {
             let held = origin.held.lock().expect("held");
-            // An empty chunk ends the decoder's input.
+            // `done` goes out before the decoder's input ends (an empty
+            // chunk): the last stream's end lets the collector exit, and
+            // an exit before the word left the attacker reading the
+            // connection's end without it, then retrying for a minute.
+            let told = link
+                .write_all(&Reply::Done(held.0).encode())
+                .and_then(|()| link.flush());
             let _ = held.1.send(Vec::new());
-            link.write_all(&Reply::Done(held.0).encode())
-                .map_err(fail)?;
-            link.flush().map_err(fail)?;
-            return Ok(());
+            return told.map_err(fail);
         }
     }
 }
