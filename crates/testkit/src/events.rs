@@ -28,8 +28,12 @@ use http_body_util::BodyExt;
 use hyper::{body::Frame, Response};
 use tokio::{sync::mpsc, time::Instant};
 
-/// A body fed by a task, a frame per message.
-struct Fed(mpsc::Receiver<Bytes>);
+/// A body fed a frame per message: by the pacer (scripted), or by a
+/// task that waits for the client to read (`/sse-huge`).
+enum Fed {
+    Paced(mpsc::UnboundedReceiver<Bytes>),
+    Task(mpsc::Receiver<Bytes>),
+}
 
 impl hyper::body::Body for Fed {
     type Data = Bytes;
@@ -39,29 +43,25 @@ impl hyper::body::Body for Fed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+        let next = match &mut *self {
+            Fed::Paced(rx) => rx.poll_recv(cx),
+            Fed::Task(rx) => rx.poll_recv(cx),
+        };
+        next.map(|b| b.map(|b| Ok(Frame::data(b))))
     }
 }
 
 /// One piece of a script: after this long from the request, these bytes.
 type Piece = (Duration, Bytes);
 
+/// `script` on the pacer's clock, counted from now (the request's
+/// arrival).
 fn answer(content_type: &'static str, script: Vec<Piece>) -> Response<crate::grpc::Body> {
-    let (tx, rx) = mpsc::channel(16);
-    let start = Instant::now();
-    tokio::spawn(async move {
-        for (at, bytes) in script {
-            tokio::time::sleep_until(start + at).await;
-            if tx.send(bytes).await.is_err() {
-                return;
-            }
-        }
-    });
-    streaming(content_type, rx)
+    streaming(content_type, Fed::Paced(crate::pacer::pace(script)))
 }
 
-fn streaming(content_type: &'static str, rx: mpsc::Receiver<Bytes>) -> Response<crate::grpc::Body> {
-    let mut r = Response::new(Fed(rx).boxed());
+fn streaming(content_type: &'static str, body: Fed) -> Response<crate::grpc::Body> {
+    let mut r = Response::new(body.boxed());
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static(content_type),
@@ -159,7 +159,7 @@ pub(crate) fn route(segs: &[&str]) -> Option<Response<crate::grpc::Body>> {
                     }
                 }
             });
-            streaming("text/event-stream", rx)
+            streaming("text/event-stream", Fed::Task(rx))
         }
         ("sse-huge", _) => {
             let (tx, rx) = mpsc::channel(16);
@@ -173,7 +173,7 @@ pub(crate) fn route(segs: &[&str]) -> Option<Response<crate::grpc::Body>> {
                     }
                 }
             });
-            streaming("text/event-stream", rx)
+            streaming("text/event-stream", Fed::Task(rx))
         }
         _ => return None,
     })

@@ -153,8 +153,8 @@ fn framed(flag: u8, message: &[u8]) -> Bytes {
     out.into()
 }
 
-/// A body fed by a task: data frames, then trailers.
-struct Fed(tokio::sync::mpsc::Receiver<Frame<Bytes>>);
+/// A body fed by the pacer: data frames, then trailers.
+struct Fed(tokio::sync::mpsc::UnboundedReceiver<Frame<Bytes>>);
 
 impl hyper::body::Body for Fed {
     type Data = Bytes;
@@ -182,18 +182,17 @@ fn count(headers: &HeaderMap, body: &[u8]) -> Response<Body> {
     );
     let status = header(headers, "x-grpc-status").unwrap_or("0").to_string();
     let message = framed(0, body.get(5..).unwrap_or_default());
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(async move {
-        let start = tokio::time::Instant::now();
-        for i in 0..n.min(1_000_000) {
-            let at = start + Duration::from_millis(first + i * gap);
-            tokio::time::sleep_until(at).await;
-            if tx.send(Frame::data(message.clone())).await.is_err() {
-                return;
-            }
-        }
-        let _ = tx.send(Frame::trailers(grpc_headers(&status, None))).await;
-    });
+    // At most 100,000 messages scripted (a frame each, held until due).
+    let n = n.min(100_000);
+    let mut script: Vec<(Duration, Frame<Bytes>)> = (0..n)
+        .map(|i| {
+            let at = Duration::from_millis(first + i * gap);
+            (at, Frame::data(message.clone()))
+        })
+        .collect();
+    let end = script.last().map_or(Duration::ZERO, |(at, _)| *at);
+    script.push((end, Frame::trailers(grpc_headers(&status, None))));
+    let rx = crate::pacer::pace(script);
     let mut r = Response::new(Fed(rx).boxed());
     r.headers_mut()
         .insert("content-type", "application/grpc".parse().unwrap());

@@ -39,6 +39,7 @@ mod events;
 mod grpc;
 mod http3;
 mod otlp;
+mod pacer;
 mod proxy;
 mod raw;
 mod reflection;

@@ -333,9 +333,18 @@ async fn feed<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    for i in 0..n {
-        tokio::time::sleep(if i == 0 { first } else { gap }).await;
-        ws.send(Message::text(format!("{{\"n\":{i}}}"))).await?;
+    // On the pacer's clock, counted from the message that asked.
+    let script = (0..n.min(100_000))
+        .map(|i| {
+            (
+                first + gap * i as u32,
+                Message::text(format!("{{\"n\":{i}}}")),
+            )
+        })
+        .collect();
+    let mut due = crate::pacer::pace(script);
+    while let Some(m) = due.recv().await {
+        ws.send(m).await?;
     }
     Ok(())
 }
