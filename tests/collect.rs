@@ -345,7 +345,8 @@ fn fail_on_stops_every_attacker() {
     let outs: Vec<_> = attackers.into_iter().map(finished).collect();
     // Far inside the 60 s the attacks were given (the figures are
     // printed: from the collector's verdict to the last attacker's exit).
-    let took = began.elapsed();
+    let ended = Instant::now();
+    let took = ended - began;
     let verdict = collect.said("-fail-on: success<99%");
     let (code, log) = collect.wait();
     let errs: Vec<_> = outs
@@ -353,10 +354,13 @@ fn fail_on_stops_every_attacker() {
         .map(|o| String::from_utf8_lossy(&o.stderr).to_string())
         .collect();
     let verdict = verdict.unwrap_or_else(|| panic!("no verdict\n{log}\n{errs:#?}"));
+    let after = ended.saturating_duration_since(verdict);
     eprintln!(
-        "three attackers stopped {took:?} after they started, the last {:?} after the collector's verdict",
-        Instant::now().saturating_duration_since(verdict)
+        "three attackers stopped {took:?} after they started, the last {after:?} after the collector's verdict"
     );
+    // The "within a second" (30-38 ms measured), with room for a
+    // loaded machine.
+    assert!(after < Duration::from_secs(5), "{after:?}\n{log}");
     for out in outs {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{err}\ncollector: {log}");
