@@ -215,6 +215,7 @@ impl Attack {
             }
         });
         let _ = self.watch.0.set(tickets.clone());
+        let _ = ctx.returned.set(tickets.returns());
         if !paced {
             // The closed model: -max-workers loops spread over the worker
             // threads, each sending its next request when the last is done.
@@ -327,6 +328,8 @@ impl Attack {
         Some(Arc::new(RequestContext {
             tx,
             clock,
+            stopper: stopper.clone(),
+            returned: std::sync::OnceLock::new(),
             _writer: WakeOnDrop(writer.0.thread().clone()),
         }))
     }

@@ -323,10 +323,32 @@ impl Hand for Dispatch<'_> {
 /// One scheduled request, from send to its record in the writer's queue.
 pub(crate) async fn send(client: Arc<Client>, ctx: Arc<RequestContext>, job: Scheduled) {
     // A -mix group's own -max-workers: the request waits for a slot, and
-    // the wait shows as its lag (it is stamped when it is sent).
+    // the wait shows as its lag (it is stamped when it is sent). A stop
+    // while it waits (Ctrl-C, a closed output) sends it no more and gives
+    // its ticket back, as the pacer thread does for -max-workers: a
+    // group's backlog went out after a closed stdout, 2 a second for
+    // seconds (the fault matrix's Mix x Endless x ClosedStdout).
     let group = job.target.group.clone();
     let _slot = match group.as_ref().and_then(|g| g.slots.as_ref()) {
-        Some(slots) => slots.acquire().await.ok(),
+        Some(slots) => {
+            let got = match slots.try_acquire() {
+                Ok(p) => Some(p),
+                Err(_) => tokio::select! {
+                    p = slots.acquire() => p.ok(),
+                    () = ctx.stopper.stopped() => None,
+                },
+            };
+            // Whichever way it came, a slot after the stop is not used:
+            // the group's later requests give up alike, and what it sent
+            // stays a prefix of its schedule.
+            if got.is_none() || ctx.stopper.is_stopped() {
+                if let Some(r) = ctx.returned.get() {
+                    r.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                return;
+            }
+            got
+        }
         None => None,
     };
     let done = request(&client, job.target, job.seq, job.scheduled, ctx.clock).await;

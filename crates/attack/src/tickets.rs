@@ -95,7 +95,7 @@ pub(crate) struct Tickets {
     /// `u64::MAX` before.
     cutoff: AtomicU64,
     /// Issued tickets given back unsent (due after the cut-off).
-    returned: AtomicU64,
+    returned: Arc<AtomicU64>,
     now: Now,
     stopper: Stopper,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
@@ -136,7 +136,7 @@ impl Tickets {
         Tickets {
             lanes,
             cutoff: AtomicU64::new(u64::MAX),
-            returned: AtomicU64::new(0),
+            returned: Arc::new(AtomicU64::new(0)),
             now,
             stopper,
             lazy,
@@ -317,6 +317,15 @@ impl Tickets {
     /// thread) does, so what is sent stays a prefix.
     pub(crate) fn give_back(&self) {
         self.returned.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The count of tickets given back, for requests that give theirs
+    /// back themselves: a `-mix` group's, stopped while waiting for the
+    /// group's `-max-workers` slot. They wait in their order (the slot's
+    /// queue is first come, first served), so what each group sends
+    /// stays a prefix of its schedule.
+    pub(crate) fn returns(&self) -> Arc<AtomicU64> {
+        self.returned.clone()
     }
 
     /// Tickets issued so far over every lane, less those given back

@@ -49,6 +49,11 @@ const WRITER_WAKE_RECORDS: u32 = 512;
 pub(crate) struct RequestContext {
     pub(crate) tx: SyncSender<Batch>,
     pub(crate) clock: Clock,
+    /// The attack's stop: a request still waiting for its `-mix` group's
+    /// slot then goes out no more.
+    pub(crate) stopper: crate::Stopper,
+    /// Where such a request gives its ticket back ([`crate::tickets::Tickets::returns`]).
+    pub(crate) returned: std::sync::OnceLock<Arc<std::sync::atomic::AtomicU64>>,
     pub(crate) _writer: WakeOnDrop,
 }
 
