@@ -160,7 +160,7 @@ pub(crate) fn json_path(s: &str) -> Option<Vec<Step>> {
 }
 
 /// At most 60 characters of what was found, for the error text.
-struct Shown<'a>(&'a str);
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -35,6 +35,7 @@ mod config;
 mod conn;
 mod error;
 mod events;
+mod extract;
 mod grpc;
 pub mod h1;
 mod h2;
@@ -56,6 +57,7 @@ pub use config::{
 };
 pub use error::Failure;
 pub use events::{Stamps, StreamMode, StreamSpec, Tape, Taped};
+pub use extract::{BadExtract, Extract, MAX_VALUE_BYTES};
 pub use grpc::{
     frame as grpc_frame, prepare_body as grpc_prepare_body, reflect as grpc_reflect,
     status_name as grpc_status_name, GrpcStreams, Prepared as GrpcPrepared, ProtoSet,

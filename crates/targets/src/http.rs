@@ -26,6 +26,21 @@ pub struct HttpTargets<R: BufRead> {
     buf: Vec<u8>,
     /// The line the last target began on.
     start: u64,
+    /// Reading a flow (`-format flow`): its step directives (`:check`,
+    /// `:extract`, `:think`) are kept here, with their lines, for the
+    /// flow's reader; elsewhere they are unknown.
+    flow: Option<Vec<Directive>>,
+}
+
+/// A flow step's directive line, as typed: its line, word and value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directive {
+    /// Where it is.
+    pub line: u64,
+    /// `check`, `extract` or `think`.
+    pub word: String,
+    /// What follows the word, trimmed.
+    pub value: String,
 }
 
 /// `^[A-Z]+\s`: what vegeta takes for the start of a request line.
@@ -49,7 +64,22 @@ impl<R: BufRead> HttpTargets<R> {
             peeked: None,
             buf: Vec::new(),
             start: 0,
+            flow: None,
         }
+    }
+
+    /// A reader of a flow's steps: as [`HttpTargets::new`], and keeping
+    /// each step's `:check`, `:extract` and `:think` lines
+    /// ([`HttpTargets::take_directives`]).
+    pub fn flow(input: R, source: &str, defaults: Defaults) -> Self {
+        let mut r = Self::new(input, source, defaults);
+        r.flow = Some(Vec::new());
+        r
+    }
+
+    /// The step directives of the target read last.
+    pub fn take_directives(&mut self) -> Vec<Directive> {
+        self.flow.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The line the last target began on.
@@ -194,11 +224,17 @@ impl<R: BufRead> HttpTargets<R> {
 
 impl<R: BufRead> HttpTargets<R> {
     /// Applies a directive line (after its colon) to `target`.
-    fn directive(&self, line: &str, target: &mut Target) -> Result<(), TargetError> {
+    fn directive(&mut self, line: &str, target: &mut Target) -> Result<(), TargetError> {
         let (word, value) = line
             .split_once(char::is_whitespace)
             .map_or((line, ""), |(w, v)| (w, v.trim()));
         match word {
+            "weight" if self.flow.is_some() => {
+                return Err(self.err(
+                    "a flow's step has no :weight (its steps go in order; weigh flows with -mix)"
+                        .into(),
+                ))
+            }
             "weight" => {
                 let w = value
                     .parse::<u32>()
@@ -222,6 +258,21 @@ impl<R: BufRead> HttpTargets<R> {
                     return Err(self.err("a second :name for one target".into()));
                 }
                 target.name = value.to_string();
+            }
+            "check" | "extract" | "think" if self.flow.is_some() => {
+                let line = self.line_no;
+                if let Some(kept) = self.flow.as_mut() {
+                    kept.push(Directive {
+                        line,
+                        word: word.to_string(),
+                        value: value.to_string(),
+                    });
+                }
+            }
+            _ if self.flow.is_some() => {
+                return Err(self.err(format!(
+                    "unknown directive :{word} (a flow's step takes :name NAME, :check CONDITION, :extract VAR EXPR and :think DELAY)"
+                )))
             }
             _ => {
                 return Err(self.err(format!(

@@ -7,6 +7,8 @@
 //!   `body` and a `header` object of string arrays.
 //! - [`CurlTargets`]: curl command lines (`-format curl`).
 //! - [`HarTargets`]: a HAR 1.2 file's requests (`-format har`).
+//! - [`Flow`]: a session's steps (`-format flow`): http-format targets
+//!   with `:check`, `:extract` and `:think` lines.
 //! - [`read_mix`]: a `-mix` YAML file's groups, each with its targets and
 //!   schedule.
 //! - [`TargetReader`]: any of them behind one `next()`, so the attack can
@@ -30,6 +32,7 @@ mod bounded;
 mod curl;
 mod defaults;
 mod error;
+mod flow;
 mod har;
 mod http;
 mod json;
@@ -44,8 +47,9 @@ pub use bounded::{mib, read_bounded, Unread, MAX_BODY, MAX_FILE, MAX_LINE};
 pub use curl::CurlTargets;
 pub use defaults::Defaults;
 pub use error::{BadValue, TargetError};
+pub use flow::{Extraction, Flow, FlowStep, StepCheck, Think, MAX_STEPS};
 pub use har::{Filter, HarTargets};
-pub use http::HttpTargets;
+pub use http::{Directive, HttpTargets};
 pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
 pub use mix::{read_mix, MixGroup};

@@ -14,6 +14,7 @@
 //! | `/delay/US` | 200 after US microseconds (a thread's sleep: precise) |
 //! | `/redirect/N` | 302 to `/redirect/N-1`; `/redirect/0` is 200 |
 //! | `/bytes/N` | 200 with an N-byte body |
+//! | `/login`, `/me`, `/items`, `/items/M` | a stateful app for flows: see [`AppTally`] |
 //! | anything else | 404 |
 //!
 //! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
@@ -31,6 +32,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod app;
 mod blackhole;
 mod capacity;
 mod child;
@@ -48,6 +50,7 @@ mod stoppable;
 mod tls;
 mod ws;
 
+pub use app::AppTally;
 pub use blackhole::Blackhole;
 pub use capacity::CapacityServer;
 pub use child::{Child, ChildResult};

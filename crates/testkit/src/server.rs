@@ -64,6 +64,8 @@ pub(crate) struct State {
     accepted: Mutex<Vec<(i64, SocketAddr)>>,
     /// Each TLS handshake's client, start and end (unix ns).
     handshakes: Mutex<Vec<(SocketAddr, i64, i64)>>,
+    /// The stateful app's sessions and items (`crate::app`).
+    app: crate::app::App,
 }
 
 /// How a [`Server`] listens and greets: where, TLS, and the delays that
@@ -218,6 +220,11 @@ impl Server {
     /// Requests received so far.
     pub fn count(&self) -> u64 {
         self.state.count.load(Ordering::SeqCst)
+    }
+
+    /// What the stateful app (`/login`, `/me`, `/items`) answered.
+    pub fn app(&self) -> crate::AppTally {
+        self.state.app.tally()
     }
 
     /// Connections accepted so far.
@@ -477,6 +484,13 @@ pub(crate) async fn route(
         .collect();
     if let Some(r) = crate::events::route(&segs) {
         return Ok(r);
+    }
+    if let Some(r) = state.app.route(&parts, &segs) {
+        let (head, body) = r.into_parts();
+        return Ok(Response::from_parts(
+            head,
+            Full::new(Bytes::from(body)).boxed(),
+        ));
     }
     let num = |i: usize| segs.get(i).and_then(|s| s.parse::<u64>().ok());
     Ok(match (segs.first().copied().unwrap_or(""), num(1)) {

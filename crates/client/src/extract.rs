@@ -1,0 +1,217 @@
+//! A flow step's `:extract VAR EXPR`: a value taken from an answer for
+//! later steps' `{{VAR}}`. Bodies are read over their first
+//! [`CHECK_BODY_BYTES`], as the checks read them; a value is at most
+//! [`MAX_VALUE_BYTES`].
+
+use std::{fmt, str::FromStr};
+
+use regex::bytes::Regex;
+use serde_json::Value;
+
+use crate::check::{json_path, lookup, Shown, Step, CHECK_BODY_BYTES};
+
+/// The longest value a variable may hold: past it the step fails.
+pub const MAX_VALUE_BYTES: usize = 64 << 10;
+
+/// What an `:extract` takes from an answer.
+#[derive(Clone, Debug)]
+pub enum Extract {
+    /// `json:.path`: a string as it is, another value as JSON.
+    Json(Vec<Step>, String),
+    /// `header:Name`: the first such header's value.
+    Header(String),
+    /// `cookie:Name`: the value a `Set-Cookie` of the answer gives it.
+    Cookie(String),
+    /// `body~REGEX`: the first match's first group.
+    Body(Regex),
+    /// `status`: the status code.
+    Status,
+}
+
+/// An expression that could not be read: why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadExtract(pub String);
+
+impl fmt::Display for BadExtract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Extract {
+    type Err = BadExtract;
+
+    fn from_str(s: &str) -> Result<Self, BadExtract> {
+        let bad = |why: String| BadExtract(format!("{s}: {why}"));
+        if s == "status" {
+            return Ok(Extract::Status);
+        }
+        if let Some(path) = s.strip_prefix("json:") {
+            return json_path(path)
+                .map(|steps| Extract::Json(steps, path.to_string()))
+                .ok_or_else(|| bad("a path such as .data.items[0].id (from the top: .)".into()));
+        }
+        if let Some(name) = s.strip_prefix("header:").filter(|n| !n.is_empty()) {
+            return Ok(Extract::Header(name.to_string()));
+        }
+        if let Some(name) = s.strip_prefix("cookie:").filter(|n| !n.is_empty()) {
+            return Ok(Extract::Cookie(name.to_string()));
+        }
+        if let Some(r) = s.strip_prefix("body~") {
+            let r = Regex::new(r).map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+            if r.captures_len() < 2 {
+                return Err(bad(
+                    "the regex needs a group for the value: body~\"id\":(\\d+)".into(),
+                ));
+            }
+            return Ok(Extract::Body(r));
+        }
+        Err(bad(
+            "use json:.path, header:Name, cookie:Name, body~REGEX with a group, or status".into(),
+        ))
+    }
+}
+
+impl Extract {
+    /// Whether it reads the body.
+    pub fn needs_body(&self) -> bool {
+        matches!(self, Extract::Json(..) | Extract::Body(_))
+    }
+
+    /// Whether it reads the headers.
+    pub fn needs_headers(&self) -> bool {
+        matches!(self, Extract::Header(_) | Extract::Cookie(_))
+    }
+
+    /// What it finds in an answer, or why not (the words after
+    /// `extract VAR: `).
+    pub fn apply(
+        &self,
+        code: u16,
+        body: &[u8],
+        headers: &[(String, String)],
+    ) -> Result<String, String> {
+        let body = &body[..body.len().min(CHECK_BODY_BYTES as usize)];
+        let value = match self {
+            Extract::Status => code.to_string(),
+            Extract::Json(path, text) => {
+                let doc: Value = serde_json::from_slice(body)
+                    .map_err(|_| format!("json {text}: the body is not JSON"))?;
+                match lookup(&doc, path) {
+                    None | Some(Value::Null) => return Err(format!("json {text} not found")),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                }
+            }
+            Extract::Header(name) => headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| format!("header {name} not found"))?,
+            Extract::Cookie(name) => headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+                .filter_map(|(_, v)| cookie_store::RawCookie::parse(v.as_str()).ok())
+                .find(|c| c.name() == name)
+                .map(|c| c.value().to_string())
+                .ok_or_else(|| format!("cookie {name} not set"))?,
+            Extract::Body(r) => {
+                let found = r
+                    .captures(body)
+                    .and_then(|c| c.get(1))
+                    .ok_or_else(|| format!("body~{} not found", r.as_str()))?;
+                String::from_utf8(found.as_bytes().to_vec())
+                    .map_err(|_| format!("body~{}: the value is not UTF-8", Shown(r.as_str())))?
+            }
+        };
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(format!(
+                "the value is {} bytes, over the {} KiB a variable holds",
+                value.len(),
+                MAX_VALUE_BYTES >> 10
+            ));
+        }
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(expr: &str, code: u16, body: &str, headers: &[(&str, &str)]) -> Result<String, String> {
+        let h: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        expr.parse::<Extract>()
+            .unwrap()
+            .apply(code, body.as_bytes(), &h)
+    }
+
+    #[test]
+    fn each_kind_finds_its_value_or_says_why_not() {
+        let body = r#"{"access_token":"abc","n":5,"user":{"ids":[7,8]},"none":null}"#;
+        let h = [
+            ("X-Request-Id", "r-1"),
+            ("Set-Cookie", "theme=dark; Path=/"),
+            ("set-cookie", "sid=s%3D1; HttpOnly; Secure"),
+        ];
+        let ok: &[(&str, &str)] = &[
+            ("json:.access_token", "abc"),
+            ("json:.n", "5"),
+            ("json:.user.ids[1]", "8"),
+            ("json:.user", r#"{"ids":[7,8]}"#),
+            ("header:x-request-id", "r-1"),
+            ("cookie:sid", "s%3D1"),
+            ("cookie:theme", "dark"),
+            (r#"body~"access_token":"(\w+)""#, "abc"),
+            ("status", "201"),
+        ];
+        for (expr, want) in ok {
+            assert_eq!(take(expr, 201, body, &h).as_deref(), Ok(*want), "{expr}");
+        }
+        let missing: &[(&str, &str)] = &[
+            ("json:.token", "json .token not found"),
+            ("json:.none", "json .none not found"),
+            ("header:X-Token", "header X-Token not found"),
+            ("cookie:session", "cookie session not set"),
+            ("body~id=(\\d+)", "body~id=(\\d+) not found"),
+        ];
+        for (expr, want) in missing {
+            assert_eq!(take(expr, 200, body, &h), Err(want.to_string()), "{expr}");
+        }
+        assert_eq!(
+            take("json:.a", 200, "<html>", &[]).unwrap_err(),
+            "json .a: the body is not JSON"
+        );
+        let long = format!(r#"{{"a":"{}"}}"#, "x".repeat(MAX_VALUE_BYTES + 1));
+        assert!(take("json:.a", 200, &long, &[])
+            .unwrap_err()
+            .contains("over the 64 KiB"));
+    }
+
+    #[test]
+    fn a_body_is_read_over_its_first_mebibyte() {
+        let body = format!("{}id=7", " ".repeat(CHECK_BODY_BYTES as usize));
+        assert!(take("body~id=(\\d+)", 200, &body, &[]).is_err());
+        assert_eq!(
+            take("body~id=(\\d+)", 200, &body[1000..], &[]).unwrap(),
+            "7"
+        );
+    }
+
+    #[test]
+    fn bad_expressions_are_refused() {
+        for (expr, why) in [
+            ("json:token", "json:token: a path such as"),
+            ("body~(", "body~(: regex parse error"),
+            ("body~\\d+", "body~\\d+: the regex needs a group"),
+            ("header:", "header:: use json:.path"),
+            ("xml:/a", "xml:/a: use json:.path"),
+        ] {
+            let e = expr.parse::<Extract>().unwrap_err();
+            assert!(e.0.starts_with(why), "{expr}: {e}");
+        }
+    }
+}
