@@ -93,6 +93,9 @@ pub(crate) fn targets(
         None => None,
         Some(path) => Some(Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?),
     };
+    if a.format == barrage_targets::Format::Flow {
+        return crate::flow::targets(a, reader, feed, shard);
+    }
     let protos = match &a.proto_set {
         None => None,
         Some(path) => Some(
@@ -277,6 +280,8 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         stream: stream_spec(a)?,
         ws_events: a.ws_events,
         grpc_streams: Default::default(),
+        // A flow's steps' (set once the flow is read).
+        step_reads: (false, false),
     };
     Ok(Setup {
         reader,
@@ -405,10 +410,13 @@ pub fn run(a: AttackArgs) -> Outcome {
         return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
     }
     schedule::refuse_combinations(&a)?;
+    if a.format == barrage_targets::Format::Flow {
+        crate::flow::refuse_combinations(&a)?;
+    }
     let Setup {
         reader,
         mut config,
-        client,
+        mut client,
     } = setup(&a)?;
     let targets = match &a.mix {
         Some(path) => schedule::mix(&a, path, &mut config)?,
@@ -419,6 +427,9 @@ pub fn run(a: AttackArgs) -> Outcome {
             Some(&client),
         )?,
     };
+    if let Targets::Flow(plan) = &targets {
+        client.step_reads = plan.reads();
+    }
     if a.hold.is_some() {
         let Targets::Fixed(all) = &targets else {
             return usage("-hold takes targets read up front, without placeholders or -lazy");

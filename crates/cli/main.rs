@@ -12,6 +12,7 @@ mod dump;
 mod exit;
 mod export;
 mod failed;
+mod flow;
 mod inputs;
 mod live;
 mod manual;

@@ -16,6 +16,7 @@ pub fn destinations(targets: &Targets) -> Vec<Destination> {
             .iter()
             .flat_map(|g| g.targets.iter().map(|t| &**t))
             .collect(),
+        Targets::Flow(plan) => plan.steps.iter().map(|s| &*s.prepared).collect(),
         Targets::Lazy(_) => Vec::new(),
     };
     let mut out: Vec<Destination> = Vec::new();

@@ -22,7 +22,7 @@ use crate::{
     tickets::{since, Lane, Tickets},
     workers::Workers,
     writer::{write_hits, Batch, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, Due, HitSink, Stopper, Targets,
+    AttackConfig, ClientConfig, HitSink, Stopper, Targets,
 };
 
 /// Most distinct hosts whose connections are opened before the attack.
@@ -79,11 +79,11 @@ const QUEUE: usize = 1024;
 /// A configured attack, ready to run: runtime started, client built (so
 /// TLS mistakes surface before any request).
 pub struct Attack {
-    config: AttackConfig,
-    workers: Workers,
+    pub(crate) config: AttackConfig,
+    pub(crate) workers: Workers,
     /// Drives the pacer's waits for a worker slot (`-max-workers`).
     local: Runtime,
-    watch: Watch,
+    pub(crate) watch: Watch,
 }
 
 /// A running attack's count of requests sent, for progress displays
@@ -92,7 +92,7 @@ pub struct Attack {
 #[derive(Clone, Default)]
 pub struct Watch(
     Arc<std::sync::OnceLock<Arc<Tickets>>>,
-    Arc<crate::hold::HoldCounts>,
+    pub(crate) Arc<crate::hold::HoldCounts>,
 );
 
 impl Watch {
@@ -194,7 +194,11 @@ impl Attack {
         }
         // -start-at: nothing goes out before it (the connections are
         // already open).
-        let Some(ctx) = self.wait_for_start(tx, &writer, &stopper) else {
+        let flow = match &targets {
+            Targets::Flow(plan) => Some(plan.clone()),
+            _ => None,
+        };
+        let Some(ctx) = self.wait_for_start(tx, &writer, &stopper, flow) else {
             return Ok(self.finish(writer, 0, StopReason::Stopped, None));
         };
         let clock = ctx.clock;
@@ -203,6 +207,17 @@ impl Attack {
         let tickets = Arc::new(match targets {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, now, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, now, stopper.clone()),
+            // A session's ticket carries its first step (the session runs
+            // the rest: `crate::session`).
+            Targets::Flow(plan) => {
+                let first = plan
+                    .steps
+                    .iter()
+                    .map(|s| s.prepared.clone())
+                    .take(1)
+                    .collect();
+                Tickets::fixed(first, pacer, now, stopper.clone())
+            }
             Targets::Groups(groups) => {
                 let lanes = groups
                     .into_iter()
@@ -289,7 +304,7 @@ impl Attack {
     }
 
     /// The writer thread over `sink`, and the queue into it.
-    fn spawn_writer(
+    pub(crate) fn spawn_writer(
         &self,
         sink: Box<dyn HitSink>,
         stopper: &Stopper,
@@ -313,11 +328,12 @@ impl Attack {
     /// Waits for `-start-at`, then the requests' shared context; `None`
     /// when the attack was stopped before its start (the queue is closed
     /// and the writer woken to end).
-    fn wait_for_start(
+    pub(crate) fn wait_for_start(
         &self,
         tx: mpsc::SyncSender<Batch>,
         writer: &WriterThread,
         stopper: &Stopper,
+        flow: Option<Arc<crate::FlowPlan>>,
     ) -> Option<Arc<RequestContext>> {
         let clock = Clock::new(self.config.start_at);
         if clock.start > Instant::now() && !stopper.sleep_until(clock.start) {
@@ -330,100 +346,9 @@ impl Attack {
             clock,
             stopper: stopper.clone(),
             returned: std::sync::OnceLock::new(),
+            flow,
             _writer: WakeOnDrop(writer.0.thread().clone()),
         }))
-    }
-
-    /// `-hold`: opens `hold.connections` WebSocket connections to
-    /// `targets` (in turn) at the attack's rate and holds them until its
-    /// duration ends or it is stopped; see [`Hold`](crate::Hold).
-    pub fn run_hold(
-        mut self,
-        targets: Vec<Arc<PreparedTarget>>,
-        hold: crate::Hold,
-        sink: Box<dyn HitSink>,
-        stopper: Stopper,
-    ) -> Result<AttackReport, AttackError> {
-        let (tx, writer) = self.spawn_writer(sink, &stopper)?;
-        let Some(ctx) = self.wait_for_start(tx, &writer, &stopper) else {
-            return Ok(self.finish(writer, 0, StopReason::Stopped, None));
-        };
-        let clock = ctx.clock;
-        let seqs = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let counts = self.watch.1.clone();
-        let end = self.config.duration.map(|d| clock.start + d);
-        // The one schedule of every attack: the k-th open of this process
-        // is due when the k-th request would be, so -stages ramps the opens
-        // and -shard i/n opens connections i, i + n, … of the -hold N that
-        // all shards hold together.
-        let pacer = AttackConfig {
-            requests: Some(hold.connections),
-            ..self.config.clone()
-        }
-        .pacer(self.config.rate, self.config.stages.clone(), 0);
-        let lanes = self.workers.len() as u64;
-        let targets = Arc::new(targets);
-        self.run_loops(&stopper, lanes as usize, |lane, client| {
-            let (ctx, seqs, stopper, targets, counts, pacer) = (
-                ctx.clone(),
-                seqs.clone(),
-                stopper.clone(),
-                targets.clone(),
-                counts.clone(),
-                pacer.clone(),
-            );
-            async move {
-                let mut held = Vec::new();
-                for k in (lane..).step_by(lanes.max(1) as usize) {
-                    let elapsed = clock.start.elapsed().as_nanos() as u64;
-                    let due = match pacer.due(k, elapsed) {
-                        Due::At(at) => clock.start + Duration::from_nanos(at),
-                        Due::Now => Instant::now(),
-                        Due::Stop => break,
-                    };
-                    // An open due at the end would be held for nothing.
-                    if end.is_some_and(|e| due >= e) {
-                        break;
-                    }
-                    tokio::select! {
-                        biased;
-                        () = stopper.stopped() => break,
-                        () = tokio::time::sleep_until(due.into()) => {}
-                    }
-                    let i = pacer.global(k);
-                    let holding = crate::hold::Holding {
-                        client: client.clone(),
-                        target: targets[(i % targets.len() as u64) as usize].clone(),
-                        ctx: ctx.clone(),
-                        seqs: seqs.clone(),
-                        counts: counts.clone(),
-                        every: hold.every,
-                        end,
-                        stopper: stopper.clone(),
-                    };
-                    held.push(tokio::spawn(holding.run(due)));
-                }
-                for h in held {
-                    let _ = h.await;
-                }
-            }
-        });
-        drop(ctx);
-        // Records owed: opens and messages started (a record is numbered
-        // when it ends) and the server's closes, so that a second Ctrl-C
-        // counts the opens and messages it abandons.
-        let sent = self
-            .watch
-            .1
-            .sent
-            .load(std::sync::atomic::Ordering::SeqCst)
-            .max(seqs.load(std::sync::atomic::Ordering::SeqCst));
-        let reason = if stopper.is_stopped() {
-            StopReason::Stopped
-        } else {
-            StopReason::Done
-        };
-        Ok(self.finish(writer, sent, reason, None))
     }
 
     /// Opens `-workers` connections (capped by `-max-workers`) to each of
@@ -478,7 +403,7 @@ impl Attack {
     /// [`Stopper::abandon`] the worker runtimes are dropped first, and with
     /// them the requests in flight and their hold on the writer's queue:
     /// the writer then writes what had finished and ends.
-    fn finish(
+    pub(crate) fn finish(
         &mut self,
         (writer, ended, stopper): WriterThread,
         scheduled: u64,
@@ -517,7 +442,7 @@ impl Attack {
     /// Runs `n` loops made by `make` (given their number and their
     /// thread's client), spread over the worker threads in turn, and waits
     /// for all of them (or for `stopper` to be abandoned).
-    fn run_loops<F, L>(&mut self, stopper: &Stopper, n: usize, mut make: F)
+    pub(crate) fn run_loops<F, L>(&mut self, stopper: &Stopper, n: usize, mut make: F)
     where
         F: FnMut(u64, Arc<Client>) -> L,
         L: std::future::Future<Output = ()> + Send + 'static,

@@ -191,6 +191,11 @@ impl Hand for Inline {
         // attack by each loop (18,000 in the held-connections cell); it
         // was 768 bytes, is 456.
         async move {
+            if let Some(plan) = self.ctx.flow.clone() {
+                let at = self.ctx.clock.unix(Instant::now());
+                Box::pin(crate::session::run(&self.client, &self.ctx, &plan, seq, at)).await;
+                return true;
+            }
             if self.client.pipeline() > 1 {
                 self.batch.push((target, seq));
                 if self.batch.len() >= self.client.pipeline() {
@@ -322,6 +327,18 @@ impl Hand for Dispatch<'_> {
 
 /// One scheduled request, from send to its record in the writer's queue.
 pub(crate) async fn send(client: Arc<Client>, ctx: Arc<RequestContext>, job: Scheduled) {
+    if let Some(plan) = ctx.flow.clone() {
+        Box::pin(crate::session::run(
+            &client,
+            &ctx,
+            &plan,
+            job.seq,
+            job.scheduled,
+        ))
+        .await;
+        drop(job.slot);
+        return;
+    }
     // A -mix group's own -max-workers: the request waits for a slot, and
     // the wait shows as its lag (it is stamped when it is sent). A stop
     // while it waits (Ctrl-C, a closed output) sends it no more and gives

@@ -48,6 +48,7 @@ mod limits;
 mod outcome;
 mod pacer;
 mod scheduler;
+mod session;
 mod shard;
 mod sink;
 mod source;
@@ -59,10 +60,11 @@ mod writer;
 
 pub use attack::{Attack, Watch};
 pub use barrage_client::{
-    grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, DnsSelect, Failure,
-    GrpcReflector, H1Engine, PreparedTarget, ProtoSet, Proxies, Response, StreamMode, StreamSpec,
-    TlsError, WsFrame, WsHeld, DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE, DEFAULT_PIPELINE,
-    DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD, MAX_HEAD_BYTES, MAX_KEPT_BODY,
+    grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, DnsSelect, Extract, Failure,
+    GrpcReflector, H1Engine, PreparedTarget, ProtoSet, Proxies, Response, StepReads, StreamMode,
+    StreamSpec, TlsError, WsFrame, WsHeld, DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE,
+    DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, GRPC_METHOD, MAX_HEAD_BYTES,
+    MAX_KEPT_BODY,
 };
 pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_WORKERS};
@@ -70,6 +72,7 @@ pub use hold::Hold;
 pub use limits::raise_open_files_limit;
 pub use outcome::{AttackError, AttackReport, StopReason};
 pub use pacer::{Due, Pacer};
+pub use session::{FlowPlan, PlanStep, Render, ThinkTime};
 pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
 pub use sink::HitSink;
 pub use source::{Group, SourceError, TargetSource, Targets};

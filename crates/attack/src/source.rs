@@ -33,6 +33,8 @@ pub enum Targets {
     /// A `-mix`: groups, each with its own targets and schedule, in one
     /// attack.
     Groups(Vec<Group>),
+    /// A flow (`-format flow`): each ticket a session of its steps.
+    Flow(Arc<crate::FlowPlan>),
 }
 
 /// One group of a `-mix`: its targets (read up front, weighted as they

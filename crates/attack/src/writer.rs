@@ -54,6 +54,8 @@ pub(crate) struct RequestContext {
     pub(crate) stopper: crate::Stopper,
     /// Where such a request gives its ticket back ([`crate::tickets::Tickets::returns`]).
     pub(crate) returned: std::sync::OnceLock<Arc<std::sync::atomic::AtomicU64>>,
+    /// A flow's attack (`-format flow`): each ticket is a session.
+    pub(crate) flow: Option<Arc<crate::FlowPlan>>,
     pub(crate) _writer: WakeOnDrop,
 }
 
@@ -90,6 +92,15 @@ pub(crate) struct Finished {
     events: Vec<u64>,
     event_count: u64,
     event_malformed: u64,
+    /// A flow's request: its session and step.
+    pub(crate) session: Option<barrage_model::SessionMark>,
+}
+
+impl Finished {
+    /// Whether it is a success: no error, and a status that is none.
+    pub(crate) fn ok(&self) -> bool {
+        self.error.is_empty()
+    }
 }
 
 /// Sends one request and tells how it went.
@@ -166,6 +177,7 @@ pub(crate) fn record(
         events: Vec::new(),
         event_count: 0,
         event_malformed: 0,
+        session: None,
     };
     match result {
         Ok(r) => {
@@ -372,6 +384,7 @@ pub(crate) fn write_hits(
                 hit.events = done.events;
                 hit.event_count = done.event_count;
                 hit.event_malformed = done.event_malformed;
+                hit.session = done.session;
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;

@@ -20,10 +20,12 @@ use crate::{
 mod pipeline;
 mod queued;
 mod redirect;
+mod step;
 mod taped;
 mod words;
 
 use redirect::resolve;
+pub use step::{SessionState, StepReads, MAX_COOKIES};
 use words::{go_op, timed_out};
 
 /// Most times a request is sent again because the reused connection it
@@ -200,9 +202,12 @@ impl Client {
         let checks = cfg.checks.clone().filter(|c| !c.0.is_empty());
         let kept_body = match &checks {
             Some(c) if c.need_body() => record_body.max(crate::CHECK_BODY_BYTES),
+            _ if cfg.step_reads.0 => record_body.max(crate::CHECK_BODY_BYTES),
             _ => record_body,
         };
-        let keep_headers = cfg.keep_headers || checks.as_ref().is_some_and(|c| c.need_headers());
+        let keep_headers = cfg.keep_headers
+            || cfg.step_reads.1
+            || checks.as_ref().is_some_and(|c| c.need_headers());
         Client {
             pool,
             shape: Shape {

@@ -196,6 +196,10 @@ pub struct ClientConfig {
     /// `-ws-events`: server messages a WebSocket request waits for, each
     /// an event (0: one reply, not an event).
     pub ws_events: u32,
+    /// A flow's steps (`-format flow`): whether some step reads answers'
+    /// bodies, and whether some reads their headers (its `:check`s and
+    /// `:extract`s, or the cookie jar), as `-check` would.
+    pub step_reads: (bool, bool),
 }
 
 impl Default for ClientConfig {
@@ -236,6 +240,7 @@ impl Default for ClientConfig {
             ws_events: 0,
             grpc_streams: Default::default(),
             pipeline: DEFAULT_PIPELINE,
+            step_reads: (false, false),
         }
     }
 }

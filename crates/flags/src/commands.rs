@@ -109,9 +109,12 @@ pub struct AttackArgs {
     /// Targets file
     #[arg(long, default_value = "stdin")]
     pub targets: String,
-    /// Targets format: http, json, curl (curl command lines, as "Copy as cURL" gives them) or har (a HAR 1.2 file's requests)
+    /// Targets format: http, json, curl (curl command lines, as "Copy as cURL" gives them), har (a HAR 1.2 file's requests) or flow (one session's steps in the http format, with :name, :check, :extract VAR EXPR and :think lines; -rate is then sessions a second)
     #[arg(long, default_value = "http")]
     pub format: Format,
+    /// With -format flow: each session keeps the cookies its answers set and sends them back (RFC 6265's domain, path, expiry and Secure rules)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub cookies: bool,
     /// With -format har: keep only the requests whose URL matches this regular expression
     #[arg(long, value_parser = parse_filter)]
     pub har_filter: Option<barrage_targets::Filter>,

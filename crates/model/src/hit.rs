@@ -56,6 +56,75 @@ pub struct Hit {
     pub event_count: u64,
     /// SSE lines that were not SSE (no known field), skipped and counted.
     pub event_malformed: u64,
+    /// A flow's request (`-format flow`): its session and step; `None`
+    /// for a request that is no flow's (and in older streams). Its step's
+    /// name is the record's `name`.
+    pub session: Option<SessionMark>,
+}
+
+/// Where a flow's request stands in its session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionMark {
+    /// The session's number in the schedule (its ticket's, as `seq`).
+    pub id: u64,
+    /// The step's index in the flow, from 0.
+    pub step: u32,
+    /// Whether the session ended with this request, and how. A session
+    /// the attack's end (its `-duration`, Ctrl-C) stopped between steps
+    /// has no such record: it is started and not ended.
+    pub end: SessionEnd,
+    /// On the request that ends its session: from the session's first
+    /// send to this answer's end (think times included), ns; else 0.
+    pub took: u64,
+}
+
+/// How a session stands after one of its requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// It goes on to its next step.
+    #[default]
+    Going,
+    /// Its last step is done and succeeded.
+    Completed,
+    /// This step failed (its record's error says why): the session ends.
+    Failed,
+}
+
+impl SessionEnd {
+    /// The wire's number for it.
+    pub fn code(self) -> u64 {
+        match self {
+            SessionEnd::Going => 0,
+            SessionEnd::Completed => 1,
+            SessionEnd::Failed => 2,
+        }
+    }
+
+    /// The end a wire number stands for.
+    pub fn of_code(code: u64) -> Option<SessionEnd> {
+        Some(match code {
+            0 => SessionEnd::Going,
+            1 => SessionEnd::Completed,
+            2 => SessionEnd::Failed,
+            _ => return None,
+        })
+    }
+
+    /// How dump's JSON says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            SessionEnd::Going => "",
+            SessionEnd::Completed => "completed",
+            SessionEnd::Failed => "failed",
+        }
+    }
+
+    /// The end a word of [`SessionEnd::word`] names.
+    pub fn of_word(word: &str) -> Option<SessionEnd> {
+        [SessionEnd::Going, SessionEnd::Completed, SessionEnd::Failed]
+            .into_iter()
+            .find(|e| e.word() == word)
+    }
 }
 
 /// Fields a record's source does not have (vegeta's CSV and JSON have no

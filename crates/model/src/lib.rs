@@ -41,7 +41,7 @@ pub mod weights;
 pub mod words;
 
 pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
-pub use hit::{Hit, Lacks, CHECK_FAILED, GRPC_FAILED};
+pub use hit::{Hit, Lacks, SessionEnd, SessionMark, CHECK_FAILED, GRPC_FAILED};
 pub use link::Link;
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};

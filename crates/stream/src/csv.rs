@@ -198,6 +198,7 @@ impl<R: Read> CsvReader<R> {
         hit.events.clear();
         hit.event_count = 0;
         hit.event_malformed = 0;
+        hit.session = None;
         hit.bytes_out = num(text(3, "bytes_out")?, 4, "bytes out", line)?;
         hit.bytes_in = num(text(4, "bytes_in")?, 5, "bytes in", line)?;
         set(&mut hit.error, text(5, "error")?);

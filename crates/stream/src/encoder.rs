@@ -6,8 +6,8 @@ use crate::wire::{
     most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
     FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
     ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
-    ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW,
-    X_REMOTE,
+    ITEM_SESSION, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL,
+    X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -272,6 +272,15 @@ impl<W: Write> Encoder<W> {
                 let us = at / 1000;
                 put_varint(&mut self.frame, us.saturating_sub(last));
                 last = last.max(us);
+            }
+        }
+        if let Some(m) = &hit.session {
+            put_varint(&mut self.frame, ITEM_SESSION);
+            put_varint(&mut self.frame, m.id);
+            put_varint(&mut self.frame, u64::from(m.step));
+            put_varint(&mut self.frame, m.end.code());
+            if m.end != barrage_model::SessionEnd::Going {
+                put_varint(&mut self.frame, m.took);
             }
         }
         // Interning may have reset the table; read `prev` only now.

@@ -1,15 +1,15 @@
 //! One item of a frame's payload, decoded: a string for the table, a
 //! fact about the run, a reset, or a record (layout in [`crate::wire`]).
 
-use barrage_model::{Hit, Proto};
+use barrage_model::{Hit, Proto, SessionEnd, SessionMark};
 
 use crate::{
     cursor::{Cursor, Malformed},
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
-        ITEM_RESET, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME,
-        X_NEW, X_REMOTE,
+        ITEM_RESET, ITEM_SESSION, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL,
+        X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -25,6 +25,8 @@ pub(crate) struct Lately {
     pub(crate) recent: Recent,
     /// Whether an events item came for the next record.
     pub(crate) events: bool,
+    /// Whether a session item came for the next record.
+    pub(crate) session: bool,
 }
 
 impl Lately {
@@ -61,8 +63,29 @@ pub(crate) fn decode_item(
         addrs,
         recent,
         events,
+        session,
     } = lately;
     match c.u64()? {
+        ITEM_SESSION => {
+            let id = c.u64()?;
+            let step = u32::try_from(c.u64()?).map_err(|_| "a session step past 2^32")?;
+            let end = c.u64()?;
+            let end =
+                SessionEnd::of_code(end).ok_or_else(|| format!("unknown session end {end}"))?;
+            let took = if end == SessionEnd::Going {
+                0
+            } else {
+                c.u64()?
+            };
+            hit.session = Some(SessionMark {
+                id,
+                step,
+                end,
+                took,
+            });
+            *session = true;
+            Ok(false)
+        }
         ITEM_EVENTS => {
             let count = c.u64()?;
             let malformed = c.u64()?;
@@ -102,6 +125,9 @@ pub(crate) fn decode_item(
                 hit.events.clear();
                 hit.event_count = 0;
                 hit.event_malformed = 0;
+            }
+            if !std::mem::take(session) {
+                hit.session = None;
             }
             let flags = c.byte()?;
             let linked = kind == ITEM_HIT_LINK;

@@ -134,6 +134,20 @@ impl<W: Write> JsonWriter<W> {
                 let _ = write!(l, ",\"event_malformed\":{}", hit.event_malformed);
             }
         }
+        if let Some(m) = &hit.session {
+            use std::io::Write as _;
+            let _ = write!(l, ",\"session\":{},\"step\":", m.id);
+            push_json_str(l, &hit.name);
+            let _ = write!(l, ",\"step_index\":{}", m.step);
+            if m.end != barrage_model::SessionEnd::Going {
+                let _ = write!(
+                    l,
+                    ",\"session_end\":\"{}\",\"session_took\":{}",
+                    m.end.word(),
+                    m.took
+                );
+            }
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -204,6 +218,16 @@ struct JsonHit<'a> {
     #[serde(default)]
     event_count: Option<u64>,
     event_malformed: Option<u64>,
+    /// A flow's request: its session, step (name and index), and how the
+    /// session ended with it.
+    #[serde(default)]
+    session: Option<u64>,
+    #[serde(default)]
+    step_index: u32,
+    #[serde(default, borrow)]
+    session_end: Cow<'a, str>,
+    #[serde(default)]
+    session_took: u64,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -292,6 +316,17 @@ impl<R: BufRead> JsonReader<R> {
             }
             hit.event_count = j.event_count.unwrap_or(0).max(hit.events.len() as u64);
             hit.event_malformed = j.event_malformed.unwrap_or(0);
+            hit.session = match j.session {
+                None => None,
+                Some(id) => Some(barrage_model::SessionMark {
+                    id,
+                    step: j.step_index,
+                    end: barrage_model::SessionEnd::of_word(&j.session_end).ok_or_else(|| {
+                        bad(format!("unknown \"session_end\" {:?}", j.session_end))
+                    })?,
+                    took: j.session_took,
+                }),
+            };
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {
                 for v in vs {

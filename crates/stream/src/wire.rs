@@ -37,6 +37,12 @@
 //!                                 stamped, each as its offset in µs from
 //!                                 the previous one's (the first from the
 //!                                 send); read back as ns
+//! 9 Session id:varint step:varint end:varint [took:varint if end > 0]
+//!                                 (version 7) the next record is step
+//!                                 `step` of a flow's session `id`; `end`:
+//!                                 0 going on, 1 completed, 2 failed;
+//!                                 `took`: ns from the session's first
+//!                                 send
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -73,9 +79,10 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// Version 2 added records with the time to first byte (kind 3), version 3
 /// the protocol (flag PROTO), version 4 the target's name (kind 5) and the
 /// run's facts (kind 6), version 5 the connection (kind 7), version 6 a
-/// streamed answer's events (kind 8); older streams are read as they are
-/// (their records have none of these).
-pub const FORMAT_VERSION: u16 = 6;
+/// streamed answer's events (kind 8), version 7 a flow's session and step
+/// (kind 9); older streams are read as they are (their records have none
+/// of these).
+pub const FORMAT_VERSION: u16 = 7;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -103,6 +110,7 @@ pub(crate) const ITEM_HIT_EXT: u64 = 5;
 pub(crate) const ITEM_META: u64 = 6;
 pub(crate) const ITEM_HIT_LINK: u64 = 7;
 pub(crate) const ITEM_EVENTS: u64 = 8;
+pub(crate) const ITEM_SESSION: u64 = 9;
 
 /// The most event offsets one record holds: `-max-events` is at most
 /// this, and readers refuse more, so that a crafted stream cannot make a
@@ -279,5 +287,6 @@ pub(crate) fn most_bytes(hit: &barrage_model::Hit) -> usize {
     } else {
         0
     };
-    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events
+    let session = if hit.session.is_some() { 5 * VARINT } else { 0 };
+    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events + session
 }

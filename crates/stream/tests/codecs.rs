@@ -99,6 +99,16 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                     .collect(),
                 event_count: (seq % 6) + if seq % 12 >= 6 { bytes_out % 4 } else { 0 },
                 event_malformed: if seq % 5 == 0 { bytes_in % 3 } else { 0 },
+                // A flow's requests (kind 9): none, going on, and each end.
+                session: match seq % 7 {
+                    0 | 1 => None,
+                    k => Some(barrage_model::SessionMark {
+                        id: seq / 3,
+                        step: (bytes_out % 5) as u32,
+                        end: barrage_model::SessionEnd::of_code(k % 3).unwrap(),
+                        took: if k % 3 == 0 { 0 } else { latency / 3 },
+                    }),
+                },
             },
         )
 }
@@ -143,6 +153,7 @@ fn sample(n: u64) -> Vec<Hit> {
             events: vec![],
             event_count: 0,
             event_malformed: 0,
+            session: None,
             // Changing now and then, unknown for the failures.
             proto: match i % 4 {
                 3 => barrage_model::Proto::Unknown,
@@ -208,6 +219,7 @@ proptest! {
             h.events.clear();
             h.event_count = 0;
             h.event_malformed = 0;
+            h.session = None;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());
@@ -289,7 +301,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 6,
+            supported: 7,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

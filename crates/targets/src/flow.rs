@@ -172,7 +172,16 @@ impl Flow {
         defaults: Defaults,
         feed: &[String],
     ) -> Result<Flow, TargetError> {
-        let mut reader = HttpTargets::flow(input, source, defaults);
+        Self::from_targets(HttpTargets::flow(input, source, defaults), feed)
+    }
+
+    /// Reads a flow from a flow's reader ([`HttpTargets::flow`]).
+    pub fn from_targets<R: BufRead>(
+        mut reader: HttpTargets<R>,
+        feed: &[String],
+    ) -> Result<Flow, TargetError> {
+        let source = reader.source().to_string();
+        let source = source.as_str();
         let mut columns = feed.to_vec();
         let mut steps: Vec<FlowStep> = Vec::new();
         while let Some(mut target) = reader.next()? {

@@ -77,6 +77,11 @@ impl<R: BufRead> HttpTargets<R> {
         r
     }
 
+    /// Whether it reads a flow.
+    pub fn is_flow(&self) -> bool {
+        self.flow.is_some()
+    }
+
     /// The step directives of the target read last.
     pub fn take_directives(&mut self) -> Vec<Directive> {
         self.flow.as_mut().map(std::mem::take).unwrap_or_default()

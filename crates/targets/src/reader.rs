@@ -19,6 +19,9 @@ pub enum Format {
     Curl,
     /// A HAR 1.2 file's requests.
     Har,
+    /// A flow: one session's steps (the http format with step
+    /// directives), read whole by [`crate::Flow`].
+    Flow,
 }
 
 impl std::str::FromStr for Format {
@@ -29,8 +32,9 @@ impl std::str::FromStr for Format {
             "json" => Ok(Format::Json),
             "curl" => Ok(Format::Curl),
             "har" => Ok(Format::Har),
+            "flow" => Ok(Format::Flow),
             other => Err(crate::BadValue(format!(
-                "unknown target format {other:?} (use http, json, curl or har)"
+                "unknown target format {other:?} (use http, json, curl, har or flow)"
             ))),
         }
     }
@@ -115,6 +119,7 @@ impl<R: BufRead> TargetReader<R> {
     pub fn new(input: R, source_name: &str, format: Format, defaults: Defaults) -> Self {
         match format {
             Format::Http => TargetReader::Http(HttpTargets::new(input, source_name, defaults)),
+            Format::Flow => TargetReader::Http(HttpTargets::flow(input, source_name, defaults)),
             Format::Json => TargetReader::Json(JsonTargets::new(input, source_name, defaults)),
             Format::Curl | Format::Har => TargetReader::Whole(Whole {
                 input: Some(input),
@@ -126,6 +131,15 @@ impl<R: BufRead> TargetReader<R> {
                 notes: Vec::new(),
                 line: 0,
             }),
+        }
+    }
+
+    /// A flow's reader (`-format flow`), to read whole with
+    /// [`crate::Flow::from_targets`]; `None` for other formats.
+    pub fn into_flow(self) -> Option<HttpTargets<R>> {
+        match self {
+            TargetReader::Http(h) if h.is_flow() => Some(h),
+            _ => None,
         }
     }
 

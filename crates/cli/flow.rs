@@ -1,0 +1,112 @@
+//! `-format flow`: a flow file read whole and made into the attack's
+//! sessions ([`barrage_attack::FlowPlan`]). Every refusal names the
+//! file and line, before anything is sent.
+
+use std::{io::BufRead, sync::Arc, time::Duration};
+
+use barrage_attack::{
+    Check, Checks, Extract, FlowPlan, PlanStep, PreparedTarget, StepReads, Targets,
+};
+use barrage_flags::AttackArgs;
+use barrage_targets::{Context, Feed, Flow, TargetReader};
+
+use crate::failed::Failed;
+
+/// The flags a flow does not go with, as typed.
+pub(crate) fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
+    let with = [
+        (a.mix.is_some(), "-mix"),
+        (a.lazy, "-lazy"),
+        (a.hold.is_some(), "-hold"),
+        (a.har_timing, "-har-timing"),
+        (a.pipeline > 1, "-pipeline"),
+    ];
+    match with.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(Failed::usage(format!(
+            "-format flow does not take {flag}: a flow's sessions send their steps one after another"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The attack's sessions from the flow `reader` reads, with the `-feed`
+/// rows; `shard`: `-shard i/n`'s i.
+pub(crate) fn targets(
+    a: &AttackArgs,
+    reader: TargetReader<Box<dyn BufRead + Send>>,
+    feed: Option<Feed>,
+    shard: u64,
+) -> Result<Targets, Failed> {
+    let Some(http) = reader.into_flow() else {
+        return Err(Failed::usage("-format flow: no flow reader"));
+    };
+    let (columns, rows) = feed.map_or((Vec::new(), Vec::new()), |f| (f.columns, f.rows));
+    let flow = Flow::from_targets(http, &columns).map_err(Failed::usage)?;
+    let at = |line: u64, what: String| Failed::usage(format!("{}:{line}: {what}", flow.source));
+    let mut steps = Vec::with_capacity(flow.steps.len());
+    for step in &flow.steps {
+        let checks = step
+            .checks
+            .iter()
+            .map(|c| {
+                c.text
+                    .parse::<Check>()
+                    .map_err(|e| at(c.line, format!(":check {}: {e}", c.text)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let extracts = step
+            .extractions
+            .iter()
+            .map(|x| {
+                x.expr
+                    .parse::<Extract>()
+                    .map(|e| (x.column, x.var.clone(), e))
+                    .map_err(|e| at(x.line, format!(":extract {} {e}", x.var)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Sent as written when nothing varies; else what its record
+        // names when a rendering cannot be sent: the step with its
+        // values empty.
+        let template = step.template.clone();
+        let empty = vec![String::new(); flow.columns.len()];
+        let mut rng = fastrand::Rng::new();
+        let first = template.render(&mut Context {
+            seq: 0,
+            shard,
+            row: Some(&empty[..]),
+            rng: &mut rng,
+        });
+        let prepared = PreparedTarget::new(first)
+            .map_err(|e| at(step.line, format!("step {}: {e}", step.name)))?;
+        let think = step.think;
+        steps.push(PlanStep {
+            varies: barrage_targets::has_placeholders(&step.target),
+            render: Box::new(move |id, row, rng| {
+                template.render(&mut Context {
+                    seq: id,
+                    shard,
+                    row: Some(row),
+                    rng,
+                })
+            }),
+            reads: StepReads {
+                checks: (!checks.is_empty()).then_some(Checks(checks)),
+                extracts,
+            },
+            think: Box::new(move |rng| think.draw(rng)),
+            prepared: Arc::new(prepared),
+        });
+    }
+    let duration = match &a.stages {
+        Some(s) => Some(Duration::from_nanos(s.duration_ns())),
+        None => Some(a.duration).filter(|d| !d.is_zero()),
+    };
+    Ok(Targets::Flow(Arc::new(FlowPlan {
+        steps,
+        rows,
+        random_rows: a.feed_random,
+        columns: flow.columns.len(),
+        cookies: a.cookies,
+        duration,
+    })))
+}

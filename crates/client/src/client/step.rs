@@ -1,0 +1,134 @@
+//! A flow's step (`-format flow`): sent as any request, then judged by
+//! the attack's `-check`s and the step's own, its `Set-Cookie`s kept in
+//! the session's jar, and its `:extract`s taken into the session's
+//! variables, before the record drops what it does not keep.
+
+use std::sync::Arc;
+
+use crate::{Checks, Extract, PreparedTarget, Response};
+
+/// The most cookies a session's jar holds: past it, the step fails.
+pub const MAX_COOKIES: usize = 300;
+
+/// What a step reads from its answer.
+#[derive(Debug, Default)]
+pub struct StepReads {
+    /// Its `:check`s (after the attack's `-check`s).
+    pub checks: Option<Checks>,
+    /// Its `:extract`s: the variable's column, its name, and what it takes.
+    pub extracts: Vec<(usize, String, Extract)>,
+}
+
+impl StepReads {
+    /// Whether an answer's body must be kept for it.
+    pub fn need_body(&self) -> bool {
+        self.checks.as_ref().is_some_and(Checks::need_body)
+            || self.extracts.iter().any(|(_, _, e)| e.needs_body())
+    }
+
+    /// Whether an answer's headers must be kept for it.
+    pub fn need_headers(&self) -> bool {
+        self.checks.as_ref().is_some_and(Checks::need_headers)
+            || self.extracts.iter().any(|(_, _, e)| e.needs_headers())
+    }
+}
+
+/// What a session carries from one step to the next.
+#[derive(Debug, Default)]
+pub struct SessionState {
+    /// The template columns' values: the `-feed` row, then the variables
+    /// (empty until set).
+    pub vars: Vec<String>,
+    /// Its cookies (`None`: `-cookies=false`).
+    pub jar: Option<cookie_store::CookieStore>,
+}
+
+impl SessionState {
+    /// The `Cookie` header's value the jar has for `url`, if any.
+    pub fn cookie_header(&self, url: &str) -> Option<String> {
+        let jar = self.jar.as_ref()?;
+        let url = url::Url::parse(url).ok()?;
+        let pairs: Vec<String> = jar
+            .get_request_values(&url)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        (!pairs.is_empty()).then(|| pairs.join("; "))
+    }
+
+    /// Keeps the `Set-Cookie`s of an answer from `url`; why not, when the
+    /// jar would hold more than [`MAX_COOKIES`].
+    fn keep_cookies(&mut self, url: &str, headers: &[(String, String)]) -> Result<(), String> {
+        let (Some(jar), Ok(url)) = (self.jar.as_mut(), url::Url::parse(url)) else {
+            return Ok(());
+        };
+        let set = headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+            .filter_map(|(_, v)| cookie_store::RawCookie::parse(v.clone()).ok());
+        jar.store_response_cookies(set, &url);
+        let held = jar.iter_any().count();
+        if held > MAX_COOKIES {
+            return Err(format!(
+                "cookie jar full: {held} cookies, over the {MAX_COOKIES} a session holds"
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl crate::Client {
+    /// Sends a flow's step for `target` as request `seq`: the attack's
+    /// `-check`s and then `reads`' checks judge it; its cookies go into
+    /// `session`'s jar and, when it is so far a success, its extractions
+    /// into `session`'s variables (a miss fails it: `extract token: json
+    /// .access_token not found`).
+    pub async fn send_step(
+        &self,
+        target: &Arc<PreparedTarget>,
+        seq: u64,
+        reads: &StepReads,
+        session: &mut SessionState,
+    ) -> Result<Response, crate::Failure> {
+        let exchange = Box::pin(self.exchange(target, seq, None));
+        let r = if self.streamed(target) {
+            Box::pin(self.taped(target, exchange)).await
+        } else {
+            self.limited(target, exchange).await
+        };
+        let mut r = r?;
+        let judged = r.error.is_none() && (200..400).contains(&r.code);
+        if judged {
+            r.error = self
+                .checks
+                .as_ref()
+                .and_then(|c| c.verdict(r.code, &r.body, &r.headers))
+                .or_else(|| {
+                    let c = reads.checks.as_ref()?;
+                    c.verdict(r.code, &r.body, &r.headers)
+                });
+        }
+        if let Err(e) = session.keep_cookies(&target.url_text, &r.headers) {
+            r.error.get_or_insert(e);
+        }
+        if judged && r.error.is_none() {
+            for (column, var, extract) in &reads.extracts {
+                match extract.apply(r.code, &r.body, &r.headers) {
+                    Ok(v) => {
+                        if let Some(slot) = session.vars.get_mut(*column) {
+                            *slot = v;
+                        }
+                    }
+                    Err(why) => {
+                        r.error = Some(format!("extract {var}: {why}"));
+                        break;
+                    }
+                }
+            }
+        }
+        r.body.truncate(self.record_body.max(0) as usize);
+        if !self.record_headers {
+            r.headers = Vec::new();
+        }
+        Ok(r)
+    }
+}
