@@ -186,6 +186,9 @@ fn slower(v: &Value, range: std::ops::Range<f64>) -> Result<(), String> {
 /// drift falls on both sides alike.
 const AB_RUNS: usize = 8;
 
+/// An A/B pair's directory and files (base runs, `--`, new runs).
+type Pair = (common::TempDir, Vec<String>);
+
 /// An A/B pair of `AB_RUNS` interleaved runs a side, `/delay/1000`
 /// against `/delay/{new_us}`, tried up to `tries` times until its p50 is
 /// "slower" by a change in `range` (never "faster"). The files, or each
@@ -195,7 +198,7 @@ fn ab_pair(
     new_us: u32,
     range: std::ops::Range<f64>,
     tries: usize,
-) -> Result<(common::TempDir, Vec<String>), Vec<(f64, String)>> {
+) -> Result<Pair, Vec<(f64, String)>> {
     let mut failed = Vec::new();
     while failed.len() < tries {
         let dir = common::tempdir(&format!("compare-ab{new_us}-{}", failed.len()));

@@ -507,6 +507,6 @@ fn bad_http3_input_is_refused_in_one_line() {
     refused(
         &["report", "-by", "protocol"],
         b"",
-        "use url, method, code, attack, error, grpc-status, proto, name, remote or conn",
+        "use url, method, code, attack, error, grpc-status, proto, name, remote, conn or step",
     );
 }

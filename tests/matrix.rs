@@ -97,9 +97,13 @@ enum Way {
     /// WebSocket, three server messages awaited per request, each an
     /// event (`-ws-events 3`; the healthy server pushes three).
     WsEvents,
+    /// HTTP/1.1 on barrage's own engine in sessions of a two-step flow
+    /// (`-format flow`): the second step carries a value the first
+    /// extracted; a failed first step ends its session.
+    Flow,
 }
 
-const WAYS: [Way; 14] = [
+const WAYS: [Way; 15] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -114,6 +118,7 @@ const WAYS: [Way; 14] = [
     Way::Poisson,
     Way::Stream,
     Way::WsEvents,
+    Way::Flow,
 ];
 
 /// A fault, or none.
@@ -291,7 +296,13 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
         Fault::SlowLoris => reply(slow_answer(), true, false),
         Fault::Endless => raw(Script::Endless),
         Fault::Own => match way {
-            Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream => reply(
+            Way::H1
+            | Way::Hyper
+            | Way::Pipelined
+            | Way::Mix
+            | Way::Poisson
+            | Way::Stream
+            | Way::Flow => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -310,7 +321,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
 fn expected(way: Way, fault: Fault) -> Option<bool> {
     let h1 = matches!(
         way,
-        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream
+        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream | Way::Flow
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -335,6 +346,9 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             format!("GET http://{addr}/\n")
         }
         Way::H2 => format!("GET https://{addr}/\n"),
+        Way::Flow => format!(
+            "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
+        ),
         Way::Stream => format!("GET http://{addr}/sse/3/10/10\n"),
         Way::H3 => {
             let path = match fault {
@@ -394,6 +408,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Poisson => vec!["-arrivals", "poisson:7"],
         Way::Stream => vec!["-stream", "sse"],
         Way::WsEvents => vec!["-ws-events", "3"],
+        Way::Flow => vec!["-format", "flow"],
     }
 }
 
@@ -480,6 +495,15 @@ fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdic
     } else if way == Way::Poisson && end == End::Duration {
         // Poisson arrivals over a second: a count drawn by the seed.
         (None, None)
+    } else if way == Way::Flow {
+        // Sessions are scheduled: two records each when the first step
+        // succeeds, one when it fails (its session ends there).
+        let per = match expected(way, fault) {
+            Some(true) => Some(2),
+            Some(false) => Some(1),
+            None => None,
+        };
+        (None, whole.zip(per).map(|(n, k)| n * k))
     } else {
         (None, whole)
     };
@@ -636,10 +660,25 @@ fn check_stream(
     let mut names: Vec<&str> = hits.iter().map(|h| h.attack.as_str()).collect();
     names.sort_unstable();
     names.dedup();
+    // A flow's records are numbered by session: its first steps'
+    // numbers are the schedule's, and a session has each step once.
+    if way == Way::Flow {
+        let mut steps: Vec<(u64, Option<u32>)> = hits
+            .iter()
+            .map(|h| (h.seq, h.session.map(|m| m.step)))
+            .collect();
+        steps.sort_unstable();
+        let n = steps.len();
+        steps.dedup();
+        if steps.len() != n || steps.iter().any(|(_, s)| s.is_none()) {
+            failures.push("a flow's record without its session, or a step twice".into());
+        }
+    }
     for name in names {
         let mut seqs: Vec<u64> = hits
             .iter()
             .filter(|h| h.attack == name)
+            .filter(|h| h.session.is_none_or(|m| m.step == 0))
             .map(|h| h.seq)
             .collect();
         seqs.sort_unstable();
@@ -822,7 +861,7 @@ fn every_way_of_sending_against_every_fault() {
 }
 
 /// Cells that once failed, run every time whatever the drawing.
-const ALWAYS: [(Way, Fault, End); 4] = [
+const ALWAYS: [(Way, Fault, End); 5] = [
     // The progress line's rate panicked (debug builds; wrapped in
     // release) when a closed stdout gave tickets back and "sent" fell.
     (Way::Hyper, Fault::Endless, End::ClosedStdout),
@@ -835,6 +874,8 @@ const ALWAYS: [(Way, Fault, End); 4] = [
     // A second Ctrl-C while held opens waited for an upgrade said
     // "0 requests in flight abandoned" (the opens were not counted).
     (Way::WsHold, Fault::Stall, End::InterruptTwice),
+    // A flow's sessions stop at Ctrl-C with their first step in flight.
+    (Way::Flow, Fault::Stall, End::Interrupt),
 ];
 
 #[test]

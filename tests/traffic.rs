@@ -421,5 +421,9 @@ fn bad_weights_mixes_and_arrivals_are_refused_in_one_line() {
         b"",
         "has no startedDateTime",
     );
-    refused(&["report", "-by", "weight"], b"", "name, remote or conn");
+    refused(
+        &["report", "-by", "weight"],
+        b"",
+        "name, remote, conn or step",
+    );
 }

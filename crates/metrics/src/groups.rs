@@ -42,6 +42,9 @@ pub enum GroupBy {
     /// opened before (`reused`); records without a connection under
     /// `(none)`.
     Conn,
+    /// A flow's step (`-format flow`): its name; records that are no
+    /// flow's under `(none)`.
+    Step,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -58,9 +61,10 @@ impl std::str::FromStr for GroupBy {
             "name" => GroupBy::Name,
             "remote" => GroupBy::Remote,
             "conn" => GroupBy::Conn,
+            "step" => GroupBy::Step,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto, name, remote or conn)"
+                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto, name, remote, conn or step)"
                 )))
             }
         })
@@ -81,6 +85,7 @@ impl GroupBy {
             GroupBy::Name => "name",
             GroupBy::Remote => "remote",
             GroupBy::Conn => "conn",
+            GroupBy::Step => "step",
         }
     }
 
@@ -100,6 +105,8 @@ impl GroupBy {
             GroupBy::Attack => &hit.attack,
             GroupBy::Name if hit.name.is_empty() => "(none)",
             GroupBy::Name => &hit.name,
+            GroupBy::Step if hit.session.is_none() => "(none)",
+            GroupBy::Step => &hit.name,
             GroupBy::Remote => match hit.link.and_then(|l| l.remote) {
                 Some(a) => {
                     buf.clear();
@@ -161,7 +168,7 @@ impl Groups {
     pub fn new(by: GroupBy, template: &Metrics) -> Self {
         Groups {
             by,
-            template: template.empty_like(),
+            template: template.empty_like().without_sessions(),
             groups: BTreeMap::new(),
             code_key: String::new(),
         }

@@ -33,6 +33,11 @@ pub struct Metrics {
     connections: Option<Box<crate::Connections>>,
     /// Streamed answers' events, made at the first record with one.
     events: Option<Box<crate::Events>>,
+    /// A flow's sessions, made at the first record of one.
+    sessions: Option<Box<crate::Sessions>>,
+    /// Whether sessions are counted: not in a group of `-by` (a group's
+    /// records are parts of sessions; the total counts them whole).
+    count_sessions: bool,
 }
 
 impl Default for Metrics {
@@ -78,12 +83,22 @@ impl Metrics {
             bucket_counts: vec![0; buckets],
             connections: None,
             events: None,
+            sessions: None,
+            count_sessions: true,
         }
     }
 
     /// A new, empty metrics with the same options.
     pub fn empty_like(&self) -> Self {
-        Self::with_options(self.options.clone())
+        let mut m = Self::with_options(self.options.clone());
+        m.count_sessions = self.count_sessions;
+        m
+    }
+
+    /// The same, counting no sessions (a `-by` group's).
+    pub fn without_sessions(mut self) -> Self {
+        self.count_sessions = false;
+        self
     }
 
     /// The options.
@@ -125,6 +140,9 @@ impl Metrics {
         }
         if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
             self.events.get_or_insert_with(Box::default).add(hit);
+        }
+        if hit.session.is_some() && self.count_sessions {
+            self.sessions.get_or_insert_with(Box::default).add(hit);
         }
         *self.status_codes.entry(hit.code).or_insert(0) += 1;
         if !ok {
@@ -173,6 +191,14 @@ impl Metrics {
         if let Some(e) = &other.events {
             self.events.get_or_insert_with(Box::default).merge(e);
         }
+        if let Some(x) = &other.sessions {
+            self.sessions.get_or_insert_with(Box::default).merge(x);
+        }
+    }
+
+    /// A flow's sessions (`None` when no record was a flow's).
+    pub fn sessions(&self) -> Option<&crate::Sessions> {
+        self.sessions.as_deref()
     }
 
     /// Streamed answers' events (`None` when no record had one).

@@ -79,7 +79,9 @@ impl Shards {
     /// Adds a record from input `input` (records without a scheduled time
     /// are left out).
     pub fn add(&mut self, input: usize, name: &str, hit: &Hit, lacks: Lacks) {
-        if lacks.scheduled || hit.scheduled == 0 {
+        // A flow's later steps go when the step before is done: only a
+        // session's first step is on the schedule.
+        if lacks.scheduled || hit.scheduled == 0 || hit.session.is_some_and(|m| m.step > 0) {
             return;
         }
         if self.inputs.len() <= input {

@@ -132,8 +132,57 @@ fn json_object_of(
     per_second(&mut s, m)?;
     connections(&mut s, m, p)?;
     events(&mut s, m, p)?;
+    sessions(&mut s, m, p)?;
     s.push(b'}');
     Ok(s)
+}
+
+/// `"sessions"`: a flow's sessions (`-format flow`): `"started"`,
+/// `"completed"`, `"failed"`, `"unfinished"` (stopped by the attack's end
+/// between steps), `"rate"` (started a second), `"ended"` (step name →
+/// sessions that ended there), `"reasons"` (step name → the most common
+/// reason) and `"duration"` (completed sessions, ns, with vegeta's latency
+/// keys; null when none completed); left out when no record was a flow's.
+pub(crate) fn sessions(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    let Some(x) = m.sessions() else {
+        return Ok(());
+    };
+    write!(
+        s,
+        ",\"sessions\":{{\"started\":{},\"completed\":{},\"failed\":{},\"unfinished\":{},\"rate\":{},\"ended\":{{",
+        x.started(),
+        x.completed(),
+        x.failed(),
+        x.unfinished(),
+        gojson::float(x.rate())
+    )?;
+    let ended = x.ended();
+    for (i, (step, n, _)) in ended.iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        gojson::push_str(s, step);
+        write!(s, ":{n}")?;
+    }
+    s.extend_from_slice(b"},\"reasons\":{");
+    for (i, (step, _, why)) in ended.iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        gojson::push_str(s, step);
+        s.push(b':');
+        gojson::push_str(s, why);
+    }
+    s.push(b'}');
+    let d = x.took();
+    if d.count() == 0 {
+        s.extend_from_slice(b",\"duration\":null}");
+    } else {
+        write!(s, ",\"duration\":{{\"mean\":{},", d.mean())?;
+        quantiles(s, d, p)?;
+        write!(s, "\"max\":{},\"min\":{}}}}}", d.max(), d.min())?;
+    }
+    Ok(())
 }
 
 /// `"events"`: streamed answers' events (`-stream`): `"total"`,

@@ -68,7 +68,41 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     tw.flush_table()?;
     let mut out = tw.into_inner()?;
     connections(m, p, &mut out)?;
-    events(m, p, out)
+    events(m, p, &mut out)?;
+    sessions(m, p, out)
+}
+
+/// barrage's lines for a flow's sessions (`-format flow`), aligned on
+/// their own: how many started, completed, failed and were left
+/// unfinished by the attack's end, sessions a second, how long a
+/// completed one took, and each step where sessions ended with its most
+/// common reason. Nothing when no record was a flow's.
+fn sessions<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+    let Some(x) = m.sessions() else {
+        return Ok(());
+    };
+    let mut tw = TabWriter::new(out);
+    writeln!(
+        tw,
+        "Sessions\t[started, completed, failed, unfinished, per second]\t{}, {}, {}, {}, {:.2}",
+        x.started(),
+        x.completed(),
+        x.failed(),
+        x.unfinished(),
+        x.rate()
+    )?;
+    if x.took().count() > 0 {
+        spread(&mut tw, "Session time", x.took(), p)?;
+    }
+    for (step, n, why) in x.ended() {
+        writeln!(
+            tw,
+            "Ended at {}\t[sessions, most common reason]\t{n}, {}",
+            barrage_model::words::printable(step),
+            barrage_model::words::printable(why)
+        )?;
+    }
+    tw.flush_table()
 }
 
 /// barrage's lines for streamed answers (`-stream`), aligned on their

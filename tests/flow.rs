@@ -1,0 +1,352 @@
+//! `-format flow`: sessions of dependent requests against testkit's
+//! stateful app (`/login` gives a token and a cookie, `/me` needs both,
+//! `/items` makes an item that only its maker may read back).
+
+mod common;
+
+use std::time::Duration;
+
+use barrage_model::{Hit, SessionEnd};
+use barrage_testkit::{AppTally, Child, Server};
+use common::{decode, ok, refused, run, tempdir};
+
+/// The four-step flow of the app: log in, read me, make an item, read it.
+fn app_flow(server: &Server, think: &str) -> String {
+    format!(
+        "POST {login}\n:name login\n:check status=200\n:extract token json:.access_token\n{think}\n\n\
+         GET {me}\nAuthorization: Bearer {{{{token}}}}\n:name me\n:check body~user\n\n\
+         POST {items}\nAuthorization: Bearer {{{{token}}}}\n:name make\n:extract id json:.id\n\n\
+         GET {items}/{{{{id}}}}\nAuthorization: Bearer {{{{token}}}}\n:name read\n",
+        login = server.url("/login"),
+        me = server.url("/me"),
+        items = server.url("/items"),
+    )
+}
+
+/// Writes `text` as `name` in `dir`; its path.
+fn file(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// The attack's records, run with `args` on the flow file `flow`.
+fn attack(flow: &str, args: &[&str]) -> (Vec<Hit>, Vec<u8>) {
+    let mut all = vec!["attack", "-format", "flow", "-targets", flow];
+    all.extend_from_slice(args);
+    let out = ok(&all, b"");
+    (decode(&out), out)
+}
+
+/// `report -type json` of `stream`.
+fn report(stream: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(&ok(&["report", "-type", "json"], stream)).unwrap()
+}
+
+#[test]
+fn sessions_carry_their_token_cookie_and_item() {
+    let server = Server::http();
+    let dir = tempdir("flow-app");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ""));
+    let (hits, stream) = attack(&flow, &["-rate", "100", "-requests", "50"]);
+    assert_eq!(hits.len(), 200);
+    assert_eq!(
+        server.app(),
+        AppTally {
+            logins: 50,
+            me: 50,
+            made: 50,
+            read: 50,
+            refused: 0
+        }
+    );
+    assert!(
+        hits.iter().all(|h| h.error.is_empty()),
+        "{:?}",
+        hits.iter().find(|h| !h.error.is_empty())
+    );
+    // Session i's first step is on the schedule (10 ms apart); each later
+    // step goes after the one before it ended, with its own scheduled time.
+    let mut firsts: Vec<&Hit> = hits
+        .iter()
+        .filter(|h| h.session.unwrap().step == 0)
+        .collect();
+    firsts.sort_by_key(|h| h.seq);
+    assert_eq!(firsts.len(), 50);
+    for (i, h) in firsts.iter().enumerate() {
+        assert_eq!(h.seq, i as u64);
+        assert_eq!(
+            h.scheduled - firsts[0].scheduled,
+            i as i64 * 10_000_000,
+            "session {i}"
+        );
+        assert_eq!(h.name, "login");
+    }
+    for id in 0..50 {
+        let mut steps: Vec<&Hit> = hits.iter().filter(|h| h.seq == id).collect();
+        steps.sort_by_key(|h| h.session.unwrap().step);
+        let names: Vec<&str> = steps.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["login", "me", "make", "read"], "session {id}");
+        for w in steps.windows(2) {
+            assert!(
+                w[1].scheduled >= w[0].timestamp + w[0].latency as i64,
+                "session {id}"
+            );
+        }
+        let ends: Vec<SessionEnd> = steps.iter().map(|h| h.session.unwrap().end).collect();
+        assert_eq!(ends[3], SessionEnd::Completed);
+        assert!(ends[..3].iter().all(|e| *e == SessionEnd::Going));
+        assert!(steps[3].session.unwrap().took > 0);
+    }
+    let r = report(&stream);
+    let s = &r["sessions"];
+    assert_eq!(
+        (s["started"].as_u64(), s["completed"].as_u64()),
+        (Some(50), Some(50))
+    );
+    assert_eq!(s["ended"], serde_json::json!({}));
+    assert!(s["duration"]["50th"].as_u64().unwrap() > 0, "{s}");
+    // dump's JSON names the session and the step.
+    let dumped = String::from_utf8(ok(&["dump", "-dumper", "json"], &stream)).unwrap();
+    let line: serde_json::Value = serde_json::from_str(dumped.lines().next().unwrap()).unwrap();
+    assert!(
+        line["session"].is_u64() && line["step"].is_string(),
+        "{line}"
+    );
+    // report -by step: one group a step.
+    let text = String::from_utf8(ok(&["report", "-by", "step"], &stream)).unwrap();
+    for step in ["login", "me", "make", "read"] {
+        assert!(text.contains(&format!("=== step: {step}")), "{text}");
+    }
+}
+
+#[test]
+fn without_cookies_me_is_refused_and_the_session_ends_there() {
+    let server = Server::http();
+    let dir = tempdir("flow-nocookies");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ""));
+    let (hits, stream) = attack(
+        &flow,
+        &["-rate", "100", "-requests", "20", "-cookies=false"],
+    );
+    // login and me only: no request for the steps after the failed one.
+    assert_eq!(hits.len(), 40);
+    let tally = server.app();
+    assert_eq!(
+        (tally.logins, tally.me, tally.made, tally.refused),
+        (20, 0, 0, 20)
+    );
+    for h in hits.iter().filter(|h| h.name == "me") {
+        assert_eq!((h.code, h.error.as_str()), (401, "401 Unauthorized"));
+        assert_eq!(h.session.unwrap().end, SessionEnd::Failed);
+    }
+    let s = &report(&stream)["sessions"];
+    assert_eq!(s["failed"], 20);
+    assert_eq!(s["ended"], serde_json::json!({"me": 20}));
+    assert_eq!(s["reasons"]["me"], "401 Unauthorized");
+}
+
+#[test]
+fn an_extraction_miss_ends_the_session_and_says_why() {
+    let server = Server::http();
+    let dir = tempdir("flow-miss");
+    let text = app_flow(&server, "").replace("json:.access_token", "json:.token");
+    let flow = file(&dir, "app.flow", &text);
+    let (hits, stream) = attack(&flow, &["-rate", "100", "-requests", "10"]);
+    assert_eq!(hits.len(), 10);
+    assert_eq!(
+        server.app().me + server.app().refused,
+        0,
+        "nothing after login"
+    );
+    for h in &hits {
+        assert_eq!(h.code, 200);
+        assert_eq!(h.error, "extract token: json .token not found");
+        assert_eq!(h.session.unwrap().end, SessionEnd::Failed);
+    }
+    let s = &report(&stream)["sessions"];
+    assert_eq!(
+        (s["started"].as_u64(), s["completed"].as_u64()),
+        (Some(10), Some(0))
+    );
+    assert_eq!(s["ended"], serde_json::json!({"login": 10}));
+}
+
+#[test]
+fn think_time_follows_its_distribution_and_is_no_lag() {
+    let server = Server::http();
+    let dir = tempdir("flow-think");
+    let text = format!(
+        "GET {}\n:name a\n:think 20ms..40ms\n\nGET {}\n:name b\n",
+        server.url("/"),
+        server.url("/")
+    );
+    let flow = file(&dir, "think.flow", &text);
+    let (hits, _) = attack(&flow, &["-rate", "500", "-requests", "1000"]);
+    assert_eq!(hits.len(), 2000);
+    let mut gaps = Vec::new();
+    let mut lags = Vec::new();
+    for id in 0..1000 {
+        let a = hits.iter().find(|h| h.seq == id && h.name == "a").unwrap();
+        let b = hits.iter().find(|h| h.seq == id && h.name == "b").unwrap();
+        gaps.push((b.scheduled - (a.timestamp + a.latency as i64)) as f64 / 1e6);
+        lags.push((b.timestamp - b.scheduled) as f64 / 1e6);
+    }
+    gaps.sort_by(f64::total_cmp);
+    lags.sort_by(f64::total_cmp);
+    // Uniform over 20..40 ms: each is at least 20 ms; the median near 30
+    // (a loaded machine wakes late, never early).
+    assert!(gaps[0] >= 19.9, "shortest think {} ms", gaps[0]);
+    let below = gaps.iter().filter(|g| **g < 30.0).count() as f64 / 1000.0;
+    assert!(
+        (0.35..=0.6).contains(&below),
+        "{below} of thinks under 30 ms"
+    );
+    // The think is not lag: the second step's send follows its due time.
+    assert!(lags[500] < 5.0, "lag p50 {} ms", lags[500]);
+}
+
+#[test]
+fn three_shards_run_every_session_once() {
+    let server = Server::http();
+    let dir = tempdir("flow-shards");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ""));
+    let mut all = Vec::new();
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let (hits, _) = attack(&flow, &["-rate", "90", "-duration", "1s", "-shard", &shard]);
+        assert!(hits.iter().all(|h| h.seq % 3 == i), "shard {shard}");
+        all.extend(hits);
+    }
+    let mut firsts: Vec<u64> = all
+        .iter()
+        .filter(|h| h.session.unwrap().step == 0)
+        .map(|h| h.seq)
+        .collect();
+    firsts.sort_unstable();
+    assert_eq!(firsts, (0..90).collect::<Vec<_>>());
+    assert_eq!(server.app().logins, 90);
+}
+
+#[test]
+fn ctrl_c_mid_flow_leaves_every_request_its_record() {
+    let server = Server::http();
+    let dir = tempdir("flow-interrupt");
+    let text = app_flow(&server, ":think 150ms");
+    let flow = file(&dir, "app.flow", &text);
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_barrage"));
+    let args = [
+        "attack",
+        "-format",
+        "flow",
+        "-targets",
+        &flow,
+        "-rate",
+        "50",
+        "-duration",
+        "10s",
+    ];
+    let child = Child::spawn(bin, &args, b"", None);
+    assert!(child.wait_records(20, Duration::from_secs(10)));
+    child.signal(libc::SIGINT);
+    let r = child.wait(Duration::from_secs(10));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stream_error.is_none(), "{:?}", r.stream_error);
+    // Every request the app answered has its record, and no session went
+    // on after the stop.
+    let t = server.app();
+    assert_eq!(
+        r.hits.len() as u64,
+        t.logins + t.me + t.made + t.read + t.refused
+    );
+    assert!(r.hits.len() < 500 * 4 / 10, "{} records", r.hits.len());
+    assert!(
+        r.hits.iter().all(|h| h.error.is_empty()),
+        "{:?}",
+        r.hits.iter().find(|h| !h.error.is_empty())
+    );
+}
+
+#[test]
+fn bad_flows_are_refused_at_their_line() {
+    let dir = tempdir("flow-bad");
+    let url = "http://127.0.0.1:9/";
+    let cases: &[(&str, &str)] = &[
+        (
+            "GET http://127.0.0.1:9/{{token}}\n",
+            ":1: step 1: URL: unknown placeholder {{token}}",
+        ),
+        (
+            "GET http://127.0.0.1:9/\n:extract token json:token\n",
+            ":2: :extract token json:token: use :extract VAR json:.path",
+        ),
+        (
+            "GET http://127.0.0.1:9/\n:extract token json:.items[x]\n",
+            ":2: :extract token json:.items[x]: a path such as",
+        ),
+        (
+            "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:9/\n:check status=2x\n",
+            ":4: :check status=2x: use status=200",
+        ),
+        (
+            "GET http://127.0.0.1:9/\n:think soon\n",
+            ":2: bad :think \"soon\"",
+        ),
+        (
+            "GET http://127.0.0.1:9/\n:extract id body~\\d+\n",
+            ":2: :extract id body~\\d+: the regex needs a group",
+        ),
+        ("# nothing\n", ":1: a flow needs at least one step"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let flow = file(&dir, &format!("bad{i}.flow"), text);
+        let line = refused(
+            &[
+                "attack",
+                "-format",
+                "flow",
+                "-targets",
+                &flow,
+                "-rate",
+                "1",
+                "-duration",
+                "1s",
+            ],
+            b"",
+            want,
+        );
+        assert!(line.contains(&flow), "{line}");
+    }
+    let flow = file(&dir, "ok.flow", &format!("GET {url}\n"));
+    refused(
+        &[
+            "attack",
+            "-format",
+            "flow",
+            "-targets",
+            &flow,
+            "-lazy",
+            "-rate",
+            "1",
+            "-duration",
+            "1s",
+        ],
+        b"",
+        "-format flow does not take -lazy",
+    );
+    let out = run(
+        &[
+            "attack",
+            "-format",
+            "flow",
+            "-targets",
+            &flow,
+            "-rate",
+            "1",
+            "-requests",
+            "1",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+}
