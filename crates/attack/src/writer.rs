@@ -55,7 +55,7 @@ pub(crate) struct RequestContext {
     /// Where such a request gives its ticket back ([`crate::tickets::Tickets::returns`]).
     pub(crate) returned: std::sync::OnceLock<Arc<std::sync::atomic::AtomicU64>>,
     /// A flow's attack (`-format flow`): each ticket is a session.
-    pub(crate) flow: Option<Arc<crate::FlowPlan>>,
+    pub(crate) flow: Option<Arc<crate::flow_plan::FlowPlan>>,
     pub(crate) _writer: WakeOnDrop,
 }
 
