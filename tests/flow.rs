@@ -350,3 +350,27 @@ fn bad_flows_are_refused_at_their_line() {
     );
     assert!(out.status.success());
 }
+
+#[test]
+fn the_closed_model_is_virtual_users_each_looping_over_the_flow() {
+    let server = Server::http();
+    let dir = tempdir("flow-vus");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ":think 50ms"));
+    let (hits, stream) = attack(
+        &flow,
+        &["-rate", "0", "-max-workers", "3", "-duration", "1s"],
+    );
+    let s = &report(&stream)["sessions"];
+    let (started, completed) = (
+        s["started"].as_u64().unwrap(),
+        s["completed"].as_u64().unwrap(),
+    );
+    // Three users, one session at a time each: at most one each is left
+    // unfinished by the end (none starts a session it cannot go on with).
+    assert!(s["unfinished"].as_u64().unwrap() <= 3, "{s}");
+    assert!(completed >= 3 && started <= completed + 3, "{s}");
+    assert_eq!(server.app().logins, started);
+    // Every request the app answered has its record.
+    let t = server.app();
+    assert_eq!(hits.len() as u64, t.logins + t.me + t.made + t.read);
+}

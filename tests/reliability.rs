@@ -332,7 +332,21 @@ fn t6_server_closes_connections() {
         r.hits.iter().find(|h| h.code != 200)
     );
     assert_eq!(idle.requests(), 50);
-    assert!(idle.connections() >= 50, "{}", idle.connections());
+    // A request sent more than the server's 50 ms idle after the answer
+    // before it finds its connection closed and opens another. (Not
+    // every one: on a loaded machine a late request can follow the one
+    // before within 50 ms, and reuse its connection rightly; CI saw 48.)
+    let mut hits: Vec<_> = r.hits.iter().collect();
+    hits.sort_by_key(|h| h.timestamp);
+    let idle_gaps = hits
+        .windows(2)
+        .filter(|w| w[1].timestamp - (w[0].timestamp + w[0].latency as i64) > 60_000_000)
+        .count();
+    assert!(
+        idle.connections() as usize > idle_gaps,
+        "{} connections, {idle_gaps} idle gaps",
+        idle.connections()
+    );
 }
 
 /// Decision: streams refused by a GOAWAY are not re-sent (a load tester

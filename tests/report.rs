@@ -259,7 +259,7 @@ fn not_a_stream_and_newer_versions_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("version 9") && err.contains("up to 6"),
+        err.contains("version 9") && err.contains("up to 7"),
         "{err}"
     );
     let out = run(&["report", "/nonexistent/r.bin"], b"");

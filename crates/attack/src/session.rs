@@ -77,17 +77,21 @@ pub(crate) async fn run(
         if end != SessionEnd::Going {
             return;
         }
-        // Its think time, cut short by the attack's end.
+        // Its think time, cut short by the attack's end. A session whose
+        // think runs past the end waits for the end all the same: a
+        // closed-model user must not start session after session, each
+        // sending one step, in the schedule's last think time.
         let resume = Instant::now() + (step.think)(&mut rng);
-        if end_at.is_some_and(|e| resume >= e) || ctx.stopper.is_stopped() {
-            return;
-        }
-        if resume > Instant::now() {
+        let wake = end_at.map_or(resume, |e| resume.min(e));
+        if wake > Instant::now() {
             tokio::select! {
                 biased;
                 () = ctx.stopper.stopped() => return,
-                () = tokio::time::sleep_until(resume.into()) => {}
+                () = tokio::time::sleep_until(wake.into()) => {}
             }
+        }
+        if wake < resume || ctx.stopper.is_stopped() {
+            return;
         }
         scheduled = ctx.clock.unix(Instant::now());
     }

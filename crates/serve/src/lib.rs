@@ -5,9 +5,13 @@
 //! - [`target`]: `barrage serve`, a small HTTP/1.1 + h2c target on
 //!   loopback, so that a newcomer (and the README's first command) can
 //!   attack something at once.
+//! - [`App`]: `/login`, `/me` and `/items`, a small app with sessions for
+//!   flows (`-format flow`), in `barrage serve` and the tests' server.
 #![deny(missing_docs)]
 
+mod app;
 mod exporter;
 pub mod target;
 
+pub use app::{App, AppTally};
 pub use exporter::Exporter;

@@ -1,7 +1,8 @@
 //! `barrage serve`: answers any method and path with 200 and a fixed body
 //! (after an optional delay), over HTTP/1.1 or h2c, but for a few paths:
 //! `/status/N` answers N, `/delay/MS` waits MS ms first, `/size/N` sends N
-//! bytes, `/echo` sends back the request's body. With a
+//! bytes, `/echo` sends back the request's body; `/login`, `/me` and
+//! `/items` are a small app with sessions ([`crate::App`]). With a
 //! capacity, at most that many answers a second are 200s and the rest
 //! 503s at once, so that `barrage sweep` has a limit to find.
 
@@ -109,16 +110,17 @@ pub fn run(
         listening(listener.local_addr().map_err(ServeError::Io)?);
         let capacity = options.capacity.map(|c| Arc::new(Capacity::new(c)));
         let (body, delay) = (options.body, options.delay);
+        let app = Arc::new(crate::App::default());
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let (body, capacity) = (body.clone(), capacity.clone());
+            let (body, capacity, app) = (body.clone(), capacity.clone(), app.clone());
             tokio::spawn(async move {
                 let service = service_fn(move |req: Request<Incoming>| {
                     let admitted = capacity.as_ref().is_none_or(|c| c.admit());
-                    respond(req, body.clone(), delay, admitted)
+                    respond(req, body.clone(), delay, admitted, app.clone())
                 });
                 let _ = auto::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), service)
@@ -136,6 +138,7 @@ async fn respond(
     body: Bytes,
     delay: Duration,
     admitted: bool,
+    app: Arc<crate::App>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     if !admitted {
         let mut resp = Response::new(Full::new(Bytes::from_static(b"over capacity\n")));
@@ -146,6 +149,12 @@ async fn respond(
         tokio::time::sleep(delay).await;
     }
     let path = req.uri().path().to_string();
+    let (head, req_body) = req.into_parts();
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    if let Some(r) = app.route(&head, &segs) {
+        let (head, text) = r.into_parts();
+        return Ok(Response::from_parts(head, Full::new(Bytes::from(text))));
+    }
     let mut parts = path.trim_start_matches('/').splitn(2, '/');
     let (first, arg) = (parts.next().unwrap_or(""), parts.next());
     let number = arg.and_then(|a| a.parse::<u64>().ok());
@@ -167,8 +176,7 @@ async fn respond(
         ),
         ("echo", _) => {
             use http_body_util::BodyExt;
-            let sent = req
-                .into_body()
+            let sent = req_body
                 .collect()
                 .await
                 .map(|b| b.to_bytes())

@@ -32,6 +32,7 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(test)]
 mod app;
 mod blackhole;
 mod capacity;
@@ -50,7 +51,7 @@ mod stoppable;
 mod tls;
 mod ws;
 
-pub use app::AppTally;
+pub use barrage_serve::AppTally;
 pub use blackhole::Blackhole;
 pub use capacity::CapacityServer;
 pub use child::{Child, ChildResult};

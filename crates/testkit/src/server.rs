@@ -64,8 +64,8 @@ pub(crate) struct State {
     accepted: Mutex<Vec<(i64, SocketAddr)>>,
     /// Each TLS handshake's client, start and end (unix ns).
     handshakes: Mutex<Vec<(SocketAddr, i64, i64)>>,
-    /// The stateful app's sessions and items (`crate::app`).
-    app: crate::app::App,
+    /// The stateful app's sessions and items.
+    app: barrage_serve::App,
 }
 
 /// How a [`Server`] listens and greets: where, TLS, and the delays that
@@ -223,7 +223,7 @@ impl Server {
     }
 
     /// What the stateful app (`/login`, `/me`, `/items`) answered.
-    pub fn app(&self) -> crate::AppTally {
+    pub fn app(&self) -> barrage_serve::AppTally {
         self.state.app.tally()
     }
 
