@@ -144,6 +144,13 @@ fn without_cookies_me_is_refused_and_the_session_ends_there() {
     assert_eq!(s["failed"], 20);
     assert_eq!(s["ended"], serde_json::json!({"me": 20}));
     assert_eq!(s["reasons"]["me"], "401 Unauthorized");
+    // A CI gate on sessions: exit 3.
+    let out = run(&["report", "-fail-on", "session_success<99%"], &stream);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("session_success<99% (actual 0.00%)"),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -373,4 +380,39 @@ fn the_closed_model_is_virtual_users_each_looping_over_the_flow() {
     // Every request the app answered has its record.
     let t = server.app();
     assert_eq!(hits.len() as u64, t.logins + t.me + t.made + t.read);
+}
+
+#[test]
+fn a_sweep_of_a_flow_steps_through_session_rates() {
+    let server = Server::http();
+    let dir = tempdir("flow-sweep");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ""));
+    let out = ok(
+        &[
+            "sweep",
+            "-rates",
+            "20,40",
+            "-step-duration",
+            "500ms",
+            "-format",
+            "flow",
+            "-targets",
+            &flow,
+            "-output",
+            "-",
+        ],
+        b"",
+    );
+    let hits = decode(&out);
+    let sessions = |name: &str| {
+        hits.iter()
+            .filter(|h| h.attack == name && h.session.unwrap().step == 0)
+            .count()
+    };
+    // Sessions a second at each step, four requests each.
+    assert_eq!((sessions("rate=20"), sessions("rate=40")), (10, 20));
+    assert_eq!(
+        server.app().read as usize,
+        hits.iter().filter(|h| h.name == "read").count()
+    );
 }

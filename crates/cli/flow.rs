@@ -2,7 +2,7 @@
 //! sessions ([`barrage_attack::FlowPlan`]). Every refusal names the
 //! file and line, before anything is sent.
 
-use std::{io::BufRead, sync::Arc, time::Duration};
+use std::{io::BufRead, sync::Arc};
 
 use barrage_attack::{
     Check, Checks, Extract, FlowPlan, PlanStep, PreparedTarget, StepReads, Targets,
@@ -97,16 +97,11 @@ pub(crate) fn targets(
             prepared: Arc::new(prepared),
         });
     }
-    let duration = match &a.stages {
-        Some(s) => Some(Duration::from_nanos(s.duration_ns())),
-        None => Some(a.duration).filter(|d| !d.is_zero()),
-    };
     Ok(Targets::Flow(Arc::new(FlowPlan {
         steps,
         rows,
         random_rows: a.feed_random,
         columns: flow.columns.len(),
         cookies: a.cookies,
-        duration,
     })))
 }

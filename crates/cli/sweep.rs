@@ -74,17 +74,31 @@ pub fn run(s: SweepArgs) -> Outcome {
     let Setup {
         mut reader,
         config,
-        client,
+        mut client,
     } = attack::setup(&s.attack)?;
-    let targets = reader.read_all().map_err(Failed::usage)?;
-    if targets.is_empty() {
-        return Err(Failed::usage(format!("{}: no targets", s.attack.targets)));
-    }
-    if targets.iter().any(barrage_targets::has_placeholders) {
-        return Err(Failed::usage(
-            "sweep does not render templated targets ({{...}}) yet; attack does",
-        ));
-    }
+    // A flow: each step's load is sessions.
+    let (flow, targets) = if s.attack.format == barrage_targets::Format::Flow {
+        crate::flow::refuse_combinations(&s.attack)?;
+        let shard = config.shard.map_or(0, |(i, _)| i);
+        let barrage_attack::Targets::Flow(plan) =
+            attack::targets(&s.attack, reader, shard, Some(&client))?
+        else {
+            return Err(Failed::usage("-format flow: no flow read"));
+        };
+        client.step_reads = plan.reads();
+        (Some(plan), Vec::new())
+    } else {
+        let targets = reader.read_all().map_err(Failed::usage)?;
+        if targets.is_empty() {
+            return Err(Failed::usage(format!("{}: no targets", s.attack.targets)));
+        }
+        if targets.iter().any(barrage_targets::has_placeholders) {
+            return Err(Failed::usage(
+                "sweep does not render templated targets ({{...}}) yet; attack does",
+            ));
+        }
+        (None, targets)
+    };
     // Checked once here (TLS files) before anything is sent.
     let probe = barrage_attack::AttackConfig {
         rate: Rate::Max,
@@ -112,6 +126,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     stopper.on_signals(|| exit::interrupted());
     let mut attacker = Attacker {
         targets,
+        flow,
         base: config,
         client,
         sink: sink.clone(),

@@ -347,6 +347,11 @@ impl Attack {
             stopper: stopper.clone(),
             returned: std::sync::OnceLock::new(),
             flow,
+            end: match &self.config.stages {
+                Some(s) => Some(Duration::from_nanos(s.duration_ns())),
+                None => self.config.duration,
+            }
+            .map(|d| clock.start + d),
             _writer: WakeOnDrop(writer.0.thread().clone()),
         }))
     }

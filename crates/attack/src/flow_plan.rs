@@ -43,9 +43,6 @@ pub struct FlowPlan {
     pub columns: usize,
     /// Whether sessions keep cookies (`-cookies`).
     pub cookies: bool,
-    /// The schedule's length (`-duration`, or its stages'): past it, a
-    /// session sends no further step.
-    pub duration: Option<Duration>,
 }
 
 impl FlowPlan {

@@ -35,7 +35,7 @@ pub(crate) async fn run(
         vars: plan.first_values(id, &mut rng),
         jar: plan.cookies.then(cookie_store::CookieStore::default),
     };
-    let end_at = plan.duration.map(|d| ctx.clock.start + d);
+    let end_at = ctx.end;
     let mut first_sent = None;
     for (i, step) in plan.steps.iter().enumerate() {
         let sent = Instant::now();

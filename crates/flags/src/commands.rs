@@ -359,7 +359,7 @@ pub struct ReportArgs {
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
     #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
-    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms'
+    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s)
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
     /// Output file

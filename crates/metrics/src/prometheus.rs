@@ -5,8 +5,10 @@
 //! registers it but never counts, barrage counts every record with an
 //! error), in Prometheus's text format; and barrage's own
 //! `connect_seconds` and `tls_seconds` histograms over the requests that
-//! opened a connection, by the address it went to. Serving them is the
-//! CLI's.
+//! opened a connection, by the address it went to; with a flow's records
+//! (`-format flow`), `sessions_started`, `sessions_completed` and
+//! `sessions_failed` (by the step the session ended at). Serving them is
+//! the CLI's.
 
 use std::{collections::HashMap, fmt::Write as _};
 
@@ -70,11 +72,16 @@ pub struct Prometheus {
     /// New connections' connect and TLS times, by remote address.
     connects: HashMap<String, ConnSeries>,
     handshakes: HashMap<String, ConnSeries>,
+    /// A flow's sessions, from its first record of one.
+    sessions: Option<crate::Sessions>,
 }
 
 impl Prometheus {
     /// Counts one record.
     pub fn add(&mut self, hit: &Hit) {
+        if hit.session.is_some() {
+            self.sessions.get_or_insert_with(Default::default).add(hit);
+        }
         let key = (hit.method.clone(), hit.url.clone(), hit.code);
         let key = if self.series.len() < MAX_SERIES || self.series.contains_key(&key) {
             key
@@ -214,6 +221,32 @@ impl Prometheus {
                 let _ = writeln!(out, "{name}_count{{{l}}} {}", s.count);
             }
         }
+        if let Some(x) = &self.sessions {
+            for (name, help, n) in [
+                (
+                    "sessions_started",
+                    "Flow sessions whose first step was sent",
+                    x.started(),
+                ),
+                (
+                    "sessions_completed",
+                    "Flow sessions whose last step succeeded",
+                    x.completed(),
+                ),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "# HELP {name} {help}\n# TYPE {name} counter\n{name} {n}"
+                );
+            }
+            out.push_str(
+                "# HELP sessions_failed Flow sessions ended by a failed step, by that step\n\
+                 # TYPE sessions_failed counter\n",
+            );
+            for (step, n, _) in x.ended() {
+                let _ = writeln!(out, "sessions_failed{{step=\"{}\"}} {n}", escape(step));
+            }
+        }
         out
     }
 }
@@ -288,6 +321,38 @@ mod tests {
         let mut plain = Prometheus::default();
         plain.add(&hit("http://a/", 200, 1, ""));
         assert!(!plain.render().contains("connect_seconds"));
+    }
+
+    #[test]
+    fn a_flows_sessions_are_counted_by_their_end() {
+        use barrage_model::{SessionEnd, SessionMark};
+        let mut p = Prometheus::default();
+        p.add(&hit("/", 200, 1, ""));
+        assert!(!p.render().contains("sessions_"));
+        for (id, step, name, end, error) in [
+            (0, 0, "login", SessionEnd::Going, ""),
+            (0, 1, "me", SessionEnd::Completed, ""),
+            (1, 0, "login", SessionEnd::Going, ""),
+            (1, 1, "me", SessionEnd::Failed, "401 Unauthorized"),
+            (2, 0, "login", SessionEnd::Going, ""),
+        ] {
+            let mut h = hit("/", 200, 1, error);
+            h.name = name.into();
+            h.session = Some(SessionMark {
+                id,
+                step,
+                end,
+                took: 1,
+            });
+            p.add(&h);
+        }
+        let text = p.render();
+        assert!(text.contains("\nsessions_started 3\n"), "{text}");
+        assert!(text.contains("\nsessions_completed 1\n"), "{text}");
+        assert!(
+            text.contains("\nsessions_failed{step=\"me\"} 1\n"),
+            "{text}"
+        );
     }
 
     #[test]

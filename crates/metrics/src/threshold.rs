@@ -20,6 +20,11 @@ enum Figure {
     FirstPercentile(f64),
     /// `-stream`: the gap between events (inter-token latency).
     GapPercentile(f64),
+    /// `-format flow`: sessions completed of those ended (completed or
+    /// failed at a step).
+    SessionSuccess,
+    /// `-format flow`: a completed session's duration, a percentile.
+    SessionPercentile(f64),
 }
 
 impl Figure {
@@ -34,7 +39,13 @@ impl Figure {
                 | Figure::LagPercentile(_)
                 | Figure::FirstPercentile(_)
                 | Figure::GapPercentile(_)
+                | Figure::SessionPercentile(_)
         )
+    }
+
+    /// Whether its value is a ratio, written as a percentage.
+    fn is_ratio(&self) -> bool {
+        matches!(self, Figure::Success | Figure::SessionSuccess)
     }
 
     fn parse(name: &str) -> Option<Figure> {
@@ -52,6 +63,7 @@ impl Figure {
             "max" => Figure::Max,
             "lag.mean" => Figure::LagMean,
             "lag.max" => Figure::LagMax,
+            "session_success" => Figure::SessionSuccess,
             _ => {
                 if let Some(p) = name.strip_prefix("lag.p") {
                     Figure::LagPercentile(pct(p)?)
@@ -59,6 +71,8 @@ impl Figure {
                     Figure::FirstPercentile(pct(p)?)
                 } else if let Some(p) = name.strip_prefix("gap.p") {
                     Figure::GapPercentile(pct(p)?)
+                } else if let Some(p) = name.strip_prefix("session.p") {
+                    Figure::SessionPercentile(pct(p)?)
                 } else if let Some(p) = name.strip_prefix('p') {
                     Figure::Percentile(pct(p)?)
                 } else {
@@ -85,6 +99,18 @@ impl Figure {
             // events come.
             Figure::FirstPercentile(q) => m.events().map_or(0.0, |e| e.first().quantile(q) as f64),
             Figure::GapPercentile(q) => m.events().map_or(0.0, |e| e.gap().quantile(q) as f64),
+            // No session ended: nothing failed.
+            Figure::SessionSuccess => m.sessions().map_or(1.0, |x| {
+                let ended = x.completed() + x.failed();
+                if ended == 0 {
+                    1.0
+                } else {
+                    x.completed() as f64 / ended as f64
+                }
+            }),
+            Figure::SessionPercentile(q) => {
+                m.sessions().map_or(0.0, |x| x.took().quantile(q) as f64)
+            }
         }
     }
 }
@@ -110,7 +136,8 @@ pub struct Threshold {
 impl Threshold {
     /// Parses a comma-separated list of conditions. Figures: `success`,
     /// `rate`, `throughput`, `requests`, `errors`, `mean`, `max`, `pNN`,
-    /// `lag.mean`, `lag.max`, `lag.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
+    /// `lag.mean`, `lag.max`, `lag.pNN`, `first.pNN`, `gap.pNN`,
+    /// `session_success`, `session.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
     /// durations for latency figures, `NN%` (or a fraction) for `success`.
     pub fn parse_list(text: &str) -> Result<Vec<Threshold>, crate::ParseError> {
         text.split(',')
@@ -147,7 +174,7 @@ impl Threshold {
             let ns = duration::parse(value)
                 .map_err(|_| bad("latency figures take a duration such as 250ms"))?;
             ns as f64
-        } else if figure == Figure::Success {
+        } else if figure.is_ratio() {
             match value.strip_suffix('%') {
                 Some(p) => {
                     p.trim()
@@ -191,7 +218,7 @@ impl Threshold {
         holds.then(|| {
             let shown = if self.figure.is_duration() {
                 duration::format(actual as i64)
-            } else if self.figure == Figure::Success {
+            } else if self.figure.is_ratio() {
                 format!("{:.2}%", actual * 100.0)
             } else {
                 format!("{actual:.2}")
@@ -245,6 +272,52 @@ mod tests {
         }
         let msg = Threshold::parse("p99>50ms").unwrap().check(&m).unwrap();
         assert!(msg.starts_with("p99>50ms (actual 99."), "{msg}");
+        // No session: none failed.
+        assert!(Threshold::parse("session_success<99%")
+            .unwrap()
+            .check(&m)
+            .is_none());
+    }
+
+    #[test]
+    fn session_figures_are_over_ended_sessions() {
+        use barrage_model::{SessionEnd, SessionMark};
+        let mut m = Metrics::new();
+        for id in 0..10u64 {
+            let end = match id {
+                0 => SessionEnd::Failed,
+                1 => SessionEnd::Going,
+                _ => SessionEnd::Completed,
+            };
+            m.add(&Hit {
+                code: 200,
+                session: Some(SessionMark {
+                    id,
+                    step: 0,
+                    end,
+                    took: (id + 1) * 1_000_000,
+                }),
+                ..Hit::default()
+            });
+        }
+        // 8 completed of 9 ended: 88.89%.
+        let msg = Threshold::parse("session_success<99%")
+            .unwrap()
+            .check(&m)
+            .unwrap();
+        assert_eq!(msg, "session_success<99% (actual 88.89%)");
+        assert!(Threshold::parse("session_success<0.8")
+            .unwrap()
+            .check(&m)
+            .is_none());
+        assert!(Threshold::parse("session.p50>4ms")
+            .unwrap()
+            .check(&m)
+            .is_some());
+        assert!(Threshold::parse("session.p50>9ms")
+            .unwrap()
+            .check(&m)
+            .is_none());
     }
 
     #[test]

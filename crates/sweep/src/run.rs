@@ -193,6 +193,8 @@ pub enum SweepError {
 pub struct Attacker {
     /// The targets, for every step.
     pub targets: Vec<Target>,
+    /// A flow's sessions instead (`-format flow`): the load is sessions.
+    pub flow: Option<Arc<barrage_attack::FlowPlan>>,
     /// The attack's settings (its rate, duration and name are the step's).
     pub base: AttackConfig,
     /// How requests are sent.
@@ -276,7 +278,10 @@ impl RunStep for Attacker {
             scratch: Hit::default(),
             warm_name: format!("{}{WARMUP}", config.name),
         };
-        let targets = Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?;
+        let targets = match &self.flow {
+            Some(plan) => Targets::Flow(plan.clone()),
+            None => Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?,
+        };
         let report = Attack::new(config, self.client.clone())?.run(
             targets,
             Box::new(sink),
