@@ -416,3 +416,33 @@ fn a_sweep_of_a_flow_steps_through_session_rates() {
         hits.iter().filter(|h| h.name == "read").count()
     );
 }
+
+#[test]
+fn progress_counts_requests_not_sessions() {
+    let server = Server::http();
+    let dir = tempdir("flow-progress");
+    let flow = file(&dir, "app.flow", &app_flow(&server, ""));
+    let args = [
+        "attack",
+        "-format",
+        "flow",
+        "-targets",
+        &flow,
+        "-rate",
+        "50",
+        "-requests",
+        "20",
+        "-progress",
+    ];
+    let out = run(&args, b"");
+    assert!(out.status.success());
+    let hits = decode(&out.stdout);
+    assert_eq!(hits.len(), 80);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| l.contains("sent "))
+        .unwrap_or_default();
+    assert!(last.contains("| sent 80 ("), "{err}");
+}

@@ -93,14 +93,18 @@ pub struct Attack {
 pub struct Watch(
     Arc<std::sync::OnceLock<Arc<Tickets>>>,
     pub(crate) Arc<crate::hold::HoldCounts>,
+    /// A flow's requests sent (its tickets are sessions).
+    pub(crate) Arc<std::sync::atomic::AtomicU64>,
 );
 
 impl Watch {
     /// Requests sent so far (0 before the schedule starts); with `-hold`,
-    /// connections opened and messages sent.
+    /// connections opened and messages sent; with a flow, its sessions'
+    /// requests.
     pub fn sent(&self) -> u64 {
+        use std::sync::atomic::Ordering::Relaxed;
         self.0.get().map_or_else(
-            || self.1.sent.load(std::sync::atomic::Ordering::Relaxed),
+            || self.1.sent.load(Relaxed) + self.2.load(Relaxed),
             |t| t.issued(),
         )
     }
@@ -198,6 +202,7 @@ impl Attack {
             Targets::Flow(plan) => Some(plan.clone()),
             _ => None,
         };
+        let flowing = flow.is_some();
         let Some(ctx) = self.wait_for_start(tx, &writer, &stopper, flow) else {
             return Ok(self.finish(writer, 0, StopReason::Stopped, None));
         };
@@ -229,7 +234,9 @@ impl Attack {
                 Tickets::lanes(lanes, now, stopper.clone())
             }
         });
-        let _ = self.watch.0.set(tickets.clone());
+        if ctx.flow.is_none() {
+            let _ = self.watch.0.set(tickets.clone());
+        }
         let _ = ctx.returned.set(tickets.returns());
         if !paced {
             // The closed model: -max-workers loops spread over the worker
@@ -300,6 +307,12 @@ impl Attack {
         }
         drop(ctx);
         let (sent, reason, error) = tickets.finish();
+        // A flow's tickets are sessions: what it sent is their requests.
+        let sent = if flowing {
+            self.watch.2.load(std::sync::atomic::Ordering::SeqCst)
+        } else {
+            sent
+        };
         Ok(self.finish(writer, sent, reason, error))
     }
 
@@ -346,6 +359,7 @@ impl Attack {
             clock,
             stopper: stopper.clone(),
             returned: std::sync::OnceLock::new(),
+            steps: self.watch.2.clone(),
             flow,
             end: match &self.config.stages {
                 Some(s) => Some(Duration::from_nanos(s.duration_ns())),

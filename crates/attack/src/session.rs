@@ -40,6 +40,7 @@ pub(crate) async fn run(
     for (i, step) in plan.steps.iter().enumerate() {
         let sent = Instant::now();
         let first = *first_sent.get_or_insert(sent);
+        ctx.steps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (target, result) = match plan.target_of(step, id, &state, &mut rng) {
             Ok(t) => {
                 let r = client.send_step(&t, id, &step.reads, &mut state).await;

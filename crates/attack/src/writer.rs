@@ -56,6 +56,8 @@ pub(crate) struct RequestContext {
     pub(crate) returned: std::sync::OnceLock<Arc<std::sync::atomic::AtomicU64>>,
     /// A flow's attack (`-format flow`): each ticket is a session.
     pub(crate) flow: Option<Arc<crate::flow_plan::FlowPlan>>,
+    /// A flow's requests sent, for the progress line.
+    pub(crate) steps: Arc<std::sync::atomic::AtomicU64>,
     /// The schedule's end (`-duration`, or its stages'): past it, a
     /// session sends no further step.
     pub(crate) end: Option<Instant>,

@@ -132,3 +132,41 @@ impl crate::Client {
         Ok(r)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jar_keeps_cookies_by_url_and_refuses_past_its_cap() {
+        let mut s = SessionState {
+            vars: Vec::new(),
+            jar: Some(cookie_store::CookieStore::default()),
+        };
+        let set = |v: &str| vec![("Set-Cookie".to_string(), v.to_string())];
+        s.keep_cookies("http://a.test/login", &set("sid=1; Path=/"))
+            .unwrap();
+        s.keep_cookies("http://a.test/login", &set("api=2; Path=/api"))
+            .unwrap();
+        assert_eq!(
+            s.cookie_header("http://a.test/me").as_deref(),
+            Some("sid=1")
+        );
+        let mut both = s.cookie_header("http://a.test/api/x").unwrap();
+        both = both
+            .split("; ")
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join("; ");
+        assert_eq!(both, "api=2; sid=1");
+        assert_eq!(s.cookie_header("http://b.test/"), None);
+        let many: Vec<(String, String)> = (0..MAX_COOKIES)
+            .map(|i| ("Set-Cookie".to_string(), format!("c{i}=x; Path=/")))
+            .collect();
+        let e = s.keep_cookies("http://a.test/", &many).unwrap_err();
+        assert!(e.starts_with("cookie jar full: 302 cookies"), "{e}");
+        let off = SessionState::default();
+        assert_eq!(off.cookie_header("http://a.test/"), None);
+    }
+}
