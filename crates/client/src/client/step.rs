@@ -46,7 +46,13 @@ pub struct SessionState {
 impl SessionState {
     /// The `Cookie` header's value the jar has for `url`, if any.
     pub fn cookie_header(&self, url: &str) -> Option<String> {
-        let jar = self.jar.as_ref()?;
+        // An empty jar (most flows' first step, and flows whose server
+        // sets none) parses no URL: two parses a step were 3% of a flow's
+        // CPU against nginx.
+        let jar = self
+            .jar
+            .as_ref()
+            .filter(|j| j.iter_any().next().is_some())?;
         let url = url::Url::parse(url).ok()?;
         let pairs: Vec<String> = jar
             .get_request_values(&url)
@@ -58,6 +64,12 @@ impl SessionState {
     /// Keeps the `Set-Cookie`s of an answer from `url`; why not, when the
     /// jar would hold more than [`MAX_COOKIES`].
     fn keep_cookies(&mut self, url: &str, headers: &[(String, String)]) -> Result<(), String> {
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+        {
+            return Ok(());
+        }
         let (Some(jar), Ok(url)) = (self.jar.as_mut(), url::Url::parse(url)) else {
             return Ok(());
         };
@@ -98,14 +110,18 @@ impl crate::Client {
         let mut r = r?;
         let judged = r.error.is_none() && (200..400).contains(&r.code);
         if judged {
-            r.error = self
-                .checks
+            // A streamed answer's checks read its events (`-stream`).
+            let seen = r
+                .events
                 .as_ref()
-                .and_then(|c| c.verdict(r.code, &r.body, &r.headers))
-                .or_else(|| {
-                    let c = reads.checks.as_ref()?;
-                    c.verdict(r.code, &r.body, &r.headers)
+                .map_or_else(crate::Seen::default, |e| crate::Seen {
+                    count: e.1.count,
+                    matched: &e.1.matched,
                 });
+            r.error = [self.checks.as_deref(), reads.checks.as_ref()]
+                .into_iter()
+                .flatten()
+                .find_map(|c| c.verdict_streamed(r.code, &r.body, &r.headers, &seen));
         }
         if let Err(e) = session.keep_cookies(&target.url_text, &r.headers) {
             r.error.get_or_insert(e);
