@@ -102,7 +102,8 @@ pub(crate) struct Finished {
 }
 
 impl Finished {
-    /// Whether it is a success: no error, and a status that is none.
+    /// Whether it is a success: no error (a status outside [200, 400)
+    /// is one: its text is the record's error).
     pub(crate) fn ok(&self) -> bool {
         self.error.is_empty()
     }
