@@ -116,11 +116,18 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
         .find(|(p, _, _)| Some(*p) == first.local)
         .expect("its handshake ended");
     assert!(first.tls >= delay.as_nanos() as u64, "{first:?}");
+    // The server's span starts at its accept, which may run late on a
+    // loaded machine (as above): the client's TLS time may exceed it by
+    // that lag, measured here (CI saw 165.3 ms against 158.7).
+    let connected = hits[0].timestamp + (first.dns + first.connect) as i64;
+    let late = (at - connected).clamp(0, SERVER_LATE);
+    let gap = first.tls as i64 - (done - at);
     assert!(
-        (first.tls as i64 - (done - at)).abs() < CLOSE,
-        "TLS {} ms, the server's {} ms",
+        gap < CLOSE + late && -gap < CLOSE,
+        "TLS {} ms, the server's {} ms (its accept {} ms late)",
         first.tls as f64 / 1e6,
-        (done - at) as f64 / 1e6
+        (done - at) as f64 / 1e6,
+        late as f64 / 1e6
     );
     assert!(link(&hits[1]).reused);
     assert_eq!(link(&hits[1]).tls, 0);
