@@ -456,8 +456,11 @@ fn open_model_requests_queue_onto_busy_connections() {
             "answer matched to its request"
         );
     }
+    // Without queueing ~50 would be open; a loaded machine opens some
+    // more before the first answers come (CI saw 19 against the bound of
+    // 15 this had): half of 50 still shows the queueing.
     assert!(
-        server.connections() <= 15,
+        server.connections() <= 25,
         "{} connections",
         server.connections()
     );
