@@ -151,6 +151,20 @@ fn without_cookies_me_is_refused_and_the_session_ends_there() {
         String::from_utf8_lossy(&out.stderr).contains("session_success<99% (actual 0.00%)"),
         "{out:?}"
     );
+    // plot: a series per step, in the flow's order, the failed step's
+    // answers as errors.
+    let page = String::from_utf8(ok(&["plot"], &stream)).unwrap();
+    let chart = &page[..page.find("</svg>").expect("a chart")];
+    let legend: Vec<&str> = chart
+        .lines()
+        .filter(|l| l.starts_with("<text class=\"legend\""))
+        .map(|l| &l[l.find('>').unwrap() + 1..l.len() - "</text>".len()])
+        .collect();
+    assert_eq!(
+        legend,
+        ["login: OK: 20 requests", "me: ERROR: 20 requests"],
+        "{chart}"
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_testkit::CapacityServer;
+use barrage_testkit::{CapacityServer, Server};
 use common::{ok, path};
 use serde_json::Value;
 
@@ -229,4 +229,40 @@ fn every_page_kind_reads_in_a_browser() {
         "sweep-report",
         &ok(&["report", "-type", "html", stream.to_str().unwrap()], b""),
     );
+    // A flow's sessions: the report's sessions section and its steps,
+    // and the plot's series a step.
+    let server = Server::http();
+    let flow = dir.join("app.flow");
+    std::fs::write(
+        &flow,
+        format!(
+            "POST {}\n:name login\n:extract token json:.access_token\n:think 5ms\n\n\
+             GET {}\nAuthorization: Bearer {{{{token}}}}\n:name me\n",
+            server.url("/login"),
+            server.url("/me")
+        ),
+    )
+    .unwrap();
+    let stream = ok(
+        &[
+            "attack",
+            "-format",
+            "flow",
+            "-targets",
+            flow.to_str().unwrap(),
+            "-rate",
+            "200",
+            "-requests",
+            "100",
+            "-cookies=false",
+        ],
+        b"",
+    );
+    let html = ok(&["report", "-type", "html", "-by", "step"], &stream);
+    assert!(
+        String::from_utf8_lossy(&html).contains("<h2>Sessions</h2>"),
+        "no sessions section"
+    );
+    check("flow-report", &html);
+    check("flow-plot", &ok(&["plot"], &stream));
 }

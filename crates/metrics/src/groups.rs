@@ -160,6 +160,9 @@ pub struct Groups {
     by: GroupBy,
     template: Metrics,
     groups: BTreeMap<String, Metrics>,
+    /// For `-by step`: each group's step index, to list steps in the
+    /// flow's order rather than by name.
+    step_index: BTreeMap<String, u32>,
     code_key: String,
 }
 
@@ -170,6 +173,7 @@ impl Groups {
             by,
             template: template.empty_like().without_sessions(),
             groups: BTreeMap::new(),
+            step_index: BTreeMap::new(),
             code_key: String::new(),
         }
     }
@@ -191,6 +195,10 @@ impl Groups {
         } else {
             key.to_string()
         };
+        if self.by == GroupBy::Step {
+            let index = hit.session.map_or(u32::MAX, |s| s.step);
+            self.step_index.entry(key.clone()).or_insert(index);
+        }
         self.groups
             .entry(key)
             .or_insert_with(|| self.template.empty_like())
@@ -202,9 +210,15 @@ impl Groups {
         self.by
     }
 
-    /// The groups, sorted by key.
+    /// The groups, sorted by key (`-by step`: in the flow's order).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Metrics)> {
-        self.groups.iter().map(|(k, m)| (k.as_str(), m))
+        let mut all: Vec<(&str, &Metrics)> =
+            self.groups.iter().map(|(k, m)| (k.as_str(), m)).collect();
+        if self.by == GroupBy::Step {
+            // A flow's steps in its order; `(none)` and the rest last.
+            all.sort_by_key(|(k, _)| (self.step_index.get(*k).copied().unwrap_or(u32::MAX), *k));
+        }
+        all.into_iter()
     }
 
     /// Number of groups.

@@ -3,7 +3,9 @@
 //! fetched), like vegeta's `plot`: a series per attack name and outcome
 //! (`OK`, or `ERROR` for records with an error), seconds since the
 //! attack's first request across, latency in milliseconds up, log scale
-//! first with a linear one a click away.
+//! first with a linear one a click away. A flow's records (`-format
+//! flow`) draw a series per step too (`login: OK`, `me: ERROR`), in the
+//! flow's order.
 //!
 //! Memory is bounded: each series keeps at most `-threshold` points, the
 //! lowest and highest latency of equal slices of time ([`envelope`]),
@@ -28,9 +30,11 @@ pub const DEFAULT_THRESHOLD: usize = 4000;
 /// The page's title when none is given (`-title`).
 pub const DEFAULT_TITLE: &str = "Barrage Plot";
 
-/// One series: an attack's successes or its errors.
+/// One series: an attack's successes or its errors (a flow's: a step's).
 struct Series {
     attack: String,
+    /// A flow's step: its index and name.
+    step: Option<(u32, String)>,
     error: bool,
     points: Envelope,
     /// Earliest send time seen (the attack's time origin).
@@ -83,15 +87,15 @@ impl Plot {
                 latency: hit.first_byte,
             },
         };
-        let i = match self
-            .series
-            .iter()
-            .position(|s| s.error == error && s.attack == hit.attack)
-        {
+        let step = hit.session.as_ref().map(|m| m.step);
+        let i = match self.series.iter().position(|s| {
+            s.error == error && s.attack == hit.attack && s.step.as_ref().map(|(i, _)| *i) == step
+        }) {
             Some(i) => i,
             None => {
                 self.series.push(Series {
                     attack: hit.attack.clone(),
+                    step: step.map(|i| (i, hit.name.clone())),
                     error,
                     points: Envelope::new(self.threshold),
                     first: p.t,
@@ -115,18 +119,29 @@ impl Plot {
     pub fn write_html(&self, title: &str, out: &mut dyn Write) -> io::Result<()> {
         let mut series: Vec<&Series> = self.series.iter().collect();
         // As vegeta orders them: by attack name, then OK before ERROR;
-        // sweep steps by their load.
+        // sweep steps by their load, a flow's steps in its order.
         let steps = series.iter().all(|s| step_amount(&s.attack).is_some());
         series.sort_by(|a, b| {
             let key = |s: &Series| if steps { step_amount(&s.attack) } else { None };
             key(a)
                 .partial_cmp(&key(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| (&a.attack, a.error).cmp(&(&b.attack, b.error)))
+                .then_with(|| {
+                    (&a.attack, a.step_index(), a.error).cmp(&(&b.attack, b.step_index(), b.error))
+                })
         });
-        let mut attacks: Vec<&str> = series.iter().map(|s| s.attack.as_str()).collect();
-        attacks.dedup();
-        let colors = palette::colors(attacks.len().max(2), steps && attacks.len() > 1);
+        // A colour per attack, and per step of a flow.
+        let mut keys: Vec<(&str, Option<u32>)> = series
+            .iter()
+            .map(|s| (s.attack.as_str(), s.step_index()))
+            .collect();
+        keys.dedup();
+        let attacks = {
+            let mut a: Vec<&str> = keys.iter().map(|k| k.0).collect();
+            a.dedup();
+            a.len()
+        };
+        let colors = palette::colors(keys.len().max(2), steps && attacks > 1);
         let title = svg::escape(title);
         let mut page = String::with_capacity(64 << 10);
         page.push_str(&format!(
@@ -157,17 +172,20 @@ impl Plot {
                 .map(|o| o.first)
                 .min()
                 .unwrap_or(s.first);
-            let nth = attacks.iter().position(|a| *a == s.attack).unwrap_or(0);
-            // One attack: successes blue, errors vermillion; more: the
-            // attack's colour for both.
-            let color = if attacks.len() == 1 && s.error {
+            let nth = keys
+                .iter()
+                .position(|k| *k == (s.attack.as_str(), s.step_index()))
+                .unwrap_or(0);
+            // One attack: successes blue, errors vermillion; more (or a
+            // flow's steps): the attack's or the step's colour for both.
+            let color = if keys.len() == 1 && s.error {
                 &colors[1]
             } else {
                 &colors[nth]
             };
             let drawn = s.points.points();
             log.series.push(chart::Series {
-                name: label(&s.attack, s.error),
+                name: label(&s.name(), s.error),
                 color: color.clone(),
                 mark: if s.error { Mark::Crosses } else { Mark::Dots },
                 detail: if drawn.len() as u64 == s.points.count() {
@@ -197,6 +215,21 @@ impl Plot {
         page::toggle(&mut page, "linear", "linear scale", &log, &lin);
         page.push_str("</div>\n</body>\n</html>\n");
         out.write_all(page.as_bytes())
+    }
+}
+
+impl Series {
+    fn step_index(&self) -> Option<u32> {
+        self.step.as_ref().map(|(i, _)| *i)
+    }
+
+    /// What the legend calls it: the attack's name, then its step's.
+    fn name(&self) -> String {
+        match &self.step {
+            None => self.attack.clone(),
+            Some((_, step)) if self.attack.is_empty() => step.clone(),
+            Some((_, step)) => format!("{} {step}", self.attack),
+        }
     }
 }
 

@@ -86,6 +86,7 @@ impl Report {
             h2(&mut page, &s.title);
             page.push_str(&s.html);
         }
+        sessions(&mut page, m, p);
         codes_and_errors(&mut page, m);
         if let Some(g) = &self.groups {
             groups(&mut page, g, p);
@@ -227,6 +228,63 @@ fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
         format!("{:.2}%", m.success_ratio() * 100.0),
     ]);
     rows
+}
+
+/// A flow's sessions (`-format flow`), as the text report has them: how
+/// many started, completed, failed and were left unfinished, how long a
+/// completed one took, and where they ended and why.
+fn sessions(page: &mut String, m: &Metrics, p: &Percentiles) {
+    let Some(x) = m.sessions() else {
+        return;
+    };
+    h2(page, "Sessions");
+    let count = |n: u64| {
+        vec![
+            n.to_string(),
+            format!("{:.2}%", n as f64 * 100.0 / x.started().max(1) as f64),
+        ]
+    };
+    let mut rows = vec![
+        [vec!["started".to_string()], count(x.started())].concat(),
+        [vec!["completed".to_string()], count(x.completed())].concat(),
+        [vec!["failed".to_string()], count(x.failed())].concat(),
+        [vec!["unfinished".to_string()], count(x.unfinished())].concat(),
+    ];
+    rows.push(vec![
+        "per second".into(),
+        format!("{:.2}", x.rate()),
+        String::new(),
+    ]);
+    table(page, &["sessions", "count", "of started"], &rows);
+    let took = x.took();
+    if took.count() > 0 {
+        let labels: Vec<String> = p.iter().map(|(_, l)| format!("p{l}")).collect();
+        let mut header = vec!["completed sessions", "mean time"];
+        header.extend(labels.iter().map(String::as_str));
+        header.push("max");
+        let mut r = vec![took.count().to_string(), dur(took.mean())];
+        r.extend(p.iter().map(|(q, _)| dur(took.quantile(q))));
+        r.push(dur(took.max()));
+        table(page, &header, &[r]);
+    }
+    let ended: Vec<Vec<String>> = x
+        .ended()
+        .into_iter()
+        .map(|(step, n, why)| {
+            vec![
+                barrage_model::words::printable(step).into_owned(),
+                n.to_string(),
+                barrage_model::words::printable(why).into_owned(),
+            ]
+        })
+        .collect();
+    if !ended.is_empty() {
+        table(
+            page,
+            &["ended at step", "sessions", "most common reason"],
+            &ended,
+        );
+    }
 }
 
 fn codes_and_errors(page: &mut String, m: &Metrics) {
