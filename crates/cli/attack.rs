@@ -281,7 +281,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         ws_events: a.ws_events,
         grpc_streams: Default::default(),
         // A flow's steps' (set once the flow is read).
-        step_reads: (false, false),
+        step_reads: Default::default(),
     };
     Ok(Setup {
         reader,
@@ -437,7 +437,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         if let Some(t) = all.iter().find(|t| !t.ws) {
             return usage(format!(
                 "-hold holds WebSocket connections; {} is not ws:// or wss://",
-                t.url_shown
+                t.url_shown()
             ));
         }
         if a.hold == Some(0) {

@@ -4,7 +4,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use barrage_client::{PreparedTarget, SessionState, StepReads};
+use barrage_client::{PreparedTarget, SessionState, StepNeeds, StepReads};
 use barrage_model::Target;
 
 /// A step's request for a session: from its number and its values (the
@@ -46,14 +46,15 @@ pub struct FlowPlan {
 }
 
 impl FlowPlan {
-    /// Whether some step reads answers' bodies, and whether some reads
-    /// their headers (the cookie jar does): what the client keeps of
-    /// each answer until the step is judged.
-    pub fn reads(&self) -> (bool, bool) {
-        (
-            self.steps.iter().any(|s| s.reads.need_body()),
-            self.cookies || self.steps.iter().any(|s| s.reads.need_headers()),
-        )
+    /// What some step reads of answers (bodies, headers, and the jar its
+    /// cookies): what the client keeps of each answer until the step is
+    /// judged.
+    pub fn reads(&self) -> StepNeeds {
+        StepNeeds {
+            body: self.steps.iter().any(|s| s.reads.need_body()),
+            headers: self.steps.iter().any(|s| s.reads.need_headers()),
+            cookies: self.cookies,
+        }
     }
 
     /// The target a session's step `step` goes to: its prepared one when

@@ -196,10 +196,9 @@ pub struct ClientConfig {
     /// `-ws-events`: server messages a WebSocket request waits for, each
     /// an event (0: one reply, not an event).
     pub ws_events: u32,
-    /// A flow's steps (`-format flow`): whether some step reads answers'
-    /// bodies, and whether some reads their headers (its `:check`s and
-    /// `:extract`s, or the cookie jar), as `-check` would.
-    pub step_reads: (bool, bool),
+    /// What a flow's steps (`-format flow`) read of answers, beyond what
+    /// `-check` does.
+    pub step_reads: StepNeeds,
 }
 
 impl Default for ClientConfig {
@@ -240,7 +239,7 @@ impl Default for ClientConfig {
             ws_events: 0,
             grpc_streams: Default::default(),
             pipeline: DEFAULT_PIPELINE,
-            step_reads: (false, false),
+            step_reads: StepNeeds::default(),
         }
     }
 }
@@ -279,4 +278,16 @@ mod tests {
             assert!(e.contains("-connect-to") && e.contains(bad), "{bad}: {e}");
         }
     }
+}
+
+/// What a flow's steps read of every answer, so that the client keeps it
+/// until the step is judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepNeeds {
+    /// Bodies (a `:check` or `:extract` on the body).
+    pub body: bool,
+    /// Every header (a `:check` or `:extract` on a header).
+    pub headers: bool,
+    /// The `Set-Cookie` headers (the sessions' cookie jars).
+    pub cookies: bool,
 }

@@ -214,9 +214,9 @@ impl Conn {
                     // request's future is held for as long as it waits.
                     Conn::H1(H1::Hyper(sender)) => {
                         let h1_headers = if ask.hop.is_none() {
-                            Cow::Borrowed(&target.h1_headers)
+                            Cow::Borrowed(target.h1_headers())
                         } else {
-                            Cow::Owned(with_host(&target.headers, uri))
+                            Cow::Owned(with_host(target.headers(), uri))
                         };
                         let v = http::Version::HTTP_11;
                         let proxy = ask.proxy();
@@ -225,14 +225,14 @@ impl Conn {
                     }
                     Conn::H2(sender) if target.grpc => {
                         let v = http::Version::HTTP_2;
-                        let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                        let req = request(shape, v, method, uri, target.headers(), body, seq, None);
                         break 'step Step::Done(
                             Box::pin(h2::grpc::call(shape, sender, req, fail)).await,
                         );
                     }
                     Conn::H2(sender) => {
                         let v = http::Version::HTTP_2;
-                        let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                        let req = request(shape, v, method, uri, target.headers(), body, seq, None);
                         Box::pin(h2::exchange(shape, sender, req, fail)).await
                     }
                     Conn::H3(_) if target.grpc => {
@@ -242,7 +242,7 @@ impl Conn {
                     }
                     Conn::H3(conn) => {
                         let v = http::Version::HTTP_3;
-                        let req = request(shape, v, method, uri, &target.headers, body, seq, None);
+                        let req = request(shape, v, method, uri, target.headers(), body, seq, None);
                         let req = http::Request::from_parts(req.into_parts().0, ());
                         Box::pin(h3::exchange(shape, conn, req, body, fail)).await
                     }

@@ -52,7 +52,7 @@ mod ws;
 pub use check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, SessionState, Shared, StepReads, MAX_COOKIES};
 pub use config::{
-    ClientConfig, ConnectTo, DnsSelect, H1Engine, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE,
+    ClientConfig, ConnectTo, DnsSelect, H1Engine, StepNeeds, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE,
     DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;

@@ -10,7 +10,7 @@ pub(super) fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure 
     crate::Failure(format!(
         "{} \"{}\": timeout after {} (-timeout)",
         go_op(&target.method_text),
-        target.url_shown,
+        target.url_shown(),
         barrage_model::duration::format(t.as_nanos() as i64)
     ))
 }

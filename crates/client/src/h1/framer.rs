@@ -29,6 +29,8 @@ pub struct Limits {
     pub keep_body: i64,
     /// Whether header lines are kept (`-keep-headers`).
     pub keep_headers: bool,
+    /// With `keep_headers`: keep only `Set-Cookie` lines (a flow's jar).
+    pub set_cookie_only: bool,
     /// `-stream`: the body is also cut into events, on the request's
     /// tape (a flag here, not a field of the framer: an exchange's future
     /// holds the framer).
@@ -406,7 +408,9 @@ impl Framer {
             } else if name.eq_ignore_ascii_case("location") && (300..400).contains(&code) {
                 self.head.location = Some(h.value.to_vec());
             }
-            if self.limits.keep_headers && self.head.headers.len() < barrage_model::Hit::MAX_HEADERS
+            if self.limits.keep_headers
+                && self.head.headers.len() < barrage_model::Hit::MAX_HEADERS
+                && (!self.limits.set_cookie_only || name.eq_ignore_ascii_case("set-cookie"))
             {
                 self.head.headers.push((
                     name.to_string(),

@@ -155,7 +155,7 @@ impl WsConn {
             .clone()
             .into_client_request()
             .map_err(|e| format!("websocket: {e}"))?;
-        for (k, v) in &target.headers {
+        for (k, v) in target.headers() {
             req.headers_mut().append(k.clone(), v.clone());
         }
         let (bytes, key) = generate_request(req).map_err(|e| format!("websocket: {e}"))?;

@@ -5,6 +5,7 @@ fn limits() -> Limits {
         head_bytes: 64 * 1024,
         keep_body: -1,
         keep_headers: true,
+        set_cookie_only: false,
         stream: false,
     }
 }
@@ -228,4 +229,24 @@ fn kept_body_is_bounded() {
     assert_eq!(f.feed(wire), Ok(Fed::Complete(wire.len())));
     assert_eq!((f.body.as_slice(), f.bytes_in), (&b"abc"[..], 6));
     assert_eq!(f.head.location, None, "only a 3xx's Location is kept");
+}
+
+#[test]
+fn a_jar_alone_keeps_only_set_cookie_lines() {
+    let mut f = Framer::new(
+        Limits {
+            set_cookie_only: true,
+            ..limits()
+        },
+        false,
+    );
+    let wire = b"HTTP/1.1 200 OK\r\nServer: x\r\nSet-Cookie: a=1\r\nContent-Length: 0\r\nset-cookie: b=2\r\n\r\n";
+    assert_eq!(f.feed(wire), Ok(Fed::Complete(wire.len())));
+    assert_eq!(
+        f.head.headers,
+        [
+            ("Set-Cookie".to_string(), "a=1".to_string()),
+            ("set-cookie".to_string(), "b=2".to_string())
+        ]
+    );
 }
