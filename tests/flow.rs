@@ -460,3 +460,45 @@ fn progress_counts_requests_not_sessions() {
         .unwrap_or_default();
     assert!(last.contains("| sent 80 ("), "{err}");
 }
+
+/// A form's login answers 303 with its cookie: the jar keeps it and sends
+/// it on the redirect (as Go's client with a jar does) and after.
+#[test]
+fn a_redirect_carries_the_cookie_its_answer_set() {
+    let server = Server::http();
+    let dir = tempdir("flow-redirect");
+    let flow = file(
+        &dir,
+        "form.flow",
+        &format!(
+            "POST {}\n:name login\n:check status=200\n\nGET {}\n:name home\n",
+            server.url("/form-login"),
+            server.url("/home")
+        ),
+    );
+    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "20"]);
+    assert_eq!(hits.len(), 40);
+    assert!(
+        hits.iter().all(|h| h.error.is_empty() && h.code == 200),
+        "{:?}",
+        hits.iter().find(|h| !h.error.is_empty())
+    );
+    let tally = server.app();
+    assert_eq!((tally.logins, tally.me, tally.refused), (20, 40, 0));
+    // -redirects -1: the 303 is the login's answer, its cookie kept for
+    // the next step.
+    let kept = std::fs::read_to_string(&flow)
+        .unwrap()
+        .replace("status=200", "status=303");
+    let (hits, _) = attack(
+        &file(&dir, "kept.flow", &kept),
+        &["-rate", "100", "-requests", "10", "-redirects", "-1"],
+    );
+    let codes: Vec<u16> = hits.iter().map(|h| h.code).collect();
+    assert_eq!(codes.iter().filter(|c| **c == 303).count(), 10, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 200).count(), 10, "{codes:?}");
+    // Without the jar the redirect goes without the cookie: refused.
+    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "5", "-cookies=false"]);
+    assert_eq!(hits.len(), 5);
+    assert!(hits.iter().all(|h| h.code == 401), "{hits:?}");
+}

@@ -79,6 +79,11 @@ pub struct Client {
     queue: bool,
     timeout: Option<Duration>,
     redirects: i64,
+    /// A flow with a cookie jar: redirects are followed by its steps
+    /// (`send_step`), each hop's `Set-Cookie`s into the jar and the jar's
+    /// cookies onto the next hop, up to this many; the exchange then
+    /// follows none.
+    step_redirects: Option<i64>,
     /// `-check`, with what the record keeps after them: the exchanges read
     /// up to `shape.max_body` bytes (and headers with `keep_headers`),
     /// which the checks may raise above `-max-body` and `-keep-headers`.
@@ -209,6 +214,8 @@ impl Client {
             || cfg.step_reads.headers
             || checks.as_ref().is_some_and(|c| c.need_headers());
         let keep_headers = all_headers || cfg.step_reads.cookies;
+        let step_redirects =
+            (cfg.step_reads.cookies && cfg.redirects >= 0).then_some(cfg.redirects);
         Client {
             pool,
             shape: Shape {
@@ -217,9 +224,10 @@ impl Client {
                     keep_body: kept_body,
                     keep_headers,
                     // Only the jar reads them: barrage's HTTP/1.1 engine
-                    // keeps the Set-Cookie lines alone (two strings a
-                    // header for the rest were ~4% of a flow step's CPU).
-                    set_cookie_only: !all_headers,
+                    // keeps the Set-Cookie (and Location) lines alone (two
+                    // strings a header for the rest were ~4% of a flow
+                    // step's CPU).
+                    jar_only: !all_headers,
                     stream: cfg.stream.as_ref().is_some_and(|s| s.http),
                 },
                 keepalive: cfg.keepalive,
@@ -227,7 +235,9 @@ impl Client {
                 attack,
                 max_body: kept_body,
                 keep_headers,
-                follow: cfg.redirects >= 0,
+                // A flow's jar follows redirects itself: hyper's paths then
+                // keep a 3xx's headers, its Location among them.
+                follow: cfg.redirects >= 0 && step_redirects.is_none(),
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
                 grpc_streams: cfg.grpc_streams.clone(),
@@ -241,7 +251,11 @@ impl Client {
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
             timeout: cfg.timeout,
-            redirects: cfg.redirects,
+            redirects: match step_redirects {
+                Some(_) => -1,
+                None => cfg.redirects,
+            },
+            step_redirects,
             checks,
             record_body,
             record_headers: cfg.keep_headers,

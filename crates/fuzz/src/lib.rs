@@ -93,7 +93,7 @@ pub fn h1_response(data: &[u8]) {
         head_bytes: 4096,
         keep_body: 100,
         keep_headers: true,
-        set_cookie_only: false,
+        jar_only: false,
         stream: false,
     };
     let mut framer = Framer::new(limits, head & 1 == 1);

@@ -6,6 +6,8 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /login` (any body) | 200 `{"access_token":"t-N","user":N}` and `Set-Cookie: sid=c-N` |
+//! | `POST /form-login` (any body) | 303 to `/home` with `Set-Cookie: sid=c-N` (a form's login) |
+//! | `GET /home` | 200 `{"user":N}` with the cookie `sid=c-N` of one login; else 401 |
 //! | `GET /me` | 200 `{"user":N}` with `Authorization: Bearer t-N` and the cookie `sid=c-N` of one login; else 401 |
 //! | `POST /items` | 201 `{"id":M}`, the item owned by the caller's login; 401 without one |
 //! | `GET /items/M` | 200 `{"id":M}` for its owner; 404 for anyone else; 401 without a login |
@@ -80,6 +82,33 @@ impl App {
                 }
                 r
             }
+            (["form-login"], true) => {
+                let n = inner.logins.len() as u64 + 1;
+                inner.logins.insert(format!("t-{n}"), n);
+                inner.tally.logins += 1;
+                let mut r = json(303, String::new());
+                let headers = r.headers_mut();
+                if let Ok(v) = format!("sid=c-{n}; Path=/; HttpOnly").parse() {
+                    headers.insert(http::header::SET_COOKIE, v);
+                }
+                headers.insert(
+                    http::header::LOCATION,
+                    http::HeaderValue::from_static("/home"),
+                );
+                r
+            }
+            (["home"], false) => {
+                match sid(parts).filter(|n| inner.logins.contains_key(&format!("t-{n}"))) {
+                    Some(n) => {
+                        inner.tally.me += 1;
+                        json(200, format!(r#"{{"user":{n}}}"#))
+                    }
+                    None => {
+                        inner.tally.refused += 1;
+                        json(401, r#"{"error":"log in"}"#.into())
+                    }
+                }
+            }
             (["me"], false) => match who {
                 Some(n) => {
                     inner.tally.me += 1;
@@ -123,6 +152,17 @@ impl App {
         };
         Some(answer)
     }
+}
+
+/// The login number of the `sid` cookie a request carries.
+fn sid(parts: &Parts) -> Option<u64> {
+    parts
+        .headers
+        .get_all(http::header::COOKIE)
+        .into_iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix("sid=c-")?.parse().ok())
 }
 
 /// The caller's login: its bearer token's, when it also carries the

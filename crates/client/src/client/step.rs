@@ -88,7 +88,65 @@ impl SessionState {
     }
 }
 
+/// A 3xx answer's `Location`.
+fn location(r: &Response) -> Option<String> {
+    if !(300..400).contains(&r.code) {
+        return None;
+    }
+    r.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("location"))
+        .map(|(_, v)| v.clone())
+}
+
+/// The request of a redirect from `from` (answered `code`) to `url`: as
+/// Go sends it, GET without a body after a 301, 302 or 303 (but HEAD),
+/// else as before; the step's headers, its `Cookie` the jar's for `url`.
+fn hop_target(
+    step: &PreparedTarget,
+    from: &PreparedTarget,
+    code: u16,
+    url: &str,
+    session: &SessionState,
+) -> Result<PreparedTarget, crate::Failure> {
+    let (method, body) = match code {
+        301..=303 if from.method != http::Method::HEAD => ("GET".to_string(), bytes::Bytes::new()),
+        _ => (from.method_text.clone(), from.body.clone()),
+    };
+    let mut headers: Vec<(String, String)> = step
+        .header_lines
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("cookie"))
+        .cloned()
+        .collect();
+    if let Some(c) = session.cookie_header(url) {
+        headers.push(("Cookie".into(), c));
+    }
+    PreparedTarget::new(barrage_model::Target {
+        method,
+        url: url.to_string(),
+        headers,
+        body,
+        ..Default::default()
+    })
+}
+
 impl crate::Client {
+    /// One request of a step, its redirects not followed when the jar
+    /// follows them.
+    async fn step_once(
+        &self,
+        target: &Arc<PreparedTarget>,
+        seq: u64,
+    ) -> Result<Response, crate::Failure> {
+        let exchange = Box::pin(self.exchange(target, seq, None));
+        if self.streamed(target) {
+            Box::pin(self.taped(target, exchange)).await
+        } else {
+            self.limited(target, exchange).await
+        }
+    }
+
     /// Sends a flow's step for `target` as request `seq`: the attack's
     /// `-check`s and then `reads`' checks judge it; its cookies go into
     /// `session`'s jar and, when it is so far a success, its extractions
@@ -101,13 +159,39 @@ impl crate::Client {
         reads: &StepReads,
         session: &mut SessionState,
     ) -> Result<Response, crate::Failure> {
-        let exchange = Box::pin(self.exchange(target, seq, None));
-        let r = if self.streamed(target) {
-            Box::pin(self.taped(target, exchange)).await
-        } else {
-            self.limited(target, exchange).await
-        };
-        let mut r = r?;
+        let mut r = self.step_once(target, seq).await?;
+        // The URL that gave the answer: the target's, or a redirect's.
+        let mut hop = target.clone();
+        if let Some(most) = self.step_redirects {
+            // The jar follows the step's redirects itself, as Go's client
+            // with a jar does: a login's 302 sets the cookie its Location
+            // then needs.
+            let mut followed = 0;
+            while let Some(loc) = location(&r) {
+                if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
+                    r.error = Some(e);
+                    break;
+                }
+                let fail = |e: &dyn std::fmt::Display| {
+                    crate::Failure(format!(
+                        "{} \"{}\": {e}",
+                        super::words::go_op(hop.method.as_str()),
+                        hop.url_shown()
+                    ))
+                };
+                if followed >= most {
+                    return Err(fail(&format!("stopped after {most} redirects")));
+                }
+                let next = super::redirect::resolve(&hop.uri, loc.as_bytes())
+                    .map_err(|e| fail(&e))?
+                    .to_string();
+                let next =
+                    hop_target(target, &hop, r.code, &next, session).map_err(|e| fail(&e))?;
+                hop = Arc::new(next);
+                followed += 1;
+                r = self.step_once(&hop, seq).await?;
+            }
+        }
         let judged = r.error.is_none() && (200..400).contains(&r.code);
         if judged {
             // A streamed answer's checks read its events (`-stream`).
@@ -123,7 +207,7 @@ impl crate::Client {
                 .flatten()
                 .find_map(|c| c.verdict_streamed(r.code, &r.body, &r.headers, &seen));
         }
-        if let Err(e) = session.keep_cookies(&target.url_text, &r.headers) {
+        if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
             r.error.get_or_insert(e);
         }
         if judged && r.error.is_none() {

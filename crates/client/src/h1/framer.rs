@@ -29,8 +29,9 @@ pub struct Limits {
     pub keep_body: i64,
     /// Whether header lines are kept (`-keep-headers`).
     pub keep_headers: bool,
-    /// With `keep_headers`: keep only `Set-Cookie` lines (a flow's jar).
-    pub set_cookie_only: bool,
+    /// With `keep_headers`: keep only `Set-Cookie` and `Location` lines
+    /// (a flow's cookie jar, which follows its redirects).
+    pub jar_only: bool,
     /// `-stream`: the body is also cut into events, on the request's
     /// tape (a flag here, not a field of the framer: an exchange's future
     /// holds the framer).
@@ -410,7 +411,9 @@ impl Framer {
             }
             if self.limits.keep_headers
                 && self.head.headers.len() < barrage_model::Hit::MAX_HEADERS
-                && (!self.limits.set_cookie_only || name.eq_ignore_ascii_case("set-cookie"))
+                && (!self.limits.jar_only
+                    || name.eq_ignore_ascii_case("set-cookie")
+                    || name.eq_ignore_ascii_case("location"))
             {
                 self.head.headers.push((
                     name.to_string(),

@@ -5,7 +5,7 @@ fn limits() -> Limits {
         head_bytes: 64 * 1024,
         keep_body: -1,
         keep_headers: true,
-        set_cookie_only: false,
+        jar_only: false,
         stream: false,
     }
 }
@@ -232,20 +232,21 @@ fn kept_body_is_bounded() {
 }
 
 #[test]
-fn a_jar_alone_keeps_only_set_cookie_lines() {
+fn a_jar_alone_keeps_only_set_cookie_and_location_lines() {
     let mut f = Framer::new(
         Limits {
-            set_cookie_only: true,
+            jar_only: true,
             ..limits()
         },
         false,
     );
-    let wire = b"HTTP/1.1 200 OK\r\nServer: x\r\nSet-Cookie: a=1\r\nContent-Length: 0\r\nset-cookie: b=2\r\n\r\n";
+    let wire = b"HTTP/1.1 302 Found\r\nServer: x\r\nSet-Cookie: a=1\r\nContent-Length: 0\r\nLocation: /me\r\nset-cookie: b=2\r\n\r\n";
     assert_eq!(f.feed(wire), Ok(Fed::Complete(wire.len())));
     assert_eq!(
         f.head.headers,
         [
             ("Set-Cookie".to_string(), "a=1".to_string()),
+            ("Location".to_string(), "/me".to_string()),
             ("set-cookie".to_string(), "b=2".to_string())
         ]
     );
