@@ -370,6 +370,31 @@ fn bad_flows_are_refused_at_their_line() {
         b"",
     );
     assert!(out.status.success());
+    // A -feed row that makes a step unsendable: refused up front at its
+    // line, as for targets. A step shaped by a variable is not checked.
+    let feed = file(&dir, "users.csv", "host,user\n127.0.0.1:9,a\nbad host,b\n");
+    let flow = file(
+        &dir,
+        "feed.flow",
+        "GET http://{{host}}/{{user}}\n:name first\n:extract next header:Location\n\nGET http://{{next}}/\n",
+    );
+    refused(
+        &[
+            "attack",
+            "-format",
+            "flow",
+            "-targets",
+            &flow,
+            "-feed",
+            &feed,
+            "-rate",
+            "1",
+            "-duration",
+            "1s",
+        ],
+        b"",
+        &format!("-feed {feed}:3: step first: bad URL"),
+    );
 }
 
 #[test]

@@ -40,7 +40,9 @@ pub(crate) fn targets(
     let Some(http) = reader.into_flow() else {
         return Err(Failed::usage("-format flow: no flow reader"));
     };
-    let (columns, rows) = feed.map_or((Vec::new(), Vec::new()), |f| (f.columns, f.rows));
+    let (columns, rows, lines) = feed.map_or((Vec::new(), Vec::new(), Vec::new()), |f| {
+        (f.columns, f.rows, f.lines)
+    });
     let flow = Flow::from_targets(http, &columns).map_err(Failed::usage)?;
     let at = |line: u64, what: String| Failed::usage(format!("{}:{line}: {what}", flow.source));
     let mut steps = Vec::with_capacity(flow.steps.len());
@@ -67,20 +69,49 @@ pub(crate) fn targets(
         // Sent as written when nothing varies; else what its record
         // names when a rendering cannot be sent: the step with its
         // values empty.
+        // A step whose host is a value (`http://{{host}}/`) cannot be
+        // sent with it empty: its record's stand-in then has an `x` for
+        // each value.
         let template = step.template.clone();
-        let empty = vec![String::new(); flow.columns.len()];
+        let varies = barrage_targets::has_placeholders(&step.target);
         let mut rng = fastrand::Rng::new();
-        let first = template.render(&mut Context {
-            seq: 0,
-            shard,
-            row: Some(&empty[..]),
-            rng: &mut rng,
-        });
-        let prepared = PreparedTarget::new(first)
-            .map_err(|e| at(step.line, format!("step {}: {e}", step.name)))?;
+        let mut stand_in = |value: &str| {
+            let values = vec![value.to_string(); flow.columns.len()];
+            PreparedTarget::new(template.render(&mut Context {
+                seq: 0,
+                shard,
+                row: Some(&values[..]),
+                rng: &mut rng,
+            }))
+        };
+        let prepared = match stand_in("") {
+            Err(_) if varies => stand_in("x"),
+            other => other,
+        }
+        .map_err(|e| at(step.line, format!("step {}: {e}", step.name)))?;
+        // A step that takes `-feed` columns and no variable: each row's
+        // request is checked before the first session, as for targets
+        // (one a variable shapes is known only when it is sent).
+        if template.last_column().is_some_and(|c| c < columns.len()) {
+            for (row, line) in rows.iter().zip(&lines) {
+                let t = template.render(&mut Context {
+                    seq: 0,
+                    shard,
+                    row: Some(&row[..]),
+                    rng: &mut rng,
+                });
+                PreparedTarget::new(t).map_err(|e| {
+                    Failed::usage(format!(
+                        "-feed {}:{line}: step {}: {e}",
+                        a.feed.as_deref().unwrap_or("-"),
+                        step.name
+                    ))
+                })?;
+            }
+        }
         let think = step.think;
         steps.push(PlanStep {
-            varies: barrage_targets::has_placeholders(&step.target),
+            varies,
             render: Box::new(move |id, row, rng| {
                 template.render(&mut Context {
                     seq: id,

@@ -103,6 +103,17 @@ impl Template {
         self.0.iter().any(|p| matches!(p, Piece::Column(_)))
     }
 
+    /// The highest column rendered into it.
+    fn last_column(&self) -> Option<usize> {
+        self.0
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Column(i) => Some(*i),
+                _ => None,
+            })
+            .max()
+    }
+
     /// The template of a URL: `-feed` values are percent-encoded where
     /// they hold what a URL cannot.
     fn in_url(mut self) -> Self {
@@ -292,6 +303,17 @@ impl TemplatedTarget {
         self.url.uses_columns()
             || self.body.uses_columns()
             || self.headers.iter().any(|(_, t)| t.uses_columns())
+    }
+
+    /// The highest column rendered into it (a flow's variables come after
+    /// the `-feed` file's columns).
+    pub fn last_column(&self) -> Option<usize> {
+        let headers = self.headers.iter().filter_map(|(_, t)| t.last_column());
+        [self.url.last_column(), self.body.last_column()]
+            .into_iter()
+            .flatten()
+            .chain(headers)
+            .max()
     }
 
     /// The target for one request.
