@@ -24,7 +24,7 @@ mod step;
 mod taped;
 mod words;
 
-use redirect::resolve;
+use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
 use words::{go_op, timed_out};
 
@@ -32,15 +32,6 @@ use words::{go_op, timed_out};
 /// went out on turned out closed by the server before answering (Go's
 /// transport retries such requests too, for GET, HEAD, OPTIONS and TRACE).
 const MAX_STALE_RETRIES: u32 = 8;
-
-/// `r`, the answer after the redirect `hop` (if any): its link the sum
-/// of the hops'.
-fn after(hop: Option<&Hop>, mut r: Response) -> Response {
-    if let (Some(h), Some(via)) = (hop, &r.link) {
-        r.link = Some(crate::Via::from(h.before.then(via.link())));
-    }
-    r
-}
 
 /// A boxed exchange under a loop's kept `-timeout` timer: its answer, or
 /// `None` when the timer fires first. (Hand-written rather than
@@ -79,10 +70,8 @@ pub struct Client {
     queue: bool,
     timeout: Option<Duration>,
     redirects: i64,
-    /// A flow with a cookie jar: redirects are followed by its steps
-    /// (`send_step`), each hop's `Set-Cookie`s into the jar and the jar's
-    /// cookies onto the next hop, up to this many; the exchange then
-    /// follows none.
+    /// A flow's jar follows its steps' redirects (`send_step`), up to this
+    /// many; the exchange then follows none.
     step_redirects: Option<i64>,
     /// `-check`, with what the record keeps after them: the exchanges read
     /// up to `shape.max_body` bytes (and headers with `keep_headers`),

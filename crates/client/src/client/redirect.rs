@@ -2,6 +2,17 @@
 
 use http::Uri;
 
+use crate::{conn::Hop, Response};
+
+/// `r`, the answer after the redirect `hop` (if any): its link the sum
+/// of the hops'.
+pub(super) fn after(hop: Option<&Hop>, mut r: Response) -> Response {
+    if let (Some(h), Some(via)) = (hop, &r.link) {
+        r.link = Some(crate::Via::from(h.before.then(via.link())));
+    }
+    r
+}
+
 /// Resolves a `Location` against the URL it came from, as Go does: RFC
 /// 3986 reference resolution (the `url` crate), bytes outside ASCII
 /// percent-encoded (a Latin-1 or UTF-8 `Location` is followed), the
