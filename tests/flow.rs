@@ -225,6 +225,24 @@ fn think_time_follows_its_distribution_and_is_no_lag() {
     );
     // The think is not lag: the second step's send follows its due time.
     assert!(lags[500] < 5.0, "lag p50 {} ms", lags[500]);
+    // A session holds its connection through its think time: both steps
+    // on one, which no session thinking at the same time shares.
+    let local = |h: &Hit| {
+        h.link
+            .and_then(|l| l.local)
+            .expect("a link with its local address")
+    };
+    for id in 0..1000 {
+        let a = hits.iter().find(|h| h.seq == id && h.name == "a").unwrap();
+        let b = hits.iter().find(|h| h.seq == id && h.name == "b").unwrap();
+        assert_eq!(local(a), local(b), "session {id}");
+    }
+    let conns: std::collections::HashSet<_> = hits.iter().map(local).collect();
+    assert!(
+        conns.len() >= 10,
+        "{} connections for ~15 sessions at once",
+        conns.len()
+    );
 }
 
 #[test]

@@ -7,6 +7,11 @@
 //! marked with its session and step; the record of a session's last
 //! request says how it ended.
 //!
+//! A session holds its HTTP/1.1 connection from its first answer to its
+//! end, think time included, as a user's browser or a k6 virtual user
+//! does: no other session's request goes on it meanwhile. At its end the
+//! connection goes back to the pool, for a later session.
+//!
 //! At the attack's end (`-duration`, Ctrl-C, a closed output) a session
 //! finishes the step it is on and sends no more: it is started and not
 //! ended.
@@ -28,22 +33,36 @@ pub(crate) async fn run(
     ctx: &RequestContext,
     plan: &FlowPlan,
     id: u64,
-    mut scheduled: i64,
+    scheduled: i64,
 ) {
     let mut rng = fastrand::Rng::new();
-    let mut state = SessionState {
-        vars: plan.first_values(id, &mut rng),
-        jar: plan.cookies.then(cookie_store::CookieStore::default),
-    };
+    let mut state = SessionState::new(
+        plan.first_values(id, &mut rng),
+        plan.cookies.then(cookie_store::CookieStore::default),
+    );
+    steps(client, ctx, plan, id, scheduled, &mut state, &mut rng).await;
+    client.end_session(&mut state);
+}
+
+/// Session `id`'s steps, from the first (due at `scheduled`) to its end.
+async fn steps(
+    client: &Client,
+    ctx: &RequestContext,
+    plan: &FlowPlan,
+    id: u64,
+    mut scheduled: i64,
+    state: &mut SessionState,
+    rng: &mut fastrand::Rng,
+) {
     let end_at = ctx.end;
     let mut first_sent = None;
     for (i, step) in plan.steps.iter().enumerate() {
         let sent = Instant::now();
         let first = *first_sent.get_or_insert(sent);
         ctx.steps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (target, result) = match plan.target_of(step, id, &state, &mut rng) {
+        let (target, result) = match plan.target_of(step, id, state, rng) {
             Ok(t) => {
-                let r = client.send_step(&t, id, &step.reads, &mut state).await;
+                let r = client.send_step(&t, id, &step.reads, state).await;
                 (t, r)
             }
             Err(e) => (step.prepared.clone(), Err(barrage_client::Failure(e))),
@@ -82,7 +101,7 @@ pub(crate) async fn run(
         // think runs past the end waits for the end all the same: a
         // closed-model user must not start session after session, each
         // sending one step, in the schedule's last think time.
-        let resume = Instant::now() + (step.think)(&mut rng);
+        let resume = Instant::now() + (step.think)(rng);
         let wake = end_at.map_or(resume, |e| resume.min(e));
         if wake > Instant::now() {
             tokio::select! {

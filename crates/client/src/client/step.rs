@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::{Checks, Extract, PreparedTarget, Response};
+use crate::{Checks, Client, Extract, PreparedTarget, Response};
 
 /// The most cookies a session's jar holds: past it, the step fails.
 pub const MAX_COOKIES: usize = 300;
@@ -34,16 +34,29 @@ impl StepReads {
 }
 
 /// What a session carries from one step to the next.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SessionState {
     /// The template columns' values: the `-feed` row, then the variables
     /// (empty until set).
     pub vars: Vec<String>,
     /// Its cookies (`None`: `-cookies=false`).
     pub jar: Option<cookie_store::CookieStore>,
+    /// Its HTTP/1.1 connection, held from its first answer to its end,
+    /// think time included (no other session's request goes on it
+    /// meanwhile), then given back to the pool ([`Client::end_session`]).
+    kept: super::HeldConn,
 }
 
 impl SessionState {
+    /// A session's state: its values and its jar.
+    pub fn new(vars: Vec<String>, jar: Option<cookie_store::CookieStore>) -> Self {
+        SessionState {
+            vars,
+            jar,
+            kept: Default::default(),
+        }
+    }
+
     /// The `Cookie` header's value the jar has for `url`, if any.
     pub fn cookie_header(&self, url: &str) -> Option<String> {
         // An empty jar (most flows' first step, and flows whose server
@@ -131,15 +144,26 @@ fn hop_target(
     })
 }
 
-impl crate::Client {
-    /// One request of a step, its redirects not followed when the jar
-    /// follows them.
+impl Client {
+    /// Gives a session's held connection back to the pool, at its end.
+    pub fn end_session(&self, session: &mut SessionState) {
+        if let Some(conn) = session.kept.conn.take() {
+            if let Some(key) = &session.kept.key {
+                self.pool.put(key, conn);
+            }
+        }
+    }
+
+    /// One request of a step (its redirects not followed when the jar
+    /// follows them), on the session's held connection where it has one.
     async fn step_once(
         &self,
         target: &Arc<PreparedTarget>,
         seq: u64,
+        session: &mut SessionState,
     ) -> Result<Response, crate::Failure> {
-        let exchange = Box::pin(self.exchange(target, seq, None));
+        let kept = self.hold.then_some(&mut session.kept);
+        let exchange = Box::pin(self.exchange(target, seq, kept));
         if self.streamed(target) {
             Box::pin(self.taped(target, exchange)).await
         } else {
@@ -159,7 +183,7 @@ impl crate::Client {
         reads: &StepReads,
         session: &mut SessionState,
     ) -> Result<Response, crate::Failure> {
-        let mut r = self.step_once(target, seq).await?;
+        let mut r = self.step_once(target, seq, session).await?;
         // The URL that gave the answer: the target's, or a redirect's.
         let mut hop = target.clone();
         if let Some(most) = self.step_redirects {
@@ -189,7 +213,7 @@ impl crate::Client {
                     hop_target(target, &hop, r.code, &next, session).map_err(|e| fail(&e))?;
                 hop = Arc::new(next);
                 followed += 1;
-                r = self.step_once(&hop, seq).await?;
+                r = self.step_once(&hop, seq, session).await?;
             }
         }
         let judged = r.error.is_none() && (200..400).contains(&r.code);
@@ -239,10 +263,7 @@ mod tests {
 
     #[test]
     fn a_jar_keeps_cookies_by_url_and_refuses_past_its_cap() {
-        let mut s = SessionState {
-            vars: Vec::new(),
-            jar: Some(cookie_store::CookieStore::default()),
-        };
+        let mut s = SessionState::new(Vec::new(), Some(cookie_store::CookieStore::default()));
         let set = |v: &str| vec![("Set-Cookie".to_string(), v.to_string())];
         s.keep_cookies("http://a.test/login", &set("sid=1; Path=/"))
             .unwrap();
