@@ -540,6 +540,28 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
     let codes: Vec<u16> = hits.iter().map(|h| h.code).collect();
     assert_eq!(codes.iter().filter(|c| **c == 303).count(), 10, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 200).count(), 10, "{codes:?}");
+    // The jar's hops are bounded by -redirects, as a request's are.
+    let hops = file(
+        &dir,
+        "hops.flow",
+        &format!("GET {}\n", server.url("/redirect/3")),
+    );
+    let (hits, _) = attack(&hops, &["-rate", "100", "-requests", "2"]);
+    assert!(
+        hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
+        "{hits:?}"
+    );
+    let (hits, _) = attack(
+        &hops,
+        &["-rate", "100", "-requests", "2", "-redirects", "2"],
+    );
+    for h in &hits {
+        assert!(
+            h.error.ends_with("stopped after 2 redirects"),
+            "{}",
+            h.error
+        );
+    }
     // Without the jar the redirect goes without the cookie: refused.
     let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "5", "-cookies=false"]);
     assert_eq!(hits.len(), 5);

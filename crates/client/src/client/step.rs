@@ -190,6 +190,11 @@ impl Client {
             // The jar follows the step's redirects itself, as Go's client
             // with a jar does: a login's 302 sets the cookie its Location
             // then needs.
+            // `-timeout` bounds the step with its hops, as it bounds a
+            // request with its redirects.
+            let deadline = self
+                .timeout_for(target)
+                .map(|t| (tokio::time::Instant::now() + t, t));
             let mut followed = 0;
             while let Some(loc) = location(&r) {
                 if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
@@ -213,7 +218,13 @@ impl Client {
                     hop_target(target, &hop, r.code, &next, session).map_err(|e| fail(&e))?;
                 hop = Arc::new(next);
                 followed += 1;
-                r = self.step_once(&hop, seq, session).await?;
+                let next = self.step_once(&hop, seq, session);
+                r = match deadline {
+                    Some((at, t)) => tokio::time::timeout_at(at, next)
+                        .await
+                        .unwrap_or_else(|_| Err(super::words::timed_out(target, t)))?,
+                    None => next.await?,
+                };
             }
         }
         let judged = r.error.is_none() && (200..400).contains(&r.code);
