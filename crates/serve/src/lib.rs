@@ -5,7 +5,7 @@
 //! - [`target`]: `barrage serve`, a small HTTP/1.1 + h2c target on
 //!   loopback, so that a newcomer (and the README's first command) can
 //!   attack something at once.
-//! - [`App`]: `/login`, `/me` and `/items`, a small app with sessions for
+//! - [`App`]: `/login`, `/me`, `/items`, `/form-login` and `/home`, a small app with sessions for
 //!   flows (`-format flow`), in `barrage serve` and the tests' server.
 #![deny(missing_docs)]
 

@@ -1,7 +1,7 @@
 //! `barrage serve`: answers any method and path with 200 and a fixed body
 //! (after an optional delay), over HTTP/1.1 or h2c, but for a few paths:
 //! `/status/N` answers N, `/delay/MS` waits MS ms first, `/size/N` sends N
-//! bytes, `/echo` sends back the request's body; `/login`, `/me` and
+//! bytes, `/echo` sends back the request's body; `/login`, `/me`, `/form-login`, `/home` and
 //! `/items` are a small app with sessions ([`crate::App`]). With a
 //! capacity, at most that many answers a second are 200s and the rest
 //! 503s at once, so that `barrage sweep` has a limit to find.
