@@ -196,6 +196,8 @@ impl Client {
                 .timeout_for(target)
                 .map(|t| (tokio::time::Instant::now() + t, t));
             let mut followed = 0;
+            // The connections of the hops before the answer, added up.
+            let mut before: Option<barrage_model::Link> = None;
             while let Some(loc) = location(&r) {
                 if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
                     r.error = Some(e);
@@ -218,6 +220,9 @@ impl Client {
                     hop_target(target, &hop, r.code, &next, session).map_err(|e| fail(&e))?;
                 hop = Arc::new(next);
                 followed += 1;
+                if let Some(via) = &r.link {
+                    before = Some(before.map_or(via.link(), |b| b.then(via.link())));
+                }
                 let next = self.step_once(&hop, seq, session);
                 r = match deadline {
                     Some((at, t)) => tokio::time::timeout_at(at, next)
@@ -225,6 +230,9 @@ impl Client {
                         .unwrap_or_else(|_| Err(super::words::timed_out(target, t)))?,
                     None => next.await?,
                 };
+            }
+            if let (Some(b), Some(via)) = (before, &r.link) {
+                r.link = Some(crate::Via::from(b.then(via.link())));
             }
         }
         let judged = r.error.is_none() && (200..400).contains(&r.code);
