@@ -67,11 +67,17 @@ impl FlowPlan {
         state: &SessionState,
         rng: &mut fastrand::Rng,
     ) -> Result<Arc<PreparedTarget>, String> {
-        let cookie = state.cookie_header(&step.prepared.url_text);
-        if !step.varies && cookie.is_none() {
+        // The jar's cookies for the URL it goes to: the rendered one when
+        // it varies (a path or host from a value scopes its cookies).
+        let rendered = step.varies.then(|| (step.render)(id, &state.vars, rng));
+        let url = rendered
+            .as_ref()
+            .map_or(&step.prepared.url_text, |t| &t.url);
+        let cookie = state.cookie_header(url);
+        if rendered.is_none() && cookie.is_none() {
             return Ok(step.prepared.clone());
         }
-        let mut target = (step.render)(id, &state.vars, rng);
+        let mut target = rendered.unwrap_or_else(|| (step.render)(id, &state.vars, rng));
         if let Some(c) = cookie {
             target.headers.push(("Cookie".into(), c));
         }

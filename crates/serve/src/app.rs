@@ -98,27 +98,10 @@ impl App {
                 r
             }
             (["home"], false) => {
-                match sid(parts).filter(|n| inner.logins.contains_key(&format!("t-{n}"))) {
-                    Some(n) => {
-                        inner.tally.me += 1;
-                        json(200, format!(r#"{{"user":{n}}}"#))
-                    }
-                    None => {
-                        inner.tally.refused += 1;
-                        json(401, r#"{"error":"log in"}"#.into())
-                    }
-                }
+                let who = sid(parts).filter(|n| inner.logins.contains_key(&format!("t-{n}")));
+                me(&mut inner.tally, who)
             }
-            (["me"], false) => match who {
-                Some(n) => {
-                    inner.tally.me += 1;
-                    json(200, format!(r#"{{"user":{n}}}"#))
-                }
-                None => {
-                    inner.tally.refused += 1;
-                    json(401, r#"{"error":"log in"}"#.into())
-                }
-            },
+            (["me"], false) => me(&mut inner.tally, who),
             (["items"], true) => match who {
                 Some(n) => {
                     let id = inner.items.len() as u64 + 1;
@@ -151,6 +134,20 @@ impl App {
             _ => return None,
         };
         Some(answer)
+    }
+}
+
+/// `/me`'s answer (and `/home`'s) for the caller's login `who`.
+fn me(tally: &mut AppTally, who: Option<u64>) -> http::Response<String> {
+    match who {
+        Some(n) => {
+            tally.me += 1;
+            json(200, format!(r#"{{"user":{n}}}"#))
+        }
+        None => {
+            tally.refused += 1;
+            json(401, r#"{"error":"log in"}"#.into())
+        }
     }
 }
 
