@@ -211,8 +211,15 @@ fn ab_pair(
         );
         let refs: Vec<&str> = files.iter().map(String::as_str).collect();
         let v = compare(&refs);
-        assert_ne!(v["total"]["50th"]["verdict"], "faster", "{}", v["total"]);
-        assert_ne!(v["total"]["mean"]["verdict"], "faster", "{}", v["total"]);
+        // Never "faster" where compare's own noise floor says the machine
+        // can decide (10%, as below). In a slow spell it can: a full local
+        // run had a 21 ms mean for the 1 ms wait on the base side alone
+        // (noise floor ±131%), and that try then counts as failed.
+        for m in ["50th", "mean"] {
+            let row = &v["total"][m];
+            let quiet = row["noise"].as_f64().unwrap_or(f64::MAX) <= 0.1;
+            assert!(!(quiet && row["verdict"] == "faster"), "{}", v["total"]);
+        }
         match slower(&v, range.clone()) {
             Ok(()) => return Ok((dir, files)),
             Err(e) => {
