@@ -120,10 +120,14 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     // loaded machine (as above): the client's TLS time may exceed it by
     // that lag, measured here (CI saw 165.3 ms against 158.7).
     let connected = hits[0].timestamp + (first.dns + first.connect) as i64;
+    // The other way, the server notes its handshake's end late by as
+    // much as its thread runs late (CI saw 161.8 ms against the client's
+    // 156.2): the client's TLS time may fall short of it by up to
+    // SERVER_LATE, and is at least the server's delay (above).
     let late = (at - connected).clamp(0, SERVER_LATE);
     let gap = first.tls as i64 - (done - at);
     assert!(
-        gap < CLOSE + late && -gap < CLOSE,
+        gap < CLOSE + late && -gap < SERVER_LATE,
         "TLS {} ms, the server's {} ms (its accept {} ms late)",
         first.tls as f64 / 1e6,
         (done - at) as f64 / 1e6,
