@@ -190,13 +190,22 @@ fn an_llm_stream_counts_its_tokens() {
     let all = attack(&target, &["-rate", "2", "-stream", "sse"]);
     for h in &filtered {
         assert_eq!(h.event_count, 10, "{:?}", h.events);
-        // The first token 120 ms after the send (100 ms to the role).
-        assert!(h.events[0].abs_diff(120 * MS) < 10 * MS, "{:?}", h.events);
+        // The first token is due 120 ms after the request arrives, the
+        // role 100 ms after: a stamp of at least 120 ms is the token's.
+        // The server's clock starts after the client's, and a loaded
+        // machine runs it late (CI: all ten stamps 16 ms late), so the
+        // top of the range is loose.
+        assert!(
+            (120 * MS..170 * MS).contains(&h.events[0]),
+            "{:?}",
+            h.events
+        );
     }
     // The role, 10 tokens, the finish and [DONE].
     assert!(all.iter().all(|h| h.event_count == 13));
     let r = report_json(&filtered);
-    near(&r["events"]["first"]["50th"], 120, 5);
+    let first = r["events"]["first"]["50th"].as_u64().unwrap();
+    assert!((120 * MS..170 * MS).contains(&first), "{first}");
     near(&r["events"]["gap"]["50th"], 20, 5);
 }
 

@@ -244,6 +244,10 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     let proxies =
         barrage_attack::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
             .map_err(Failed::usage)?;
+    // io_uring asked for and not to be had here: said once, epoll used.
+    if let (_, Some(note)) = a.io.resolve() {
+        eprintln!("{note}");
+    }
     let client = ClientConfig {
         timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
         keepalive: a.keepalive,
@@ -265,6 +269,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         laddr: a.laddr.iter().flatten().copied().collect(),
         dns_select: a.dns_select,
         h1_engine: a.h1_engine,
+        io: a.io,
         max_header_bytes: a.max_header_bytes,
         pipeline: a.pipeline,
         unix_socket: a.unix_socket.clone(),

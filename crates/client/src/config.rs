@@ -175,6 +175,8 @@ pub struct ClientConfig {
     pub name: String,
     /// `-h1-engine`.
     pub h1_engine: H1Engine,
+    /// `-io`: how a connection's bytes move (see [`crate::IoMode::resolve`]).
+    pub io: crate::IoMode,
     /// `-max-header-bytes`: the longest response head read.
     pub max_header_bytes: usize,
     /// `-pipeline`: requests in flight per HTTP/1.1 connection (barrage's
@@ -230,6 +232,7 @@ impl Default for ClientConfig {
             proxies: None,
             name: String::new(),
             h1_engine: H1Engine::Own,
+            io: crate::IoMode::default(),
             max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
             checks: None,
             grpc_max_message: crate::DEFAULT_MAX_MESSAGE,

@@ -211,6 +211,9 @@ pub struct AttackArgs {
     /// HTTP/1.1 engine: barrage (its own) or hyper
     #[arg(long = "h1-engine", default_value = "barrage")]
     pub h1_engine: barrage_attack::H1Engine,
+    /// How connections' bytes move: uring (io_uring), epoll, or auto (epoll; see the README). BARRAGE_IO overrides it
+    #[arg(long = "io", default_value = "auto")]
+    pub io: barrage_attack::IoMode,
     /// Longest response head read, in bytes (sizes like 1MB); larger is an error result
     #[arg(long, default_value = "64KiB", value_parser = parse_header_bytes)]
     pub max_header_bytes: usize,

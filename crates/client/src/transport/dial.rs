@@ -73,6 +73,9 @@ pub(crate) struct Dial {
     proxies: Option<Proxies>,
     /// Longest a TCP connect (or a proxy's `CONNECT`) may take (`-timeout`).
     connect_timeout: Option<Duration>,
+    /// `-io uring`, where this process may use it: streams go through the
+    /// thread's ring.
+    uring: bool,
 }
 
 impl Dial {
@@ -86,6 +89,7 @@ impl Dial {
                 .push(m.to.clone());
         }
         Dial {
+            uring: cfg.io.resolve().0,
             laddrs: cfg.laddr.clone(),
             next_laddr: AtomicUsize::new(0),
             unix_socket: cfg.unix_socket.clone(),
@@ -218,7 +222,7 @@ impl Dial {
                 .await
                 .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
             let opened = Opened::new(0, nanos(began), None, None);
-            return Ok((Box::new(stream), opened));
+            return Ok((self.carry(stream, |s| s.into_std().map(Into::into))?, opened));
         }
         let proxy = self.proxy(key);
         let (host, port) = match proxy {
@@ -285,7 +289,22 @@ impl Dial {
             }
         }
         let opened = Opened::new(dns, nanos(connecting), remote, local);
-        Ok((Box::new(stream), opened))
+        Ok((self.carry(stream, |s| s.into_std().map(Into::into))?, opened))
+    }
+
+    /// `stream` as a connection's stream: through the thread's io_uring
+    /// ring with `-io uring` where the thread can have one, else as it is
+    /// (on tokio's epoll reactor).
+    fn carry<S: Stream>(
+        &self,
+        stream: S,
+        fd: impl FnOnce(S) -> io::Result<std::os::fd::OwnedFd>,
+    ) -> Result<BoxStream, crate::Failure> {
+        if !(self.uring && crate::transport::uring::usable_here()) {
+            return Ok(Box::new(stream));
+        }
+        let fd = fd(stream).map_err(|e| format!("io_uring: {}", go_error(&e)))?;
+        Ok(Box::new(crate::transport::uring::UringStream::new(fd)))
     }
 
     /// Where a QUIC connection for `key` goes (the host or its

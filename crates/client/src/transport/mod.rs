@@ -5,6 +5,7 @@
 //! answer to https or `-h2c`) and QUIC (`quic.rs`, for HTTP/3). The
 //! protocol rooms (`h1/`, `h2/`, `h3/`, `ws/`) take a stream or a QUIC
 //! connection from here.
+//! `uring/` moves a stream's bytes through io_uring (`-io uring`).
 
 pub(crate) mod dial;
 pub(crate) mod dns;
@@ -13,3 +14,4 @@ pub(crate) mod proxy;
 pub(crate) mod quic;
 pub(crate) mod sniff;
 pub(crate) mod tls;
+pub(crate) mod uring;

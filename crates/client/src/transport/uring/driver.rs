@@ -1,0 +1,394 @@
+//! A worker thread's ring: the operations in flight (each with the buffer
+//! the kernel reads or writes, kept here until its completion whatever
+//! happens to the stream that asked), and the task that enters the ring
+//! once a turn and reaps what completed.
+
+use std::{
+    cell::{Cell, RefCell},
+    io,
+    os::fd::{AsFd, AsRawFd, OwnedFd, RawFd},
+    task::{Poll, Waker},
+};
+
+use io_uring::{opcode, squeue, types, IoUring};
+use tokio::io::{unix::AsyncFd, Interest};
+
+/// Submission entries (completions get twice as many): a turn's
+/// operations beyond it are entered early, in more than one call.
+const ENTRIES: u32 = 2048;
+
+/// The user data of a cancellation's own completion (ignored).
+const CANCEL: u64 = u64::MAX;
+
+/// Buffers of each size kept for reuse per thread.
+const SPARES: usize = 256;
+
+/// An operation in flight or completed and not yet taken.
+struct Slot {
+    /// What the kernel reads from (a send) or writes into (a receive).
+    buf: Vec<u8>,
+    /// Its result once complete: bytes moved, or minus an errno.
+    res: Option<i32>,
+    /// The task to wake when it completes.
+    waker: Option<Waker>,
+    /// Its stream is gone: freed when it completes.
+    orphan: bool,
+}
+
+struct Driver {
+    ring: IoUring,
+    slots: Vec<Option<Slot>>,
+    free: Vec<u32>,
+    /// Entries pushed since the ring was last entered.
+    queued: bool,
+    /// The reaping task, woken when the first entry of a turn is pushed.
+    reaper: Option<Waker>,
+    /// Whether a reaping task lives (on this thread's runtime).
+    reaping: bool,
+    /// Zeroed receive buffers for reuse, and emptied send buffers.
+    spare_recv: Vec<Vec<u8>>,
+    spare_send: Vec<Vec<u8>>,
+    /// Wakers of a turn's completions, woken once the driver is let go.
+    woken: Vec<Waker>,
+}
+
+thread_local! {
+    static DRIVER: RefCell<Option<Driver>> = const { RefCell::new(None) };
+    /// Setting up this thread's ring failed: its streams stay on epoll.
+    static FAILED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread has a ring and a task reaping it (set up on first
+/// use, on the current runtime).
+pub(super) fn ready() -> bool {
+    if FAILED.get() {
+        return false;
+    }
+    let spawn = DRIVER.with_borrow_mut(|d| {
+        if d.is_none() {
+            match IoUring::builder().build(ENTRIES) {
+                Ok(ring) => {
+                    *d = Some(Driver {
+                        ring,
+                        slots: Vec::new(),
+                        free: Vec::new(),
+                        queued: false,
+                        reaper: None,
+                        reaping: false,
+                        spare_recv: Vec::new(),
+                        spare_send: Vec::new(),
+                        woken: Vec::new(),
+                    })
+                }
+                Err(_) => return None,
+            }
+        }
+        let d = d.as_mut()?;
+        let spawn = !d.reaping;
+        d.reaping = true;
+        Some(spawn.then(|| d.ring.as_fd().try_clone_to_owned()))
+    });
+    match spawn {
+        None => {
+            FAILED.set(true);
+            false
+        }
+        Some(Some(Ok(fd))) => {
+            tokio::spawn(reap(RingFd(fd)));
+            true
+        }
+        Some(Some(Err(_))) => {
+            with(|d| d.reaping = false);
+            FAILED.set(true);
+            false
+        }
+        Some(None) => true,
+    }
+}
+
+/// Runs `f` on this thread's driver (`None` when it has none).
+fn with<R>(f: impl FnOnce(&mut Driver) -> R) -> Option<R> {
+    DRIVER
+        .try_with(|d| d.try_borrow_mut().ok()?.as_mut().map(f))
+        .ok()
+        .flatten()
+}
+
+fn gone() -> io::Error {
+    io::Error::other("io_uring: the thread's ring is gone")
+}
+
+impl Driver {
+    /// A slot for `buf`, its index the entry's user data.
+    fn slot(&mut self, buf: Vec<u8>, waker: Option<Waker>) -> u32 {
+        let slot = Slot {
+            buf,
+            res: None,
+            waker,
+            orphan: false,
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(slot);
+                i
+            }
+            None => {
+                self.slots.push(Some(slot));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Queues `entry` for the next entering of the ring (entering now if
+    /// the submission queue is full).
+    fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        loop {
+            // SAFETY: every entry names memory held in a slot until its
+            // completion is reaped (or, with the ring torn down, leaked).
+            if unsafe { self.ring.submission().push(entry) }.is_ok() {
+                break;
+            }
+            self.ring.submit()?;
+        }
+        if !self.queued {
+            self.queued = true;
+            if let Some(w) = &self.reaper {
+                w.wake_by_ref();
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives a slot's buffer back to the spares.
+    fn free(&mut self, i: u32) {
+        let Some(slot) = self.slots.get_mut(i as usize).and_then(Option::take) else {
+            return;
+        };
+        self.free.push(i);
+        let mut buf = slot.buf;
+        if buf.capacity() > 64 * 1024 {
+            return;
+        }
+        // Receive buffers stay zeroed to their length; send buffers are
+        // emptied.
+        let spares = if buf.len() == buf.capacity() && buf.len() >= 4096 {
+            &mut self.spare_recv
+        } else {
+            buf.clear();
+            &mut self.spare_send
+        };
+        if spares.len() < SPARES {
+            spares.push(buf);
+        }
+    }
+
+    /// One turn of the reaping task: enters the ring for what was queued,
+    /// then takes every completion.
+    fn turn(&mut self, waker: &Waker) {
+        if !self.reaper.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            self.reaper = Some(waker.clone());
+        }
+        if self.queued {
+            // A failure to enter (the kernel busy) is tried again at the
+            // next completion.
+            if self.ring.submit().is_ok() {
+                self.queued = false;
+            }
+        }
+        let mut done = Vec::new();
+        for cqe in self.ring.completion() {
+            if cqe.user_data() != CANCEL {
+                done.push((cqe.user_data() as u32, cqe.result()));
+            }
+        }
+        for (i, res) in done {
+            let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
+                continue;
+            };
+            slot.res = Some(res);
+            if slot.orphan {
+                self.free(i);
+            } else if let Some(w) = slot.waker.take() {
+                self.woken.push(w);
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The kernel may still write into a buffer whose operation has
+        // not completed when the ring closes: those are leaked.
+        for slot in self.slots.drain(..).flatten() {
+            if slot.res.is_none() {
+                std::mem::forget(slot.buf);
+            }
+        }
+    }
+}
+
+/// A copy of the ring's descriptor, as the runtime's reactor watches it
+/// (its own, so that it stays open as long as the watch, whatever
+/// happens to the thread's driver).
+struct RingFd(OwnedFd);
+
+impl AsRawFd for RingFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// Marks the thread's driver as having no reaper when the task ends (its
+/// runtime shut down): the next stream starts another.
+struct Alive;
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        with(|d| {
+            d.reaping = false;
+            d.reaper = None;
+        });
+    }
+}
+
+/// The reaping task: enters the ring when woken for queued entries, and
+/// takes the completions whenever the ring's descriptor is readable.
+async fn reap(fd: RingFd) {
+    let _alive = Alive;
+    // SAFETY: `RingFd` owns its descriptor, open until the watch ends.
+    let Ok(ring) = (unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }) else {
+        FAILED.set(true);
+        return;
+    };
+    std::future::poll_fn(|cx| loop {
+        let mut woken = with(|d| {
+            d.turn(cx.waker());
+            std::mem::take(&mut d.woken)
+        })
+        .unwrap_or_default();
+        for w in woken.drain(..) {
+            w.wake();
+        }
+        with(|d| d.woken = woken);
+        match ring.poll_read_ready(cx) {
+            Poll::Ready(Ok(mut ready)) => ready.clear_ready(),
+            Poll::Ready(Err(_)) => return Poll::Ready(()),
+            Poll::Pending => return Poll::Pending,
+        }
+    })
+    .await
+}
+
+/// A receive of up to `len` bytes on `fd`; `waker` is woken when it
+/// completes.
+pub(super) fn recv(fd: RawFd, len: usize, waker: &Waker) -> io::Result<u32> {
+    with(|d| {
+        let buf = match d.spare_recv.iter().position(|b| b.len() >= len) {
+            Some(at) => d.spare_recv.swap_remove(at),
+            None => vec![0; len],
+        };
+        let (ptr, n) = (buf.as_ptr().cast_mut(), buf.len() as u32);
+        let i = d.slot(buf, Some(waker.clone()));
+        let entry = opcode::Recv::new(types::Fd(fd), ptr, n)
+            .build()
+            .user_data(u64::from(i));
+        d.push(&entry).inspect_err(|_| d.free(i))?;
+        Ok(i)
+    })
+    .unwrap_or_else(|| Err(gone()))
+}
+
+/// A send of `data` (copied) on `fd`.
+pub(super) fn send(fd: RawFd, data: &[u8]) -> io::Result<u32> {
+    with(|d| {
+        let mut buf = d.spare_send.pop().unwrap_or_default();
+        buf.extend_from_slice(data);
+        let i = d.slot(buf, None);
+        d.send_from(i, fd, 0).inspect_err(|_| d.free(i))?;
+        Ok(i)
+    })
+    .unwrap_or_else(|| Err(gone()))
+}
+
+impl Driver {
+    /// (Re)queues slot `i`'s send from byte `from` of its buffer.
+    fn send_from(&mut self, i: u32, fd: RawFd, from: usize) -> io::Result<()> {
+        let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
+            return Err(gone());
+        };
+        slot.res = None;
+        let rest = &slot.buf[from..];
+        let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), rest.len() as u32)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(u64::from(i));
+        self.push(&entry)
+    }
+}
+
+/// Sends the rest of slot `i`'s buffer, from byte `from`.
+pub(super) fn resend(i: u32, fd: RawFd, from: usize) -> io::Result<()> {
+    with(|d| d.send_from(i, fd, from)).unwrap_or_else(|| Err(gone()))
+}
+
+/// Slot `i`'s result if it completed, with its buffer's length; else
+/// `waker` is kept to be woken when it does.
+pub(super) fn result(i: u32, waker: Option<&Waker>) -> Option<(i32, usize)> {
+    with(|d| {
+        let slot = d.slots.get_mut(i as usize)?.as_mut()?;
+        match slot.res {
+            Some(res) => Some((res, slot.buf.len())),
+            None => {
+                if let Some(w) = waker {
+                    if !slot.waker.as_ref().is_some_and(|k| k.will_wake(w)) {
+                        slot.waker = Some(w.clone());
+                    }
+                }
+                None
+            }
+        }
+    })
+    .flatten()
+}
+
+/// Copies bytes `at..` of slot `i`'s received data (`n` long) into `out`;
+/// how many.
+pub(super) fn copy_out(i: u32, at: usize, n: usize, out: &mut tokio::io::ReadBuf<'_>) -> usize {
+    with(|d| {
+        let Some(Some(slot)) = d.slots.get(i as usize) else {
+            return 0;
+        };
+        let k = (n - at).min(out.remaining());
+        out.put_slice(&slot.buf[at..at + k]);
+        k
+    })
+    .unwrap_or(0)
+}
+
+/// Frees slot `i` (its operation completed).
+pub(super) fn release(i: u32) {
+    with(|d| d.free(i));
+}
+
+/// Gives slot `i` up: freed now if complete, else freed when its
+/// completion comes (cancelled first with `cancel`).
+pub(super) fn abandon(i: u32, cancel: bool) {
+    with(|d| {
+        let Some(Some(slot)) = d.slots.get_mut(i as usize) else {
+            return;
+        };
+        if slot.res.is_some() {
+            d.free(i);
+            return;
+        }
+        slot.orphan = true;
+        slot.waker = None;
+        if !cancel {
+            return;
+        }
+        let cancel = opcode::AsyncCancel::new(u64::from(i))
+            .build()
+            .user_data(CANCEL);
+        let _ = d.push(&cancel);
+    });
+}

@@ -1,0 +1,119 @@
+//! `-io uring`: connections whose reads and writes go through io_uring.
+//!
+//! Each worker thread has one ring ([`Driver`]). A connection's stream
+//! ([`UringStream`]) puts a receive or a send into it and returns; the
+//! ring is entered once for everything the thread's tasks queued in a
+//! turn, by a task woken when the first of them is queued (tokio's
+//! single-threaded scheduler runs it after the tasks already woken, so
+//! one `io_uring_enter` carries the turn's sends and receives), and the
+//! same task reaps the completions when the ring's descriptor turns
+//! readable in the runtime's `epoll_wait`. The engine above sees an
+//! `AsyncRead + AsyncWrite` byte stream, as with epoll: TLS, proxies'
+//! tunnels, pipelining, `-timeout` and every protocol on a stream keep
+//! working unchanged.
+//!
+//! Writes are written behind: a send is queued and reported done at once
+//! (its bytes copied into a buffer the ring owns), so that a request's
+//! send and its answer's receive go into the kernel in one entry. A send
+//! that then fails is the next read's or write's error.
+//!
+//! Where a ring cannot be had (a denied or old kernel, a thread with no
+//! single-threaded runtime), a connection stays on tokio's epoll stream:
+//! never a silent mis-measure.
+
+mod driver;
+mod stream;
+
+pub(crate) use stream::UringStream;
+
+use std::sync::OnceLock;
+
+/// `-io`: how a connection's bytes move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoMode {
+    /// tokio's readiness loop (`epoll`): a `read`/`write` per request.
+    Epoll,
+    /// io_uring: a turn's sends and receives in one `io_uring_enter`.
+    Uring,
+    /// The default: the better of the two on this machine (see
+    /// [`IoMode::resolve`]).
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for IoMode {
+    type Err = crate::Failure;
+
+    fn from_str(v: &str) -> Result<Self, crate::Failure> {
+        match v {
+            "epoll" => Ok(IoMode::Epoll),
+            "uring" | "io_uring" | "io-uring" => Ok(IoMode::Uring),
+            "auto" => Ok(IoMode::Auto),
+            _ => Err(crate::Failure::from(format!(
+                "bad -io {v:?} (use uring, epoll or auto)"
+            ))),
+        }
+    }
+}
+
+/// The environment variable that overrides `-io` (for running a whole
+/// test suite on one back end).
+pub const IO_ENV: &str = "BARRAGE_IO";
+
+impl IoMode {
+    /// What `-io` comes to here: whether connections go through io_uring,
+    /// and a note for stderr when io_uring was asked for and cannot be had.
+    /// [`IO_ENV`] overrides the flag. `auto` is epoll: in `scripts/bench`
+    /// io_uring did not cost less per request than epoll on this machine's
+    /// kernel (see the README's figures), so it is chosen by hand.
+    pub fn resolve(self) -> (bool, Option<String>) {
+        let asked = std::env::var(IO_ENV)
+            .ok()
+            .and_then(|v| v.parse::<IoMode>().ok())
+            .unwrap_or(self);
+        match asked {
+            IoMode::Epoll | IoMode::Auto => (false, None),
+            IoMode::Uring => match probe() {
+                Ok(()) => (true, None),
+                Err(why) => (
+                    false,
+                    Some(format!(
+                        "barrage: -io uring: io_uring is not available here ({why}); using epoll"
+                    )),
+                ),
+            },
+        }
+    }
+}
+
+/// Whether this process may use io_uring: a ring is set up and a no-op
+/// goes through it (once per process). A seccomp filter (containers'
+/// default), `kernel.io_uring_disabled` or an old kernel fail it.
+pub fn probe() -> Result<(), String> {
+    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
+    PROBED
+        .get_or_init(|| {
+            let mut ring = io_uring::IoUring::new(2).map_err(|e| e.to_string())?;
+            let nop = io_uring::opcode::Nop::new().build().user_data(7);
+            // SAFETY: a no-op names no memory.
+            unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
+            ring.submit_and_wait(1).map_err(|e| e.to_string())?;
+            let done = ring.completion().next().map(|c| (c.user_data(), c.result()));
+            match done {
+                Some((7, res)) if res >= 0 => Ok(()),
+                Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).to_string()),
+                None => Err("a no-op did not complete".into()),
+            }
+        })
+        .clone()
+}
+
+/// Whether a stream opened on this thread now can go through io_uring: a
+/// single-threaded runtime (tasks never move to another thread's ring)
+/// and a ring for the thread.
+pub(crate) fn usable_here() -> bool {
+    let single = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+        h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+    });
+    single && driver::ready()
+}

@@ -1,0 +1,205 @@
+//! A connection's byte stream over its thread's ring: at most one receive
+//! and one send in flight, each in a slot of the driver.
+
+use std::{
+    io,
+    os::fd::{AsRawFd, OwnedFd},
+    pin::Pin,
+    task::{Context, Poll},
+    thread::{self, ThreadId},
+};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::driver;
+
+/// The first receive of an exchange: an answer of a few hundred bytes
+/// fits, and a connection waiting for a slow answer holds no more.
+const FIRST_RECV: usize = 4 * 1024;
+/// A receive after one that filled its buffer (a large body).
+const BIG_RECV: usize = 64 * 1024;
+
+/// A socket whose reads and writes go through the thread's ring.
+pub(crate) struct UringStream {
+    fd: OwnedFd,
+    /// The receive in flight, or completed with bytes not all read yet.
+    recv: Option<u32>,
+    /// How much of the completed receive was read.
+    recv_at: usize,
+    /// The next receive's size.
+    recv_len: usize,
+    /// The send in flight (or completed and not yet looked at), and how
+    /// much of its buffer the kernel took so far.
+    send: Option<(u32, usize)>,
+    /// A send's failure, for the next read or write.
+    failed: Option<io::Error>,
+    /// The thread whose ring holds its operations.
+    thread: ThreadId,
+}
+
+impl UringStream {
+    /// `fd` (a connected socket), its operations on this thread's ring
+    /// (see [`super::usable_here`]).
+    pub(crate) fn new(fd: OwnedFd) -> Self {
+        UringStream {
+            fd,
+            recv: None,
+            recv_at: 0,
+            recv_len: FIRST_RECV,
+            send: None,
+            failed: None,
+            thread: thread::current().id(),
+        }
+    }
+
+    fn moved(&self) -> Option<io::Error> {
+        (thread::current().id() != self.thread)
+            .then(|| io::Error::other("io_uring: a stream polled on another thread"))
+    }
+
+    /// Looks at the send in flight: `Ready` once none is (a failure kept
+    /// for the caller), a short send queued again for its rest.
+    fn poll_sent(&mut self, cx: Option<&Context<'_>>) -> Poll<()> {
+        let Some((i, took)) = self.send else {
+            return Poll::Ready(());
+        };
+        let Some((res, len)) = driver::result(i, cx.map(Context::waker)) else {
+            return Poll::Pending;
+        };
+        if res < 0 {
+            self.failed = Some(io::Error::from_raw_os_error(-res));
+        } else if res > 0 && took + (res as usize) < len {
+            let took = took + res as usize;
+            match driver::resend(i, self.fd.as_raw_fd(), took) {
+                Ok(()) => {
+                    self.send = Some((i, took));
+                    return Poll::Pending;
+                }
+                Err(e) => self.failed = Some(e),
+            }
+        } else if res == 0 && len > took {
+            self.failed = Some(io::ErrorKind::WriteZero.into());
+        }
+        driver::release(i);
+        self.send = None;
+        Poll::Ready(())
+    }
+}
+
+impl AsyncRead for UringStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if let Some(e) = this.moved() {
+            return Poll::Ready(Err(e));
+        }
+        if out.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        // A send that failed is what broke the exchange.
+        let _ = this.poll_sent(None);
+        if let Some(e) = this.failed.take() {
+            return Poll::Ready(Err(e));
+        }
+        let i = match this.recv {
+            Some(i) => i,
+            None => {
+                let i = driver::recv(this.fd.as_raw_fd(), this.recv_len, cx.waker())?;
+                this.recv = Some(i);
+                return Poll::Pending;
+            }
+        };
+        let Some((res, len)) = driver::result(i, Some(cx.waker())) else {
+            return Poll::Pending;
+        };
+        if res <= 0 {
+            driver::release(i);
+            this.recv = None;
+            return Poll::Ready(match res {
+                0 => Ok(()),
+                e => Err(io::Error::from_raw_os_error(-e)),
+            });
+        }
+        let n = res as usize;
+        this.recv_at += driver::copy_out(i, this.recv_at, n, out);
+        if this.recv_at == n {
+            driver::release(i);
+            this.recv = None;
+            this.recv_at = 0;
+            this.recv_len = if n == len { BIG_RECV } else { FIRST_RECV };
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for UringStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if let Some(e) = this.moved() {
+            return Poll::Ready(Err(e));
+        }
+        if this.poll_sent(Some(cx)).is_pending() {
+            return Poll::Pending;
+        }
+        if let Some(e) = this.failed.take() {
+            return Poll::Ready(Err(e));
+        }
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        // Written behind: reported sent now, its failure the next call's.
+        let i = driver::send(this.fd.as_raw_fd(), data)?;
+        this.send = Some((i, 0));
+        Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // A plain socket holds nothing back: the send is queued for this
+        // turn's entry (waiting for it would cost a wake-up per request).
+        Poll::Ready(match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        })
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.poll_sent(Some(cx)).is_pending() {
+            return Poll::Pending;
+        }
+        if let Some(e) = self.failed.take() {
+            return Poll::Ready(Err(e));
+        }
+        // SAFETY: a plain call on a descriptor this stream owns.
+        let r = unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_WR) };
+        Poll::Ready(if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        })
+    }
+}
+
+impl Drop for UringStream {
+    fn drop(&mut self) {
+        if self.moved().is_some() {
+            // Its slots are another thread's: left to that ring.
+            return;
+        }
+        // The descriptor closes after (`fd` drops last); an operation
+        // still in flight keeps the socket until it completes. A receive
+        // is cancelled; a send, reported done, still goes out.
+        if let Some(i) = self.recv.take() {
+            driver::abandon(i, true);
+        }
+        if let Some((i, _)) = self.send.take() {
+            driver::abandon(i, false);
+        }
+    }
+}
