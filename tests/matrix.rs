@@ -21,6 +21,10 @@
 //! `BARRAGE_MATRIX_SEED` to run a drawing again. Cells run a few at a
 //! time in parallel.
 //!
+//! Every cell runs on both of `-io`'s back ends, epoll and io_uring
+//! (where the kernel allows it; denied, `-io uring` falls back to epoll:
+//! tests/io.rs).
+//!
 //! A new way of sending or a new fault joins [`Way`] or [`Fault`] in
 //! the change that adds it.
 
@@ -461,18 +465,18 @@ struct Verdict {
 }
 
 /// Runs one cell and checks it.
-fn cell(way: Way, fault: Fault, end: End, dir: &Path, cert: &TestCert) -> Verdict {
-    let name = format!("{way:?} × {fault:?} × {end:?}");
+fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert) -> Verdict {
+    let name = format!("{way:?} × {fault:?} × {end:?} × -io {io}");
     let started = Instant::now();
     let mut failures = Vec::new();
     let peer = peer(way, fault, cert);
-    let tag = format!("{way:?}-{fault:?}-{end:?}");
+    let tag = format!("{way:?}-{fault:?}-{end:?}-{io}");
     let message = dir.join("message.bin");
     let stream = dir.join(format!("{tag}.bin"));
     let text = targets(way, fault, &peer.addr(), &message);
     let (mut sched, whole) = end_args(way, end);
     let timeout = format!("{}s", TIMEOUT.as_secs());
-    let mut args = vec!["attack", "-timeout", &timeout];
+    let mut args = vec!["attack", "-timeout", &timeout, "-io", io];
     args.extend(way_args(way));
     // A file per cell: cells run at once, and a rewrite would be read half-written.
     let protos = dir.join(format!("{tag}.pb")).display().to_string();
@@ -812,8 +816,16 @@ fn seed() -> u64 {
         })
 }
 
-/// Runs `cells` a few at a time; panics with every cell that failed.
+/// `-io`'s back ends, every cell run on each.
+const IOS: [&str; 2] = ["epoll", "uring"];
+
+/// Runs `cells` a few at a time, each on every back end; panics with
+/// every cell that failed.
 fn run_cells(tag: &str, cells: Vec<(Way, Fault, End)>) {
+    let cells: Vec<_> = cells
+        .into_iter()
+        .flat_map(|(w, f, e)| IOS.map(|io| (w, f, e, io)))
+        .collect();
     let dir = common::tempdir(tag);
     fs::write(dir.join("message.bin"), b"\x0a\x03ann\x10\x02").unwrap();
     let dir: PathBuf = dir.to_path_buf();
@@ -825,10 +837,10 @@ fn run_cells(tag: &str, cells: Vec<(Way, Fault, End)>) {
             let (queue, verdicts, dir, cert) =
                 (queue.clone(), verdicts.clone(), dir.clone(), cert.clone());
             thread::spawn(move || loop {
-                let Some((way, fault, end)) = queue.lock().unwrap().pop() else {
+                let Some((way, fault, end, io)) = queue.lock().unwrap().pop() else {
                     break;
                 };
-                let v = cell(way, fault, end, &dir, &cert);
+                let v = cell(way, fault, end, io, &dir, &cert);
                 verdicts.lock().unwrap().push(v);
             })
         })

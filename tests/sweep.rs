@@ -36,6 +36,14 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn find_max_lands_within_the_precision_of_a_known_limit() {
     let _one = one_at_a_time();
+    if let Err(first) = find_max_try() {
+        eprintln!("first try: {first}; trying again");
+        find_max_try().unwrap();
+    }
+}
+
+/// One search for a limit of 400/s; `Err` when it landed low.
+fn find_max_try() -> Result<(), String> {
     let capacity = 400.0;
     let server = CapacityServer::start(capacity);
     let dir = common::tempdir("sweep-find-max");
@@ -71,9 +79,17 @@ fn find_max_lands_within_the_precision_of_a_known_limit() {
         .as_f64()
         .unwrap_or_else(|| panic!("{v}"));
     assert!(
-        found <= capacity * 1.01 && found >= capacity / 1.05 - 1.0,
+        found <= capacity * 1.01,
         "found {found}/s for a limit of {capacity}/s"
     );
+    if found < capacity / 1.05 - 1.0 {
+        // One 503 in a step's 300 fails it: the server admits 10 ms of
+        // requests at once, and a stall of the client (a loaded machine,
+        // this VM's stolen time) sends the next ones bunched. Seen with
+        // both -io back ends (375/s, 300/s, 194/s for 400/s), about one
+        // run in four. A low answer is a failed try; a second one fails.
+        return Err(format!("found {found}/s for a limit of {capacity}/s"));
+    }
     assert!(
         v["find_max"]["text"]
             .as_str()
@@ -89,6 +105,7 @@ fn find_max_lands_within_the_precision_of_a_known_limit() {
         text(&out.stderr).matches("barrage sweep: rate=").count(),
         steps.len()
     );
+    Ok(())
 }
 
 #[test]

@@ -64,9 +64,9 @@ pub use grpc::{
     Reflector as GrpcReflector, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use response::Response;
-pub use transport::uring::{IoMode, IO_ENV};
 pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
 pub use transport::tls::TlsError;
+pub use transport::uring::{IoMode, IO_ENV};
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

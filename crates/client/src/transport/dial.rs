@@ -222,7 +222,10 @@ impl Dial {
                 .await
                 .map_err(|e| format!("dial unix {}: connect: {}", path.display(), go_error(&e)))?;
             let opened = Opened::new(0, nanos(began), None, None);
-            return Ok((self.carry(stream, |s| s.into_std().map(Into::into))?, opened));
+            return Ok((
+                self.carry(stream, |s| s.into_std().map(Into::into))?,
+                opened,
+            ));
         }
         let proxy = self.proxy(key);
         let (host, port) = match proxy {
@@ -289,7 +292,10 @@ impl Dial {
             }
         }
         let opened = Opened::new(dns, nanos(connecting), remote, local);
-        Ok((self.carry(stream, |s| s.into_std().map(Into::into))?, opened))
+        Ok((
+            self.carry(stream, |s| s.into_std().map(Into::into))?,
+            opened,
+        ))
     }
 
     /// `stream` as a connection's stream: through the thread's io_uring

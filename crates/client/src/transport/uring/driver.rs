@@ -33,6 +33,13 @@ struct Slot {
     waker: Option<Waker>,
     /// Its stream is gone: freed when it completes.
     orphan: bool,
+    /// A send: from which byte of `buf` it goes. Its task is woken only
+    /// when it fails or falls short, or when it waits for the send to be
+    /// done (a send wholly done otherwise wakes nobody: a request's send
+    /// is looked at when its answer comes).
+    send_from: Option<usize>,
+    /// Someone waits for it to be done, however it ends.
+    awaited: bool,
 }
 
 struct Driver {
@@ -126,6 +133,8 @@ impl Driver {
             res: None,
             waker,
             orphan: false,
+            send_from: None,
+            awaited: false,
         };
         match self.free.pop() {
             Some(i) => {
@@ -206,8 +215,13 @@ impl Driver {
                 continue;
             };
             slot.res = Some(res);
+            let whole = slot
+                .send_from
+                .is_some_and(|from| res >= 0 && from + res as usize == slot.buf.len());
             if slot.orphan {
                 self.free(i);
+            } else if whole && !slot.awaited {
+                // The stream looks at it when it next reads or writes.
             } else if let Some(w) = slot.waker.take() {
                 self.woken.push(w);
             }
@@ -298,12 +312,14 @@ pub(super) fn recv(fd: RawFd, len: usize, waker: &Waker) -> io::Result<u32> {
     .unwrap_or_else(|| Err(gone()))
 }
 
-/// A send of `data` (copied) on `fd`.
-pub(super) fn send(fd: RawFd, data: &[u8]) -> io::Result<u32> {
+/// A send of `data` (copied) on `fd`; `waker` is woken if it fails.
+pub(super) fn send(fd: RawFd, data: &[io::IoSlice<'_>], waker: &Waker) -> io::Result<u32> {
     with(|d| {
         let mut buf = d.spare_send.pop().unwrap_or_default();
-        buf.extend_from_slice(data);
-        let i = d.slot(buf, None);
+        for s in data {
+            buf.extend_from_slice(s);
+        }
+        let i = d.slot(buf, Some(waker.clone()));
         d.send_from(i, fd, 0).inspect_err(|_| d.free(i))?;
         Ok(i)
     })
@@ -317,9 +333,13 @@ impl Driver {
             return Err(gone());
         };
         slot.res = None;
+        slot.send_from = Some(from);
+        slot.awaited = false;
         let rest = &slot.buf[from..];
+        // MSG_WAITALL: the kernel sends all of it before completing (a
+        // stream socket's short sends are retried in the ring).
         let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), rest.len() as u32)
-            .flags(libc::MSG_NOSIGNAL)
+            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
             .build()
             .user_data(u64::from(i));
         self.push(&entry)
@@ -332,13 +352,15 @@ pub(super) fn resend(i: u32, fd: RawFd, from: usize) -> io::Result<()> {
 }
 
 /// Slot `i`'s result if it completed, with its buffer's length; else
-/// `waker` is kept to be woken when it does.
-pub(super) fn result(i: u32, waker: Option<&Waker>) -> Option<(i32, usize)> {
+/// `waker` is kept to be woken when it does (a send's, with `awaited`,
+/// also when it is wholly done).
+pub(super) fn result(i: u32, waker: Option<&Waker>, awaited: bool) -> Option<(i32, usize)> {
     with(|d| {
         let slot = d.slots.get_mut(i as usize)?.as_mut()?;
         match slot.res {
             Some(res) => Some((res, slot.buf.len())),
             None => {
+                slot.awaited |= awaited;
                 if let Some(w) = waker {
                     if !slot.waker.as_ref().is_some_and(|k| k.will_wake(w)) {
                         slot.waker = Some(w.clone());
@@ -363,6 +385,15 @@ pub(super) fn copy_out(i: u32, at: usize, n: usize, out: &mut tokio::io::ReadBuf
         k
     })
     .unwrap_or(0)
+}
+
+/// Enters the ring now for what is queued (see `UringStream`'s drop).
+pub(super) fn enter() {
+    with(|d| {
+        if d.queued && d.ring.submit().is_ok() {
+            d.queued = false;
+        }
+    });
 }
 
 /// Frees slot `i` (its operation completed).

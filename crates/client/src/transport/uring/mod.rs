@@ -23,6 +23,8 @@
 
 mod driver;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use stream::UringStream;
 
@@ -98,7 +100,10 @@ pub fn probe() -> Result<(), String> {
             // SAFETY: a no-op names no memory.
             unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
             ring.submit_and_wait(1).map_err(|e| e.to_string())?;
-            let done = ring.completion().next().map(|c| (c.user_data(), c.result()));
+            let done = ring
+                .completion()
+                .next()
+                .map(|c| (c.user_data(), c.result()));
             match done {
                 Some((7, res)) if res >= 0 => Ok(()),
                 Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).to_string()),
@@ -112,8 +117,7 @@ pub fn probe() -> Result<(), String> {
 /// single-threaded runtime (tasks never move to another thread's ring)
 /// and a ring for the thread.
 pub(crate) fn usable_here() -> bool {
-    let single = tokio::runtime::Handle::try_current().is_ok_and(|h| {
-        h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
-    });
+    let single = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
     single && driver::ready()
 }

@@ -58,12 +58,14 @@ impl UringStream {
     }
 
     /// Looks at the send in flight: `Ready` once none is (a failure kept
-    /// for the caller), a short send queued again for its rest.
-    fn poll_sent(&mut self, cx: Option<&Context<'_>>) -> Poll<()> {
+    /// for the caller), a short send queued again for its rest. `cx`'s
+    /// task is woken when it fails or falls short, and with `awaited`
+    /// when it is done.
+    fn poll_sent(&mut self, cx: &Context<'_>, awaited: bool) -> Poll<()> {
         let Some((i, took)) = self.send else {
             return Poll::Ready(());
         };
-        let Some((res, len)) = driver::result(i, cx.map(Context::waker)) else {
+        let Some((res, len)) = driver::result(i, Some(cx.waker()), awaited) else {
             return Poll::Pending;
         };
         if res < 0 {
@@ -73,6 +75,7 @@ impl UringStream {
             match driver::resend(i, self.fd.as_raw_fd(), took) {
                 Ok(()) => {
                     self.send = Some((i, took));
+                    let _ = driver::result(i, Some(cx.waker()), awaited);
                     return Poll::Pending;
                 }
                 Err(e) => self.failed = Some(e),
@@ -99,8 +102,9 @@ impl AsyncRead for UringStream {
         if out.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        // A send that failed is what broke the exchange.
-        let _ = this.poll_sent(None);
+        // A send that failed is what broke the exchange (a short one is
+        // sent on; its task woken for it).
+        let _ = this.poll_sent(cx, false);
         if let Some(e) = this.failed.take() {
             return Poll::Ready(Err(e));
         }
@@ -112,7 +116,7 @@ impl AsyncRead for UringStream {
                 return Poll::Pending;
             }
         };
-        let Some((res, len)) = driver::result(i, Some(cx.waker())) else {
+        let Some((res, len)) = driver::result(i, Some(cx.waker()), false) else {
             return Poll::Pending;
         };
         if res <= 0 {
@@ -137,27 +141,41 @@ impl AsyncRead for UringStream {
 
 impl AsyncWrite for UringStream {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(cx, &[io::IoSlice::new(data)])
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    /// All of `slices` in one send (a request's head and its body).
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        slices: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         if let Some(e) = this.moved() {
             return Poll::Ready(Err(e));
         }
-        if this.poll_sent(Some(cx)).is_pending() {
+        if this.poll_sent(cx, true).is_pending() {
             return Poll::Pending;
         }
         if let Some(e) = this.failed.take() {
             return Poll::Ready(Err(e));
         }
-        if data.is_empty() {
+        let len: usize = slices.iter().map(|s| s.len()).sum();
+        if len == 0 {
             return Poll::Ready(Ok(0));
         }
         // Written behind: reported sent now, its failure the next call's.
-        let i = driver::send(this.fd.as_raw_fd(), data)?;
+        let i = driver::send(this.fd.as_raw_fd(), slices, cx.waker())?;
         this.send = Some((i, 0));
-        Poll::Ready(Ok(data.len()))
+        Poll::Ready(Ok(len))
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -170,7 +188,7 @@ impl AsyncWrite for UringStream {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.poll_sent(Some(cx)).is_pending() {
+        if self.poll_sent(cx, true).is_pending() {
             return Poll::Pending;
         }
         if let Some(e) = self.failed.take() {
@@ -195,11 +213,18 @@ impl Drop for UringStream {
         // The descriptor closes after (`fd` drops last); an operation
         // still in flight keeps the socket until it completes. A receive
         // is cancelled; a send, reported done, still goes out.
+        let queued = self.recv.is_some() || self.send.is_some();
         if let Some(i) = self.recv.take() {
             driver::abandon(i, true);
         }
         if let Some((i, _)) = self.send.take() {
             driver::abandon(i, false);
+        }
+        if queued {
+            // An entry names the descriptor by number, looked up when the
+            // ring is entered: entered now, before the number is closed
+            // (and perhaps reused by another connection).
+            driver::enter();
         }
     }
 }

@@ -1,0 +1,207 @@
+//! `-io`: connections through io_uring or epoll, the `BARRAGE_IO`
+//! override, and the fallback when io_uring is denied (a real seccomp
+//! filter on `io_uring_setup`, as a container's default profile has).
+//! The fault matrix (tests/matrix.rs) runs every cell on both back ends.
+
+mod common;
+
+use std::{
+    io::Write,
+    os::unix::process::CommandExt,
+    process::{Child, Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::Server;
+use common::{bin, decode};
+
+/// `io_uring_setup`'s number (the same on every architecture's table).
+const IO_URING_SETUP: u32 = 425;
+
+/// Denies `io_uring_setup` (EPERM) to the process about to run, with a
+/// seccomp filter: what Docker's default profile does.
+fn deny_io_uring(cmd: &mut Command) {
+    let filter = [
+        // The syscall's number.
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: IO_URING_SETUP,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    // SAFETY: between fork and exec only prctl runs (async-signal-safe);
+    // the filter lives in this closure, copied into the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// An attack of 200 requests at 200/s on `server`, started; `io` is
+/// `BARRAGE_IO` (unset when `None`).
+fn start(server: &Server, args: &[&str], io: Option<&str>, denied: bool) -> Child {
+    let mut cmd = bin();
+    cmd.args([
+        "attack",
+        "-rate",
+        "200",
+        "-requests",
+        "200",
+        "-timeout",
+        "5s",
+    ])
+    .args(args)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    match io {
+        Some(v) => cmd.env("BARRAGE_IO", v),
+        None => cmd.env_remove("BARRAGE_IO"),
+    };
+    if denied {
+        deny_io_uring(&mut cmd);
+    }
+    let mut child = cmd.spawn().expect("spawn barrage");
+    let target = format!("GET {}\n", server.url("/"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(target.as_bytes())
+        .unwrap();
+    child
+}
+
+/// Whether `pid` holds an io_uring ring, looked at for up to 3 s while
+/// it runs.
+fn holds_a_ring(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        if fds
+            .filter_map(|e| std::fs::read_link(e.path()).ok())
+            .any(|l| l.to_string_lossy().contains("io_uring"))
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Runs the attack to its end: whether it held a ring, and its output.
+fn attack(args: &[&str], io: Option<&str>, denied: bool) -> (bool, Output, u64) {
+    let server = Server::http();
+    let child = start(&server, args, io, denied);
+    let ring = holds_a_ring(child.id());
+    let out = child.wait_with_output().unwrap();
+    common::assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (ring, out, server.count())
+}
+
+/// Every record a success, one per request, the server saw them all.
+fn all_good(out: &Output, seen: u64) {
+    let hits = decode(&out.stdout);
+    assert_eq!(hits.len(), 200);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    assert_eq!(seen, 200);
+}
+
+fn note(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn uring_is_used_when_asked_and_epoll_otherwise() {
+    let (ring, out, seen) = attack(&["-io", "uring"], None, false);
+    assert!(ring, "-io uring holds no ring: {}", note(&out));
+    all_good(&out, seen);
+    assert!(!note(&out).contains("io_uring"), "{}", note(&out));
+    for asked in ["epoll", "auto"] {
+        let (ring, out, seen) = attack(&["-io", asked], None, false);
+        assert!(!ring, "-io {asked} holds a ring");
+        all_good(&out, seen);
+    }
+}
+
+#[test]
+fn the_environment_overrides_the_flag() {
+    let (ring, out, seen) = attack(&["-io", "epoll"], Some("uring"), false);
+    assert!(ring, "BARRAGE_IO=uring holds no ring: {}", note(&out));
+    all_good(&out, seen);
+    let (ring, out, seen) = attack(&["-io", "uring"], Some("epoll"), false);
+    assert!(!ring, "BARRAGE_IO=epoll holds a ring");
+    all_good(&out, seen);
+}
+
+#[test]
+fn denied_io_uring_falls_back_to_epoll_with_one_note() {
+    let (ring, out, seen) = attack(&["-io", "uring"], None, true);
+    assert!(!ring);
+    all_good(&out, seen);
+    let err = note(&out);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("io_uring")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].contains("-io uring")
+            && notes[0].contains("not available")
+            && notes[0].contains("using epoll"),
+        "{err}"
+    );
+    // Denied through the override too; nothing said when not asked.
+    let (ring, out, _) = attack(&[], Some("uring"), true);
+    assert!(!ring);
+    assert!(note(&out).contains("using epoll"), "{}", note(&out));
+    let (_, out, _) = attack(&["-io", "auto"], None, true);
+    assert!(!note(&out).contains("io_uring"), "{}", note(&out));
+}
+
+#[test]
+fn a_bad_io_value_is_refused_by_name() {
+    let out = common::run(&["attack", "-io", "iouring"], b"");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-io") && err.contains("iouring"), "{err}");
+    assert!(err.contains("uring, epoll or auto"), "{err}");
+}
