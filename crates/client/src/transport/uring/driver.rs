@@ -17,6 +17,9 @@ use tokio::io::{unix::AsyncFd, Interest};
 /// operations beyond it are entered early, in more than one call.
 const ENTRIES: u32 = 2048;
 
+/// `IORING_RECVSEND_POLL_FIRST` (not exported by the `io-uring` crate).
+const POLL_FIRST: u16 = 1;
+
 /// The user data of a cancellation's own completion (ignored).
 const CANCEL: u64 = u64::MAX;
 
@@ -73,7 +76,15 @@ pub(super) fn ready() -> bool {
     }
     let spawn = DRIVER.with_borrow_mut(|d| {
         if d.is_none() {
-            match IoUring::builder().build(ENTRIES) {
+            // Completions' task work runs at the thread's next entry to
+            // the kernel, with no interrupt while it runs (a sleeping
+            // thread is still woken); one thread submits.
+            let built = IoUring::builder()
+                .setup_coop_taskrun()
+                .setup_single_issuer()
+                .build(ENTRIES)
+                .or_else(|_| IoUring::builder().build(ENTRIES));
+            match built {
                 Ok(ring) => {
                     *d = Some(Driver {
                         ring,
@@ -303,7 +314,11 @@ pub(super) fn recv(fd: RawFd, len: usize, waker: &Waker) -> io::Result<u32> {
         };
         let (ptr, n) = (buf.as_ptr().cast_mut(), buf.len() as u32);
         let i = d.slot(buf, Some(waker.clone()));
+        // Polled first: a receive is queued with its request's send, so
+        // its answer is never there yet (the kernel's first try would
+        // fail).
         let entry = opcode::Recv::new(types::Fd(fd), ptr, n)
+            .ioprio(POLL_FIRST)
             .build()
             .user_data(u64::from(i));
         d.push(&entry).inspect_err(|_| d.free(i))?;
