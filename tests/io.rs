@@ -166,6 +166,44 @@ fn uring_is_used_when_asked_and_epoll_otherwise() {
 }
 
 #[test]
+fn auto_takes_io_uring_for_the_closed_model_only() {
+    let server = Server::http();
+    let mut child = bin()
+        .args([
+            "attack",
+            "-rate",
+            "0",
+            "-max-workers",
+            "2",
+            "-duration",
+            "1s",
+        ])
+        .env_remove("BARRAGE_IO")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let target = format!("GET {}\n", server.url("/"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(target.as_bytes())
+        .unwrap();
+    assert!(
+        holds_a_ring(child.id()),
+        "-rate 0 with -io auto holds no ring"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", note(&out));
+    let hits = decode(&out.stdout);
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.code == 200));
+    assert!(!note(&out).contains("io_uring"), "{}", note(&out));
+    // Paced: epoll (uring_is_used_when_asked_and_epoll_otherwise).
+}
+
+#[test]
 fn the_environment_overrides_the_flag() {
     let (ring, out, seen) = attack(&["-io", "epoll"], Some("uring"), false);
     assert!(ring, "BARRAGE_IO=uring holds no ring: {}", note(&out));

@@ -244,8 +244,12 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     let proxies =
         barrage_attack::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
             .map_err(Failed::usage)?;
+    // -io auto: io_uring for the closed model, epoll for the open one.
+    let closed =
+        matches!(a.rate, barrage_model::Rate::Max) && a.stages.is_none() && a.mix.is_none();
+    let io = a.io.settle(closed);
     // io_uring asked for and not to be had here: said once, epoll used.
-    if let (_, Some(note)) = a.io.resolve() {
+    if let (_, Some(note)) = io.resolve() {
         eprintln!("{note}");
     }
     let client = ClientConfig {
@@ -269,7 +273,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         laddr: a.laddr.iter().flatten().copied().collect(),
         dns_select: a.dns_select,
         h1_engine: a.h1_engine,
-        io: a.io,
+        io,
         max_header_bytes: a.max_header_bytes,
         pipeline: a.pipeline,
         unix_socket: a.unix_socket.clone(),

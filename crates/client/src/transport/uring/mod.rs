@@ -37,8 +37,8 @@ pub enum IoMode {
     Epoll,
     /// io_uring: a turn's sends and receives in one `io_uring_enter`.
     Uring,
-    /// The default: the better of the two on this machine (see
-    /// [`IoMode::resolve`]).
+    /// The default: the cheaper of the two for the attack's model (see
+    /// [`IoMode::settle`]).
     #[default]
     Auto,
 }
@@ -63,11 +63,26 @@ impl std::str::FromStr for IoMode {
 pub const IO_ENV: &str = "BARRAGE_IO";
 
 impl IoMode {
+    /// `auto` made `uring` or `epoll` for an attack in the `closed` model
+    /// (`-rate 0`) or not. From `scripts/bench` against nginx (medians of
+    /// 3, see the README): with 50 connections on one thread io_uring
+    /// cost 9.9 µs a request against epoll's 12.7 (0.78×), pipelined
+    /// 6.1 against 6.1; paced at 20,000/s it cost 21.5 against 19.6
+    /// (1.10×: a few requests a turn do not pay for the ring's own
+    /// entries and wake-ups), at 2,000/s the same. So the closed model
+    /// takes io_uring where this process may use it (silently epoll where
+    /// not), the open model epoll.
+    pub fn settle(self, closed: bool) -> IoMode {
+        match self {
+            IoMode::Auto if closed && probe().is_ok() => IoMode::Uring,
+            IoMode::Auto => IoMode::Epoll,
+            chosen => chosen,
+        }
+    }
+
     /// What `-io` comes to here: whether connections go through io_uring,
     /// and a note for stderr when io_uring was asked for and cannot be had.
-    /// [`IO_ENV`] overrides the flag. `auto` is epoll: in `scripts/bench`
-    /// io_uring did not cost less per request than epoll on this machine's
-    /// kernel (see the README's figures), so it is chosen by hand.
+    /// [`IO_ENV`] overrides the flag; `auto` not settled is epoll.
     pub fn resolve(self) -> (bool, Option<String>) {
         let asked = std::env::var(IO_ENV)
             .ok()
@@ -96,6 +111,18 @@ pub fn probe() -> Result<(), String> {
     PROBED
         .get_or_init(|| {
             let mut ring = io_uring::IoUring::new(2).map_err(|e| e.to_string())?;
+            let mut ops = io_uring::Probe::new();
+            ring.submitter()
+                .register_probe(&mut ops)
+                .map_err(|e| e.to_string())?;
+            let needed = [
+                io_uring::opcode::Send::CODE,
+                io_uring::opcode::Recv::CODE,
+                io_uring::opcode::AsyncCancel::CODE,
+            ];
+            if !needed.iter().all(|&op| ops.is_supported(op)) {
+                return Err("the kernel's io_uring has no send or receive".into());
+            }
             let nop = io_uring::opcode::Nop::new().build().user_data(7);
             // SAFETY: a no-op names no memory.
             unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
