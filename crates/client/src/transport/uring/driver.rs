@@ -23,8 +23,11 @@ const POLL_FIRST: u16 = 1;
 /// The user data of a cancellation's own completion (ignored).
 const CANCEL: u64 = u64::MAX;
 
-/// Buffers of each size kept for reuse per thread.
+/// Send buffers kept for reuse per thread (emptied; at most 64 KiB each).
 const SPARES: usize = 256;
+/// Receive buffers kept (4 KiB, or 64 KiB after a large body: at most
+/// 4 MiB a thread).
+const SPARE_RECVS: usize = 64;
 
 /// An operation in flight or completed and not yet taken.
 struct Slot {
@@ -60,6 +63,8 @@ struct Driver {
     spare_send: Vec<Vec<u8>>,
     /// Wakers of a turn's completions, woken once the driver is let go.
     woken: Vec<Waker>,
+    /// A turn's completions, taken off the queue (kept for reuse).
+    done: Vec<(u32, i32)>,
 }
 
 thread_local! {
@@ -96,6 +101,7 @@ pub(super) fn ready() -> bool {
                         spare_recv: Vec::new(),
                         spare_send: Vec::new(),
                         woken: Vec::new(),
+                        done: Vec::new(),
                     })
                 }
                 Err(_) => return None,
@@ -189,15 +195,15 @@ impl Driver {
         if buf.capacity() > 64 * 1024 {
             return;
         }
-        // Receive buffers stay zeroed to their length; send buffers are
-        // emptied.
-        let spares = if buf.len() == buf.capacity() && buf.len() >= 4096 {
-            &mut self.spare_recv
+        // Receive buffers keep their length (initialized bytes); send
+        // buffers are emptied.
+        let (spares, most) = if slot.send_from.is_none() {
+            (&mut self.spare_recv, SPARE_RECVS)
         } else {
             buf.clear();
-            &mut self.spare_send
+            (&mut self.spare_send, SPARES)
         };
-        if spares.len() < SPARES {
+        if spares.len() < most {
             spares.push(buf);
         }
     }
@@ -215,13 +221,13 @@ impl Driver {
                 self.queued = false;
             }
         }
-        let mut done = Vec::new();
+        let mut done = std::mem::take(&mut self.done);
         for cqe in self.ring.completion() {
             if cqe.user_data() != CANCEL {
                 done.push((cqe.user_data() as u32, cqe.result()));
             }
         }
-        for (i, res) in done {
+        for (i, res) in done.drain(..) {
             let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
                 continue;
             };
@@ -237,6 +243,7 @@ impl Driver {
                 self.woken.push(w);
             }
         }
+        self.done = done;
     }
 }
 
