@@ -70,23 +70,19 @@ fn deny_io_uring(cmd: &mut Command) {
     }
 }
 
-/// An attack of 200 requests at 200/s on `server`, started; `io` is
-/// `BARRAGE_IO` (unset when `None`).
-fn start(server: &Server, args: &[&str], io: Option<&str>, denied: bool) -> Child {
+/// The paced schedule of most tests here: 200 requests at 200/s.
+const PACED: [&str; 4] = ["-rate", "200", "-requests", "200"];
+
+/// An attack on `server` on schedule `sched` with `args`, started; `io`
+/// is `BARRAGE_IO` (unset when `None`).
+fn start(server: &Server, sched: &[&str], args: &[&str], io: Option<&str>, denied: bool) -> Child {
     let mut cmd = bin();
-    cmd.args([
-        "attack",
-        "-rate",
-        "200",
-        "-requests",
-        "200",
-        "-timeout",
-        "5s",
-    ])
-    .args(args)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.args(["attack", "-timeout", "5s"])
+        .args(sched)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     match io {
         Some(v) => cmd.env("BARRAGE_IO", v),
         None => cmd.env_remove("BARRAGE_IO"),
@@ -128,7 +124,7 @@ fn holds_a_ring(pid: u32) -> bool {
 /// Runs the attack to its end: whether it held a ring, and its output.
 fn attack(args: &[&str], io: Option<&str>, denied: bool) -> (bool, Output, u64) {
     let server = Server::http();
-    let child = start(&server, args, io, denied);
+    let child = start(&server, &PACED, args, io, denied);
     let ring = holds_a_ring(child.id());
     let out = child.wait_with_output().unwrap();
     common::assert_no_panic(&out);
@@ -168,29 +164,8 @@ fn uring_is_used_when_asked_and_epoll_otherwise() {
 #[test]
 fn auto_takes_io_uring_for_the_closed_model_only() {
     let server = Server::http();
-    let mut child = bin()
-        .args([
-            "attack",
-            "-rate",
-            "0",
-            "-max-workers",
-            "2",
-            "-duration",
-            "1s",
-        ])
-        .env_remove("BARRAGE_IO")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let target = format!("GET {}\n", server.url("/"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(target.as_bytes())
-        .unwrap();
+    let closed = ["-rate", "0", "-max-workers", "2", "-duration", "1s"];
+    let child = start(&server, &closed, &[], None, false);
     assert!(
         holds_a_ring(child.id()),
         "-rate 0 with -io auto holds no ring"
