@@ -218,3 +218,32 @@ fn a_bad_io_value_is_refused_by_name() {
     assert!(err.contains("-io") && err.contains("iouring"), "{err}");
     assert!(err.contains("uring, epoll or auto"), "{err}");
 }
+
+#[test]
+fn sweep_takes_io_uring_for_concurrency_steps_and_epoll_for_rates() {
+    let server = Server::http();
+    for (steps, uring) in [
+        (["-concurrency", "2,4"], true),
+        (["-rates", "50,100"], false),
+    ] {
+        let mut cmd = bin();
+        cmd.args(["sweep", "-step-duration", "1s", "-timeout", "5s"])
+            .args(steps)
+            .env_remove("BARRAGE_IO")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn barrage sweep");
+        let target = format!("GET {}\n", server.url("/"));
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(target.as_bytes())
+            .unwrap();
+        assert_eq!(holds_a_ring(child.id()), uring, "sweep {steps:?}");
+        let out = child.wait_with_output().unwrap();
+        common::assert_no_panic(&out);
+        assert!(out.status.success(), "{}", note(&out));
+    }
+}

@@ -76,6 +76,11 @@ pub fn run(s: SweepArgs) -> Outcome {
         config,
         mut client,
     } = attack::setup(&s.attack)?;
+    // -concurrency steps are the closed model: -io auto takes io_uring
+    // for them, as attack does for -rate 0.
+    if s.concurrency.is_some() {
+        client.io = s.attack.io.settle(true);
+    }
     // A flow: each step's load is sessions.
     let (flow, targets) = if s.attack.format == barrage_targets::Format::Flow {
         crate::flow::refuse_combinations(&s.attack)?;

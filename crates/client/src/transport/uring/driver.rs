@@ -5,13 +5,21 @@
 
 use std::{
     cell::{Cell, RefCell},
+    collections::VecDeque,
     io,
     os::fd::{AsFd, AsRawFd, OwnedFd, RawFd},
     task::{Poll, Waker},
 };
 
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use tokio::io::{unix::AsyncFd, Interest};
+
+use super::pool::{Pool, GROUP};
+
+mod armed;
+pub(super) use armed::{arm, read_armed, Got};
+#[cfg(test)]
+pub(super) use armed::{held, without_armed_receives, STARVED};
 
 /// Submission entries (completions get twice as many): a turn's
 /// operations beyond it are entered early, in more than one call.
@@ -46,6 +54,12 @@ struct Slot {
     send_from: Option<usize>,
     /// Someone waits for it to be done, however it ends.
     awaited: bool,
+    /// An armed (multishot) receive into the thread's provided buffers:
+    /// its completions so far, not yet read (result and flags), and
+    /// whether the last of them has come.
+    multi: bool,
+    got: VecDeque<(i32, u32)>,
+    ended: bool,
 }
 
 struct Driver {
@@ -63,14 +77,22 @@ struct Driver {
     spare_send: Vec<Vec<u8>>,
     /// Wakers of a turn's completions, woken once the driver is let go.
     woken: Vec<Waker>,
-    /// A turn's completions, taken off the queue (kept for reuse).
-    done: Vec<(u32, i32)>,
+    /// A turn's completions, taken off the queue (kept for reuse): slot,
+    /// result, flags.
+    done: Vec<(u32, i32, u32)>,
+    /// The provided buffers armed receives take from (`None`: the kernel
+    /// has none, or they were turned off; receives are one-shot, each
+    /// with a buffer of its own).
+    pool: Option<Pool>,
 }
 
 thread_local! {
     static DRIVER: RefCell<Option<Driver>> = const { RefCell::new(None) };
     /// Setting up this thread's ring failed: its streams stay on epoll.
     static FAILED: Cell<bool> = const { Cell::new(false) };
+    /// Whether receives may be armed (multishot, into provided buffers):
+    /// off once the kernel refuses one.
+    static MULTI: Cell<bool> = const { Cell::new(true) };
 }
 
 /// Whether this thread has a ring and a task reaping it (set up on first
@@ -91,7 +113,9 @@ pub(super) fn ready() -> bool {
                 .or_else(|_| IoUring::builder().build(ENTRIES));
             match built {
                 Ok(ring) => {
+                    let pool = MULTI.get().then(|| Pool::new(&ring)).flatten();
                     *d = Some(Driver {
+                        pool,
                         ring,
                         slots: Vec::new(),
                         free: Vec::new(),
@@ -152,6 +176,9 @@ impl Driver {
             orphan: false,
             send_from: None,
             awaited: false,
+            multi: false,
+            got: VecDeque::new(),
+            ended: false,
         };
         match self.free.pop() {
             Some(i) => {
@@ -191,6 +218,17 @@ impl Driver {
             return;
         };
         self.free.push(i);
+        if slot.multi {
+            // Buffers it was given and no one read go back to the ring.
+            if let Some(pool) = &mut self.pool {
+                for (_, flags) in slot.got {
+                    if let Some(bid) = cqueue::buffer_select(flags) {
+                        pool.give(bid);
+                    }
+                }
+            }
+            return;
+        }
         let mut buf = slot.buf;
         if buf.capacity() > 64 * 1024 {
             return;
@@ -224,13 +262,33 @@ impl Driver {
         let mut done = std::mem::take(&mut self.done);
         for cqe in self.ring.completion() {
             if cqe.user_data() != CANCEL {
-                done.push((cqe.user_data() as u32, cqe.result()));
+                done.push((cqe.user_data() as u32, cqe.result(), cqe.flags()));
             }
         }
-        for (i, res) in done.drain(..) {
+        for (i, res, flags) in done.drain(..) {
             let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
                 continue;
             };
+            if slot.multi {
+                let last = !cqueue::more(flags);
+                if slot.orphan {
+                    if let (Some(bid), Some(pool)) = (cqueue::buffer_select(flags), &mut self.pool)
+                    {
+                        pool.give(bid);
+                    }
+                    if last {
+                        slot.ended = true;
+                        self.free(i);
+                    }
+                    continue;
+                }
+                slot.got.push_back((res, flags));
+                slot.ended |= last;
+                if let Some(w) = slot.waker.take() {
+                    self.woken.push(w);
+                }
+                continue;
+            }
             slot.res = Some(res);
             let whole = slot
                 .send_from
@@ -250,11 +308,18 @@ impl Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         // The kernel may still write into a buffer whose operation has
-        // not completed when the ring closes: those are leaked.
+        // not completed when the ring closes: those are leaked (the
+        // provided buffers too, while a receive is armed).
+        let mut armed = false;
         for slot in self.slots.drain(..).flatten() {
-            if slot.res.is_none() {
+            if slot.multi {
+                armed |= !slot.ended;
+            } else if slot.res.is_none() {
                 std::mem::forget(slot.buf);
             }
+        }
+        if armed {
+            std::mem::forget(self.pool.take());
         }
     }
 }
@@ -430,7 +495,7 @@ pub(super) fn abandon(i: u32, cancel: bool) {
         let Some(Some(slot)) = d.slots.get_mut(i as usize) else {
             return;
         };
-        if slot.res.is_some() {
+        if slot.res.is_some() || (slot.multi && slot.ended) {
             d.free(i);
             return;
         }

@@ -13,15 +13,23 @@
 //! working unchanged.
 //!
 //! Writes are written behind: a send is queued and reported done at once
-//! (its bytes copied into a buffer the ring owns), so that a request's
-//! send and its answer's receive go into the kernel in one entry. A send
-//! that then fails is the next read's or write's error.
+//! (its bytes copied into a buffer the ring owns), so that a turn's sends
+//! go into the kernel in one entry. A send that then fails is the next
+//! read's or write's error.
+//!
+//! Receives are armed once per connection (multishot) and stay armed:
+//! the kernel puts each arrival into one of the thread's provided buffers
+//! ([`pool`]), so no entry is queued per answer and a connection waiting
+//! for its answer holds no buffer. Where the kernel has no provided
+//! buffers or no multishot receives, or the buffers run out, a receive is
+//! one-shot into a buffer of its own.
 //!
 //! Where a ring cannot be had (a denied or old kernel, a thread with no
 //! single-threaded runtime), a connection stays on tokio's epoll stream:
 //! never a silent mis-measure.
 
 mod driver;
+mod pool;
 mod stream;
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::{
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::driver;
+use super::driver::{self, Got};
 
 /// The first receive of an exchange: an answer of a few hundred bytes
 /// fits, and a connection waiting for a slow answer holds no more.
@@ -24,7 +24,13 @@ pub(crate) struct UringStream {
     fd: OwnedFd,
     /// The receive in flight, or completed with bytes not all read yet.
     recv: Option<u32>,
-    /// How much of the completed receive was read.
+    /// Whether it is armed (multishot, into the thread's provided
+    /// buffers) rather than one-shot into a buffer of its own.
+    armed: bool,
+    /// The next receive is one-shot (the provided buffers ran out).
+    plain_next: bool,
+    /// How much of the completed receive (an armed one's first
+    /// completion not wholly read) was read.
     recv_at: usize,
     /// The next receive's size.
     recv_len: usize,
@@ -44,6 +50,8 @@ impl UringStream {
         UringStream {
             fd,
             recv: None,
+            armed: false,
+            plain_next: false,
             recv_at: 0,
             recv_len: FIRST_RECV,
             send: None,
@@ -108,32 +116,74 @@ impl AsyncRead for UringStream {
         if let Some(e) = this.failed.take() {
             return Poll::Ready(Err(e));
         }
-        let i = match this.recv {
-            Some(i) => i,
-            None => {
+        loop {
+            let Some(i) = this.recv else {
+                // Armed once and kept armed: no new entry per answer, no
+                // buffer held while the answer is awaited.
+                if !std::mem::take(&mut this.plain_next) {
+                    if let Some(armed) = driver::arm(this.fd.as_raw_fd(), cx.waker()) {
+                        this.recv = Some(armed?);
+                        this.armed = true;
+                        this.recv_at = 0;
+                        continue;
+                    }
+                }
                 let i = driver::recv(this.fd.as_raw_fd(), this.recv_len, cx.waker())?;
                 this.recv = Some(i);
+                this.armed = false;
+                this.recv_at = 0;
                 return Poll::Pending;
+            };
+            if this.armed {
+                match driver::read_armed(i, &mut this.recv_at, out, cx.waker()) {
+                    Got::Pending => return Poll::Pending,
+                    Got::Read => return Poll::Ready(Ok(())),
+                    Got::Closed => {
+                        this.recv = None;
+                        return Poll::Ready(Ok(()));
+                    }
+                    Got::Failed(e) => {
+                        this.recv = None;
+                        return Poll::Ready(Err(io::Error::from_raw_os_error(e)));
+                    }
+                    Got::Again { plain } => {
+                        this.recv = None;
+                        this.plain_next = plain;
+                        continue;
+                    }
+                }
             }
-        };
+            return this.read_own(i, cx, out);
+        }
+    }
+}
+
+impl UringStream {
+    /// Reads one-shot receive `i` (into a buffer of its own) into `out`.
+    fn read_own(
+        &mut self,
+        i: u32,
+        cx: &Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let Some((res, len)) = driver::result(i, Some(cx.waker()), false) else {
             return Poll::Pending;
         };
         if res <= 0 {
             driver::release(i);
-            this.recv = None;
+            self.recv = None;
             return Poll::Ready(match res {
                 0 => Ok(()),
                 e => Err(io::Error::from_raw_os_error(-e)),
             });
         }
         let n = res as usize;
-        this.recv_at += driver::copy_out(i, this.recv_at, n, out);
-        if this.recv_at == n {
+        self.recv_at += driver::copy_out(i, self.recv_at, n, out);
+        if self.recv_at == n {
             driver::release(i);
-            this.recv = None;
-            this.recv_at = 0;
-            this.recv_len = if n == len { BIG_RECV } else { FIRST_RECV };
+            self.recv = None;
+            self.recv_at = 0;
+            self.recv_len = if n == len { BIG_RECV } else { FIRST_RECV };
         }
         Poll::Ready(Ok(()))
     }

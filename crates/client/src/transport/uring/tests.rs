@@ -75,9 +75,29 @@ fn framer() -> Framer {
 fn exchanges_go_alike_on_both_back_ends() {
     need_uring();
     let server = barrage_testkit::Server::http();
-    for uring in [false, true] {
+    exchanges(&server, false);
+    exchanges(&server, true);
+    // Receives one-shot, each into a buffer of its own (a kernel with no
+    // provided buffers), on a thread whose ring is set up so.
+    let addr = server.addr();
+    std::thread::spawn(move || {
+        driver::without_armed_receives();
+        exchanges_at(addr, true);
+    })
+    .join()
+    .unwrap();
+}
+
+fn exchanges(server: &barrage_testkit::Server, uring: bool) {
+    exchanges_at(server.addr(), uring);
+}
+
+/// A small answer, a large one, a 4 MiB POST, three pipelined and a
+/// server close, on one connection.
+fn exchanges_at(addr: std::net::SocketAddr, uring: bool) {
+    {
         runtime().block_on(async {
-            let io = open(server.addr(), uring).await;
+            let io = open(addr, uring).await;
             let mut conn = Conn::new(io, None, Arc::new(Opened::new(0, 0, None, None)));
             let none = Bytes::new();
             // A small answer, then one of many receives (the buffer grows).
@@ -237,4 +257,73 @@ fn a_stream_polled_on_another_thread_fails_cleanly() {
     let e = e.unwrap().unwrap_err();
     assert!(e.to_string().contains("another thread"), "{e}");
     peer.shutdown(Shutdown::Both).unwrap();
+}
+
+#[test]
+fn waiting_connections_hold_no_receive_buffer() {
+    need_uring();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime().block_on(async {
+        let mut ios = Vec::new();
+        let mut peers = Vec::new();
+        for _ in 0..200 {
+            let mut io = open(addr, true).await;
+            peers.push(listener.accept().unwrap().0);
+            assert!(read_for(&mut io, &mut [0; 64], 1).await.is_none());
+            ios.push(io);
+        }
+        // 200 receives armed, none with a buffer of its own.
+        assert_eq!(driver::held(), (200, 0));
+        drop(ios);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(driver::held(), (0, 0));
+    });
+}
+
+#[test]
+fn more_answers_than_provided_buffers_are_all_read() {
+    need_uring();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime().block_on(async {
+        // 700 connections armed, then each peer answers before anyone
+        // reads: the thread's 512 buffers run out, and the receives past
+        // them end and are read one-shot.
+        let mut ios = Vec::new();
+        let mut peers = Vec::new();
+        for _ in 0..700 {
+            let mut io = open(addr, true).await;
+            peers.push(listener.accept().unwrap().0);
+            assert!(read_for(&mut io, &mut [0; 64], 1).await.is_none());
+            ios.push(io);
+        }
+        for (k, peer) in peers.iter_mut().enumerate() {
+            std::io::Write::write_all(peer, format!("answer number {k}").as_bytes()).unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for (k, io) in ios.iter_mut().enumerate() {
+            let want = format!("answer number {k}");
+            let mut got = Vec::new();
+            while got.len() < want.len() {
+                // Read in small pieces: a buffer is read across calls.
+                let mut buf = [0; 5];
+                let n = read_for(io, &mut buf, 2000).await.unwrap().unwrap();
+                assert!(n > 0);
+                got.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(got, want.as_bytes());
+        }
+        assert!(
+            driver::STARVED.get() >= 700 - 512,
+            "{}",
+            driver::STARVED.get()
+        );
+        // A peer's close is the end of its stream.
+        drop(peers);
+        for io in &mut ios {
+            let n = read_for(io, &mut [0; 8], 2000).await.unwrap().unwrap();
+            assert_eq!(n, 0);
+        }
+    });
 }
