@@ -12,8 +12,13 @@
 //! answer is put back), so that every answer is in before it sleeps
 //! again. Answers are read up to their `Content-Length`.
 //!
+//! With a rate of 0 it is the closed model's floor instead: CONNS
+//! connections (50 unless given), each sending its next request as soon
+//! as its answer is whole, every completion of a turn reaped by one
+//! `io_uring_enter` that also submits the next sends and receives.
+//!
 //! ```text
-//! uring_floor HOST:PORT PATH RATE SECONDS
+//! uring_floor HOST:PORT PATH RATE SECONDS [CONNS]
 //! ```
 //!
 //! Prints one JSON line: `{"sent":N,"ok":N,"p50_ms":F,"p99_ms":F}`; exit 1
@@ -37,20 +42,31 @@ const BUF: usize = 16 << 10;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let parsed = match args.as_slice() {
+    let (conns, args) = match args.as_slice() {
+        [rest @ .., conns] if rest.len() == 4 => (conns.parse::<usize>().ok(), rest),
+        rest => (Some(50), rest),
+    };
+    let parsed = match args {
         [addr, path, rate, secs] => rate
             .parse::<f64>()
             .ok()
             .zip(secs.parse::<f64>().ok())
-            .filter(|(r, s)| *r > 0.0 && *s > 0.0)
-            .map(|(r, s)| (addr.clone(), path.clone(), r, s)),
+            .zip(conns.filter(|&c| c > 0))
+            .filter(|((r, s), _)| *r >= 0.0 && *s > 0.0)
+            .map(|((r, s), c)| (addr.clone(), path.clone(), r, s, c)),
         _ => None,
     };
-    let Some((addr, path, rate, secs)) = parsed else {
-        eprintln!("usage: uring_floor HOST:PORT PATH RATE SECONDS");
+    let Some((addr, path, rate, secs, conns)) = parsed else {
+        eprintln!("usage: uring_floor HOST:PORT PATH RATE SECONDS [CONNS]");
         return ExitCode::from(2);
     };
-    match run(&addr, &path, rate, Duration::from_secs_f64(secs)) {
+    let duration = Duration::from_secs_f64(secs);
+    let ran = if rate == 0.0 {
+        run_closed(&addr, &path, conns, duration)
+    } else {
+        run(&addr, &path, rate, duration)
+    };
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("uring_floor: {addr}: {e}");
@@ -213,6 +229,12 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
             thread::sleep(d);
         }
     }
+    print_result(sent, ok, latencies);
+    Ok(())
+}
+
+/// The one JSON line: requests, 2xx answers, latency p50 and p99.
+fn print_result(sent: u64, ok: u64, mut latencies: Vec<Duration>) {
     latencies.sort_unstable();
     let pct = |p: f64| {
         latencies
@@ -224,5 +246,81 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
         pct(0.50),
         pct(0.99)
     );
+}
+
+/// The closed model: `conns` connections, each sending its next request
+/// when its answer is whole, for `duration`.
+fn run_closed(addr: &str, path: &str, conns: usize, duration: Duration) -> io::Result<()> {
+    let mut ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(1024)?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes();
+    let mut all: Vec<Conn> = (0..conns).map(|_| Conn::open(addr)).collect::<io::Result<_>>()?;
+    let mut latencies: Vec<Duration> = Vec::new();
+    let (mut sent, mut ok, mut inflight) = (0u64, 0u64, 0usize);
+    let start = Instant::now();
+    let send = |ring: &mut IoUring, c: &mut Conn, i: usize| -> io::Result<()> {
+        c.len = 0;
+        c.sent_at = Instant::now();
+        let entry = opcode::Send::new(
+            types::Fd(c.stream.as_raw_fd()),
+            request.as_ptr(),
+            request.len() as u32,
+        )
+        .build()
+        .user_data((i as u64) << 1);
+        push(ring, &entry)?;
+        push(ring, &c.recv(i))
+    };
+    for (i, c) in all.iter_mut().enumerate() {
+        send(&mut ring, c, i)?;
+        inflight += 2;
+        sent += 1;
+    }
+    while inflight > 0 {
+        ring.submit_and_wait(1)?;
+        let done: Vec<(u64, i32)> = ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        let going = start.elapsed() < duration;
+        for (tag, result) in done {
+            inflight -= 1;
+            let i = (tag >> 1) as usize;
+            if result < 0 {
+                return Err(io::Error::from_raw_os_error(-result));
+            }
+            if tag & 1 == 0 {
+                continue;
+            }
+            if result == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed",
+                ));
+            }
+            let c = &mut all[i];
+            c.len += result as usize;
+            match c.answer() {
+                Some(good) => {
+                    ok += u64::from(good);
+                    latencies.push(c.sent_at.elapsed());
+                    if going {
+                        send(&mut ring, c, i)?;
+                        inflight += 2;
+                        sent += 1;
+                    }
+                }
+                None if c.len == BUF => return Err(io::Error::other("an answer longer than 16 KiB")),
+                None => {
+                    let again = c.recv(i);
+                    push(&mut ring, &again)?;
+                    inflight += 1;
+                }
+            }
+        }
+    }
+    print_result(sent, ok, latencies);
     Ok(())
 }

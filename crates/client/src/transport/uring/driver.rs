@@ -113,6 +113,12 @@ pub(super) fn ready() -> bool {
                 .or_else(|_| IoUring::builder().build(ENTRIES));
             match built {
                 Ok(ring) => {
+                    // `BARRAGE_URING_RECV=oneshot`: receives one-shot into
+                    // buffers of their own, as before armed receives
+                    // (scripts/bench runs both, side by side).
+                    if std::env::var_os("BARRAGE_URING_RECV").is_some_and(|v| v == "oneshot") {
+                        MULTI.set(false);
+                    }
                     let pool = MULTI.get().then(|| Pool::new(&ring)).flatten();
                     *d = Some(Driver {
                         pool,
