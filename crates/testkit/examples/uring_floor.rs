@@ -256,7 +256,9 @@ fn run_closed(addr: &str, path: &str, conns: usize, duration: Duration) -> io::R
         .setup_defer_taskrun()
         .build(1024)?;
     let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes();
-    let mut all: Vec<Conn> = (0..conns).map(|_| Conn::open(addr)).collect::<io::Result<_>>()?;
+    let mut all: Vec<Conn> = (0..conns)
+        .map(|_| Conn::open(addr))
+        .collect::<io::Result<_>>()?;
     let mut latencies: Vec<Duration> = Vec::new();
     let (mut sent, mut ok, mut inflight) = (0u64, 0u64, 0usize);
     let start = Instant::now();
@@ -312,7 +314,9 @@ fn run_closed(addr: &str, path: &str, conns: usize, duration: Duration) -> io::R
                         sent += 1;
                     }
                 }
-                None if c.len == BUF => return Err(io::Error::other("an answer longer than 16 KiB")),
+                None if c.len == BUF => {
+                    return Err(io::Error::other("an answer longer than 16 KiB"))
+                }
                 None => {
                     let again = c.recv(i);
                     push(&mut ring, &again)?;
