@@ -503,7 +503,13 @@ fn the_shards_are_checked_live() {
         })
         .collect();
     for a in attackers {
-        assert!(finished(a).status.success());
+        let out = finished(a);
+        assert!(
+            out.status.success(),
+            "{:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let (code, log) = collect.wait();
     assert_eq!(code, 0, "{log}");

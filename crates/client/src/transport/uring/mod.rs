@@ -116,36 +116,47 @@ impl IoMode {
 /// default), `kernel.io_uring_disabled` or an old kernel fail it.
 pub fn probe() -> Result<(), String> {
     static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
+    // On a thread of its own: a ring's completions and its teardown are
+    // work the kernel does on the thread that set it up, and a blocking
+    // call there with a timeout (the collector's link on the main thread)
+    // came back EINTR once the probe's ring was gone.
     PROBED
         .get_or_init(|| {
-            let mut ring = io_uring::IoUring::new(2).map_err(|e| e.to_string())?;
-            let mut ops = io_uring::Probe::new();
-            ring.submitter()
-                .register_probe(&mut ops)
-                .map_err(|e| e.to_string())?;
-            let needed = [
-                io_uring::opcode::Send::CODE,
-                io_uring::opcode::Recv::CODE,
-                io_uring::opcode::AsyncCancel::CODE,
-            ];
-            if !needed.iter().all(|&op| ops.is_supported(op)) {
-                return Err("the kernel's io_uring has no send or receive".into());
-            }
-            let nop = io_uring::opcode::Nop::new().build().user_data(7);
-            // SAFETY: a no-op names no memory.
-            unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
-            ring.submit_and_wait(1).map_err(|e| e.to_string())?;
-            let done = ring
-                .completion()
-                .next()
-                .map(|c| (c.user_data(), c.result()));
-            match done {
-                Some((7, res)) if res >= 0 => Ok(()),
-                Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).to_string()),
-                None => Err("a no-op did not complete".into()),
-            }
+            std::thread::spawn(probe_here)
+                .join()
+                .unwrap_or_else(|_| Err("the io_uring probe failed".into()))
         })
         .clone()
+}
+
+/// The probe, on the calling thread.
+fn probe_here() -> Result<(), String> {
+    let mut ring = io_uring::IoUring::new(2).map_err(|e| e.to_string())?;
+    let mut ops = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut ops)
+        .map_err(|e| e.to_string())?;
+    let needed = [
+        io_uring::opcode::Send::CODE,
+        io_uring::opcode::Recv::CODE,
+        io_uring::opcode::AsyncCancel::CODE,
+    ];
+    if !needed.iter().all(|&op| ops.is_supported(op)) {
+        return Err("the kernel's io_uring has no send or receive".into());
+    }
+    let nop = io_uring::opcode::Nop::new().build().user_data(7);
+    // SAFETY: a no-op names no memory.
+    unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
+    ring.submit_and_wait(1).map_err(|e| e.to_string())?;
+    let done = ring
+        .completion()
+        .next()
+        .map(|c| (c.user_data(), c.result()));
+    match done {
+        Some((7, res)) if res >= 0 => Ok(()),
+        Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).to_string()),
+        None => Err("a no-op did not complete".into()),
+    }
 }
 
 /// Whether a stream opened on this thread now can go through io_uring: a
