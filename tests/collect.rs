@@ -281,11 +281,14 @@ fn a_wrong_or_missing_token_is_refused() {
     let merged = dir.join("merged.bin");
     let collect = Collect::start(&[], &merged);
     let output = format!("tcp://{}", collect.addr);
+    // The attackers' spools in the test's own directory: a refused
+    // attacker leaves none behind.
+    let tmp = dir.to_str().unwrap();
     let out = finished(attack(
         &server.url("/"),
         &output,
         &["-rate", "10", "-duration", "1s"],
-        &[("BARRAGE_TOKEN", "wrong")],
+        &[("BARRAGE_TOKEN", "wrong"), ("TMPDIR", tmp)],
     ));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -294,11 +297,18 @@ fn a_wrong_or_missing_token_is_refused() {
         &server.url("/"),
         &output,
         &["-rate", "10", "-duration", "1s"],
-        &[],
+        &[("TMPDIR", tmp)],
     ));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("BARRAGE_TOKEN"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("barrage-spool"))
+        .collect();
+    assert!(left.is_empty(), "spools left behind: {left:?}");
     // Nothing was sent to the target.
     assert_eq!(server.count(), 0);
     // A stranger's bytes are refused too.

@@ -116,8 +116,32 @@ pub fn spool_for(output: &str, spool: &Option<PathBuf>) -> Result<Option<(PathBu
 }
 
 /// Connects the spool (its header already written) to the collector at
-/// `address`; `on_stop` is called when the collector says stop.
+/// `address`; `on_stop` is called when the collector says stop. When it
+/// cannot (a bad address, no token, a refusal), a spool of our own
+/// making is removed: nothing was sent, and its name was never said.
 pub fn start(
+    address: &str,
+    token_flag: &Option<String>,
+    (spool, keep): (PathBuf, bool),
+    shard: Option<(u64, u64)>,
+    name: &str,
+    on_stop: Box<dyn Fn() + Send>,
+) -> Result<Live, Failed> {
+    let started = connect(
+        address,
+        token_flag,
+        (spool.clone(), keep),
+        shard,
+        name,
+        on_stop,
+    );
+    if started.is_err() && !keep {
+        let _ = std::fs::remove_file(&spool);
+    }
+    started
+}
+
+fn connect(
     address: &str,
     token_flag: &Option<String>,
     (spool, keep): (PathBuf, bool),
@@ -164,16 +188,11 @@ pub fn start(
             on_stop();
         }),
     )
-    .map_err(|e| {
-        if !keep {
-            let _ = std::fs::remove_file(&spool);
+    .map_err(|e| match e {
+        UplinkError::Io(m) => {
+            Failed::io(format!("{what}: {m} (is barrage collect listening there?)"))
         }
-        match e {
-            UplinkError::Io(m) => {
-                Failed::io(format!("{what}: {m} (is barrage collect listening there?)"))
-            }
-            e => uplink_error(e),
-        }
+        e => uplink_error(e),
     })?;
     Ok(Live {
         uplink,
