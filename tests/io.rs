@@ -79,10 +79,7 @@ fn start(server: &Server, sched: &[&str], args: &[&str], io: Option<&str>, denie
     let mut cmd = bin();
     cmd.args(["attack", "-timeout", "5s"])
         .args(sched)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(args);
     match io {
         Some(v) => cmd.env("BARRAGE_IO", v),
         None => cmd.env_remove("BARRAGE_IO"),
@@ -90,6 +87,14 @@ fn start(server: &Server, sched: &[&str], args: &[&str], io: Option<&str>, denie
     if denied {
         deny_io_uring(&mut cmd);
     }
+    fed(cmd, server)
+}
+
+/// `cmd` spawned with its pipes, `server`'s `/` as its one target.
+fn fed(mut cmd: Command, server: &Server) -> Child {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn barrage");
     let target = format!("GET {}\n", server.url("/"));
     child
@@ -229,18 +234,8 @@ fn sweep_takes_io_uring_for_concurrency_steps_and_epoll_for_rates() {
         let mut cmd = bin();
         cmd.args(["sweep", "-step-duration", "1s", "-timeout", "5s"])
             .args(steps)
-            .env_remove("BARRAGE_IO")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn barrage sweep");
-        let target = format!("GET {}\n", server.url("/"));
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(target.as_bytes())
-            .unwrap();
+            .env_remove("BARRAGE_IO");
+        let child = fed(cmd, &server);
         assert_eq!(holds_a_ring(child.id()), uring, "sweep {steps:?}");
         let out = child.wait_with_output().unwrap();
         common::assert_no_panic(&out);

@@ -127,28 +127,9 @@ pub fn start(
     name: &str,
     on_stop: Box<dyn Fn() + Send>,
 ) -> Result<Live, Failed> {
-    let started = connect(
-        address,
-        token_flag,
-        (spool.clone(), keep),
-        shard,
-        name,
-        on_stop,
-    );
-    if started.is_err() && !keep {
-        let _ = std::fs::remove_file(&spool);
-    }
-    started
-}
-
-fn connect(
-    address: &str,
-    token_flag: &Option<String>,
-    (spool, keep): (PathBuf, bool),
-    shard: Option<(u64, u64)>,
-    name: &str,
-    on_stop: Box<dyn Fn() + Send>,
-) -> Result<Live, Failed> {
+    // A spool of our own making goes if the collector cannot be had:
+    // nothing was sent, and its name was never said.
+    let mut made = Made((!keep).then(|| spool.clone()));
     let what = format!("-output {address}");
     let (addr, tls) = match parse_address(address) {
         Some(Ok(a)) => a,
@@ -194,12 +175,24 @@ fn connect(
         }
         e => uplink_error(e),
     })?;
+    made.0 = None;
     Ok(Live {
         uplink,
         spool,
         keep,
         stopped,
     })
+}
+
+/// A temporary spool, removed when dropped still holding its path.
+struct Made(Option<PathBuf>);
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// `barrage send ADDRESS [FILE]`.

@@ -163,19 +163,7 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
                     conns.len() - 1
                 }
             };
-            let c = &mut conns[i];
-            c.len = 0;
-            c.sent_at = Instant::now();
-            let send = opcode::Send::new(
-                types::Fd(c.stream.as_raw_fd()),
-                request.as_ptr(),
-                request.len() as u32,
-            )
-            .build()
-            .user_data((i as u64) << 1);
-            push(&mut ring, &send)?;
-            let recv = c.recv(i);
-            push(&mut ring, &recv)?;
+            ask(&mut ring, &mut conns[i], i, &request)?;
             inflight += 2;
             busy += 1;
             sent += 1;
@@ -184,43 +172,11 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
         // enter submits the tick's operations and waits for all of them.
         while busy > 0 {
             ring.submit_and_wait(inflight)?;
-            let done: Vec<(u64, i32)> = ring
-                .completion()
-                .map(|c| (c.user_data(), c.result()))
-                .collect();
-            for (tag, result) in done {
-                inflight -= 1;
-                let i = (tag >> 1) as usize;
-                if result < 0 {
-                    return Err(io::Error::from_raw_os_error(-result));
-                }
-                if tag & 1 == 0 {
-                    continue;
-                }
-                if result == 0 {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "connection closed",
-                    ));
-                }
-                let c = &mut conns[i];
-                c.len += result as usize;
-                match c.answer() {
-                    Some(good) => {
-                        ok += u64::from(good);
-                        latencies.push(c.sent_at.elapsed());
-                        idle.push(i);
-                        busy -= 1;
-                    }
-                    None if c.len == BUF => {
-                        return Err(io::Error::other("an answer longer than 16 KiB"))
-                    }
-                    None => {
-                        let again = c.recv(i);
-                        push(&mut ring, &again)?;
-                        inflight += 1;
-                    }
-                }
+            for (i, good) in reap(&mut ring, &mut conns, &mut inflight)? {
+                ok += u64::from(good);
+                latencies.push(conns[i].sent_at.elapsed());
+                idle.push(i);
+                busy -= 1;
             }
         }
         let next = start + period.mul_f64(sent as f64);
@@ -262,69 +218,83 @@ fn run_closed(addr: &str, path: &str, conns: usize, duration: Duration) -> io::R
     let mut latencies: Vec<Duration> = Vec::new();
     let (mut sent, mut ok, mut inflight) = (0u64, 0u64, 0usize);
     let start = Instant::now();
-    let send = |ring: &mut IoUring, c: &mut Conn, i: usize| -> io::Result<()> {
-        c.len = 0;
-        c.sent_at = Instant::now();
-        let entry = opcode::Send::new(
-            types::Fd(c.stream.as_raw_fd()),
-            request.as_ptr(),
-            request.len() as u32,
-        )
-        .build()
-        .user_data((i as u64) << 1);
-        push(ring, &entry)?;
-        push(ring, &c.recv(i))
-    };
     for (i, c) in all.iter_mut().enumerate() {
-        send(&mut ring, c, i)?;
+        ask(&mut ring, c, i, &request)?;
         inflight += 2;
         sent += 1;
     }
     while inflight > 0 {
         ring.submit_and_wait(1)?;
-        let done: Vec<(u64, i32)> = ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
         let going = start.elapsed() < duration;
-        for (tag, result) in done {
-            inflight -= 1;
-            let i = (tag >> 1) as usize;
-            if result < 0 {
-                return Err(io::Error::from_raw_os_error(-result));
-            }
-            if tag & 1 == 0 {
-                continue;
-            }
-            if result == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "connection closed",
-                ));
-            }
-            let c = &mut all[i];
-            c.len += result as usize;
-            match c.answer() {
-                Some(good) => {
-                    ok += u64::from(good);
-                    latencies.push(c.sent_at.elapsed());
-                    if going {
-                        send(&mut ring, c, i)?;
-                        inflight += 2;
-                        sent += 1;
-                    }
-                }
-                None if c.len == BUF => {
-                    return Err(io::Error::other("an answer longer than 16 KiB"))
-                }
-                None => {
-                    let again = c.recv(i);
-                    push(&mut ring, &again)?;
-                    inflight += 1;
-                }
+        for (i, good) in reap(&mut ring, &mut all, &mut inflight)? {
+            ok += u64::from(good);
+            latencies.push(all[i].sent_at.elapsed());
+            if going {
+                ask(&mut ring, &mut all[i], i, &request)?;
+                inflight += 2;
+                sent += 1;
             }
         }
     }
     print_result(sent, ok, latencies);
     Ok(())
+}
+
+/// Puts connection `i`'s request (a send) and a receive for its answer
+/// in the ring.
+fn ask(ring: &mut IoUring, c: &mut Conn, i: usize, request: &[u8]) -> io::Result<()> {
+    c.len = 0;
+    c.sent_at = Instant::now();
+    let send = opcode::Send::new(
+        types::Fd(c.stream.as_raw_fd()),
+        request.as_ptr(),
+        request.len() as u32,
+    )
+    .build()
+    .user_data((i as u64) << 1);
+    push(ring, &send)?;
+    push(ring, &c.recv(i))
+}
+
+/// Takes the ring's completions (`inflight` counts the operations still
+/// in it): the connections whose answers are now whole, each with
+/// whether it was a 2xx. A receive short of a whole answer is put back.
+fn reap(
+    ring: &mut IoUring,
+    conns: &mut [Conn],
+    inflight: &mut usize,
+) -> io::Result<Vec<(usize, bool)>> {
+    let done: Vec<(u64, i32)> = ring
+        .completion()
+        .map(|c| (c.user_data(), c.result()))
+        .collect();
+    let mut whole = Vec::new();
+    for (tag, result) in done {
+        *inflight -= 1;
+        let i = (tag >> 1) as usize;
+        if result < 0 {
+            return Err(io::Error::from_raw_os_error(-result));
+        }
+        if tag & 1 == 0 {
+            continue;
+        }
+        if result == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
+        }
+        let c = &mut conns[i];
+        c.len += result as usize;
+        match c.answer() {
+            Some(good) => whole.push((i, good)),
+            None if c.len == BUF => return Err(io::Error::other("an answer longer than 16 KiB")),
+            None => {
+                let again = c.recv(i);
+                push(ring, &again)?;
+                *inflight += 1;
+            }
+        }
+    }
+    Ok(whole)
 }

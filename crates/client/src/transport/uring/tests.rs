@@ -259,20 +259,27 @@ fn a_stream_polled_on_another_thread_fails_cleanly() {
     peer.shutdown(Shutdown::Both).unwrap();
 }
 
+/// `n` io_uring connections to `listener`, each with a receive armed
+/// and waiting, and their peers.
+async fn waiting(listener: &TcpListener, n: usize) -> (Vec<BoxStream>, Vec<std::net::TcpStream>) {
+    let addr = listener.local_addr().unwrap();
+    let mut ios = Vec::new();
+    let mut peers = Vec::new();
+    for _ in 0..n {
+        let mut io = open(addr, true).await;
+        peers.push(listener.accept().unwrap().0);
+        assert!(read_for(&mut io, &mut [0; 64], 1).await.is_none());
+        ios.push(io);
+    }
+    (ios, peers)
+}
+
 #[test]
 fn waiting_connections_hold_no_receive_buffer() {
     need_uring();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     runtime().block_on(async {
-        let mut ios = Vec::new();
-        let mut peers = Vec::new();
-        for _ in 0..200 {
-            let mut io = open(addr, true).await;
-            peers.push(listener.accept().unwrap().0);
-            assert!(read_for(&mut io, &mut [0; 64], 1).await.is_none());
-            ios.push(io);
-        }
+        let (ios, _peers) = waiting(&listener, 200).await;
         // 200 receives armed, none with a buffer of its own.
         assert_eq!(driver::held(), (200, 0));
         drop(ios);
@@ -285,19 +292,11 @@ fn waiting_connections_hold_no_receive_buffer() {
 fn more_answers_than_provided_buffers_are_all_read() {
     need_uring();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     runtime().block_on(async {
         // 700 connections armed, then each peer answers before anyone
         // reads: the thread's 512 buffers run out, and the receives past
         // them end and are read one-shot.
-        let mut ios = Vec::new();
-        let mut peers = Vec::new();
-        for _ in 0..700 {
-            let mut io = open(addr, true).await;
-            peers.push(listener.accept().unwrap().0);
-            assert!(read_for(&mut io, &mut [0; 64], 1).await.is_none());
-            ios.push(io);
-        }
+        let (mut ios, mut peers) = waiting(&listener, 700).await;
         for (k, peer) in peers.iter_mut().enumerate() {
             std::io::Write::write_all(peer, format!("answer number {k}").as_bytes()).unwrap();
         }
