@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_client::{Client, PreparedTarget};
+use barrage_client::PreparedTarget;
 use barrage_model::Hit;
 
 use crate::{clock::Clock, HitSink, Stopper};
@@ -109,21 +109,8 @@ impl Finished {
     }
 }
 
-/// Sends one request and tells how it went.
-pub(crate) async fn request(
-    client: &Client,
-    target: Arc<PreparedTarget>,
-    seq: u64,
-    scheduled: i64,
-    clock: Clock,
-) -> Finished {
-    let sent = Instant::now();
-    let result = client.send(&target, seq).await;
-    answered(target, seq, scheduled, clock, sent, result)
-}
-
 /// The record of a request sent at `sent` that ended now with `result`.
-fn answered(
+pub(crate) fn answered(
     target: Arc<PreparedTarget>,
     seq: u64,
     scheduled: i64,

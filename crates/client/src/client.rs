@@ -20,13 +20,15 @@ use crate::{
 mod pipeline;
 mod queued;
 mod redirect;
+#[cfg(test)]
+mod sizes;
 mod step;
 mod taped;
 mod words;
 
 use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
-use words::{go_op, timed_out};
+use words::{failed, timed_out};
 
 /// Most times a request is sent again because the reused connection it
 /// went out on turned out closed by the server before answering (Go's
@@ -269,33 +271,37 @@ impl Client {
 
     /// Sends `target` as hit `seq`, follows redirects, reads the whole body.
     /// Errors are the transport's, worded like Go's: `Get "url": …`.
-    pub async fn send(
-        &self,
-        target: &Arc<PreparedTarget>,
+    // An async block, not an async fn: see `send_serial`.
+    #[allow(clippy::manual_async_fn)]
+    pub fn send<'a>(
+        &'a self,
+        target: &'a Arc<PreparedTarget>,
         seq: u64,
-    ) -> Result<Response, crate::Failure> {
-        if target.ws {
-            let ws = Box::pin(self.ws.send(target, self.shape.max_body));
-            let r = Box::pin(self.taped(target, ws)).await;
-            return self.judged(r);
+    ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
+        async move {
+            if target.ws {
+                let ws = Box::pin(self.ws.send(target, self.shape.max_body));
+                let r = Box::pin(self.taped(target, ws)).await;
+                return self.judged(r);
+            }
+            if self.pipeline > 1 && self.queue {
+                let r = self
+                    .limited(target, Box::pin(self.send_queued(target, seq)))
+                    .await;
+                return self.judged(r);
+            }
+            // Boxed: the exchange's state machine is several KiB, and moving it
+            // by value through every spawn showed as 10% memmove in the profile.
+            let exchange = Box::pin(self.exchange(target, seq, None));
+            if self.streamed(target) {
+                // Boxed: a streamed request's tape stays out of every other
+                // request's future (held under 256 bytes: see the test below).
+                let r = Box::pin(self.taped(target, exchange)).await;
+                return self.judged(r);
+            }
+            let r = self.limited(target, exchange).await;
+            self.judged(r)
         }
-        if self.pipeline > 1 && self.queue {
-            let r = self
-                .limited(target, Box::pin(self.send_queued(target, seq)))
-                .await;
-            return self.judged(r);
-        }
-        // Boxed: the exchange's state machine is several KiB, and moving it
-        // by value through every spawn showed as 10% memmove in the profile.
-        let exchange = Box::pin(self.exchange(target, seq, None));
-        if self.streamed(target) {
-            // Boxed: a streamed request's tape stays out of every other
-            // request's future (held under 256 bytes: see the test below).
-            let r = Box::pin(self.taped(target, exchange)).await;
-            return self.judged(r);
-        }
-        let r = self.limited(target, exchange).await;
-        self.judged(r)
     }
 
     /// A WebSocket connection of its own for `target`, held open by the
@@ -354,17 +360,26 @@ impl Client {
     }
 
     /// `exchange` under `-timeout`.
-    async fn limited(
-        &self,
-        target: &PreparedTarget,
-        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
-    ) -> Result<Response, crate::Failure> {
-        match self.timeout_for(target) {
-            Some(t) => match tokio::time::timeout(t, exchange).await {
-                Ok(r) => r,
-                Err(_) => Err(timed_out(target, t)),
-            },
-            None => exchange.await,
+    // An async block, not an async fn: see `send_serial`.
+    #[allow(clippy::manual_async_fn)]
+    fn limited<'a>(
+        &'a self,
+        target: &'a PreparedTarget,
+        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a,
+    ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
+        async move {
+            match self.timeout_for(target) {
+                // The timeout is looked up again for its error rather than
+                // kept across the wait (16 bytes a waiting request).
+                Some(t) => match tokio::time::timeout(t, exchange).await {
+                    Ok(r) => r,
+                    Err(_) => Err(timed_out(
+                        target,
+                        self.timeout_for(target).unwrap_or_default(),
+                    )),
+                },
+                None => exchange.await,
+            }
         }
     }
 
@@ -450,22 +465,20 @@ impl Client {
             let mut followed = 0i64;
             let mut stale = 0u32;
             loop {
-                let (method, uri, body) = match &hop {
-                    Some(h) => (&h.method, &h.uri, &h.body),
-                    None => (&target.method, &target.uri, &target.body),
-                };
-                let fail = |e: &dyn std::fmt::Display| {
-                    format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
-                };
-                // The target's own key and headers, built once; a redirect's
-                // are built here.
+                // The target's own key, built once; a redirect's is built
+                // with its hop.
                 let key = match &hop {
-                    Some(h) => h.key.as_ref().map_err(|e| fail(e))?,
-                    None => target.key.as_ref().map_err(|e| fail(&e))?,
-                };
+                    Some(h) => h
+                        .key
+                        .as_ref()
+                        .map_err(|e| failed(hop.as_deref(), target, e)),
+                    None => target.key.as_ref().map_err(|e| failed(None, target, e)),
+                }?;
                 let conn = match kept.as_deref_mut().and_then(|k| self.take_kept(k, key)) {
                     Some(conn) => Conn::H1(conn),
-                    None => Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?,
+                    None => Box::pin(self.pool.get(key))
+                        .await
+                        .map_err(|e| failed(hop.as_deref(), target, &e))?,
                 };
                 // The exchange names its connection in the response. A
                 // redirect's hops before this one are summed in its boxed
@@ -480,6 +493,10 @@ impl Client {
                     seq,
                     retry: stale < MAX_STALE_RETRIES,
                 };
+                // What is kept across the exchange is `ask` alone: the
+                // request's parts are looked up in it again after (a
+                // waiting request's future: 18,000 held connections).
+                let fail = |e: &dyn std::fmt::Display| failed(ask.hop, ask.target, e);
                 let answer = match conn.exchange(&self.shape, &ask, &fail).await {
                     Step::Again => {
                         stale += 1;
@@ -494,6 +511,7 @@ impl Client {
                     response,
                     conn,
                 } = answer;
+                let (method, uri, body) = ask.parts();
                 // A redirect is followed (its body was read, so the connection
                 // can be reused); a 3xx without a Location is the answer.
                 if let Some(loc) = location.filter(|_| self.redirects >= 0) {
@@ -553,47 +571,5 @@ impl Client {
             }
             None => self.pool.put(key, conn),
         }
-    }
-}
-
-#[cfg(test)]
-mod sizes {
-    use std::sync::Arc;
-
-    /// What a request waiting for its answer holds is mostly its futures:
-    /// at 18,000 connections held, each byte here is 18 KB of RSS. The
-    /// exchange's future stays under mimalloc's 1 KiB size class (it was
-    /// 1,160 bytes with hyper's and the redirects' state inline).
-    #[test]
-    fn a_waiting_requests_futures_stay_small() {
-        let cfg = crate::ClientConfig::default();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let shared = crate::Shared::new(&cfg).unwrap();
-        let client = rt.block_on(async { crate::Client::sharing(&cfg, &shared) });
-        let t = Arc::new(
-            crate::PreparedTarget::new(barrage_model::Target {
-                method: "GET".into(),
-                url: "http://127.0.0.1:1/".into(),
-                ..Default::default()
-            })
-            .unwrap(),
-        );
-        let exchange = std::mem::size_of_val(&client.exchange(&t, 0, None));
-        assert!(exchange <= 896, "exchange future: {exchange} bytes");
-        let send = std::mem::size_of_val(&client.send(&t, 0));
-        assert!(send <= 256, "send future: {send} bytes");
-        let opened = std::sync::Arc::new(crate::transport::opened::Opened::default());
-        let mut conn = crate::h1::Conn::new(Box::new(tokio::io::duplex(64).0), None, opened);
-        let w = t.wire.get_or_init(|| {
-            crate::h1::own::wire(&client.shape, &t, &t.method, &t.uri, &t.body, None)
-        });
-        let mut framer = crate::h1::Framer::new(client.shape.limits, false);
-        let mut stamps = crate::h1::Stamps::default();
-        let reqs = [(w, 0u64)];
-        let inner = std::mem::size_of_val(&conn.exchange(&reqs, &mut framer, &mut stamps));
-        assert!(inner <= 256, "connection exchange future: {inner} bytes");
     }
 }

@@ -26,7 +26,7 @@ impl Client {
     pub(super) async fn taped(
         &self,
         target: &PreparedTarget,
-        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>>,
+        exchange: impl std::future::Future<Output = Result<Response, crate::Failure>> + Send,
     ) -> Result<Response, crate::Failure> {
         let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) else {
             return self.limited(target, exchange).await;

@@ -15,6 +15,20 @@ pub(super) fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure 
     ))
 }
 
+/// A transport error in Go's words, `Get "http://…": …`, for the
+/// target's request or a redirect's (`hop`).
+pub(super) fn failed(
+    hop: Option<&crate::conn::Hop>,
+    target: &PreparedTarget,
+    e: &dyn std::fmt::Display,
+) -> String {
+    let (method, uri) = match hop {
+        Some(h) => (&h.method, &h.uri),
+        None => (&target.method, &target.uri),
+    };
+    format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
+}
+
 /// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.
 pub(super) fn go_op(method: &str) -> String {
     let mut s = String::with_capacity(method.len());

@@ -78,6 +78,45 @@ pub struct Stamps {
     pub end: Option<Instant>,
 }
 
+/// An exchange's requests on their way out: the head (and a body small
+/// enough to go with it) in a buffer of the thread's, a larger body from
+/// its wire as it is, and what broke the write.
+struct Outgoing<'a> {
+    buf: Vec<u8>,
+    body: &'a [u8],
+    written: usize,
+    total: usize,
+    flushed: bool,
+    error: Option<io::Error>,
+}
+
+impl<'a> Outgoing<'a> {
+    /// `requests` encoded in one buffer; a lone request's large body
+    /// stays apart, written from its wire.
+    fn of(requests: &[(&'a Wire, u64)]) -> Self {
+        let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
+        let alone = requests.len() == 1;
+        for (wire, seq) in requests {
+            wire.write_to(*seq, &mut buf);
+            if wire.body_apart() && !alone {
+                buf.extend_from_slice(wire.body());
+            }
+        }
+        let body: &[u8] = match requests {
+            [(wire, _)] if wire.body_apart() => wire.body(),
+            _ => &[],
+        };
+        Outgoing {
+            total: buf.len() + body.len(),
+            buf,
+            body,
+            written: 0,
+            flushed: false,
+            error: None,
+        }
+    }
+}
+
 /// An open HTTP/1.1 connection.
 pub struct Conn {
     io: BoxStream,
@@ -138,89 +177,87 @@ impl Conn {
     /// others are answered through [`Conn::read_next`]. A response sent
     /// before the request was fully written (an early 413, say) is read,
     /// and the connection is then closed.
-    // An async fn would keep its arguments twice in its future.
-    #[allow(clippy::manual_async_fn)]
     pub fn exchange<'a>(
         &'a mut self,
-        requests: &'a [(&'a Wire, u64)],
+        requests: &[(&'a Wire, u64)],
         framer: &'a mut Framer,
         stamps: &'a mut Stamps,
     ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + Send + 'a {
-        // An async block, not an async fn (which keeps its arguments
-        // twice): a request's future is held while it waits.
-        async move {
-            let mut buf = WRITE_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
-            let alone = requests.len() == 1;
-            for (wire, seq) in requests {
-                wire.write_to(*seq, &mut buf);
-                if wire.body_apart() && !alone {
-                    buf.extend_from_slice(wire.body());
+        // A poll function over the write's state, built here, rather than
+        // an async block: its closure's borrows of its own locals were 80
+        // of 176 bytes, and a request's future is held while it waits
+        // (18,000 held connections).
+        let mut out = Outgoing::of(requests);
+        poll_fn(move |cx| {
+            let r = self.poll_exchange(cx, &mut out, framer, stamps);
+            if r.is_ready() {
+                if out.written < out.total || out.error.is_some() {
+                    self.open = false;
                 }
+                give_back(std::mem::take(&mut out.buf));
             }
-            let body: &[u8] = match requests {
-                [(wire, _)] if wire.body_apart() => wire.body(),
-                _ => &[],
+            r
+        })
+    }
+
+    /// Writes what is left of `out`, then reads the answer.
+    fn poll_exchange(
+        &mut self,
+        cx: &mut Context<'_>,
+        out: &mut Outgoing<'_>,
+        framer: &mut Framer,
+        stamps: &mut Stamps,
+    ) -> Poll<Result<(), ExchangeError>> {
+        while out.written < out.total && out.error.is_none() {
+            let io = Pin::new(&mut self.io);
+            let polled = if out.written < out.buf.len() {
+                let slices = [
+                    IoSlice::new(&out.buf[out.written..]),
+                    IoSlice::new(out.body),
+                ];
+                io.poll_write_vectored(cx, &slices)
+            } else {
+                io.poll_write(cx, &out.body[out.written - out.buf.len()..])
             };
-            let total = buf.len() + body.len();
-            let mut written = 0usize;
-            let mut flushed = false;
-            let mut write_error: Option<io::Error> = None;
-            let result = poll_fn(|cx| {
-                while written < total && write_error.is_none() {
-                    let io = Pin::new(&mut self.io);
-                    let polled = if written < buf.len() {
-                        let slices = [IoSlice::new(&buf[written..]), IoSlice::new(body)];
-                        io.poll_write_vectored(cx, &slices)
-                    } else {
-                        io.poll_write(cx, &body[written - buf.len()..])
-                    };
-                    match polled {
-                        Poll::Ready(Ok(0)) => write_error = Some(io::ErrorKind::WriteZero.into()),
-                        Poll::Ready(Ok(n)) => written += n,
-                        Poll::Ready(Err(e)) => write_error = Some(e),
-                        Poll::Pending => break,
-                    }
-                }
-                if written == total && !flushed && write_error.is_none() {
-                    match Pin::new(&mut self.io).poll_flush(cx) {
-                        Poll::Ready(Ok(())) => {
-                            flushed = true;
-                            // Written: the buffer goes back to the thread's
-                            // spares now, not when the answer comes (a
-                            // request waiting for its answer holds no
-                            // buffer).
-                            give_back(std::mem::take(&mut buf));
-                        }
-                        Poll::Ready(Err(e)) => write_error = Some(e),
-                        Poll::Pending => {}
-                    }
-                }
-                match self.poll_response(cx, framer, stamps) {
-                    Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
-                    Poll::Ready(Err(e)) => Poll::Ready(Err(match write_error.take() {
-                        // Nothing came back: what broke was the write.
-                        Some(w) if !framer.started() => ExchangeError::Io(w),
-                        _ => e,
-                    })),
-                    Poll::Pending => match write_error.take() {
-                        // Not even the head went out: nothing to wait for.
-                        Some(w) if written == 0 => Poll::Ready(Err(ExchangeError::Io(w))),
-                        Some(w) => {
-                            // The rest of an answer may still come.
-                            self.open = false;
-                            write_error = Some(w);
-                            Poll::Pending
-                        }
-                        None => Poll::Pending,
-                    },
-                }
-            })
-            .await;
-            if written < total || write_error.is_some() {
-                self.open = false;
+            match polled {
+                Poll::Ready(Ok(0)) => out.error = Some(io::ErrorKind::WriteZero.into()),
+                Poll::Ready(Ok(n)) => out.written += n,
+                Poll::Ready(Err(e)) => out.error = Some(e),
+                Poll::Pending => break,
             }
-            give_back(buf);
-            result
+        }
+        if out.written == out.total && !out.flushed && out.error.is_none() {
+            match Pin::new(&mut self.io).poll_flush(cx) {
+                Poll::Ready(Ok(())) => {
+                    out.flushed = true;
+                    // Written: the buffer goes back to the thread's spares
+                    // now, not when the answer comes (a request waiting
+                    // for its answer holds no buffer; all is written, so
+                    // it is not looked at again).
+                    give_back(std::mem::take(&mut out.buf));
+                }
+                Poll::Ready(Err(e)) => out.error = Some(e),
+                Poll::Pending => {}
+            }
+        }
+        match self.poll_response(cx, framer, stamps) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(match out.error.take() {
+                // Nothing came back: what broke was the write.
+                Some(w) if !framer.started() => ExchangeError::Io(w),
+                _ => e,
+            })),
+            Poll::Pending => match out.error.take() {
+                // Not even the head went out: nothing to wait for.
+                Some(w) if out.written == 0 => Poll::Ready(Err(ExchangeError::Io(w))),
+                Some(w) => {
+                    // The rest of an answer may still come.
+                    self.open = false;
+                    out.error = Some(w);
+                    Poll::Pending
+                }
+                None => Poll::Pending,
+            },
         }
     }
 

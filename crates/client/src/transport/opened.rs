@@ -13,10 +13,17 @@ use std::{
 use barrage_model::Link;
 
 /// A connection's costs (DNS, connect, TLS; nanoseconds) and ends, from
-/// the dialer and the TLS handshake.
+/// the dialer and the TLS handshake. Its fields are a [`Link`]'s, kept
+/// apart so that the flag fits in the link's padding: 104 bytes in an
+/// `Arc` of 120 were mimalloc's 128-byte class, 96 in 112 are its 112
+/// (one per connection: 18,000 held connections).
 #[derive(Debug, Default)]
 pub(crate) struct Opened {
-    costs: Link,
+    dns: u64,
+    connect: u64,
+    tls: u64,
+    remote: Option<SocketAddr>,
+    local: Option<SocketAddr>,
     /// Set once a request has taken the costs.
     taken: AtomicBool,
 }
@@ -31,21 +38,18 @@ impl Opened {
         local: Option<SocketAddr>,
     ) -> Self {
         Opened {
-            costs: Link {
-                reused: false,
-                dns,
-                connect,
-                tls: 0,
-                remote,
-                local,
-            },
+            dns,
+            connect,
+            tls: 0,
+            remote,
+            local,
             taken: AtomicBool::new(false),
         }
     }
 
     /// With the TLS handshake's time.
     pub(crate) fn with_tls(mut self, tls: u64) -> Self {
-        self.costs.tls = tls;
+        self.tls = tls;
         self
     }
 
@@ -66,15 +70,18 @@ impl Opened {
     /// The link of a request that [`Opened::take`] said is the first on
     /// this connection (`new`), or not.
     pub(crate) fn link_as(&self, new: bool) -> Link {
-        if new {
-            return self.costs;
-        }
+        let (dns, connect, tls) = if new {
+            (self.dns, self.connect, self.tls)
+        } else {
+            (0, 0, 0)
+        };
         Link {
-            reused: true,
-            dns: 0,
-            connect: 0,
-            tls: 0,
-            ..self.costs
+            reused: !new,
+            dns,
+            connect,
+            tls,
+            remote: self.remote,
+            local: self.local,
         }
     }
 }

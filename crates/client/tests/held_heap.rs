@@ -1,0 +1,163 @@
+//! What a request waiting for its answer holds on the heap, counted by
+//! an allocator that tallies live blocks by size: the held-connections
+//! cell of scripts/bench (18,000 requests waiting at once) is this
+//! figure times 18,000, plus the allocator's rounding.
+
+use std::{
+    alloc::{GlobalAlloc, Layout, System},
+    sync::{
+        atomic::{AtomicIsize, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use barrage_testkit::{RawServer, Script};
+
+/// Live blocks by size (sizes past the table in its last slot).
+const SLOTS: usize = 4097;
+
+struct Tally;
+
+static LIVE: [AtomicIsize; SLOTS] = [const { AtomicIsize::new(0) }; SLOTS];
+
+fn slot(size: usize) -> usize {
+    size.min(SLOTS - 1)
+}
+
+thread_local! {
+    /// Whether this thread's blocks are counted: the client's runtime's
+    /// are, the test server's threads' (in this process too) are not.
+    static COUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn count(size: usize, by: isize) {
+    if COUNTED.with(|c| c.get()) {
+        LIVE[slot(size)].fetch_add(by, Ordering::Relaxed);
+    }
+}
+
+unsafe impl GlobalAlloc for Tally {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size(), 1);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(layout.size(), -1);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        count(layout.size(), -1);
+        count(new, 1);
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Tally = Tally;
+
+fn live() -> Vec<isize> {
+    LIVE.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+}
+
+/// mimalloc's size class for a block of `size` bytes (its bins are an
+/// eighth apart above 64 bytes): what the block costs in barrage.
+fn class(size: usize) -> usize {
+    if size <= 64 {
+        return size.div_ceil(8) * 8;
+    }
+    let top = usize::BITS - 1 - (size - 1).leading_zeros();
+    let step = 1usize << (top - 2);
+    size.div_ceil(step) * step
+}
+
+const WAITING: usize = 400;
+
+#[test]
+fn a_waiting_request_holds_little_heap() {
+    let server = RawServer::start(Script::Stall);
+    COUNTED.with(|c| c.set(true));
+    let url = server.url("/");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = barrage_client::ClientConfig {
+        timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    };
+    let shared = barrage_client::Shared::new(&cfg).unwrap();
+    let client = Arc::new(rt.block_on(async { barrage_client::Client::sharing(&cfg, &shared) }));
+    let target = Arc::new(
+        barrage_client::PreparedTarget::new(barrage_model::Target {
+            method: "GET".into(),
+            url: url.clone(),
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    let spawn = |n: usize, from: u64| {
+        let _in = rt.enter();
+        (0..n as u64)
+            .map(|i| {
+                let (client, target) = (client.clone(), target.clone());
+                // As the open model spawns a request: its future boxed.
+                tokio::spawn(Box::pin(async move {
+                    let _ = client.send(&target, from + i).await;
+                }))
+            })
+            .collect::<Vec<_>>()
+    };
+    // A first few, so that what is made once (the pool's maps, the
+    // runtime's timer wheel, thread-local buffers) is made before the count.
+    let warm = spawn(8, 0);
+    let settle = |want: u64| {
+        let until = Instant::now() + Duration::from_secs(20);
+        while server.requests() < want {
+            assert!(
+                Instant::now() < until,
+                "the server got {} of {want} requests",
+                server.requests()
+            );
+            rt.block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+        }
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(50)).await });
+    };
+    settle(8);
+    let before = live();
+    let tasks = spawn(WAITING, 8);
+    settle(8 + WAITING as u64);
+    let after = live();
+    let mut bytes = 0usize;
+    let mut rows = Vec::new();
+    for (size, (a, b)) in after.iter().zip(&before).enumerate() {
+        let more = a - b;
+        if more > 0 {
+            bytes += class(size) * more as usize;
+        }
+        if more >= WAITING as isize / 2 {
+            rows.push(format!(
+                "{size} B (class {}) x {:.2}",
+                class(size),
+                more as f64 / WAITING as f64
+            ));
+        }
+    }
+    let per = bytes / WAITING;
+    eprintln!(
+        "heap per waiting request: {per} B, in mimalloc's classes; blocks: {}",
+        rows.join(", ")
+    );
+    for t in warm.into_iter().chain(tasks) {
+        t.abort();
+    }
+    // A memory bound, not a timing one: 18,000 waiting requests at this
+    // size are the held-connections cell's heap.
+    assert!(
+        per <= 1_450,
+        "heap per waiting request: {per} B ({})",
+        rows.join(", ")
+    );
+}
