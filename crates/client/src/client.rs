@@ -295,7 +295,7 @@ impl Client {
             let exchange = Box::pin(self.exchange(target, seq, None));
             if self.streamed(target) {
                 // Boxed: a streamed request's tape stays out of every other
-                // request's future (held under 256 bytes: see the test below).
+                // request's future (held small: see client/sizes.rs).
                 let r = Box::pin(self.taped(target, exchange)).await;
                 return self.judged(r);
             }

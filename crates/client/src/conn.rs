@@ -172,8 +172,8 @@ impl Conn {
     /// future is held for as long as it waits (18,000 held connections),
     /// and one async block over all paths kept the whole `Conn` (120
     /// bytes) beside the connection it moved out of it (88), and a
-    /// redirect's request inline (56): 744 bytes, now 560 (see
-    /// `a_waiting_requests_futures_stay_small`).
+    /// redirect's request inline (56): 744 bytes, where the own engine's
+    /// is now 464 (see `a_waiting_requests_futures_stay_small`).
     pub(crate) fn exchange<'a>(
         self,
         shape: &'a Shape,
@@ -201,7 +201,9 @@ impl Conn {
                         &"grpc: the server does not speak HTTP/2 (its TLS chose http/1.1)",
                     ))));
                 }
-                Conn::H1(H1::Own(conn)) => break 'step own_exchange(conn, shape, ask, fail).await,
+                // `exchange` sends these unboxed; this one stands whole
+                // all the same (its own claim, not this one, marks it).
+                Conn::H1(H1::Own(conn)) => return own_exchange(conn, shape, ask, fail).await,
                 Conn::H1(H1::Hyper(sender)) => {
                     let h1_headers = if ask.hop.is_none() {
                         Cow::Borrowed(target.h1_headers())
