@@ -280,9 +280,7 @@ impl Client {
     ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
         async move {
             if target.ws {
-                let ws = Box::pin(self.ws.send(target, self.shape.max_body));
-                let r = Box::pin(self.taped(target, ws)).await;
-                return self.judged(r);
+                return Box::pin(self.send_ws(target)).await;
             }
             if self.pipeline > 1 && self.queue {
                 let r = self
@@ -302,6 +300,14 @@ impl Client {
             let r = self.limited(target, exchange).await;
             self.judged(r)
         }
+    }
+
+    /// A WebSocket request (`target.ws`), as every send path sends it:
+    /// boxed by its callers, whose futures a waiting request holds.
+    async fn send_ws(&self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
+        let ws = Box::pin(self.ws.send(target, self.shape.max_body));
+        let r = self.taped(target, ws).await;
+        self.judged(r)
     }
 
     /// A WebSocket connection of its own for `target`, held open by the
@@ -399,9 +405,7 @@ impl Client {
         // async fn keeps its arguments twice.
         async move {
             if target.ws {
-                let ws = Box::pin(self.ws.send(target, self.shape.max_body));
-                let r = Box::pin(self.taped(target, ws)).await;
-                return self.judged(r);
+                return Box::pin(self.send_ws(target)).await;
             }
             let kept = if self.hold {
                 Some(&mut serial.kept)
