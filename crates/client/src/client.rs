@@ -28,7 +28,8 @@ mod words;
 
 use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
-use words::{failed, timed_out};
+pub(crate) use words::failed;
+use words::timed_out;
 
 /// Most times a request is sent again because the reused connection it
 /// went out on turned out closed by the server before answering (Go's
@@ -211,7 +212,7 @@ impl Client {
             pool,
             shape: Shape {
                 limits: Limits {
-                    head_bytes: cfg.max_header_bytes,
+                    head_bytes: u32::try_from(cfg.max_header_bytes).unwrap_or(u32::MAX),
                     keep_body: kept_body,
                     keep_headers,
                     // Only the jar reads them: barrage's HTTP/1.1 engine
@@ -466,7 +467,6 @@ impl Client {
             // as it waits for its answer, so what only redirects need stays
             // out of it (18,000 held connections: see the engine's notes).
             let mut hop: Option<Box<Hop>> = None;
-            let mut followed = 0i64;
             let mut stale = 0u32;
             loop {
                 // The target's own key, built once; a redirect's is built
@@ -498,10 +498,10 @@ impl Client {
                     retry: stale < MAX_STALE_RETRIES,
                 };
                 // What is kept across the exchange is `ask` alone: the
-                // request's parts are looked up in it again after (a
-                // waiting request's future: 18,000 held connections).
-                let fail = |e: &dyn std::fmt::Display| failed(ask.hop, ask.target, e);
-                let answer = match conn.exchange(&self.shape, &ask, &fail).await {
+                // request's parts, its key and its error's wording are
+                // looked up in it again after (a waiting request's
+                // future: 18,000 held connections).
+                let answer = match conn.exchange(&self.shape, &ask).await {
                     Step::Again => {
                         stale += 1;
                         continue;
@@ -509,6 +509,7 @@ impl Client {
                     Step::Done(r) => return r.map(|r| after(hop.as_deref(), r)),
                     Step::Answer(a) => a,
                 };
+                let (key, fail) = (ask.key, |e: &dyn std::fmt::Display| ask.fail(e));
                 let crate::response::Answer {
                     code,
                     location,
@@ -519,6 +520,9 @@ impl Client {
                 // A redirect is followed (its body was read, so the connection
                 // can be reused); a 3xx without a Location is the answer.
                 if let Some(loc) = location.filter(|_| self.redirects >= 0) {
+                    // Redirects followed so far: counted in the hop (held
+                    // only by a redirected request).
+                    let followed = hop.as_ref().map_or(0, |h| h.followed);
                     if followed >= self.redirects {
                         return Err(crate::Failure::from(fail(&format!(
                             "stopped after {} redirects",
@@ -551,8 +555,9 @@ impl Client {
                         method,
                         uri: next,
                         body,
+                        followed: followed + 1,
+                        wire: std::sync::OnceLock::new(),
                     }));
-                    followed += 1;
                     continue;
                 }
                 if let (Some(conn), None) = (conn, &response.error) {

@@ -131,6 +131,12 @@ pub(crate) struct Hop {
     pub(crate) uri: Uri,
     pub(crate) body: Bytes,
     pub(crate) key: Result<Key, crate::Failure>,
+    /// Redirects followed to reach it (1 for the first).
+    pub(crate) followed: i64,
+    /// Its request as barrage's own HTTP/1.1 engine writes it, built
+    /// once (a request sent again after a kept connection turned out
+    /// closed sends it again).
+    pub(crate) wire: std::sync::OnceLock<h1::Wire>,
 }
 
 /// One request as an exchange sends it: the target's, or a redirect's
@@ -157,6 +163,11 @@ impl<'a> Ask<'a> {
         }
     }
 
+    /// An error of this request's, worded like Go's: `Get "url": …`.
+    pub(crate) fn fail(&self, e: &dyn std::fmt::Display) -> String {
+        crate::client::failed(self.hop, self.target, e)
+    }
+
     /// The plain-HTTP proxy it goes through, if any.
     fn proxy(&self) -> Option<&'a ProxyUrl> {
         (!self.key.tls).then(|| self.dial.proxy(self.key)).flatten()
@@ -173,24 +184,25 @@ impl Conn {
     /// and one async block over all paths kept the whole `Conn` (120
     /// bytes) beside the connection it moved out of it (88), and a
     /// redirect's request inline (56): 744 bytes, where the own engine's
-    /// is now 464 (see `a_waiting_requests_futures_stay_small`).
+    /// is now 400 (see `a_waiting_requests_futures_stay_small`).
     pub(crate) fn exchange<'a>(
         self,
         shape: &'a Shape,
         ask: &'a Ask<'a>,
-        fail: Fail<'a>,
     ) -> impl std::future::Future<Output = Step> + Send + 'a {
         match self {
             Conn::H1(H1::Own(conn)) if !ask.target.grpc => {
-                Either::Left(own_exchange(conn, shape, ask, fail))
+                Either::Left(own_exchange(conn, shape, ask))
             }
-            other => Either::Right(Box::pin(other.exchange_boxed(shape, ask, fail))),
+            other => Either::Right(Box::pin(other.exchange_boxed(shape, ask))),
         }
     }
 
     /// [`Conn::exchange`] on every path but barrage's own HTTP/1.1
     /// engine's.
-    async fn exchange_boxed<'a>(self, shape: &'a Shape, ask: &'a Ask<'a>, fail: Fail<'a>) -> Step {
+    async fn exchange_boxed<'a>(self, shape: &'a Shape, ask: &'a Ask<'a>) -> Step {
+        let fail = |e: &dyn std::fmt::Display| ask.fail(e);
+        let fail: Fail = &fail;
         let claim = Claim::on(self.opened());
         let step = 'step: {
             let (target, seq) = (ask.target, ask.seq);
@@ -203,7 +215,7 @@ impl Conn {
                 }
                 // `exchange` sends these unboxed; this one stands whole
                 // all the same (its own claim, not this one, marks it).
-                Conn::H1(H1::Own(conn)) => return own_exchange(conn, shape, ask, fail).await,
+                Conn::H1(H1::Own(conn)) => return own_exchange(conn, shape, ask).await,
                 Conn::H1(H1::Hyper(sender)) => {
                     let h1_headers = if ask.hop.is_none() {
                         Cow::Borrowed(target.h1_headers())
@@ -260,23 +272,17 @@ fn own_exchange<'a>(
     mut conn: h1::Conn,
     shape: &'a Shape,
     ask: &'a Ask<'a>,
-    fail: Fail<'a>,
 ) -> impl std::future::Future<Output = Step> + Send + 'a {
     async move {
         let claim = Claim::on(conn.opened());
         let (target, seq) = (ask.target, ask.seq);
-        // A redirect's request is built here, boxed; the target's own
-        // once, kept in it.
+        // Built once, kept in the target (or in a redirect's hop).
         let (method, uri, body) = ask.parts();
-        let built: Box<h1::Wire>;
-        let wire = if ask.hop.is_none() {
-            target
-                .wire
-                .get_or_init(|| own::wire(shape, target, method, uri, body, ask.proxy()))
-        } else {
-            built = Box::new(own::wire(shape, target, method, uri, body, ask.proxy()));
-            &*built
-        };
+        let wire = match ask.hop {
+            None => &target.wire,
+            Some(hop) => &hop.wire,
+        }
+        .get_or_init(|| own::wire(shape, target, method, uri, body, ask.proxy()));
         let mut framer = Framer::new(shape.limits, wire.head_request);
         let mut stamps = Stamps::default();
         let retry = wire.replayable && ask.retry;
@@ -285,6 +291,9 @@ fn own_exchange<'a>(
         // the list it came in, only its body if that goes apart.
         let sent = conn.exchange(&[(wire, seq)], &mut framer, &mut stamps);
         let sent = sent.await;
+        // Its error's wording is made from `ask` (a closure passed in
+        // was 16 bytes more in a waiting request's future).
+        let fail = |e: &dyn std::fmt::Display| ask.fail(e);
         mark(claim, own::answer(conn, sent, framer, stamps, retry, &fail))
     }
 }

@@ -154,9 +154,10 @@ fn a_waiting_request_holds_little_heap() {
         t.abort();
     }
     // A memory bound, not a timing one: 18,000 waiting requests at this
-    // size are the held-connections cell's heap.
+    // size are the held-connections cell's heap (1,291 bytes when the
+    // exchange's future came down to 512).
     assert!(
-        per <= 1_450,
+        per <= 1_330,
         "heap per waiting request: {per} B ({})",
         rows.join(", ")
     );

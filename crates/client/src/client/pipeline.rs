@@ -116,7 +116,7 @@ impl Client {
                         r
                     });
                     let broken = result.as_ref().map_or(true, |r| r.error.is_some());
-                    let done = stamps.end.unwrap_or_else(Instant::now);
+                    let done = stamps.end().unwrap_or_else(Instant::now);
                     each(i, self.judged(result), done);
                     answered += 1;
                     if broken {

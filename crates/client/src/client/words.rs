@@ -17,7 +17,7 @@ pub(super) fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure 
 
 /// A transport error in Go's words, `Get "http://…": …`, for the
 /// target's request or a redirect's (`hop`).
-pub(super) fn failed(
+pub(crate) fn failed(
     hop: Option<&crate::conn::Hop>,
     target: &PreparedTarget,
     e: &dyn std::fmt::Display,

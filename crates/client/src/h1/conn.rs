@@ -69,13 +69,43 @@ impl std::fmt::Display for ExchangeError {
     }
 }
 
-/// When a response's head and the response were read.
+/// When a response's head and the response were read, each kept as
+/// nanoseconds after a base of the process's, plus one (0: not yet): 16
+/// bytes where two `Option<Instant>` took 32, in a waiting request's
+/// future (see `client/sizes.rs`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stamps {
-    /// The final response's head (status line and headers).
-    pub head: Option<Instant>,
-    /// Its last byte.
-    pub end: Option<Instant>,
+    head: u64,
+    end: u64,
+}
+
+/// The instant [`Stamps`] count from: the first time one is taken.
+fn stamps_base() -> Instant {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *BASE.get_or_init(Instant::now)
+}
+
+impl Stamps {
+    /// Now, as a stamp (the base is read first, so never before it).
+    fn now() -> u64 {
+        let base = stamps_base();
+        Instant::now().saturating_duration_since(base).as_nanos() as u64 + 1
+    }
+
+    fn at(stamp: u64) -> Option<Instant> {
+        let ns = stamp.checked_sub(1)?;
+        Some(stamps_base() + std::time::Duration::from_nanos(ns))
+    }
+
+    /// When the final response's head (status line and headers) was read.
+    pub fn head(&self) -> Option<Instant> {
+        Self::at(self.head)
+    }
+
+    /// When its last byte was.
+    pub fn end(&self) -> Option<Instant> {
+        Self::at(self.end)
+    }
 }
 
 /// An exchange's requests on their way out: the head (and a body small
@@ -127,8 +157,8 @@ pub struct Conn {
     /// batch's answers are read out of it in turn, in place (cutting each
     /// off the front copied the rest once per answer: 7 KB a batch of 10).
     left_at: usize,
-    /// Responses read on it.
-    served: u64,
+    /// Whether it has read a response.
+    served: bool,
     /// Whether it may carry another request.
     open: bool,
     /// Its place under `-max-connections`, given up when it closes.
@@ -148,7 +178,7 @@ impl Conn {
             io,
             leftover: Vec::new(),
             left_at: 0,
-            served: 0,
+            served: false,
             open: true,
             _permit: permit,
             opened,
@@ -168,7 +198,7 @@ impl Conn {
     /// Whether it has answered a request before (a reused connection the
     /// server closed while idle may be retried on a new one).
     pub fn reused(&self) -> bool {
-        self.served > 0
+        self.served
     }
 
     /// Writes `requests` (each a wire and its sequence number) in one
@@ -375,21 +405,17 @@ impl Conn {
         }
         let head_now = !had_head && framer.head_done();
         if head_now {
-            stamps.head = Some(Instant::now());
+            stamps.head = Stamps::now();
         }
         match fed {
             Ok(Fed::More) => None,
             Ok(Fed::Complete(n)) => {
                 // Head and end in one read (most answers): one clock read.
-                stamps.end = if head_now {
-                    stamps.head
-                } else {
-                    Some(Instant::now())
-                };
+                stamps.end = if head_now { stamps.head } else { Stamps::now() };
                 if !framer.reusable() {
                     self.open = false;
                 }
-                self.served += 1;
+                self.served = true;
                 Some((Ok(()), n))
             }
             Err(e) => {

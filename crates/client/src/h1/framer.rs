@@ -23,8 +23,10 @@ const STACK_HEADERS: usize = 64;
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Most bytes of a head (status line and header lines), and of a
-    /// chunked body's trailers (`-max-header-bytes`).
-    pub head_bytes: usize,
+    /// chunked body's trailers (`-max-header-bytes`). A `u32`, as the
+    /// scan's place in a cut head is: the framer is held by a waiting
+    /// request's future (see `client/sizes.rs`).
+    pub head_bytes: u32,
     /// Body bytes kept (`-max-body`; -1 keeps all).
     pub keep_body: i64,
     /// Whether header lines are kept (`-keep-headers`).
@@ -49,7 +51,7 @@ pub struct Head {
     /// Header lines, with `-keep-headers`.
     pub headers: Vec<(String, String)>,
     /// `Location`, for a 3xx.
-    pub location: Option<Vec<u8>>,
+    pub location: Option<Box<[u8]>>,
 }
 
 /// Why a response could not be read. The connection is closed after any.
@@ -119,7 +121,7 @@ pub struct Framer {
     /// A head, chunk-size line or the like cut mid-way: its bytes so far.
     partial: Vec<u8>,
     /// Where the search for the head's end resumes in `partial`.
-    scanned: usize,
+    scanned: u32,
     interim: u32,
     head_request: bool,
     /// Whether the connection may carry another request after this one.
@@ -150,6 +152,11 @@ impl Framer {
             bytes_in: 0,
             body: Vec::new(),
         }
+    }
+
+    /// `-max-header-bytes`.
+    fn head_max(&self) -> usize {
+        self.limits.head_bytes as usize
     }
 
     /// Whether the final response's head has been read.
@@ -280,14 +287,14 @@ impl Framer {
     fn feed_head(&mut self, rest: &[u8]) -> Result<usize, FrameError> {
         if self.partial.is_empty() {
             if let Some(end) = head_end(rest, 0) {
-                if end > self.limits.head_bytes {
-                    return Err(FrameError::HeadTooLarge(self.limits.head_bytes));
+                if end > self.head_max() {
+                    return Err(FrameError::HeadTooLarge(self.head_max()));
                 }
                 self.parse_head(&rest[..end])?;
                 return Ok(end);
             }
-            if rest.len() > self.limits.head_bytes {
-                return Err(FrameError::HeadTooLarge(self.limits.head_bytes));
+            if rest.len() > self.head_max() {
+                return Err(FrameError::HeadTooLarge(self.head_max()));
             }
             self.partial.extend_from_slice(rest);
             self.scanned = 0;
@@ -297,23 +304,24 @@ impl Framer {
         // Room for the rest of a head within the limit, and no more.
         let take = rest
             .len()
-            .min(self.limits.head_bytes + 4 - before.min(self.limits.head_bytes));
+            .min(self.head_max() + 4 - before.min(self.head_max()));
         self.partial.extend_from_slice(&rest[..take]);
-        match head_end(&self.partial, self.scanned) {
-            Some(end) if end <= self.limits.head_bytes => {
+        match head_end(&self.partial, self.scanned as usize) {
+            Some(end) if end <= self.head_max() => {
                 let partial = std::mem::take(&mut self.partial);
                 self.parse_head(&partial[..end])?;
                 self.scanned = 0;
                 // What followed the head in these bytes is read again.
                 Ok(end - before)
             }
-            Some(_) => Err(FrameError::HeadTooLarge(self.limits.head_bytes)),
-            None if self.partial.len() > self.limits.head_bytes => {
-                Err(FrameError::HeadTooLarge(self.limits.head_bytes))
+            Some(_) => Err(FrameError::HeadTooLarge(self.head_max())),
+            None if self.partial.len() > self.head_max() => {
+                Err(FrameError::HeadTooLarge(self.head_max()))
             }
             None => {
                 // The end may straddle the next read: resume 3 back.
-                self.scanned = self.partial.len().saturating_sub(3);
+                self.scanned =
+                    u32::try_from(self.partial.len().saturating_sub(3)).unwrap_or(u32::MAX);
                 Ok(take)
             }
         }
@@ -407,7 +415,7 @@ impl Framer {
             } else if name.eq_ignore_ascii_case("content-type") && self.limits.stream {
                 content_type = Some(h.value);
             } else if name.eq_ignore_ascii_case("location") && (300..400).contains(&code) {
-                self.head.location = Some(h.value.to_vec());
+                self.head.location = Some(h.value.into());
             }
             if self.limits.keep_headers
                 && self.head.headers.len() < barrage_model::Hit::MAX_HEADERS
@@ -512,8 +520,8 @@ impl Framer {
         };
         for (i, &b) in rest.iter().enumerate() {
             seen += 1;
-            if seen > self.limits.head_bytes {
-                return Err(FrameError::TrailersTooLarge(self.limits.head_bytes));
+            if seen > self.head_max() {
+                return Err(FrameError::TrailersTooLarge(self.head_max()));
             }
             match b {
                 b'\n' if at_line_start => {

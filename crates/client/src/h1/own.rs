@@ -35,7 +35,7 @@ pub(crate) fn answer(
         }
         return Step::Done(Ok(broken_off(framer, stamps, fail(&e))));
     }
-    let location = framer.head.location.take();
+    let location = framer.head.location.take().map(Vec::from);
     let response = response_of(framer, stamps);
     Step::Answer(Answer {
         code: response.code,
@@ -93,7 +93,7 @@ pub(crate) fn broken_off(framer: Framer, stamps: Stamps, error: String) -> Respo
         body: framer.body,
         headers: framer.head.headers,
         error: Some(error),
-        head_at: stamps.head,
+        head_at: stamps.head(),
         end_at: None,
         status: None,
         proto: barrage_model::Proto::Http1,
@@ -120,8 +120,8 @@ pub(crate) fn response_of(framer: Framer, stamps: Stamps) -> Response {
         body: framer.body,
         headers: head.headers,
         error: None,
-        head_at: stamps.head,
-        end_at: stamps.end,
+        head_at: stamps.head(),
+        end_at: stamps.end(),
         status,
         proto: barrage_model::Proto::Http1,
         link: None,

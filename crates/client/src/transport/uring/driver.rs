@@ -17,6 +17,7 @@ use tokio::io::{unix::AsyncFd, Interest};
 use super::pool::{Pool, GROUP};
 
 mod armed;
+mod table;
 pub(super) use armed::{arm, read_armed, Got};
 #[cfg(test)]
 pub(super) use armed::{held, without_armed_receives, STARVED};
@@ -64,8 +65,7 @@ struct Slot {
 
 struct Driver {
     ring: IoUring,
-    slots: Vec<Option<Slot>>,
-    free: Vec<u32>,
+    slots: table::Table<Slot>,
     /// Entries pushed since the ring was last entered.
     queued: bool,
     /// The reaping task, woken when the first entry of a turn is pushed.
@@ -123,8 +123,7 @@ pub(super) fn ready() -> bool {
                     *d = Some(Driver {
                         pool,
                         ring,
-                        slots: Vec::new(),
-                        free: Vec::new(),
+                        slots: table::Table::new(),
                         queued: false,
                         reaper: None,
                         reaping: false,
@@ -186,16 +185,7 @@ impl Driver {
             got: VecDeque::new(),
             ended: false,
         };
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(slot);
-                i
-            }
-            None => {
-                self.slots.push(Some(slot));
-                (self.slots.len() - 1) as u32
-            }
-        }
+        self.slots.insert(slot)
     }
 
     /// Queues `entry` for the next entering of the ring (entering now if
@@ -220,10 +210,9 @@ impl Driver {
 
     /// Gives a slot's buffer back to the spares.
     fn free(&mut self, i: u32) {
-        let Some(slot) = self.slots.get_mut(i as usize).and_then(Option::take) else {
+        let Some(slot) = self.slots.remove(i) else {
             return;
         };
-        self.free.push(i);
         if slot.multi {
             // Buffers it was given and no one read go back to the ring.
             if let Some(pool) = &mut self.pool {
@@ -272,7 +261,7 @@ impl Driver {
             }
         }
         for (i, res, flags) in done.drain(..) {
-            let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
+            let Some(slot) = self.slots.get_mut(i) else {
                 continue;
             };
             if slot.multi {
@@ -317,7 +306,7 @@ impl Drop for Driver {
         // not completed when the ring closes: those are leaked (the
         // provided buffers too, while a receive is armed).
         let mut armed = false;
-        for slot in self.slots.drain(..).flatten() {
+        for slot in self.slots.drain() {
             if slot.multi {
                 armed |= !slot.ended;
             } else if slot.res.is_none() {
@@ -422,7 +411,7 @@ pub(super) fn send(fd: RawFd, data: &[io::IoSlice<'_>], waker: &Waker) -> io::Re
 impl Driver {
     /// (Re)queues slot `i`'s send from byte `from` of its buffer.
     fn send_from(&mut self, i: u32, fd: RawFd, from: usize) -> io::Result<()> {
-        let Some(Some(slot)) = self.slots.get_mut(i as usize) else {
+        let Some(slot) = self.slots.get_mut(i) else {
             return Err(gone());
         };
         slot.res = None;
@@ -449,7 +438,7 @@ pub(super) fn resend(i: u32, fd: RawFd, from: usize) -> io::Result<()> {
 /// also when it is wholly done).
 pub(super) fn result(i: u32, waker: Option<&Waker>, awaited: bool) -> Option<(i32, usize)> {
     with(|d| {
-        let slot = d.slots.get_mut(i as usize)?.as_mut()?;
+        let slot = d.slots.get_mut(i)?;
         match slot.res {
             Some(res) => Some((res, slot.buf.len())),
             None => {
@@ -470,7 +459,7 @@ pub(super) fn result(i: u32, waker: Option<&Waker>, awaited: bool) -> Option<(i3
 /// how many.
 pub(super) fn copy_out(i: u32, at: usize, n: usize, out: &mut tokio::io::ReadBuf<'_>) -> usize {
     with(|d| {
-        let Some(Some(slot)) = d.slots.get(i as usize) else {
+        let Some(slot) = d.slots.get(i) else {
             return 0;
         };
         let k = (n - at).min(out.remaining());
@@ -498,7 +487,7 @@ pub(super) fn release(i: u32) {
 /// completion comes (cancelled first with `cancel`).
 pub(super) fn abandon(i: u32, cancel: bool) {
     with(|d| {
-        let Some(Some(slot)) = d.slots.get_mut(i as usize) else {
+        let Some(slot) = d.slots.get_mut(i) else {
             return;
         };
         if slot.res.is_some() || (slot.multi && slot.ended) {

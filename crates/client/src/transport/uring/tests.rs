@@ -110,7 +110,7 @@ fn exchanges_at(addr: std::net::SocketAddr, uring: bool) {
                     (200, len),
                     "{path} uring={uring}"
                 );
-                assert!(st.head.is_some() && st.end.is_some());
+                assert!(st.head().is_some() && st.end().is_some());
             }
             // A body of 4 MiB: sends the kernel takes in parts.
             let big = Bytes::from(vec![b'a'; 4 << 20]);

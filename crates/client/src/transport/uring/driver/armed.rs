@@ -21,7 +21,7 @@ pub(in crate::transport::uring) fn arm(fd: RawFd, waker: &Waker) -> Option<io::R
     with(|d| {
         d.pool.as_ref()?;
         let i = d.slot(Vec::new(), Some(waker.clone()));
-        if let Some(Some(slot)) = d.slots.get_mut(i as usize) {
+        if let Some(slot) = d.slots.get_mut(i) {
             slot.multi = true;
         }
         let entry = opcode::RecvMulti::new(types::Fd(fd), GROUP)
@@ -58,7 +58,7 @@ pub(in crate::transport::uring) fn read_armed(
     waker: &Waker,
 ) -> Got {
     with(|d| {
-        let Some(Some(slot)) = d.slots.get_mut(i as usize) else {
+        let Some(slot) = d.slots.get_mut(i) else {
             return Got::Failed(libc::EIO);
         };
         let Some(&(res, flags)) = slot.got.front() else {
@@ -126,7 +126,7 @@ thread_local! {
 #[cfg(test)]
 pub(in crate::transport::uring) fn held() -> (usize, usize) {
     with(|d| {
-        let live = d.slots.iter().flatten().filter(|s| s.send_from.is_none());
+        let live = d.slots.iter().filter(|s| s.send_from.is_none());
         live.fold((0, 0), |(armed, bytes), s| {
             if s.multi {
                 (armed + usize::from(!s.ended && !s.orphan), bytes)
