@@ -166,27 +166,32 @@ pub struct Taped {
 }
 
 /// A request's splitter and stamps, shared by the client and its
-/// exchange.
+/// exchange: one pointer, as a streamed request's future holds it twice
+/// (see `client/taped.rs`).
 #[derive(Clone, Debug)]
-pub struct Tape {
+pub struct Tape(Arc<TapeInner>);
+
+/// A tape's block: 256 bytes, one of mimalloc's size classes (held by
+/// every open stream).
+#[derive(Debug)]
+struct TapeInner {
+    /// When its stamps count from.
     base: Instant,
-    cap: usize,
-    inner: Arc<Mutex<(Splitter, Taped)>>,
+    inner: Mutex<(Splitter, Taped)>,
 }
 
 impl Tape {
     /// An empty tape for `spec`, whose stamps count from now.
     pub fn new(spec: &Arc<StreamSpec>) -> Self {
-        Tape {
+        Tape(Arc::new(TapeInner {
             base: Instant::now(),
-            cap: spec.max_events,
-            inner: Arc::new(Mutex::new((Splitter::new(spec.clone()), Taped::default()))),
-        }
+            inner: Mutex::new((Splitter::new(spec.clone()), Taped::default())),
+        }))
     }
 
     /// When its stamps count from.
     pub fn base(&self) -> Instant {
-        self.base
+        self.0.base
     }
 
     /// Stamps the events the splitter completed since the last stamp
@@ -198,15 +203,16 @@ impl Tape {
         );
         if n > 0 {
             let ns = Instant::now()
-                .saturating_duration_since(self.base)
+                .saturating_duration_since(self.0.base)
                 .as_nanos() as u64;
-            let room = self.cap.saturating_sub(taped.stamps.len()).min(n as usize);
+            let cap = splitter.spec.max_events;
+            let room = cap.saturating_sub(taped.stamps.len()).min(n as usize);
             taped.stamps.push(ns, room);
-            taped.count += n;
+            taped.count += u64::from(n);
         }
-        taped.malformed += malformed;
+        taped.malformed += u64::from(malformed);
         if taped.error.is_none() {
-            taped.error = splitter.error.clone();
+            taped.error = splitter.error.as_deref().map(String::from);
         }
         for (i, m) in splitter.matched.iter().enumerate() {
             let text = splitter.spec.patterns[i].as_str();
@@ -218,7 +224,7 @@ impl Tape {
 
     /// What it holds, taken.
     pub fn take(&self) -> Taped {
-        std::mem::take(&mut self.inner.lock().expect("tape").1)
+        std::mem::take(&mut self.0.inner.lock().expect("tape").1)
     }
 }
 
@@ -226,7 +232,7 @@ impl Tape {
 /// it completed; nothing outside a request's scope.
 fn on_tape(f: impl FnOnce(&mut Splitter)) {
     let _ = TAPE.try_with(|tape| {
-        let mut inner = tape.inner.lock().expect("tape");
+        let mut inner = tape.0.inner.lock().expect("tape");
         let (splitter, taped) = &mut *inner;
         f(splitter);
         tape.stamp(splitter, taped);
@@ -275,24 +281,29 @@ tokio::task_local! {
     pub(crate) static TAPE: Tape;
 }
 
-/// Cuts one answer's body into events (see the module docs).
+/// Cuts one answer's body into events (see the module docs). Its
+/// fields are narrow: it lives in every open stream's tape, whose block
+/// is held at 256 bytes.
 #[derive(Debug)]
 pub(crate) struct Splitter {
     mode: StreamMode,
     spec: Arc<StreamSpec>,
     /// A line cut by a read.
     line: Vec<u8>,
-    /// The SSE event's data so far.
+    /// The SSE event's data so far, where something reads it (an
+    /// `-event-filter` or an `event~` check); only its length otherwise
+    /// (a buffer kept per open stream, and a copy per event, saved).
     data: Vec<u8>,
+    data_len: u32,
     has_data: bool,
     /// The last byte was a CR (a CRLF may be cut between reads).
     after_cr: bool,
-    /// Events completed since the last stamp.
-    pending: u64,
-    malformed: u64,
-    error: Option<String>,
+    /// Events completed since the last stamp (one read's).
+    pending: u32,
+    malformed: u32,
+    error: Option<Box<str>>,
     /// Which patterns some event matched.
-    matched: Vec<bool>,
+    matched: Box<[bool]>,
 }
 
 impl Splitter {
@@ -301,12 +312,13 @@ impl Splitter {
             mode: spec.mode,
             line: Vec::new(),
             data: Vec::new(),
+            data_len: 0,
             has_data: false,
             after_cr: false,
             pending: 0,
             malformed: 0,
             error: None,
-            matched: vec![false; spec.patterns.len()],
+            matched: vec![false; spec.patterns.len()].into(),
             spec,
         }
     }
@@ -316,6 +328,7 @@ impl Splitter {
         // A new answer (after a redirect's): its own lines.
         self.line.clear();
         self.data.clear();
+        self.data_len = 0;
         self.has_data = false;
         self.after_cr = false;
         self.mode = self.spec.mode;
@@ -353,7 +366,7 @@ impl Splitter {
     /// one event in chunks mode.
     pub(crate) fn boundary(&mut self) {
         if matches!(self.mode, StreamMode::Chunks | StreamMode::Auto) && self.error.is_none() {
-            self.pending += 1;
+            self.pending = self.pending.saturating_add(1);
         }
     }
 
@@ -421,7 +434,7 @@ impl Splitter {
         if !self.passes(data) {
             return;
         }
-        self.pending += 1;
+        self.pending = self.pending.saturating_add(1);
         for (i, r) in self.spec.patterns.iter().enumerate() {
             if !self.matched[i] && r.is_match(data) {
                 self.matched[i] = true;
@@ -433,6 +446,7 @@ impl Splitter {
     fn sse_line(&mut self, line: &[u8]) {
         if line.is_empty() {
             if std::mem::take(&mut self.has_data) {
+                self.data_len = 0;
                 let mut data = std::mem::take(&mut self.data);
                 if data.last() == Some(&b'\n') {
                     data.pop();
@@ -455,16 +469,20 @@ impl Splitter {
         };
         match field {
             b"data" => {
-                if self.data.len() + value.len() + 1 > self.spec.max_event_bytes {
+                let len = self.data_len as usize + value.len() + 1;
+                if len > self.spec.max_event_bytes {
                     self.too_long();
                     return;
                 }
-                self.data.extend_from_slice(value);
-                self.data.push(b'\n');
+                self.data_len = u32::try_from(len).unwrap_or(u32::MAX);
+                if self.spec.filter.is_some() || !self.spec.patterns.is_empty() {
+                    self.data.extend_from_slice(value);
+                    self.data.push(b'\n');
+                }
                 self.has_data = true;
             }
             b"event" | b"id" | b"retry" => {}
-            _ => self.malformed += 1,
+            _ => self.malformed = self.malformed.saturating_add(1),
         }
     }
 
@@ -480,10 +498,13 @@ impl Splitter {
     }
 
     fn too_long(&mut self) {
-        self.error = Some(format!(
-            "an event longer than -max-event-bytes ({} bytes)",
-            self.spec.max_event_bytes
-        ));
+        self.error = Some(
+            format!(
+                "an event longer than -max-event-bytes ({} bytes)",
+                self.spec.max_event_bytes
+            )
+            .into(),
+        );
         self.line = Vec::new();
         self.data = Vec::new();
     }
@@ -492,6 +513,13 @@ impl Splitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_streams_tape_fits_in_256_bytes() {
+        // With the `Arc`'s two counts: mimalloc's 256-byte class.
+        let size = std::mem::size_of::<TapeInner>() + 16;
+        assert!(size <= 256, "a tape's block: {size} bytes");
+    }
 
     fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
         let spec = Arc::new(StreamSpec {
