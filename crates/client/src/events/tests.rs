@@ -1,0 +1,101 @@
+use super::*;
+
+#[test]
+fn an_open_streams_tape_fits_in_256_bytes() {
+    // With the `Arc`'s two counts: mimalloc's 256-byte class.
+    let size = std::mem::size_of::<TapeInner>() + 16;
+    assert!(size <= 256, "a tape's block: {size} bytes");
+}
+
+fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
+    let spec = Arc::new(StreamSpec {
+        mode,
+        http: true,
+        max_events: 100,
+        max_event_bytes: 64,
+        filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),
+        patterns: vec![regex::bytes::Regex::new("two").unwrap()],
+    });
+    let tape = Tape::new(&spec);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(TAPE.scope(tape.clone(), async {
+        head(Some(b"text/event-stream; charset=utf-8"));
+        for p in pieces {
+            data(p, true);
+        }
+        finish();
+    }));
+    tape.take()
+}
+
+#[test]
+fn sse_events_end_at_blank_lines_whatever_the_reads() {
+    let text = b": hello\r\n\r\ndata: {\"a\":1}\r\n\r\nevent: x\ndata: one\ndata: two\n\nretry: 5\n\ndata: [DONE]\n\nbogus: 1\n";
+    for cut in 0..text.len() {
+        let t = split(StreamMode::Sse, None, &[&text[..cut], &text[cut..]]);
+        assert_eq!((t.count, t.malformed), (3, 1), "cut at {cut}");
+        assert_eq!(t.matched, ["two"]);
+    }
+    // With a filter, keep-alives and [DONE] do not count.
+    let t = split(StreamMode::Sse, Some(".a"), &[text]);
+    assert_eq!(t.count, 1);
+    // Auto chose sse from the Content-Type.
+    assert_eq!(split(StreamMode::Auto, None, &[text]).count, 3);
+}
+
+#[test]
+fn ndjson_lines_and_chunks() {
+    let t = split(
+        StreamMode::Ndjson,
+        None,
+        &[b"{\"a\":1}\n{\"a\"", b":2}\n\n{\"b\":3}"],
+    );
+    assert_eq!(t.count, 3);
+    assert_eq!(
+        split(StreamMode::Ndjson, Some(".a"), &[b"{\"a\":1}\n{\"b\":2}\n"]).count,
+        1
+    );
+    assert_eq!(
+        split(StreamMode::Chunks, None, &[b"x", b"y", b"z"]).count,
+        3
+    );
+}
+
+#[test]
+fn stamps_are_whole_microseconds_in_two_bytes_a_gap_under_16_ms() {
+    let mut s = Stamps::default();
+    s.push(200_000_999, 1);
+    for i in 1..=1000u64 {
+        s.push(200_000_000 + i * 10_000_000, 1);
+    }
+    s.push(210_000_000_000, 3);
+    let all: Vec<u64> = s.iter().collect();
+    assert_eq!(all.len(), 1004);
+    assert_eq!(s.len(), 1004);
+    assert_eq!(all[0], 200_000_000);
+    assert_eq!(all[1000], 10_200_000_000);
+    assert_eq!(&all[1001..], &[210_000_000_000; 3]);
+    // 1,000 gaps of 10 ms: 2 bytes each.
+    assert!(s.bytes.len() <= 3 + 2 * 1000 + 4 + 2, "{}", s.bytes.len());
+    // Held in a buffer at most an eighth (or 256 bytes) over, not a
+    // doubled one.
+    assert!(
+        s.bytes.capacity() <= s.bytes.len() * 9 / 8 + 256,
+        "{}",
+        s.bytes.capacity()
+    );
+}
+
+#[test]
+fn an_endless_event_is_refused_with_bounded_memory() {
+    let big = vec![b'x'; 50];
+    let t = split(
+        StreamMode::Sse,
+        None,
+        &[b"data: ", &big, &big, &big, b"\n\n"],
+    );
+    assert_eq!(t.count, 0);
+    assert!(t.error.unwrap().contains("-max-event-bytes (64 bytes)"));
+}
