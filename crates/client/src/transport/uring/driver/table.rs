@@ -35,7 +35,7 @@ impl<T> Table<T> {
             Some(i) => i,
             None => {
                 let i = self.len;
-                if i as usize % CHUNK == 0 {
+                if (i as usize).is_multiple_of(CHUNK) {
                     self.chunks.push((0..CHUNK).map(|_| None).collect());
                 }
                 self.len += 1;
