@@ -28,8 +28,7 @@ mod words;
 
 use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
-pub(crate) use words::failed;
-use words::timed_out;
+use words::{failed, timed_out};
 
 /// Most times a request is sent again because the reused connection it
 /// went out on turned out closed by the server before answering (Go's

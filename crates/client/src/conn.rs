@@ -165,7 +165,8 @@ impl<'a> Ask<'a> {
 
     /// An error of this request's, worded like Go's: `Get "url": …`.
     pub(crate) fn fail(&self, e: &dyn std::fmt::Display) -> String {
-        crate::client::failed(self.hop, self.target, e)
+        let (method, uri, _) = self.parts();
+        crate::error::go_failed(method.as_str(), uri, e)
     }
 
     /// The plain-HTTP proxy it goes through, if any.

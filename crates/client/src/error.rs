@@ -28,3 +28,25 @@ impl std::ops::Deref for Failure {
         &self.0
     }
 }
+
+/// A request's error in Go's words: `Get "http://…": …`.
+pub(crate) fn go_failed(
+    method: &str,
+    uri: &dyn std::fmt::Display,
+    e: &dyn std::fmt::Display,
+) -> String {
+    format!("{} \"{}\": {}", go_op(method), uri, e)
+}
+
+/// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.
+pub(crate) fn go_op(method: &str) -> String {
+    let mut s = String::with_capacity(method.len());
+    for (i, c) in method.chars().enumerate() {
+        s.push(if i == 0 {
+            c.to_ascii_uppercase()
+        } else {
+            c.to_ascii_lowercase()
+        });
+    }
+    s
+}

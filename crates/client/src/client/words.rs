@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+pub(super) use crate::error::go_op;
 use crate::PreparedTarget;
 
 /// The error of a request that took longer than `-timeout` (`t`).
@@ -17,7 +18,7 @@ pub(super) fn timed_out(target: &PreparedTarget, t: Duration) -> crate::Failure 
 
 /// A transport error in Go's words, `Get "http://…": …`, for the
 /// target's request or a redirect's (`hop`).
-pub(crate) fn failed(
+pub(super) fn failed(
     hop: Option<&crate::conn::Hop>,
     target: &PreparedTarget,
     e: &dyn std::fmt::Display,
@@ -26,20 +27,7 @@ pub(crate) fn failed(
         Some(h) => (&h.method, &h.uri),
         None => (&target.method, &target.uri),
     };
-    format!("{} \"{}\": {}", go_op(method.as_str()), uri, e)
-}
-
-/// Go's wording for the operation in an error: `Get`, `Post`, `Purge`.
-pub(super) fn go_op(method: &str) -> String {
-    let mut s = String::with_capacity(method.len());
-    for (i, c) in method.chars().enumerate() {
-        s.push(if i == 0 {
-            c.to_ascii_uppercase()
-        } else {
-            c.to_ascii_lowercase()
-        });
-    }
-    s
+    crate::error::go_failed(method.as_str(), uri, e)
 }
 
 /// A streamed answer's outcome with its events: an answer that broke

@@ -7,6 +7,23 @@ fn an_open_streams_tape_fits_in_256_bytes() {
     assert!(size <= 256, "a tape's block: {size} bytes");
 }
 
+#[test]
+fn stamps_grow_a_size_class_at_a_time() {
+    assert_eq!(
+        [64, 65, 256, 257, 300, 2000, 2049, 2304].map(size_class),
+        [64, 80, 256, 320, 320, 2048, 2560, 2560]
+    );
+    let mut s = Stamps::default();
+    for i in 0..1000u64 {
+        // 10 ms apart: two bytes a stamp.
+        s.push((i + 1) * 10_000_000, 1);
+    }
+    assert_eq!(s.len(), 1000);
+    assert_eq!(s.bytes.capacity(), size_class(s.bytes.capacity()));
+    assert!(s.bytes.capacity() <= 2048, "{} bytes", s.bytes.capacity());
+    assert_eq!(s.iter().last(), Some(10_000_000_000));
+}
+
 fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
     let spec = Arc::new(StreamSpec {
         mode,
