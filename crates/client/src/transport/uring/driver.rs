@@ -224,17 +224,20 @@ impl Driver {
             }
             return;
         }
-        let mut buf = slot.buf;
-        if buf.capacity() > 64 * 1024 {
+        self.spare(slot.buf, slot.send_from.is_some());
+    }
+
+    /// Keeps a buffer for reuse: a receive's with its length (initialized
+    /// bytes), a send's emptied.
+    fn spare(&mut self, mut buf: Vec<u8>, sent: bool) {
+        if buf.capacity() > 64 * 1024 || buf.capacity() == 0 {
             return;
         }
-        // Receive buffers keep their length (initialized bytes); send
-        // buffers are emptied.
-        let (spares, most) = if slot.send_from.is_none() {
-            (&mut self.spare_recv, SPARE_RECVS)
-        } else {
+        let (spares, most) = if sent {
             buf.clear();
             (&mut self.spare_send, SPARES)
+        } else {
+            (&mut self.spare_recv, SPARE_RECVS)
         };
         if spares.len() < most {
             spares.push(buf);
@@ -291,7 +294,12 @@ impl Driver {
             if slot.orphan {
                 self.free(i);
             } else if whole && !slot.awaited {
-                // The stream looks at it when it next reads or writes.
+                // The stream looks at it when it next reads or writes;
+                // its buffer goes back to the spares now, so that a
+                // request waiting for its answer holds none (an empty
+                // buffer reads as a send wholly done: see `result`).
+                let buf = std::mem::take(&mut slot.buf);
+                self.spare(buf, true);
             } else if let Some(w) = slot.waker.take() {
                 self.woken.push(w);
             }
@@ -433,7 +441,8 @@ pub(super) fn resend(i: u32, fd: RawFd, from: usize) -> io::Result<()> {
     with(|d| d.send_from(i, fd, from)).unwrap_or_else(|| Err(gone()))
 }
 
-/// Slot `i`'s result if it completed, with its buffer's length; else
+/// Slot `i`'s result if it completed, with its buffer's length (0 for
+/// a send wholly done, whose buffer went back to the spares); else
 /// `waker` is kept to be woken when it does (a send's, with `awaited`,
 /// also when it is wholly done).
 pub(super) fn result(i: u32, waker: Option<&Waker>, awaited: bool) -> Option<(i32, usize)> {
