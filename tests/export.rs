@@ -51,7 +51,6 @@ fn http(method: &str, port: u16, target: &str) -> Option<(u16, String)> {
 /// A server process, killed at the end of the test.
 struct Daemon {
     child: Child,
-    name: &'static str,
     log: std::path::PathBuf,
 }
 
@@ -72,23 +71,42 @@ impl Daemon {
             .stderr(Stdio::from(out))
             .spawn()
             .unwrap_or_else(|e| panic!("{name}: {e} (apt-get install it; .ci/run does)"));
-        Daemon { child, name, log }
+        Daemon { child, log }
     }
 
-    /// Waits (30 s at most) until `GET target` answers `want`.
-    fn ready(&self, port: u16, target: &str, want: u16) {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(30) {
-            if http("GET", port, target).is_some_and(|(c, _)| c == want) {
-                return;
+    /// Starts `name` with the arguments `setup` makes for a fresh port
+    /// (given back beside them), and waits (30 s at most) until `GET
+    /// target` on it answers `want`. A port found free may be taken by
+    /// another process before the daemon binds it (a local run saw
+    /// influxd exit with "address already in use"): a daemon that exits
+    /// is started again on new ports, three times at most.
+    fn ready(
+        name: &'static str,
+        dir: &Path,
+        setup: impl Fn() -> (Vec<String>, u16),
+        target: &str,
+        want: u16,
+    ) -> (Daemon, u16) {
+        let mut log = String::new();
+        for _ in 0..3 {
+            let (args, port) = setup();
+            let mut d = Daemon::start(name, &args, dir);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(30) {
+                if http("GET", port, target).is_some_and(|(c, _)| c == want) {
+                    return (d, port);
+                }
+                if d.child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            std::thread::sleep(Duration::from_millis(100));
+            log = std::fs::read_to_string(&d.log).unwrap_or_default();
+            if d.child.try_wait().ok().flatten().is_none() {
+                break;
+            }
         }
-        panic!(
-            "{} not ready: {}",
-            self.name,
-            std::fs::read_to_string(&self.log).unwrap_or_default()
-        );
+        panic!("{name} not ready: {log}");
     }
 }
 
@@ -128,20 +146,19 @@ fn attack(dir: &Path) -> (String, u64, i64, i64) {
 #[test]
 fn prometheus_holds_every_record_at_its_own_time() {
     let dir = common::tempdir("export-prom");
-    let port = free_port();
     let config = dir.join("prometheus.yml");
     std::fs::write(&config, "global:\n  scrape_interval: 1h\n").unwrap();
-    let prom = Daemon::start(
-        "prometheus",
-        &[
+    let setup = || {
+        let port = free_port();
+        let args = vec![
             format!("--config.file={}", config.display()),
             format!("--storage.tsdb.path={}", dir.join("data").display()),
             format!("--web.listen-address=127.0.0.1:{port}"),
             "--web.enable-remote-write-receiver".into(),
-        ],
-        &dir,
-    );
-    prom.ready(port, "/-/ready", 200);
+        ];
+        (args, port)
+    };
+    let (_prom, port) = Daemon::ready("prometheus", &dir, setup, "/-/ready", 200);
     let (file, count, first, last) = attack(&dir);
     let url = format!("http://127.0.0.1:{port}/api/v1/write");
     let out = run(
@@ -258,26 +275,24 @@ fn the_dashboards_name_only_what_export_writes() {
 #[test]
 fn influxdb_holds_every_record() {
     let dir = common::tempdir("export-influx");
-    let (port, rpc) = (free_port(), free_port());
     let config = dir.join("influxdb.conf");
-    std::fs::write(
-        &config,
-        format!(
-            "reporting-disabled = true\nbind-address = \"127.0.0.1:{rpc}\"\n\
-             [meta]\n  dir = \"{d}/meta\"\n\
-             [data]\n  dir = \"{d}/data\"\n  wal-dir = \"{d}/wal\"\n  query-log-enabled = false\n\
-             [http]\n  bind-address = \"127.0.0.1:{port}\"\n  log-enabled = false\n\
-             [monitor]\n  store-enabled = false\n",
-            d = dir.display()
-        ),
-    )
-    .unwrap();
-    let influx = Daemon::start(
-        "influxd",
-        &["-config".into(), config.display().to_string()],
-        &dir,
-    );
-    influx.ready(port, "/ping", 204);
+    let setup = || {
+        let (port, rpc) = (free_port(), free_port());
+        std::fs::write(
+            &config,
+            format!(
+                "reporting-disabled = true\nbind-address = \"127.0.0.1:{rpc}\"\n\
+                 [meta]\n  dir = \"{d}/meta\"\n\
+                 [data]\n  dir = \"{d}/data\"\n  wal-dir = \"{d}/wal\"\n  query-log-enabled = false\n\
+                 [http]\n  bind-address = \"127.0.0.1:{port}\"\n  log-enabled = false\n\
+                 [monitor]\n  store-enabled = false\n",
+                d = dir.display()
+            ),
+        )
+        .unwrap();
+        (vec!["-config".into(), config.display().to_string()], port)
+    };
+    let (_influx, port) = Daemon::ready("influxd", &dir, setup, "/ping", 204);
     let (code, body) = http("POST", port, "/query?q=CREATE%20DATABASE%20barrage").unwrap();
     assert_eq!(code, 200, "{body}");
     let (file, count, first, last) = attack(&dir);
