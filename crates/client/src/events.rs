@@ -155,8 +155,10 @@ impl Stamps {
 }
 
 /// The size of the allocator's block that holds `size` bytes: mimalloc's
-/// bins are 8 bytes apart up to 64, then four to a doubling.
-fn size_class(size: usize) -> usize {
+/// bins are 8 bytes apart up to 64, then four to a doubling (what a
+/// block costs in barrage; `tests/held_heap.rs` counts with it too).
+#[doc(hidden)]
+pub fn size_class(size: usize) -> usize {
     if size <= 64 {
         return size.div_ceil(8) * 8;
     }

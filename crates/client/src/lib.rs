@@ -56,7 +56,7 @@ pub use config::{
     DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
-pub use events::{Stamps, StreamMode, StreamSpec, Tape, Taped};
+pub use events::{size_class, Stamps, StreamMode, StreamSpec, Tape, Taped};
 pub use extract::{BadExtract, Extract, MAX_VALUE_BYTES};
 pub use grpc::{
     frame as grpc_frame, prepare_body as grpc_prepare_body, reflect as grpc_reflect,

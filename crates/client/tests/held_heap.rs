@@ -12,6 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use barrage_client::size_class;
 use barrage_testkit::{RawServer, Script};
 
 /// Live blocks by size (sizes past the table in its last slot).
@@ -60,17 +61,6 @@ static ALLOC: Tally = Tally;
 
 fn live() -> Vec<isize> {
     LIVE.iter().map(|c| c.load(Ordering::Relaxed)).collect()
-}
-
-/// mimalloc's size class for a block of `size` bytes (its bins are an
-/// eighth apart above 64 bytes): what the block costs in barrage.
-fn class(size: usize) -> usize {
-    if size <= 64 {
-        return size.div_ceil(8) * 8;
-    }
-    let top = usize::BITS - 1 - (size - 1).leading_zeros();
-    let step = 1usize << (top - 2);
-    size.div_ceil(step) * step
 }
 
 const WAITING: usize = 400;
@@ -135,12 +125,12 @@ fn a_waiting_request_holds_little_heap() {
     for (size, (a, b)) in after.iter().zip(&before).enumerate() {
         let more = a - b;
         if more > 0 {
-            bytes += class(size) * more as usize;
+            bytes += size_class(size) * more as usize;
         }
         if more >= WAITING as isize / 2 {
             rows.push(format!(
                 "{size} B (class {}) x {:.2}",
-                class(size),
+                size_class(size),
                 more as f64 / WAITING as f64
             ));
         }
