@@ -1,7 +1,8 @@
 //! What a request waiting for its answer holds on the heap, counted by
 //! an allocator that tallies live blocks by size: the held-connections
 //! cell of scripts/bench (18,000 requests waiting at once) is this
-//! figure times 18,000, plus the allocator's rounding.
+//! figure times 18,000, plus the allocator's rounding. The same for an
+//! open SSE stream (the streams cell's 1,000), before its stamps grow.
 
 use std::{
     alloc::{GlobalAlloc, Layout, System},
@@ -65,19 +66,19 @@ fn live() -> Vec<isize> {
 
 const WAITING: usize = 400;
 
-#[test]
-fn a_waiting_request_holds_little_heap() {
-    let server = RawServer::start(Script::Stall);
+/// The heap each of `WAITING` requests to `script`'s server holds while
+/// it waits (in mimalloc's classes), and its blocks as text.
+fn heap_per_request(script: Script, cfg: barrage_client::ClientConfig) -> (usize, String) {
+    // One count at a time: the tally is the process's.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let server = RawServer::start(script);
     COUNTED.with(|c| c.set(true));
     let url = server.url("/");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let cfg = barrage_client::ClientConfig {
-        timeout: Some(Duration::from_secs(30)),
-        ..Default::default()
-    };
     let shared = barrage_client::Shared::new(&cfg).unwrap();
     let client = Arc::new(rt.block_on(async { barrage_client::Client::sharing(&cfg, &shared) }));
     let target = Arc::new(
@@ -120,6 +121,7 @@ fn a_waiting_request_holds_little_heap() {
     let tasks = spawn(WAITING, 8);
     settle(8 + WAITING as u64);
     let after = live();
+    COUNTED.with(|c| c.set(false));
     let mut bytes = 0usize;
     let mut rows = Vec::new();
     for (size, (a, b)) in after.iter().zip(&before).enumerate() {
@@ -135,20 +137,52 @@ fn a_waiting_request_holds_little_heap() {
             ));
         }
     }
-    let per = bytes / WAITING;
-    eprintln!(
-        "heap per waiting request: {per} B, in mimalloc's classes; blocks: {}",
-        rows.join(", ")
-    );
     for t in warm.into_iter().chain(tasks) {
         t.abort();
     }
+    (bytes / WAITING, rows.join(", "))
+}
+
+#[test]
+fn a_waiting_request_holds_little_heap() {
+    let (per, rows) = heap_per_request(
+        Script::Stall,
+        barrage_client::ClientConfig {
+            timeout: Some(Duration::from_secs(30)),
+            ..Default::default()
+        },
+    );
+    eprintln!("heap per waiting request: {per} B, in mimalloc's classes; blocks: {rows}");
     // A memory bound, not a timing one: 18,000 waiting requests at this
     // size are the held-connections cell's heap (1,291 bytes when the
     // exchange's future came down to 512).
-    assert!(
-        per <= 1_330,
-        "heap per waiting request: {per} B ({})",
-        rows.join(", ")
+    assert!(per <= 1_330, "heap per waiting request: {per} B ({rows})");
+}
+
+/// An open SSE stream, one event in and more to come: what the streams
+/// cell of scripts/bench holds per stream before its stamps grow.
+#[test]
+fn an_open_stream_holds_little_heap() {
+    let spec = barrage_client::StreamSpec {
+        mode: barrage_client::StreamMode::Sse,
+        http: true,
+        max_events: 100_000,
+        max_event_bytes: 1 << 20,
+        filter: None,
+        patterns: Vec::new(),
+    };
+    let (per, rows) = heap_per_request(
+        Script::Reply {
+            bytes: b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: a\n\n",
+            trickle: false,
+            close: false,
+        },
+        barrage_client::ClientConfig {
+            timeout: Some(Duration::from_secs(30)),
+            stream: Some(spec),
+            ..Default::default()
+        },
     );
+    eprintln!("heap per open stream: {per} B, in mimalloc's classes; blocks: {rows}");
+    assert!(per <= 2_100, "heap per open stream: {per} B ({rows})");
 }

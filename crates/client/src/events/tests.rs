@@ -15,13 +15,43 @@ fn stamps_grow_a_size_class_at_a_time() {
     );
     let mut s = Stamps::default();
     for i in 0..1000u64 {
-        // 10 ms apart: two bytes a stamp.
-        s.push((i + 1) * 10_000_000, 1);
+        // 10 ms apart, give or take 0.1 to 4 ms: up to two bytes a stamp.
+        s.push((i + 1) * 10_000_000 + (i * 7919 % 41) * 100_000, 1);
     }
     assert_eq!(s.len(), 1000);
     assert_eq!(s.bytes.capacity(), size_class(s.bytes.capacity()));
     assert!(s.bytes.capacity() <= 2048, "{} bytes", s.bytes.capacity());
-    assert_eq!(s.iter().last(), Some(10_000_000_000));
+    assert_eq!(
+        s.iter().last(),
+        Some(10_000_000_000 + 999 * 7919 % 41 * 100_000)
+    );
+}
+
+#[test]
+fn stamps_round_trip_whatever_their_gaps() {
+    // Jitter of every size, swings of seconds, zero gaps, one event per
+    // push and several: each comes back as the whole microsecond pushed.
+    let mut s = Stamps::default();
+    let (mut want, mut at, mut x) = (Vec::new(), 0u64, 12345u64);
+    for i in 0..5000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let gap = match i % 5 {
+            0 => 10_000_000 + (x >> 40) % 100_000,
+            1 => (x >> 33) % 3_000_000_000,
+            2 => 0,
+            3 => 10_000_000 - (x >> 40) % 5_000_000,
+            _ => 1_000 * ((x >> 50) % 70),
+        };
+        at += gap;
+        let n = 1 + (i % 3) as usize;
+        s.push(at, n);
+        want.extend(std::iter::repeat_n(at / 1000 * 1000, n));
+    }
+    s.push(at + 5, 0);
+    assert_eq!(s.len(), want.len());
+    assert_eq!(s.iter().collect::<Vec<_>>(), want);
 }
 
 fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
@@ -81,7 +111,7 @@ fn ndjson_lines_and_chunks() {
 }
 
 #[test]
-fn stamps_are_whole_microseconds_in_two_bytes_a_gap_under_16_ms() {
+fn stamps_are_whole_microseconds_coded_against_the_streams_cadence() {
     let mut s = Stamps::default();
     s.push(200_000_999, 1);
     for i in 1..=1000u64 {
@@ -94,8 +124,10 @@ fn stamps_are_whole_microseconds_in_two_bytes_a_gap_under_16_ms() {
     assert_eq!(all[0], 200_000_000);
     assert_eq!(all[1000], 10_200_000_000);
     assert_eq!(&all[1001..], &[210_000_000_000; 3]);
-    // 1,000 gaps of 10 ms: 2 bytes each.
-    assert!(s.bytes.len() <= 3 + 2 * 1000 + 4 + 2, "{}", s.bytes.len());
+    // The first gap, 200 ms, 3 bytes; the first of 1,000 gaps of 10 ms
+    // 3 (190 ms less than the one before), the rest one each (no
+    // change); the 200 s gap 5, the two events in its read one each.
+    assert_eq!(s.bytes.len(), 3 + 3 + 999 + 5 + 2);
     // Held in a buffer at most an eighth (or 256 bytes) over, not a
     // doubled one.
     assert!(

@@ -61,7 +61,7 @@ pub(in crate::transport::uring) fn read_armed(
         let Some(slot) = d.slots.get_mut(i) else {
             return Got::Failed(libc::EIO);
         };
-        let Some(&(res, flags)) = slot.got.front() else {
+        let Some(&(res, flags)) = slot.got.first() else {
             if slot.ended {
                 d.free(i);
                 return Got::Again { plain: false };
@@ -73,7 +73,7 @@ pub(in crate::transport::uring) fn read_armed(
         };
         if res <= 0 {
             // The last completion (an error or the end never says more).
-            slot.got.pop_front();
+            slot.got.remove(0);
             slot.ended = true;
             d.free(i);
             return match -res {
@@ -99,7 +99,7 @@ pub(in crate::transport::uring) fn read_armed(
         out.put_slice(pool.bytes(bid, *at, k));
         *at += k;
         if *at == n {
-            slot.got.pop_front();
+            slot.got.remove(0);
             pool.give(bid);
             *at = 0;
         }
