@@ -17,6 +17,9 @@ use std::{
 
 use crate::check::Step;
 
+mod stamps;
+pub use stamps::{size_class, Stamps};
+
 /// How a streamed answer is cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamMode {
@@ -74,125 +77,6 @@ impl StreamSpec {
             .map(|p| (text.to_string(), p))
             .ok_or_else(|| format!("{text:?}: want a JSON path such as .choices[0].delta.content"))
     }
-}
-
-/// An open stream's event stamps, kept compact, in whole microseconds
-/// (as the result stream keeps them: an event's arrival is known to no
-/// better than a read's wake-up). Each gap between stamps (the first from
-/// the tape's base) is coded against the last gap that was not zero, as
-/// time-series stores code their timestamps: a stream's events come at a
-/// cadence, and what is left is its jitter. A LEB128 varint holds 0 for
-/// a zero gap (events that came in one read), else the zigzagged
-/// difference plus one: one byte for a gap within 63 µs of the last, two
-/// within 8 ms, three within 1 s. Hand-written: a few lines, and kept in
-/// step with `size_class` below.
-///
-/// Measured on scripts/bench's streams cell (1,000 streams, 100 events a
-/// second each, loopback): 1.36 bytes an event, against 1.99 with each
-/// gap as it is, and 8 as `Vec<u64>` of ns. The worst case is a stream
-/// whose gaps swing by seconds from one to the next: three or four bytes
-/// an event, where coding each gap as it is takes three.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Stamps {
-    bytes: Vec<u8>,
-    len: usize,
-    last_us: u64,
-    /// The last gap that was not zero, in µs.
-    cadence: u64,
-}
-
-/// Zigzag: small differences either side of zero as small numbers.
-fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    (v >> 1) as i64 ^ -((v & 1) as i64)
-}
-
-impl Stamps {
-    /// Adds `n` stamps at `ns` from the base.
-    fn push(&mut self, ns: u64, n: usize) {
-        if n == 0 {
-            return;
-        }
-        let us = ns / 1000;
-        let gap = us.saturating_sub(self.last_us);
-        self.last_us = self.last_us.max(us);
-        // Grown a size class of the allocator's at a time (mimalloc's
-        // bins are an eighth to a quarter apart), not doubled: a doubled
-        // buffer may sit half empty (2,100 bytes of stamps in 4 KiB), and
-        // a capacity between two classes takes the larger block all the
-        // same (grown by an eighth, 2,304 bytes sat in a 2,560-byte
-        // block). At most 10 bytes for the first stamp, one for each
-        // after it (a zero gap).
-        let need = 10 + n.saturating_sub(1);
-        if self.bytes.capacity() - self.bytes.len() < need {
-            let least = (self.bytes.len() + need)
-                .max(self.bytes.capacity() + 1)
-                .max(256);
-            self.bytes
-                .reserve_exact(size_class(least) - self.bytes.len());
-        }
-        let mut code = 0;
-        if gap > 0 {
-            code = zigzag(gap.wrapping_sub(self.cadence) as i64).wrapping_add(1);
-            self.cadence = gap;
-        }
-        while code >= 0x80 {
-            self.bytes.push(code as u8 | 0x80);
-            code >>= 7;
-        }
-        self.bytes.push(code as u8);
-        // The rest came at the same instant: zero gaps.
-        self.bytes.resize(self.bytes.len() + n.saturating_sub(1), 0);
-        self.len += n;
-    }
-
-    /// How many.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Each stamp, in ns from the base (whole microseconds), in order.
-    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        let (mut at, mut cadence, mut i) = (0u64, 0u64, 0usize);
-        std::iter::from_fn(move || {
-            let (mut code, mut shift) = (0u64, 0);
-            loop {
-                let b = *self.bytes.get(i)?;
-                i += 1;
-                code |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-                shift += 7;
-                if b < 0x80 {
-                    break;
-                }
-            }
-            if code > 0 {
-                cadence = cadence.wrapping_add(unzigzag(code - 1) as u64);
-                at = at.wrapping_add(cadence);
-            }
-            Some(at * 1000)
-        })
-    }
-}
-
-/// The size of the allocator's block that holds `size` bytes: mimalloc's
-/// bins are 8 bytes apart up to 64, then four to a doubling (what a
-/// block costs in barrage; `tests/held_heap.rs` counts with it too).
-#[doc(hidden)]
-pub fn size_class(size: usize) -> usize {
-    if size <= 64 {
-        return size.div_ceil(8) * 8;
-    }
-    let top = usize::BITS - 1 - (size - 1).leading_zeros();
-    let step = 1usize << (top - 2);
-    size.div_ceil(step) * step
 }
 
 /// What one request's stream came to.
