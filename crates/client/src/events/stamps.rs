@@ -60,19 +60,25 @@ fn unzigzag(v: u64) -> i64 {
 /// [`Stamps`]'s `zeros` when every gap is zero.
 const ZEROS_ALL: u16 = 240;
 
-/// The zero-gap average after a symbol of `v`.
-fn next_zeros(zeros: u8, v: u64) -> u8 {
-    let z = u16::from(zeros);
-    let add = if v == 0 { ZEROS_ALL / 16 } else { 0 };
-    // Rounded up, so that it decays to 0 (at most 240 - 15 + 15).
-    (z - z.div_ceil(16) + add) as u8
+/// The code's parameters from its averages: the Rice parameter `k`,
+/// and whether a bit for zero comes first (it costs less, at this rate
+/// of zeros, than the `k + 1` bits of a zero's Rice code). The writer and
+/// the reader keep the same averages.
+fn params(width16: u16, zeros: u8) -> (u32, bool) {
+    let k = rice_k(width16);
+    (k, u32::from(zeros) * (k + 1) > u32::from(ZEROS_ALL))
 }
 
-/// Whether the symbols, their Rice parameter `k`, are flagged: a bit
-/// for zero costs less, at this rate of zeros, than the `k + 1` of
-/// their code.
-fn flagged(zeros: u8, k: u32) -> bool {
-    u32::from(zeros) * (k + 1) > u32::from(ZEROS_ALL)
+/// The averages after a symbol of `v`: a zero gap leaves the width as
+/// it is, and counts in the zeros' rate.
+fn adapt(width16: &mut u16, zeros: &mut u8, v: u64) {
+    if v > 0 {
+        *width16 = next_width(*width16, v);
+    }
+    let z = u16::from(*zeros);
+    let add = if v == 0 { ZEROS_ALL / 16 } else { 0 };
+    // Rounded up, so that it decays to 0 (at most 240 - 15 + 15).
+    *zeros = (z - z.div_ceil(16) + add) as u8;
 }
 
 /// Unary ones before a symbol is escaped.
@@ -132,12 +138,8 @@ impl Stamps {
 
     /// Writes one symbol's code.
     fn symbol(&mut self, v: u64) {
-        let k = rice_k(self.width16);
-        let flag = flagged(self.zeros, k);
-        if v > 0 {
-            self.width16 = next_width(self.width16, v);
-        }
-        self.zeros = next_zeros(self.zeros, v);
+        let (k, flag) = params(self.width16, self.zeros);
+        adapt(&mut self.width16, &mut self.zeros, v);
         // Flagged, a zero is its bit alone, a gap its bit and v - 1.
         let v = if flag { v.wrapping_sub(1) } else { v };
         let bits = match (flag, v) {
@@ -218,8 +220,7 @@ impl Stamps {
             if left == 0 {
                 return None;
             }
-            let k = rice_k(width16);
-            let flag = flagged(zeros, k);
+            let (k, flag) = params(width16, zeros);
             let v = if flag && read.bit()? == 0 {
                 0
             } else {
@@ -235,10 +236,7 @@ impl Stamps {
                 };
                 v + u64::from(flag)
             };
-            if v > 0 {
-                width16 = next_width(width16, v);
-            }
-            zeros = next_zeros(zeros, v);
+            adapt(&mut width16, &mut zeros, v);
             if v > 0 {
                 let gap = (cadence8 >> 3).wrapping_add(unzigzag(v - 1) as u64);
                 at = at.wrapping_add(gap);
