@@ -505,6 +505,74 @@ fn redirects_followed_and_not_followed() {
     );
 }
 
+/// A redirect carries the request's headers as Go's client does, on each
+/// engine: its credentials and cookies only within the first URL's
+/// domain (a subdomain's included), its body's headers not past a 302,
+/// a `Referer` naming where it came from.
+#[test]
+fn redirects_carry_headers_as_go_does() {
+    let server = Server::http();
+    let port = server.addr().port();
+    let mut targets = String::new();
+    // (status, where it leads, the tag the landing is known by)
+    let hops = [
+        (307, "/status/200?same".to_string()),
+        (302, format!("http://away.test:{port}/status/200?away")),
+        (
+            307,
+            format!("http://api.example.test:{port}/status/200?sub"),
+        ),
+    ];
+    for (code, to) in &hops {
+        let from = if to.contains("sub") {
+            format!("http://example.test:{port}/goto/{code}?{to}")
+        } else {
+            server.url(&format!("/goto/{code}?{to}"))
+        };
+        targets += &format!(
+            "GET {from}\nAuthorization: Bearer t\nCookie: c=1\nContent-Type: text/plain\nX-Keep: k\n\n"
+        );
+    }
+    let map = |h: &str| format!("{h}:{port}:127.0.0.1:{port}");
+    let (away, sub, parent) = (
+        map("away.test"),
+        map("api.example.test"),
+        map("example.test"),
+    );
+    for engine in [&[][..], &["-h1-engine", "hyper"][..], &["-h2c"][..]] {
+        let before = server.received().len();
+        let mut args = vec!["-rate", "100", "-requests", "3", "-connect-to", &away];
+        args.extend(["-connect-to", &sub, "-connect-to", &parent]);
+        args.extend_from_slice(engine);
+        let (hits, _) = attack(&args, &targets);
+        assert!(hits.iter().all(|h| h.code == 200), "{engine:?} {hits:?}");
+        let got = server.received();
+        for (tag, credentials, typed) in [
+            ("same", true, true),
+            ("away", false, false),
+            ("sub", true, true),
+        ] {
+            let r = got[before..]
+                .iter()
+                .find(|r| r.path == format!("/status/200?{tag}"))
+                .unwrap_or_else(|| panic!("{engine:?}: no request landed at {tag}"));
+            let has = |k: &str| {
+                r.headers
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.as_str())
+            };
+            let why = format!("{engine:?} {tag}: {:?}", r.headers);
+            assert_eq!(has("x-keep"), Some("k"), "{why}");
+            assert_eq!(has("authorization").is_some(), credentials, "{why}");
+            assert_eq!(has("cookie").is_some(), credentials, "{why}");
+            assert_eq!(has("content-type").is_some(), typed, "{why}");
+            let referer = has("referer").unwrap_or_else(|| panic!("{why}"));
+            assert!(referer.contains("/goto/"), "{why}");
+        }
+    }
+}
+
 #[test]
 fn timeouts_are_errors_with_code_0() {
     let server = Server::http();

@@ -446,6 +446,50 @@ fn progress_counts_requests_not_sessions() {
     assert!(last.contains("| sent 80 ("), "{err}");
 }
 
+/// A step's redirect carries its headers as a plain request's does (Go's
+/// client): its credentials stay within the first URL's domain, and the
+/// hop names where it came from in a `Referer`.
+#[test]
+fn a_steps_redirect_keeps_its_credentials_at_home() {
+    let server = Server::http();
+    let port = server.addr().port();
+    let dir = tempdir("flow-redirect-away");
+    let away = format!("http://away.test:{port}/status/200?away");
+    let flow = file(
+        &dir,
+        "away.flow",
+        &format!(
+            "GET {}\nAuthorization: Bearer t\nX-Keep: k\n:name go\n\nGET {}\nAuthorization: Bearer t\n:name stay\n",
+            server.url(&format!("/goto/302?{away}")),
+            server.url("/goto/302?/status/200?home"),
+        ),
+    );
+    let to = format!("away.test:{port}:127.0.0.1:{port}");
+    let (hits, _) = attack(
+        &flow,
+        &["-rate", "100", "-requests", "2", "-connect-to", &to],
+    );
+    assert_eq!(hits.len(), 4);
+    assert!(hits.iter().all(|h| h.code == 200), "{hits:?}");
+    let got = server.received();
+    let landed = |tag: &str| {
+        got.iter()
+            .filter(|r| r.path == format!("/status/200?{tag}"))
+            .map(|r| r.headers.clone())
+            .collect::<Vec<_>>()
+    };
+    let has = |h: &[(String, String)], k: &str| h.iter().any(|(n, _)| n == k);
+    let (away, home) = (landed("away"), landed("home"));
+    assert_eq!((away.len(), home.len()), (2, 2));
+    for h in &away {
+        assert!(
+            !has(h, "authorization") && has(h, "x-keep") && has(h, "referer"),
+            "{h:?}"
+        );
+    }
+    assert!(home.iter().all(|h| has(h, "authorization")), "{home:?}");
+}
+
 /// A form's login answers 303 with its cookie: the jar keeps it and sends
 /// it on the redirect (as Go's client with a jar does) and after.
 #[test]

@@ -26,6 +26,7 @@ mod step;
 mod taped;
 mod words;
 
+pub(crate) use redirect::Carry;
 use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
 use words::{failed, timed_out};
@@ -548,7 +549,19 @@ impl Client {
                         .map(crate::Via::link)
                         .unwrap_or_default();
                     let before = hop.as_ref().map_or(this, |h| h.before.then(this));
+                    let mut carry = hop.as_ref().map(|h| h.carry).unwrap_or_default();
+                    let headers = redirect::Redirect {
+                        first: &target.uri,
+                        from: uri,
+                        to: &next,
+                        code,
+                        location: &loc,
+                    }
+                    .headers(&target.header_lines, &mut carry);
                     hop = Some(Box::new(Hop {
+                        headers,
+                        carry,
+                        map: std::sync::OnceLock::new(),
                         before,
                         key: Key::of(&next),
                         method,

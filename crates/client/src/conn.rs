@@ -133,6 +133,13 @@ pub(crate) struct Hop {
     pub(crate) key: Result<Key, crate::Failure>,
     /// Redirects followed to reach it (1 for the first).
     pub(crate) followed: i64,
+    /// Its headers: the first request's, less what Go's client drops on
+    /// the way to it, with its `Referer` ([`crate::client::redirect`]).
+    pub(crate) headers: Vec<(String, String)>,
+    /// What the hops so far dropped of the first request's headers.
+    pub(crate) carry: crate::client::Carry,
+    /// Its headers for hyper, built on first use.
+    pub(crate) map: std::sync::OnceLock<http::HeaderMap>,
     /// Its request as barrage's own HTTP/1.1 engine writes it, built
     /// once (a request sent again after a kept connection turned out
     /// closed sends it again).
@@ -160,6 +167,16 @@ impl<'a> Ask<'a> {
         match self.hop {
             Some(h) => (&h.method, &h.uri, &h.body),
             None => (&self.target.method, &self.target.uri, &self.target.body),
+        }
+    }
+
+    /// Its headers, for hyper: the target's, or its redirect's.
+    fn headers(&self) -> &'a http::HeaderMap {
+        match self.hop {
+            Some(h) => h
+                .map
+                .get_or_init(|| crate::target::header_map(&h.headers, self.target.grpc)),
+            None => self.target.headers(),
         }
     }
 
@@ -221,7 +238,7 @@ impl Conn {
                     let h1_headers = if ask.hop.is_none() {
                         Cow::Borrowed(target.h1_headers())
                     } else {
-                        Cow::Owned(with_host(target.headers(), uri))
+                        Cow::Owned(with_host(ask.headers(), uri))
                     };
                     let v = http::Version::HTTP_11;
                     let proxy = ask.proxy();
@@ -230,14 +247,14 @@ impl Conn {
                 }
                 Conn::H2(sender) if target.grpc => {
                     let v = http::Version::HTTP_2;
-                    let req = request(shape, v, method, uri, target.headers(), body, seq, None);
+                    let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     break 'step Step::Done(
                         Box::pin(h2::grpc::call(shape, sender, req, fail)).await,
                     );
                 }
                 Conn::H2(sender) => {
                     let v = http::Version::HTTP_2;
-                    let req = request(shape, v, method, uri, target.headers(), body, seq, None);
+                    let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     Box::pin(h2::exchange(shape, sender, req, fail)).await
                 }
                 Conn::H3(_) if target.grpc => {
@@ -247,7 +264,7 @@ impl Conn {
                 }
                 Conn::H3(conn) => {
                     let v = http::Version::HTTP_3;
-                    let req = request(shape, v, method, uri, target.headers(), body, seq, None);
+                    let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     let req = http::Request::from_parts(req.into_parts().0, ());
                     Box::pin(h3::exchange(shape, conn, req, body, fail)).await
                 }
@@ -278,12 +295,12 @@ fn own_exchange<'a>(
         let claim = Claim::on(conn.opened());
         let (target, seq) = (ask.target, ask.seq);
         // Built once, kept in the target (or in a redirect's hop).
-        let (method, uri, body) = ask.parts();
         let wire = match ask.hop {
-            None => &target.wire,
-            Some(hop) => &hop.wire,
-        }
-        .get_or_init(|| own::wire(shape, target, method, uri, body, ask.proxy()));
+            None => (target.wire).get_or_init(|| own::target_wire(shape, target, ask.proxy())),
+            Some(h) => (h.wire).get_or_init(|| {
+                own::wire(shape, &h.headers, &h.method, &h.uri, &h.body, ask.proxy())
+            }),
+        };
         let mut framer = Framer::new(shape.limits, wire.head_request);
         let mut stamps = Stamps::default();
         let retry = wire.replayable && ask.retry;

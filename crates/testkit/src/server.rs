@@ -515,6 +515,14 @@ pub(crate) async fn route(
             }
             r
         }
+        // Redirects (`/goto/307?/x`: a 307) to its query, as it is.
+        ("goto", Some(code)) => {
+            let mut r = reply(code as u16, "");
+            if let Some(v) = parts.uri.query().and_then(|q| q.parse().ok()) {
+                r.headers_mut().insert(hyper::header::LOCATION, v);
+            }
+            r
+        }
         ("bytes", Some(n)) => reply(200, vec![b'x'; n as usize]),
         // The request's body back, with its method in `X-Seen-Method`.
         ("echo", _) => {

@@ -13,7 +13,7 @@ use super::{
 use crate::{
     conn::Conn,
     h1::{
-        own::{broken_off, response_of, wire},
+        own::{broken_off, response_of, target_wire},
         H1,
     },
     h1::{Framer, Stamps, Wire},
@@ -75,10 +75,7 @@ impl Client {
         let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
         let wires: Vec<&Wire> = batch
             .iter()
-            .map(|(t, _)| {
-                t.wire
-                    .get_or_init(|| wire(&self.shape, t, &t.method, &t.uri, &t.body, proxy))
-            })
+            .map(|(t, _)| t.wire.get_or_init(|| target_wire(&self.shape, t, proxy)))
             .collect();
         let requests: Vec<(&Wire, u64)> = wires
             .iter()

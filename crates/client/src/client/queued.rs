@@ -27,7 +27,7 @@ use crate::{
         Framer, Limits, Stamps,
     },
     h1::{
-        own::{broken_off, response_of, wire},
+        own::{broken_off, response_of, target_wire},
         H1,
     },
     PreparedTarget, Response,
@@ -46,16 +46,9 @@ impl Client {
         };
         let key = target.key.as_ref().map_err(|e| fail(&e))?;
         let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
-        target.wire.get_or_init(|| {
-            wire(
-                &self.shape,
-                target,
-                &target.method,
-                &target.uri,
-                &target.body,
-                proxy,
-            )
-        });
+        target
+            .wire
+            .get_or_init(|| target_wire(&self.shape, target, proxy));
         loop {
             if let Some(shared) = self.pool.shared_with_room(key, self.pipeline) {
                 let (reply, answer) = oneshot::channel();

@@ -43,7 +43,7 @@ fn a_waiting_requests_futures_stay_small() {
     let mut conn = crate::h1::Conn::new(Box::new(tokio::io::duplex(64).0), None, opened);
     let w = t
         .wire
-        .get_or_init(|| crate::h1::own::wire(&client.shape, &t, &t.method, &t.uri, &t.body, None));
+        .get_or_init(|| crate::h1::own::target_wire(&client.shape, &t, None));
     let mut framer = crate::h1::Framer::new(client.shape.limits, false);
     let mut stamps = crate::h1::Stamps::default();
     let reqs = [(w, 0u64)];

@@ -112,32 +112,39 @@ fn location(r: &Response) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// The request of a redirect from `from` (answered `code`) to `url`: as
-/// Go sends it, GET without a body after a 301, 302 or 303 (but HEAD),
-/// else as before; the step's headers, its `Cookie` the jar's for `url`.
+/// The request of a redirect from `from` (answered `code` with
+/// `location`) to `to`: as Go sends it, GET without a body after a 301,
+/// 302 or 303 (but HEAD), else as before; the step's headers as Go
+/// carries them (`carry`: what the hops before dropped), its `Cookie` the
+/// jar's for `to`.
 fn hop_target(
     step: &PreparedTarget,
     from: &PreparedTarget,
-    code: u16,
-    url: &str,
+    (code, location): (u16, &[u8]),
+    to: &http::Uri,
+    carry: &mut super::Carry,
     session: &SessionState,
 ) -> Result<PreparedTarget, crate::Failure> {
     let (method, body) = match code {
         301..=303 if from.method != http::Method::HEAD => ("GET".to_string(), bytes::Bytes::new()),
         _ => (from.method_text.clone(), from.body.clone()),
     };
-    let mut headers: Vec<(String, String)> = step
-        .header_lines
-        .iter()
-        .filter(|(k, _)| !k.eq_ignore_ascii_case("cookie"))
-        .cloned()
-        .collect();
-    if let Some(c) = session.cookie_header(url) {
+    let redirect = super::redirect::Redirect {
+        first: &step.uri,
+        from: &from.uri,
+        to,
+        code,
+        location,
+    };
+    let mut headers = redirect.headers(&step.header_lines, carry);
+    headers.retain(|(k, _)| !k.eq_ignore_ascii_case("cookie"));
+    let url = to.to_string();
+    if let Some(c) = session.cookie_header(&url) {
         headers.push(("Cookie".into(), c));
     }
     PreparedTarget::new(barrage_model::Target {
         method,
-        url: url.to_string(),
+        url,
         headers,
         body,
         ..Default::default()
@@ -196,6 +203,7 @@ impl Client {
                 .timeout_for(target)
                 .map(|t| (tokio::time::Instant::now() + t, t));
             let mut followed = 0;
+            let mut carry = super::Carry::default();
             // The connections of the hops before the answer, added up.
             let mut before: Option<barrage_model::Link> = None;
             while let Some(loc) = location(&r) {
@@ -213,11 +221,11 @@ impl Client {
                 if followed >= most {
                     return Err(fail(&format!("stopped after {most} redirects")));
                 }
-                let next = super::redirect::resolve(&hop.uri, loc.as_bytes())
-                    .map_err(|e| fail(&e))?
-                    .to_string();
-                let next =
-                    hop_target(target, &hop, r.code, &next, session).map_err(|e| fail(&e))?;
+                let to =
+                    super::redirect::resolve(&hop.uri, loc.as_bytes()).map_err(|e| fail(&e))?;
+                let answered = (r.code, loc.as_bytes());
+                let next = hop_target(target, &hop, answered, &to, &mut carry, session)
+                    .map_err(|e| fail(&e))?;
                 hop = Arc::new(next);
                 followed += 1;
                 if let Some(via) = &r.link {

@@ -45,12 +45,23 @@ pub(crate) fn answer(
     })
 }
 
+/// `target`'s own request (not a redirect's) for barrage's HTTP/1.1
+/// engine, encoded: [`wire`].
+pub(crate) fn target_wire(
+    shape: &Shape,
+    target: &PreparedTarget,
+    proxy: Option<&ProxyUrl>,
+) -> Wire {
+    let t = target;
+    wire(shape, &t.header_lines, &t.method, &t.uri, &t.body, proxy)
+}
+
 /// The request for barrage's HTTP/1.1 engine, encoded, through the
 /// plain-HTTP `proxy` if any (it takes the absolute URL; a tunnel's
 /// requests are the server's own).
 pub(crate) fn wire(
     shape: &Shape,
-    target: &PreparedTarget,
+    headers: &[(String, String)],
     method: &Method,
     uri: &Uri,
     body: &Bytes,
@@ -68,7 +79,7 @@ pub(crate) fn wire(
         method: method.as_str(),
         target: request_target,
         host,
-        headers: &target.header_lines,
+        headers,
         body,
         chunked: shape.chunked,
         close: !shape.keepalive,
