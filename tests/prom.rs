@@ -18,15 +18,6 @@ fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_barrage"))
 }
 
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// GET /metrics: the status line and the body.
 fn scrape(port: u16) -> (String, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -61,8 +52,8 @@ fn metrics_while_attacking_add_up_to_the_records() {
         server.url("/"),
         server.url("/status/404")
     );
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
+    // Port 0: the port the exporter took is read from its line on stderr
+    // (a port found free first could be taken before it binds it).
     let child = Child::spawn(
         bin(),
         &[
@@ -72,11 +63,20 @@ fn metrics_while_attacking_add_up_to_the_records() {
             "-duration",
             "3s",
             "-prometheus-addr",
-            &addr,
+            "127.0.0.1:0",
         ],
         targets.as_bytes(),
         None,
     );
+    let line = child.wait_stderr_line("metrics at", Duration::from_secs(20));
+    let line = line.expect("the exporter's address on stderr");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|a| a.strip_suffix("/metrics"))
+        .expect("metrics at http://addr/metrics")
+        .to_string();
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
     assert!(child.wait_records(150, Duration::from_secs(20)));
     let (status, text) = scrape(port);
     assert_eq!(status, "HTTP/1.1 200 OK");

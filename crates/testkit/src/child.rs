@@ -15,7 +15,9 @@ pub struct Child {
     hits: Arc<Mutex<Vec<Hit>>>,
     stream_error: Arc<Mutex<Option<String>>>,
     reader: Option<thread::JoinHandle<()>>,
-    stderr: Option<thread::JoinHandle<String>>,
+    stderr: Option<thread::JoinHandle<()>>,
+    /// Its stderr so far.
+    err_text: Arc<Mutex<String>>,
     feeder: Option<thread::JoinHandle<()>>,
 }
 
@@ -96,10 +98,15 @@ impl Child {
                 }
             }
         });
+        let err_text = Arc::new(Mutex::new(String::new()));
+        let text = err_text.clone();
         let stderr = thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
+            let mut buf = [0u8; 4096];
+            let mut bytes = Vec::new();
+            while let Ok(n @ 1..) = err.read(&mut buf) {
+                bytes.extend_from_slice(&buf[..n]);
+                *text.lock().unwrap() = String::from_utf8_lossy(&bytes).into_owned();
+            }
         });
         // The std Child is not waited on: wait4 below reaps the pid and
         // reports its rusage.
@@ -110,6 +117,7 @@ impl Child {
             stream_error,
             reader: Some(reader),
             stderr: Some(stderr),
+            err_text,
             feeder: Some(feeder),
         }
     }
@@ -134,6 +142,21 @@ impl Child {
             thread::sleep(Duration::from_millis(5));
         }
         false
+    }
+
+    /// Waits until a line of its stderr has `needle`, and gives that
+    /// line; `None` on timeout.
+    pub fn wait_stderr_line(&self, needle: &str, timeout: Duration) -> Option<String> {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            let text = self.err_text.lock().unwrap();
+            if let Some(l) = text.lines().find(|l| l.contains(needle)) {
+                return Some(l.to_string());
+            }
+            drop(text);
+            thread::sleep(Duration::from_millis(5));
+        }
+        None
     }
 
     /// Sends `signal` (e.g. `libc::SIGINT`).
@@ -176,11 +199,10 @@ impl Child {
         if let Some(r) = self.reader.take() {
             let _ = r.join();
         }
-        let stderr = self
-            .stderr
-            .take()
-            .map(|t| t.join().unwrap_or_default())
-            .unwrap_or_default();
+        if let Some(t) = self.stderr.take() {
+            let _ = t.join();
+        }
+        let stderr = std::mem::take(&mut *self.err_text.lock().unwrap());
         let exited = libc::WIFEXITED(status);
         ChildResult {
             code: exited.then(|| libc::WEXITSTATUS(status)),
