@@ -20,7 +20,7 @@ pub fn window_header<W: Write>(p: &Percentiles, mut out: W) -> io::Result<()> {
 }
 
 /// One live text row: the figures of the window starting at `start` (unix
-/// ns) and lasting `every` ns; with streamed answers, `events N first-p50
+/// ns) and lasting `every` ns (the final window: the time it covers); with streamed answers, `events N first-p50
 /// D gap-p50 D` after the codes.
 pub fn window_row<W: Write>(
     start: i64,
@@ -66,7 +66,8 @@ pub fn window_row<W: Write>(
 }
 
 /// One live JSON line: `{"start","end","requests","rate","success",
-/// "latencies":{…,"max"},"status_codes","errors"}`.
+/// "latencies":{…,"max"},"status_codes","errors"}`, its window lasting
+/// `every` ns (the final window: the time it covers).
 pub fn window_json<W: Write>(
     start: i64,
     every: i64,
