@@ -490,6 +490,41 @@ fn a_steps_redirect_keeps_its_credentials_at_home() {
     assert!(home.iter().all(|h| has(h, "authorization")), "{home:?}");
 }
 
+/// A step can go where an earlier answer points: its URL a variable
+/// whole (`GET {{next}}`, a link or a `Location` extracted), checked as
+/// each request is made; a value that is no URL is that step's error, as
+/// Go words it.
+#[test]
+fn a_step_goes_where_an_earlier_answer_points() {
+    let server = Server::http();
+    let dir = tempdir("flow-next");
+    let there = server.url("/status/201");
+    let flow = file(
+        &dir,
+        "next.flow",
+        &format!(
+            "GET {}\n:name ask\n:extract next header:Location\n\nGET {{{{next}}}}\n:name go\n",
+            server.url(&format!("/goto/302?{there}")),
+        ),
+    );
+    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "3", "-redirects", "-1"]);
+    assert_eq!(hits.len(), 6);
+    let went: Vec<_> = hits.iter().filter(|h| h.url == there).collect();
+    assert_eq!(went.len(), 3, "{hits:?}");
+    assert!(went.iter().all(|h| h.code == 201 && h.error.is_empty()));
+    let bad = file(
+        &dir,
+        "bad.flow",
+        &format!(
+            "GET {}\n:extract next body~(h)ello\n\nGET {{{{next}}}}\n",
+            server.url("/")
+        ),
+    );
+    let (hits, _) = attack(&bad, &["-rate", "100", "-requests", "1"]);
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[1].error, "Get \"h\": unsupported protocol scheme \"\"");
+}
+
 /// A form's login answers 303 with its cookie: the jar keeps it and sends
 /// it on the redirect (as Go's client with a jar does) and after.
 #[test]
