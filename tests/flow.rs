@@ -507,7 +507,10 @@ fn a_step_goes_where_an_earlier_answer_points() {
             server.url(&format!("/goto/302?{there}")),
         ),
     );
-    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "3", "-redirects", "-1"]);
+    let (hits, _) = attack(
+        &flow,
+        &["-rate", "100", "-requests", "3", "-redirects", "-1"],
+    );
     assert_eq!(hits.len(), 6);
     let went: Vec<_> = hits.iter().filter(|h| h.url == there).collect();
     assert_eq!(went.len(), 3, "{hits:?}");

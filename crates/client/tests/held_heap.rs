@@ -66,11 +66,12 @@ fn live() -> Vec<isize> {
 
 const WAITING: usize = 400;
 
+/// One count at a time: the tally is the process's.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The heap each of `WAITING` requests to `script`'s server holds while
 /// it waits (in mimalloc's classes), and its blocks as text.
 fn heap_per_request(script: Script, cfg: barrage_client::ClientConfig) -> (usize, String) {
-    // One count at a time: the tally is the process's.
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let server = RawServer::start(script);
     COUNTED.with(|c| c.set(true));
@@ -122,9 +123,18 @@ fn heap_per_request(script: Script, cfg: barrage_client::ClientConfig) -> (usize
     settle(8 + WAITING as u64);
     let after = live();
     COUNTED.with(|c| c.set(false));
+    for t in warm.into_iter().chain(tasks) {
+        t.abort();
+    }
+    per_one(&before, &after)
+}
+
+/// The heap each of `WAITING` more tasks took between two counts (in
+/// mimalloc's classes), and the blocks most of them took, as text.
+fn per_one(before: &[isize], after: &[isize]) -> (usize, String) {
     let mut bytes = 0usize;
     let mut rows = Vec::new();
-    for (size, (a, b)) in after.iter().zip(&before).enumerate() {
+    for (size, (a, b)) in after.iter().zip(before).enumerate() {
         let more = a - b;
         if more > 0 {
             bytes += size_class(size) * more as usize;
@@ -136,9 +146,6 @@ fn heap_per_request(script: Script, cfg: barrage_client::ClientConfig) -> (usize
                 more as f64 / WAITING as f64
             ));
         }
-    }
-    for t in warm.into_iter().chain(tasks) {
-        t.abort();
     }
     (bytes / WAITING, rows.join(", "))
 }
@@ -185,4 +192,70 @@ fn an_open_stream_holds_little_heap() {
     );
     eprintln!("heap per open stream: {per} B, in mimalloc's classes; blocks: {rows}");
     assert!(per <= 2_100, "heap per open stream: {per} B ({rows})");
+}
+
+/// A held WebSocket connection (`-hold`), open and idle: what the held
+/// cell's WebSocket row holds per connection, but for the attack's own
+/// state in its task.
+#[test]
+fn a_held_websocket_holds_little_heap() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let server = barrage_testkit::WsServer::start();
+    COUNTED.with(|c| c.set(true));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = barrage_client::ClientConfig {
+        timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    };
+    let shared = barrage_client::Shared::new(&cfg).unwrap();
+    let client = Arc::new(rt.block_on(async { barrage_client::Client::sharing(&cfg, &shared) }));
+    let target = Arc::new(
+        barrage_client::PreparedTarget::new(barrage_model::Target {
+            method: "GET".into(),
+            url: server.url("/"),
+            body: bytes::Bytes::from_static(b"hi"),
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    let spawn = |n: usize| {
+        let _in = rt.enter();
+        (0..n)
+            .map(|_| {
+                let (client, target) = (client.clone(), target.clone());
+                tokio::spawn(Box::pin(async move {
+                    // Opened boxed, as `-hold` opens it.
+                    if let Ok(mut held) = Box::pin(client.ws_hold(&target)).await {
+                        let _ = held.idle_until(None).await;
+                    }
+                }))
+            })
+            .collect::<Vec<_>>()
+    };
+    let settle = |want: u64| {
+        let until = Instant::now() + Duration::from_secs(20);
+        while server.open() < want {
+            assert!(Instant::now() < until, "{} of {want} open", server.open());
+            rt.block_on(async { tokio::time::sleep(Duration::from_millis(5)).await });
+        }
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(50)).await });
+    };
+    let warm = spawn(8);
+    settle(8);
+    let before = live();
+    let tasks = spawn(WAITING);
+    settle(8 + WAITING as u64);
+    let after = live();
+    COUNTED.with(|c| c.set(false));
+    for t in warm.into_iter().chain(tasks) {
+        t.abort();
+    }
+    let (per, rows) = per_one(&before, &after);
+    eprintln!("heap per held websocket: {per} B, in mimalloc's classes; blocks: {rows}");
+    // The connection (304 bytes of it in its task's future) and its
+    // idle read's future, 440 bytes, are most of it: 1,717 bytes.
+    assert!(per <= 1_800, "heap per held websocket: {per} B ({rows})");
 }
