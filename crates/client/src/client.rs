@@ -26,7 +26,6 @@ mod step;
 mod taped;
 mod words;
 
-pub(crate) use redirect::Carry;
 use redirect::{after, resolve};
 pub use step::{SessionState, StepReads, MAX_COOKIES};
 use words::{failed, timed_out};
@@ -550,7 +549,7 @@ impl Client {
                         .unwrap_or_default();
                     let before = hop.as_ref().map_or(this, |h| h.before.then(this));
                     let mut carry = hop.as_ref().map(|h| h.carry).unwrap_or_default();
-                    let headers = redirect::Redirect {
+                    let headers = crate::carry::Redirect {
                         first: &target.uri,
                         from: uri,
                         to: &next,

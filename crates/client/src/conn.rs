@@ -134,10 +134,10 @@ pub(crate) struct Hop {
     /// Redirects followed to reach it (1 for the first).
     pub(crate) followed: i64,
     /// Its headers: the first request's, less what Go's client drops on
-    /// the way to it, with its `Referer` ([`crate::client::redirect`]).
+    /// the way to it, with its `Referer` ([`crate::carry`]).
     pub(crate) headers: Vec<(String, String)>,
     /// What the hops so far dropped of the first request's headers.
-    pub(crate) carry: crate::client::Carry,
+    pub(crate) carry: crate::carry::Carry,
     /// Its headers for hyper, built on first use.
     pub(crate) map: std::sync::OnceLock<http::HeaderMap>,
     /// Its request as barrage's own HTTP/1.1 engine writes it, built

@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod carry;
 mod check;
 mod client;
 mod config;

@@ -122,14 +122,14 @@ fn hop_target(
     from: &PreparedTarget,
     (code, location): (u16, &[u8]),
     to: &http::Uri,
-    carry: &mut super::Carry,
+    carry: &mut crate::carry::Carry,
     session: &SessionState,
 ) -> Result<PreparedTarget, crate::Failure> {
     let (method, body) = match code {
         301..=303 if from.method != http::Method::HEAD => ("GET".to_string(), bytes::Bytes::new()),
         _ => (from.method_text.clone(), from.body.clone()),
     };
-    let redirect = super::redirect::Redirect {
+    let redirect = crate::carry::Redirect {
         first: &step.uri,
         from: &from.uri,
         to,
@@ -203,7 +203,7 @@ impl Client {
                 .timeout_for(target)
                 .map(|t| (tokio::time::Instant::now() + t, t));
             let mut followed = 0;
-            let mut carry = super::Carry::default();
+            let mut carry = crate::carry::Carry::default();
             // The connections of the hops before the answer, added up.
             let mut before: Option<barrage_model::Link> = None;
             while let Some(loc) = location(&r) {
