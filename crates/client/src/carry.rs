@@ -150,29 +150,24 @@ mod tests {
             uri("http://b.test:81/y"),
             uri("http://a.test/z"),
         );
+        // A hop from `a`, the first URL.
+        let hop = |from, to, code, location| Redirect {
+            first: &a,
+            from,
+            to,
+            code,
+            location,
+        };
         let mut carry = Carry::default();
         // Away (absolute, another domain) by a 302: no credentials, no
         // body headers, no Host of its own; no Referer from https to http.
-        let hop = Redirect {
-            first: &a,
-            from: &a,
-            to: &b,
-            code: 302,
-            location: b"http://b.test:81/y",
-        };
-        let got = hop.headers(&first, &mut carry);
+        let away = hop(&a, &b, 302, b"http://b.test:81/y");
+        let got = away.headers(&first, &mut carry);
         assert_eq!(names(&got), ["X-Keep"]);
         // Back home by a 307 with a relative Location: what was dropped
         // stays dropped; a Referer without the user's password.
         let from = uri("http://u:pw@b.test:81/y");
-        let hop = Redirect {
-            first: &a,
-            from: &from,
-            to: &c,
-            code: 307,
-            location: b"/z",
-        };
-        let got = hop.headers(&first, &mut carry);
+        let got = hop(&from, &c, 307, b"/z").headers(&first, &mut carry);
         assert_eq!(
             got,
             lines(&[("X-Keep", "k"), ("Referer", "http://b.test:81/y")])
@@ -181,14 +176,8 @@ mod tests {
         // request's own Referer is kept as it is.
         let mut carry = Carry::default();
         let sub = uri("https://api.a.test:8443/w");
-        let hop = Redirect {
-            first: &a,
-            from: &a,
-            to: &sub,
-            code: 307,
-            location: b"/w",
-        };
-        let got = hop.headers(&first, &mut carry);
+        let within = hop(&a, &sub, 307, b"/w");
+        let got = within.headers(&first, &mut carry);
         assert_eq!(names(&got[..5]), names(&first));
         assert_eq!(
             got[5],
@@ -196,6 +185,6 @@ mod tests {
         );
         let mut own = first.clone();
         own.push(("referer".into(), "r".into()));
-        assert_eq!(hop.headers(&own, &mut Carry::default()), own);
+        assert_eq!(within.headers(&own, &mut Carry::default()), own);
     }
 }

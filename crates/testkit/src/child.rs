@@ -17,7 +17,7 @@ pub struct Child {
     reader: Option<thread::JoinHandle<()>>,
     stderr: Option<thread::JoinHandle<()>>,
     /// Its stderr so far.
-    err_text: Arc<Mutex<String>>,
+    err_bytes: Arc<Mutex<Vec<u8>>>,
     feeder: Option<thread::JoinHandle<()>>,
 }
 
@@ -98,14 +98,12 @@ impl Child {
                 }
             }
         });
-        let err_text = Arc::new(Mutex::new(String::new()));
-        let text = err_text.clone();
+        let err_bytes = Arc::new(Mutex::new(Vec::new()));
+        let bytes = err_bytes.clone();
         let stderr = thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            let mut bytes = Vec::new();
             while let Ok(n @ 1..) = err.read(&mut buf) {
-                bytes.extend_from_slice(&buf[..n]);
-                *text.lock().unwrap() = String::from_utf8_lossy(&bytes).into_owned();
+                bytes.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
         // The std Child is not waited on: wait4 below reaps the pid and
@@ -117,7 +115,7 @@ impl Child {
             stream_error,
             reader: Some(reader),
             stderr: Some(stderr),
-            err_text,
+            err_bytes,
             feeder: Some(feeder),
         }
     }
@@ -149,11 +147,10 @@ impl Child {
     pub fn wait_stderr_line(&self, needle: &str, timeout: Duration) -> Option<String> {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
-            let text = self.err_text.lock().unwrap();
+            let text = String::from_utf8_lossy(&self.err_bytes.lock().unwrap()).into_owned();
             if let Some(l) = text.lines().find(|l| l.contains(needle)) {
                 return Some(l.to_string());
             }
-            drop(text);
             thread::sleep(Duration::from_millis(5));
         }
         None
@@ -202,7 +199,7 @@ impl Child {
         if let Some(t) = self.stderr.take() {
             let _ = t.join();
         }
-        let stderr = std::mem::take(&mut *self.err_text.lock().unwrap());
+        let stderr = String::from_utf8_lossy(&self.err_bytes.lock().unwrap()).into_owned();
         let exited = libc::WIFEXITED(status);
         ChildResult {
             code: exited.then(|| libc::WEXITSTATUS(status)),
