@@ -567,3 +567,367 @@ fn ctrl_c_leaves_the_collector_a_whole_stream() {
     assert_eq!(hits.len(), written, "{log}");
     common::assert_seq_complete(&mut hits);
 }
+
+/// `barrage send FILE` to a fresh collector; the merged records.
+fn through_collect(file: &std::path::Path, dir: &std::path::Path) -> Vec<barrage_stream::Hit> {
+    let merged = dir.join(format!(
+        "merged-{}",
+        file.file_name().unwrap().to_string_lossy()
+    ));
+    let collect = Collect::start(&[], &merged);
+    let out = bin()
+        .args([
+            "send",
+            &format!("tcp://{}", collect.addr),
+            file.to_str().unwrap(),
+        ])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    common::assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    decode(&std::fs::read(&merged).unwrap())
+}
+
+/// The records as a comparable key each, sorted: every field a way of
+/// sending can repeat across records (flows, mixes and sweeps share
+/// `seq`s) is in it.
+fn keys(hits: &[barrage_stream::Hit]) -> Vec<String> {
+    let mut k: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            format!(
+                "{} {} {} {:?} {} {} {} {} {}",
+                h.attack,
+                h.name,
+                h.seq,
+                h.session,
+                h.scheduled,
+                h.timestamp,
+                h.code,
+                h.url,
+                h.error
+            )
+        })
+        .collect();
+    k.sort();
+    k
+}
+
+/// Issue 60: `collect` dropped every record whose `seq` it had seen, and
+/// flows, `-mix` groups and sweep steps reuse `seq`s: each way of
+/// sending, through `collect`, gives the records its file holds, every
+/// one; two streams joined (`cat a.bin b.bin | send`) read as one.
+#[test]
+fn every_way_of_sending_comes_through_collect_whole() {
+    let server = Server::http();
+    let dir = tempdir("collect-ways");
+    let flow = dir.join("two.flow");
+    std::fs::write(
+        &flow,
+        format!(
+            "GET {}\n:name a\n\nGET {}\n:name b\n",
+            server.url("/bytes/1"),
+            server.url("/bytes/2")
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.http"), format!("GET {}\n", server.url("/ga"))).unwrap();
+    let mix = dir.join("mix.yaml");
+    std::fs::write(
+        &mix,
+        format!(
+            "groups:\n  - name: ga\n    targets: a.http\n    rate: 100\n  - name: gb\n    target: GET {}\n    rate: 100\n",
+            server.url("/gb")
+        ),
+    )
+    .unwrap();
+    let target = format!("GET {}\n", server.url("/s"));
+    let ways: Vec<(&str, Vec<String>, String)> = vec![
+        (
+            "flow",
+            [
+                "attack",
+                "-format",
+                "flow",
+                "-targets",
+                flow.to_str().unwrap(),
+            ]
+            .into_iter()
+            .chain(["-rate", "100", "-requests", "30"])
+            .map(String::from)
+            .collect(),
+            String::new(),
+        ),
+        (
+            "mix",
+            ["attack", "-mix", mix.to_str().unwrap(), "-requests", "30"]
+                .map(String::from)
+                .to_vec(),
+            String::new(),
+        ),
+        (
+            "sweep",
+            [
+                "sweep",
+                "-rates",
+                "50,100",
+                "-step-duration",
+                "300ms",
+                "-output",
+                "-",
+            ]
+            .map(String::from)
+            .to_vec(),
+            target.clone(),
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, args, stdin) in &ways {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::run(&args, stdin.as_bytes());
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // A sweep writes its table to stdout too when -output is -: the
+        // stream is what decodes.
+        let stream = if *name == "sweep" {
+            let file = dir.join("sweep-run.bin");
+            let mut a = args.clone();
+            let at = a.iter().position(|x| *x == "-").unwrap();
+            let f = file.to_str().unwrap().to_string();
+            a[at] = &f;
+            let out = common::run(&a, stdin.as_bytes());
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::fs::read(&file).unwrap()
+        } else {
+            out.stdout
+        };
+        let file = dir.join(format!("{name}.bin"));
+        std::fs::write(&file, &stream).unwrap();
+        let want = decode(&stream);
+        let seqs: std::collections::HashSet<u64> = want.iter().map(|h| h.seq).collect();
+        assert!(seqs.len() < want.len(), "{name}: no shared seq to test");
+        let got = through_collect(&file, &dir);
+        assert_eq!(got.len(), want.len(), "{name}");
+        assert_eq!(keys(&got), keys(&want), "{name}");
+        files.push(stream);
+    }
+    // Joined streams, through a pipe.
+    let joined = files.concat();
+    let merged = dir.join("merged-joined.bin");
+    let collect = Collect::start(&[], &merged);
+    let mut send = bin()
+        .args(["send", &format!("tcp://{}", collect.addr)])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    send.stdin.take().unwrap().write_all(&joined).unwrap();
+    let out = finished(send);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    let got = decode(&std::fs::read(&merged).unwrap());
+    assert_eq!(keys(&got), keys(&decode(&joined)), "{log}");
+}
+
+/// A stream of `n` records with 1 KiB bodies, written here.
+fn big_stream(path: &std::path::Path, n: u64) {
+    let mut enc = barrage_stream::Encoder::new(std::fs::File::create(path).unwrap()).unwrap();
+    for seq in 0..n {
+        let body: Vec<u8> = (0..1024).map(|i| ((seq * 7 + i) % 251) as u8).collect();
+        enc.write(&barrage_stream::Hit {
+            seq,
+            code: 200,
+            timestamp: 1_700_000_000_000_000_000 + seq as i64 * 1000,
+            url: "http://127.0.0.1:1/".into(),
+            method: "GET".into(),
+            body,
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    enc.finish().unwrap();
+}
+
+/// Issue 60: a collector that says `ok` and then reads nothing (its
+/// output blocked) left `send` and `attack` waiting for ever, deaf to
+/// SIGTERM. Now a write it does not take for 10 s is a lost connection,
+/// said with the spool's name, and a signal ends the wait at once.
+#[test]
+fn a_collector_that_stops_reading_is_not_waited_on_for_ever() {
+    let dir = tempdir("collect-quiet");
+    let file = dir.join("big.bin");
+    big_stream(&file, 30_000);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let quiet = Arc::new(AtomicBool::new(false));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    {
+        let (quiet, held) = (quiet.clone(), held.clone());
+        std::thread::spawn(move || {
+            for sock in listener.incoming().flatten() {
+                let mut r = BufReader::new(sock.try_clone().unwrap());
+                let mut line = String::new();
+                while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\n" {
+                    line.clear();
+                }
+                let mut w = sock;
+                let _ = w.write_all(b"ok 0\n");
+                quiet.store(true, Ordering::SeqCst);
+                // Held open, never read.
+                held.lock().unwrap().push(w);
+            }
+        });
+    }
+    let mut send = bin()
+        .args(["send", &format!("tcp://{addr}"), file.to_str().unwrap()])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = send.stderr.take().unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(l);
+            }
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let said = |needle: &str| lines.lock().unwrap().iter().any(|l| l.contains(needle));
+    while !said("lost the collector") {
+        assert!(
+            send.try_wait().unwrap().is_none(),
+            "{:?}",
+            lines.lock().unwrap()
+        );
+        assert!(Instant::now() < deadline, "{:?}", lines.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(quiet.load(Ordering::SeqCst));
+    let text = lines.lock().unwrap().join("\n");
+    assert!(text.contains("took nothing for 10s"), "{text}");
+    assert!(
+        text.contains(file.to_str().unwrap()),
+        "the spool is named: {text}"
+    );
+    // One SIGTERM ends the wait.
+    let asked = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &send.id().to_string()])
+        .status()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = send.try_wait().unwrap() {
+            break s;
+        }
+        assert!(asked.elapsed() < Duration::from_secs(20), "SIGTERM ignored");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let text = lines.lock().unwrap().join("\n");
+    assert!(!status.success(), "{text}");
+    assert!(text.contains("the whole stream is in"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    // A spool of send's own making is readable by its owner only.
+    let spool = barrage_collect::temp_spool();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&spool).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let _ = std::fs::remove_file(spool);
+}
+
+/// Issue 60: `collect` waited for ever for attackers that died or never
+/// came, and two Ctrl-Cs with nobody joined exited 0. Now the awaited
+/// set has a join deadline and each attacker a silence deadline; the
+/// exit is 1, naming who is missing; one SIGTERM with nobody live ends it.
+#[test]
+fn collect_names_who_never_came_or_went_away() {
+    let server = Server::http();
+    let dir = tempdir("collect-missing");
+    // Nobody at all.
+    let merged = dir.join("none.bin");
+    let collect = Collect::start(&["-join-timeout", "1s"], &merged);
+    let (code, log) = collect.wait();
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("no attacker joined within 1s"), "{log}");
+    // One SIGTERM, nobody joined: at once.
+    let collect = Collect::start(&[], &dir.join("term.bin"));
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &collect.child.id().to_string()])
+        .status()
+        .unwrap();
+    let (code, log) = collect.wait();
+    assert!(t.elapsed() < Duration::from_secs(5), "{log}");
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("no attacker joined"), "{log}");
+    // Two awaited, one comes: its records are kept, the other is named.
+    let merged = dir.join("one.bin");
+    let collect = Collect::start(&["-expect", "2", "-join-timeout", "3s"], &merged);
+    let out = finished(attack(
+        &server.url("/"),
+        &format!("tcp://{}", collect.addr),
+        &["-rate", "50", "-duration", "1s"],
+        &[("BARRAGE_TOKEN", TOKEN)],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("1 of 2 awaited attackers never joined"),
+        "{log}"
+    );
+    assert_eq!(decode(&std::fs::read(&merged).unwrap()).len(), 50);
+    // An attacker killed with -9: lost after -silence, its records kept.
+    let merged = dir.join("killed.bin");
+    let collect = Collect::start(&["-silence", "1s"], &merged);
+    let mut a = attack(
+        &server.url("/"),
+        &format!("tcp://{}", collect.addr),
+        &["-rate", "100", "-duration", "60s"],
+        &[("BARRAGE_TOKEN", TOKEN)],
+    );
+    let t = Instant::now();
+    while collect.said("joined").is_none() {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    a.kill().unwrap();
+    let _ = a.wait();
+    let (code, log) = collect.wait();
+    assert_eq!(code, 1, "{log}");
+    assert!(
+        log.contains("lost: its connection has been gone for 1s"),
+        "{log}"
+    );
+    let hits = decode(&std::fs::read(&merged).unwrap());
+    assert!(!hits.is_empty(), "{log}");
+}

@@ -80,6 +80,10 @@ fn the_indexed_job_is_wired_to_shard_auto() {
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let n = spec["completions"].as_i64().expect("completions");
     assert_eq!(spec["parallelism"].as_i64(), Some(n), "parallelism");
+    // Issue 60: a Job whose pods hang still ends.
+    assert!(spec["activeDeadlineSeconds"]
+        .as_i64()
+        .is_some_and(|s| s > 0));
     let pod = &spec["template"]["spec"];
     assert_eq!(pod["restartPolicy"].as_str(), Some("Never"));
     let c = &pod["containers"][0];
@@ -288,6 +292,12 @@ fn the_collector_job_meets_the_shards_live() {
     let c = &pod["containers"][0];
     let args = strings(&c["args"]);
     assert_eq!(args[0], "collect");
+    // Issue 60: the collector never waits for ever, for shards that do
+    // not come or for the Job itself.
+    assert!(job["spec"]["activeDeadlineSeconds"]
+        .as_i64()
+        .is_some_and(|s| s > 0));
+    assert!(args.iter().any(|a| a == "-join-timeout"), "{args:?}");
     let listen = &args[args.iter().position(|a| a == "-listen").unwrap() + 1];
     let port = listen.rsplit_once(':').unwrap().1;
     let service = kind(&docs, "Service");

@@ -528,6 +528,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         (true, None) => Total::Open,
     };
     let (watch, stopped) = (attack.watch(), stopper.clone());
+    let signals = stopper.clone();
     let display = Display::start(
         Show::from_flag(a.progress, io::stderr().is_terminal()),
         Watched {
@@ -559,7 +560,8 @@ pub fn run(a: AttackArgs) -> Outcome {
     let collector_stop = match live {
         Some(live) => {
             let stopped = live.outcome();
-            live.finish()?;
+            let seen = signals.signals();
+            live.finish(&|| signals.signals() > seen)?;
             stopped
         }
         None => Ok(()),

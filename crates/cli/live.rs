@@ -34,8 +34,15 @@ fn token(flag: &Option<String>, what: &str) -> Result<String, Failed> {
         .or_else(|| std::env::var(TOKEN_VAR).ok())
         .unwrap_or_default();
     if token.is_empty() {
+        // `attack` takes the token from the environment only (to keep it
+        // out of `ps`): its message names no flag.
+        let how = if what.starts_with("-output") {
+            format!("{TOKEN_VAR}=T in the environment")
+        } else {
+            format!("-token T or {TOKEN_VAR}=T")
+        };
         return Err(Failed::usage(format!(
-            "{what} needs the shared token: -token T or {TOKEN_VAR}=T (the collector refuses streams without it)"
+            "{what} needs the shared token: {how} (the collector refuses streams without it)"
         )));
     }
     if token.chars().any(|c| c.is_control()) {
@@ -70,9 +77,10 @@ pub struct Live {
 
 impl Live {
     /// The spool is complete: sends the rest, waits for the collector to
-    /// hold it, and removes a spool of our own making.
-    pub fn finish(self) -> Result<(), Failed> {
-        match self.uplink.finish() {
+    /// hold it, and removes a spool of our own making. `give_up` (a
+    /// signal came) ends the wait at once, the spool kept and named.
+    pub fn finish(self, give_up: &dyn Fn() -> bool) -> Result<(), Failed> {
+        match self.uplink.finish(give_up) {
             Ok(_) => {
                 if !self.keep {
                     let _ = std::fs::remove_file(&self.spool);
@@ -99,6 +107,10 @@ fn uplink_error(e: UplinkError) -> Failed {
     match e {
         UplinkError::Refused { .. } => Failed::usage(e),
         UplinkError::Io(_) => Failed::io(e),
+        UplinkError::GaveUp { .. } => Failed {
+            kind: Kind::Interrupted,
+            lines: vec![e.to_string()],
+        },
     }
 }
 
@@ -232,13 +244,26 @@ pub fn send(a: SendArgs) -> Outcome {
         "send",
         Box::new(move || stop.store(true, Ordering::SeqCst)),
     )?;
+    // The first Ctrl-C or SIGTERM stops reading stdin (what is spooled is
+    // still sent); the next one stops waiting for the collector.
+    let signals = Arc::new(AtomicUsize::new(0));
+    count_signals(signals.clone());
     if let Some(c) = copier {
-        c.join()
-            .unwrap_or_else(|_| Err(io::Error::other("the copy failed")))
-            .map_err(|e| Failed::io(format!("reading stdin: {e}")))?;
+        while !c.is_finished() && signals.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if c.is_finished() {
+            c.join()
+                .unwrap_or_else(|_| Err(io::Error::other("the copy failed")))
+                .map_err(|e| Failed::io(format!("reading stdin: {e}")))?;
+        } else {
+            quit.store(true, Ordering::SeqCst);
+            eprintln!("barrage send: interrupted: sending what was read (again to stop waiting)");
+        }
     }
     let outcome = live.outcome();
-    live.finish()?;
+    let seen = signals.load(Ordering::SeqCst);
+    live.finish(&|| signals.load(Ordering::SeqCst) > seen)?;
     outcome
 }
 
@@ -257,12 +282,19 @@ pub fn collect(a: CollectArgs) -> Outcome {
         tls,
         interval: a.interval,
         attackers: a.attackers,
+        join_timeout: Some(a.join_timeout).filter(|d| !d.is_zero()),
+        silence: Some(a.silence).filter(|d| !d.is_zero()),
         fail_on: a.fail_on.map(|f| f.0).unwrap_or_default(),
         min_requests: a.min_requests,
         max_skew: a.max_skew,
     };
-    if a.interval.is_zero() {
-        return Err(Failed::usage("-interval must be above 0s"));
+    if a.interval < std::time::Duration::from_millis(1) {
+        return Err(Failed::usage(
+            "-interval must be at least 1ms (it is how long a record waits for a slower attacker)",
+        ));
+    }
+    if !a.listen.ip().is_loopback() && !tls_on {
+        eprintln!("barrage collect: warning: -listen {} without -tls-cert: the token and the results cross the network in clear", a.listen);
     }
     let collector = Collector::bind(a.listen, config)
         .map_err(|e| Failed::io(format!("-listen {}: {e}", a.listen)))?;

@@ -21,6 +21,8 @@ struct Inner {
     /// Stopped by a signal (not a closed output or the end of the
     /// targets): the progress line says so.
     signalled: AtomicBool,
+    /// Signals received, all told.
+    signals: std::sync::atomic::AtomicUsize,
     abandoned: AtomicBool,
     lock: Mutex<()>,
     wake: Condvar,
@@ -74,6 +76,7 @@ impl Stopper {
             .name("barrage-signals".into())
             .spawn(move || {
                 for (n, _) in signals.forever().enumerate() {
+                    stopper.inner.signals.fetch_add(1, Ordering::SeqCst);
                     match n {
                         0 => {
                             stopper.inner.signalled.store(true, Ordering::SeqCst);
@@ -89,6 +92,12 @@ impl Stopper {
     /// Whether a signal (Ctrl-C, SIGTERM) stopped it.
     pub fn is_signalled(&self) -> bool {
         self.inner.signalled.load(Ordering::SeqCst)
+    }
+
+    /// How many signals [`Stopper::on_signals`] has received: a wait
+    /// after the attack (on a collector) ends at the next one.
+    pub fn signals(&self) -> usize {
+        self.inner.signals.load(Ordering::SeqCst)
     }
 
     /// Whether it has fired.

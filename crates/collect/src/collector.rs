@@ -36,6 +36,11 @@ const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// How often the shards check is read.
 const SHARDS_EVERY: Duration = Duration::from_secs(5);
 
+/// After the first Ctrl-C or SIGTERM, how long the attackers have to
+/// finish their requests in flight (the attack's default `-timeout` is
+/// 30 s) and send them, before the collection ends as on a second.
+pub const STOP_WAIT: Duration = Duration::from_secs(40);
+
 /// The collector's settings.
 pub struct CollectConfig {
     /// The token every sender must give.
@@ -47,6 +52,13 @@ pub struct CollectConfig {
     /// How many streams to wait for (else the shard count, else all
     /// that connected).
     pub attackers: Option<usize>,
+    /// How long after the start the awaited streams may take to join:
+    /// past it the collection stops waiting for the missing (and ends at
+    /// once when nobody joined), and fails naming them.
+    pub join_timeout: Option<Duration>,
+    /// How long an attacker's connection may stay gone before it counts
+    /// as lost.
+    pub silence: Option<Duration>,
     /// Conditions that stop every attacker.
     pub fail_on: Vec<Threshold>,
     /// Records before `-fail-on` is judged live.
@@ -64,7 +76,8 @@ pub struct Summary {
     pub attackers: usize,
     /// `-fail-on` conditions that held.
     pub failed: Vec<String>,
-    /// Streams that did not end (a second Ctrl-C): one line each.
+    /// Streams that did not end (a second Ctrl-C, a lost attacker) and
+    /// attackers that never joined: one line each.
     pub unfinished: Vec<String>,
     /// From a record's end to its place in the merged stream, ns.
     pub added: Distribution,
@@ -81,6 +94,10 @@ struct Attacker {
     hello: Hello,
     connected: bool,
     ended: bool,
+    /// When its connection went, while it is gone.
+    left: Option<Instant>,
+    /// Gone past `-silence`: no longer waited for.
+    lost: bool,
     /// The latest end (timestamp + latency) it sent.
     frontier: i64,
     last: Instant,
@@ -184,6 +201,8 @@ impl<'a> Merge<'a> {
             start + SHARDS_EVERY,
         );
         let mut interrupted = 0;
+        let mut stop_by: Option<Instant> = None;
+        let mut gave_up_joining = false;
         loop {
             let due = tick.min(check);
             match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
@@ -195,17 +214,47 @@ impl<'a> Merge<'a> {
             let signalled = signals.load(Ordering::SeqCst);
             if signalled > interrupted {
                 interrupted = signalled;
-                if interrupted == 1 {
+                if interrupted == 1 && self.any_live() {
                     eprintln!(
-                        "barrage collect: interrupted: stopping the attackers (again to end now)"
+                        "barrage collect: interrupted: stopping the attackers (again to end now; at most {}s more)",
+                        STOP_WAIT.as_secs()
                     );
                     self.stop("the collector was interrupted");
+                    stop_by = Some(now + STOP_WAIT);
                 } else {
                     self.release(i64::MAX, out)?;
                     self.unfinished();
                     break;
                 }
             }
+            if stop_by.is_some_and(|t| now >= t) {
+                eprintln!(
+                    "barrage collect: the attackers did not end within {}s of the stop",
+                    STOP_WAIT.as_secs()
+                );
+                self.release(i64::MAX, out)?;
+                self.unfinished();
+                break;
+            }
+            if !gave_up_joining
+                && self
+                    .config
+                    .join_timeout
+                    .is_some_and(|t| now.duration_since(start) >= t)
+                && self.attackers.len() < self.awaited()
+            {
+                gave_up_joining = true;
+                let t = self.config.join_timeout.unwrap_or_default();
+                self.summary.unfinished.push(self.missing(t));
+                eprintln!(
+                    "barrage collect: {}",
+                    self.summary.unfinished.last().expect("a line")
+                );
+                if self.attackers.is_empty() {
+                    break;
+                }
+            }
+            self.lose_silent(now);
             if now >= check {
                 check = now + CHECK_EVERY;
                 if self.metrics.requests() >= self.config.min_requests {
@@ -221,7 +270,7 @@ impl<'a> Merge<'a> {
                 shards_at = now + SHARDS_EVERY;
                 self.check_shards(false);
             }
-            if self.complete() {
+            if self.complete(gave_up_joining) {
                 self.release(i64::MAX, out)?;
                 break;
             }
@@ -276,6 +325,8 @@ impl<'a> Merge<'a> {
                         hello,
                         connected: true,
                         ended: false,
+                        left: None,
+                        lost: false,
                         frontier: i64::MIN,
                         last: Instant::now(),
                         records: 0,
@@ -284,7 +335,17 @@ impl<'a> Merge<'a> {
                     eprintln!(
                         "barrage collect: {name} is back from {peer}, resending from byte {from}"
                     );
-                    self.attackers[index].connected = true;
+                    let a = &mut self.attackers[index];
+                    a.connected = true;
+                    a.left = None;
+                    if a.lost {
+                        // Back after it was given up on: its stream is
+                        // taken again, and waited for.
+                        a.lost = false;
+                        a.ended = false;
+                        let line = format!("{name} ");
+                        self.summary.unfinished.retain(|l| !l.starts_with(&line));
+                    }
                 }
                 if let Some(why) = self.shared.stop.lock().expect("stop").clone() {
                     eprintln!("barrage collect: {name} told to stop: {why}");
@@ -298,6 +359,7 @@ impl<'a> Merge<'a> {
             }
             Event::Left(index, why) => {
                 self.attackers[index].connected = false;
+                self.attackers[index].left = Some(Instant::now());
                 eprintln!(
                     "barrage collect: {} dropped ({why}); waiting for it to resend from its spool",
                     who(&self.attackers[index].hello)
@@ -310,12 +372,6 @@ impl<'a> Merge<'a> {
                     "barrage collect: {} done: {} records",
                     who(&a.hello),
                     a.records
-                );
-            }
-            Event::Duplicate(index, seq) => {
-                eprintln!(
-                    "barrage collect: warning: {} sent seq {seq} twice: the second is dropped",
-                    who(&self.attackers[index].hello)
                 );
             }
             Event::Broken(index, why) => {
@@ -452,21 +508,94 @@ impl<'a> Merge<'a> {
         }
     }
 
-    /// Whether every awaited stream ended.
-    fn complete(&self) -> bool {
-        let joined = self.attackers.len();
+    /// How many streams are awaited: `-attackers`, else the shard count,
+    /// else 1.
+    fn awaited(&self) -> usize {
         let shards = self
             .attackers
             .iter()
             .filter_map(|a| a.hello.shard)
             .map(|(_, n)| n as usize)
             .max();
-        let awaited = self.config.attackers.or(shards).unwrap_or(1).max(1);
-        joined >= awaited && self.attackers.iter().all(|a| a.ended)
+        self.config.attackers.or(shards).unwrap_or(1).max(1)
+    }
+
+    /// Whether every awaited stream ended (or, once the join deadline
+    /// passed, every joined one).
+    fn complete(&self, gave_up_joining: bool) -> bool {
+        let joined = self.attackers.len();
+        (joined >= self.awaited() || (gave_up_joining && joined > 0))
+            && self.attackers.iter().all(|a| a.ended)
+    }
+
+    /// Whether an attacker is still sending, or may come back.
+    fn any_live(&self) -> bool {
+        self.attackers.iter().any(|a| !a.ended)
+    }
+
+    /// The line naming who never joined within `t`.
+    fn missing(&self, t: Duration) -> String {
+        let awaited = self.awaited();
+        let joined = self.attackers.len();
+        let shards: Vec<String> = match self.attackers.iter().find_map(|a| a.hello.shard) {
+            Some((_, n)) => (0..n)
+                .filter(|i| {
+                    !self
+                        .attackers
+                        .iter()
+                        .any(|a| a.hello.shard.map(|s| s.0) == Some(*i))
+                })
+                .take(16)
+                .map(|i| format!("{i}/{n}"))
+                .collect(),
+            None => Vec::new(),
+        };
+        let which = if shards.is_empty() {
+            String::new()
+        } else {
+            format!(" (shards {})", shards.join(", "))
+        };
+        if joined == 0 {
+            format!(
+                "no attacker joined within {} (-join-timeout); {awaited} awaited",
+                show(t.as_nanos() as u64)
+            )
+        } else {
+            format!(
+                "{} of {awaited} awaited attackers never joined within {} (-join-timeout){which}",
+                awaited - joined,
+                show(t.as_nanos() as u64)
+            )
+        }
+    }
+
+    /// Gives up on attackers whose connection has been gone past
+    /// `-silence`.
+    fn lose_silent(&mut self, now: Instant) {
+        let Some(silence) = self.config.silence else {
+            return;
+        };
+        for a in &mut self.attackers {
+            if a.ended || a.lost {
+                continue;
+            }
+            if a.left.is_some_and(|t| now.duration_since(t) >= silence) {
+                a.lost = true;
+                a.ended = true;
+                let line = format!(
+                    "{} lost: its connection has been gone for {} (-silence); {} of its records kept",
+                    who(&a.hello),
+                    show(silence.as_nanos() as u64),
+                    a.records
+                );
+                eprintln!("barrage collect: {line}");
+                self.summary.unfinished.push(line);
+            }
+        }
     }
 
     fn unfinished(&mut self) {
-        let lines: Vec<String> = self
+        let mut lines: Vec<String> = self
             .attackers
             .iter()
             .filter(|a| !a.ended)
@@ -478,7 +607,22 @@ impl<'a> Merge<'a> {
                 )
             })
             .collect();
-        self.summary.unfinished = lines;
+        if self.attackers.is_empty() {
+            lines.push("no attacker joined".into());
+        } else if self.attackers.len() < self.awaited()
+            && !self
+                .summary
+                .unfinished
+                .iter()
+                .any(|l| l.contains("-join-timeout"))
+        {
+            lines.push(format!(
+                "{} of {} awaited attackers never joined",
+                self.awaited() - self.attackers.len(),
+                self.awaited()
+            ));
+        }
+        self.summary.unfinished.extend(lines);
     }
 }
 

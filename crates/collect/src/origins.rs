@@ -52,8 +52,6 @@ pub enum Event {
     Left(usize, String),
     /// An origin's stream is complete (all its records were sent before).
     Ended(usize),
-    /// A record whose `seq` came before from the same origin: dropped.
-    Duplicate(usize, u64),
     /// A decoder failed: the origin's stream ends there.
     Broken(usize, String),
     /// A connection refused.
@@ -271,7 +269,11 @@ impl Read for Feed {
     }
 }
 
-/// One origin's decoder thread: records out, each `seq` once.
+/// One origin's decoder thread: records out. A record is identified
+/// across a resend by its place in the sender's stream (the byte offset
+/// that `ok BYTES` resumes from, and each byte is fed once), not by its
+/// `seq`: flows, `-mix` groups and sweep steps give several records one
+/// `seq` (issue 60: a flow run through `collect` kept 100 of 400).
 fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
     let feed = Feed {
         chunks,
@@ -286,7 +288,6 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
             return;
         }
     };
-    let mut seen = Seen::default();
     let mut metas = 0;
     let mut hit = Hit::default();
     loop {
@@ -296,12 +297,10 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                     let _ = events.send(Event::Meta(k.clone(), v.clone()));
                 }
                 metas = dec.meta().len();
-                let event = if seen.insert(hit.seq) {
-                    Event::Hit(index, Box::new(hit.clone()))
-                } else {
-                    Event::Duplicate(index, hit.seq)
-                };
-                if events.send(event).is_err() {
+                if events
+                    .send(Event::Hit(index, Box::new(hit.clone())))
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -314,26 +313,5 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                 return;
             }
         }
-    }
-}
-
-/// Sequence numbers seen, a bit each.
-#[derive(Default)]
-struct Seen(Vec<u64>);
-
-impl Seen {
-    /// False when `seq` was seen before. Numbers past 2^30 are not kept
-    /// (128 MiB of bits at most): they pass unchecked.
-    fn insert(&mut self, seq: u64) -> bool {
-        if seq >= 1 << 30 {
-            return true;
-        }
-        let (word, bit) = ((seq / 64) as usize, seq % 64);
-        if word >= self.0.len() {
-            self.0.resize(word + 1 + word / 2, 0);
-        }
-        let fresh = self.0[word] & (1 << bit) == 0;
-        self.0[word] |= 1 << bit;
-        fresh
     }
 }

@@ -34,6 +34,14 @@ const POLL: Duration = Duration::from_millis(10);
 /// The longest wait between reconnects.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
+/// How long a write may wait on a collector that takes nothing (its own
+/// output blocked, or gone quiet) before the connection counts as lost.
+const WRITE_WAIT: Duration = Duration::from_secs(10);
+
+/// How long the collector has to confirm the stream's end (`done BYTES`)
+/// once it was sent.
+const DONE_WAIT: Duration = Duration::from_secs(30);
+
 /// Where and how to send.
 pub struct UplinkConfig {
     /// `host:port`.
@@ -66,6 +74,21 @@ pub enum UplinkError {
     /// The collector could not be reached, or the spool not read.
     #[error("{0}")]
     Io(String),
+    /// Told to stop waiting (a signal) before the collector held it all.
+    #[error("stopped waiting for the collector at {addr}; the whole stream is in {}", spool.display())]
+    GaveUp {
+        /// `host:port`.
+        addr: String,
+        /// The spool, kept.
+        spool: PathBuf,
+    },
+}
+
+/// The uplink thread's two flags: the spool is complete; stop at once.
+#[derive(Clone, Copy)]
+struct Flags<'a> {
+    done: &'a AtomicBool,
+    abort: &'a AtomicBool,
 }
 
 /// Called with the collector's reason when it says stop.
@@ -74,6 +97,9 @@ pub type OnStop = Box<dyn FnMut(&str) + Send>;
 /// A running uplink: [`Uplink::finish`] once the spool is complete.
 pub struct Uplink {
     done: Arc<AtomicBool>,
+    abort: Arc<AtomicBool>,
+    spool: PathBuf,
+    addr: String,
     thread: JoinHandle<Result<u64, UplinkError>>,
 }
 
@@ -87,20 +113,48 @@ impl Uplink {
             .map_err(|e| UplinkError::Io(format!("spool {}: {e}", config.spool.display())))?;
         let (session, from) = Session::open(&config, &origin)?;
         let done = Arc::new(AtomicBool::new(false));
+        let abort = Arc::new(AtomicBool::new(false));
+        let (spool, addr) = (config.spool.clone(), config.addr.clone());
         let thread = {
-            let done = done.clone();
+            let (done, abort) = (done.clone(), abort.clone());
             std::thread::Builder::new()
                 .name("barrage-uplink".into())
-                .spawn(move || run(config, origin, file, session, from, &done, on_stop))
+                .spawn(move || {
+                    let flags = Flags {
+                        done: &done,
+                        abort: &abort,
+                    };
+                    run(config, origin, file, session, from, flags, on_stop)
+                })
                 .map_err(|e| UplinkError::Io(e.to_string()))?
         };
-        Ok(Uplink { done, thread })
+        Ok(Uplink {
+            done,
+            abort,
+            spool,
+            addr,
+            thread,
+        })
     }
 
     /// The spool is complete: sends the rest and the end, and waits for
-    /// the collector to hold it all. Returns the bytes it holds.
-    pub fn finish(self) -> Result<u64, UplinkError> {
+    /// the collector to hold it all. Returns the bytes it holds. Every
+    /// wait inside is bounded (a write the collector does not take for
+    /// 10 s is a lost connection, a `done` not said in 30 s a failure,
+    /// reconnecting ends after the config's patience); `give_up`, asked
+    /// every 20 ms, ends the wait at once (a signal), the spool kept.
+    pub fn finish(self, give_up: &dyn Fn() -> bool) -> Result<u64, UplinkError> {
         self.done.store(true, Ordering::SeqCst);
+        while !self.thread.is_finished() {
+            if give_up() {
+                self.abort.store(true, Ordering::SeqCst);
+                return Err(UplinkError::GaveUp {
+                    addr: self.addr,
+                    spool: self.spool,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         self.thread
             .join()
             .unwrap_or_else(|_| Err(UplinkError::Io("the uplink thread failed".into())))
@@ -132,6 +186,10 @@ impl Session {
             clock: now_ns(),
             token: config.token.clone(),
         };
+        s.link
+            .tcp()
+            .set_write_timeout(Some(WRITE_WAIT))
+            .map_err(io)?;
         s.link.write_all(&hello.encode()).map_err(io)?;
         s.link.flush().map_err(io)?;
         s.link
@@ -193,9 +251,10 @@ fn run(
     mut file: File,
     mut session: Session,
     mut from: u64,
-    done: &AtomicBool,
+    flags: Flags,
     mut on_stop: OnStop,
 ) -> Result<u64, UplinkError> {
+    let done = flags.done;
     let mut stops = Stops::default();
     let mut done_at: Option<Instant> = None;
     loop {
@@ -203,11 +262,23 @@ fn run(
             &mut session,
             &mut file,
             from,
-            done,
+            flags,
             &mut stops,
             &mut on_stop,
         ) {
             Ok(held) => return Ok(held),
+            Err(Fault::Aborted) => {
+                session.link.close();
+                return Err(UplinkError::Io("stopped".into()));
+            }
+            Err(Fault::Unconfirmed(why)) => {
+                session.link.close();
+                return Err(UplinkError::Io(format!(
+                    "the collector at {} {why}; the whole stream is in {}",
+                    config.addr,
+                    config.spool.display()
+                )));
+            }
             Err(Fault::Spool(why)) => {
                 session.link.close();
                 return Err(UplinkError::Io(format!(
@@ -225,6 +296,9 @@ fn run(
         );
         let mut backoff = Duration::from_millis(100);
         loop {
+            if flags.abort.load(Ordering::SeqCst) {
+                return Err(UplinkError::Io("stopped".into()));
+            }
             if done.load(Ordering::SeqCst) {
                 let at = *done_at.get_or_insert_with(Instant::now);
                 if at.elapsed() > config.patience {
@@ -281,6 +355,10 @@ enum Fault {
     Link(io::Error),
     /// The spool's (unreadable, not a result stream): give up.
     Spool(String),
+    /// The collector took the whole stream but did not confirm it.
+    Unconfirmed(String),
+    /// Told to stop.
+    Aborted,
 }
 
 impl From<io::Error> for Fault {
@@ -295,7 +373,7 @@ fn pump(
     s: &mut Session,
     file: &mut File,
     from: u64,
-    done: &AtomicBool,
+    flags: Flags,
     stops: &mut Stops,
     on_stop: &mut OnStop,
 ) -> Result<u64, Fault> {
@@ -306,16 +384,19 @@ fn pump(
     let mut at = from;
     let mut buf = vec![0u8; 1 << 16];
     loop {
+        if flags.abort.load(Ordering::SeqCst) {
+            return Err(Fault::Aborted);
+        }
         stops.take(s, on_stop);
         // Read `done` before the file: once it is set, what the file
         // holds is all there will be.
-        let complete = done.load(Ordering::SeqCst);
+        let complete = flags.done.load(Ordering::SeqCst);
         let n = file.read(&mut buf).map_err(spool)?;
         if n > 0 {
             pending.extend_from_slice(&buf[..n]);
             let (units, _) = whole(&pending, at == 0).map_err(Fault::Spool)?;
             if units > 0 {
-                s.link.write_all(&pending[..units])?;
+                send(&mut s.link, &pending[..units])?;
                 pending.drain(..units);
                 at += units as u64;
             }
@@ -328,14 +409,26 @@ fn pump(
                     pending.len()
                 );
             }
-            s.link.write_all(&END)?;
+            send(&mut s.link, &END)?;
             s.link.flush()?;
-            s.link.set_read_timeout(Some(Duration::from_secs(30)))?;
+            s.link.set_read_timeout(Some(POLL))?;
+            let asked = Instant::now();
             loop {
-                s.next().map(|r| s.replies.push_front(r))?;
+                if flags.abort.load(Ordering::SeqCst) {
+                    return Err(Fault::Aborted);
+                }
+                if !s.read_some()? && asked.elapsed() >= DONE_WAIT {
+                    return Err(Fault::Unconfirmed(format!(
+                        "took the stream's end but did not confirm it within {}s",
+                        DONE_WAIT.as_secs()
+                    )));
+                }
                 if let Some(held) = stops.take(s, on_stop) {
+                    // `done N` must name the whole spool sent: a number
+                    // off it (beyond the spool, or short of it) is no
+                    // confirmation of this stream.
                     if held != at {
-                        let e = format!("the collector holds {held} bytes of {at}");
+                        let e = format!("the collector says it holds {held} bytes of {at}");
                         return Err(Fault::Link(io::Error::other(e)));
                     }
                     return Ok(held);
@@ -347,13 +440,45 @@ fn pump(
     }
 }
 
-/// A fresh spool path in the temporary directory.
+/// Writes `bytes` whole; a collector that takes nothing for
+/// [`WRITE_WAIT`] is said so, not as `os error 11`.
+fn send(link: &mut Link, bytes: &[u8]) -> io::Result<()> {
+    link.write_all(bytes).map_err(|e| {
+        if is_timeout(&e) {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "it took nothing for {}s: is its output blocked?",
+                    WRITE_WAIT.as_secs()
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// A fresh spool path in the temporary directory, made empty and
+/// readable by its owner only (results may hold bodies and headers);
+/// opening it again with `File::create` keeps that mode.
 pub fn temp_spool() -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "barrage-spool-{}-{:08x}.bin",
-        std::process::id(),
-        fastrand::u32(..)
-    ))
+    use std::os::unix::fs::OpenOptionsExt;
+    loop {
+        let path = std::env::temp_dir().join(format!(
+            "barrage-spool-{}-{:08x}.bin",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path);
+        match made {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            _ => return path,
+        }
+    }
 }
 
 /// `input` into the spool `out`, a read at a time, until its end or

@@ -21,7 +21,7 @@
 //!
 //! The collector keeps each origin's decoder across connections and takes
 //! only whole frames, so a resend from `BYTES` neither loses nor repeats a
-//! record (and every record's `seq` is checked besides).
+//! record.
 
 use std::io::{self, Read};
 
@@ -210,6 +210,16 @@ pub fn whole(bytes: &[u8], start: bool) -> Result<(usize, bool), String> {
         if len == END {
             return Ok((at, true));
         }
+        // Another stream's header where a frame would start (`cat a.bin
+        // b.bin | barrage send`): a unit of its own, as the decoder reads
+        // joined streams.
+        if len == barrage_stream::MAGIC {
+            if bytes.len() < at + 6 {
+                break;
+            }
+            at += 6;
+            continue;
+        }
         let len = u32::from_le_bytes(len);
         if len > barrage_stream::MAX_FRAME {
             return Err(format!(
@@ -299,6 +309,13 @@ mod tests {
         assert_eq!(whole(&bytes, true).unwrap(), (all, true));
         assert_eq!(whole(&bytes[6..], false).unwrap(), (all - 6, true));
         assert!(whole(b"GET / HTTP/1.1", true).is_err());
+        // Two streams joined (`cat a.bin b.bin`): the second's header is a
+        // unit, and a cut inside it waits for the rest.
+        let one = bytes[..all].to_vec();
+        let joined = [one.clone(), one.clone()].concat();
+        assert_eq!(whole(&joined, true).unwrap(), (2 * all, false));
+        assert_eq!(whole(&joined[..all + 3], true).unwrap(), (all, false));
+        assert_eq!(whole(&joined[..all + 6], true).unwrap(), (all + 6, false));
     }
 
     #[test]

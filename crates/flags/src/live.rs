@@ -12,7 +12,7 @@ use crate::values::*;
 #[derive(Args, Debug)]
 pub struct CollectArgs {
     /// Where to listen for attackers (loopback unless told otherwise: -listen 0.0.0.0:7690 takes every interface)
-    #[arg(long, default_value = "127.0.0.1:7690")]
+    #[arg(long, default_value = "127.0.0.1:7690", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// The token every attacker must give (also BARRAGE_TOKEN; one of them is required)
     #[arg(long)]
@@ -26,9 +26,15 @@ pub struct CollectArgs {
     /// How long a record may wait for a slower attacker's earlier ones before it is written
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// How many streams to wait for (default: the shard count of -shard i/n, else 1)
-    #[arg(long)]
+    /// How many streams to wait for (default: the shard count of -shard i/n, else 1); also -expect N
+    #[arg(long, visible_alias = "expect")]
     pub attackers: Option<usize>,
+    /// End with exit 1, naming who is missing, when the awaited attackers have not all joined this long after the start (0 waits for ever)
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub join_timeout: Duration,
+    /// An attacker whose connection is gone this long (killed, or its host lost) counts as lost: the collection ends without it, with exit 1 naming it (0 waits for ever)
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub silence: Duration,
     /// Stop every attacker, and exit 3, when a condition holds over all of them, e.g. 'success<99%,p99>250ms' (report's grammar)
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,

@@ -20,6 +20,15 @@ impl std::fmt::Display for GoDuration {
     }
 }
 
+/// `-listen`: an IP address and a port (a host name is refused with a
+/// hint: the collector binds one address).
+pub fn parse_listen(s: &str) -> Result<std::net::SocketAddr, BadFlag> {
+    s.parse().map_err(|_| {
+        let port = s.rsplit_once(':').map_or("7690", |(_, p)| p);
+        format!("{s:?} is not IP:PORT (an address, not a host name: 127.0.0.1:{port}, [::1]:{port} or 0.0.0.0:{port})").into()
+    })
+}
+
 /// A Go duration flag value as a [`GoDuration`].
 pub fn parse_go_duration(s: &str) -> Result<GoDuration, BadFlag> {
     parse_duration(s).map(GoDuration)
