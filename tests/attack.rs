@@ -1288,3 +1288,67 @@ fn a_name_with_a_line_break_is_refused_and_a_utf8_name_is_sent() {
         assert!(r.header("x-barrage-attack").is_some(), "{r:?}");
     }
 }
+
+/// Issue 60: a rate the generator cannot keep ran far past `-duration`
+/// (1 s planned, still sending at 30 s). Sending stops at the end (within
+/// its 250 ms grace), what was due and never sent is counted in the
+/// stream, and every report shows it as dropped. A `-max-workers` slot
+/// that does not come by then ends the wait the same way.
+#[test]
+fn a_rate_out_of_reach_stops_at_the_duration_and_counts_what_it_dropped() {
+    let server = Server::http();
+    let t = Instant::now();
+    let (hits, out) = attack(
+        &["-rate", "100", "-duration", "1s", "-max-workers", "1"],
+        &format!("GET {}\n", server.url("/delay/100000")),
+    );
+    // One request in flight at the end, 100 ms long.
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let sent = hits.len() as u64;
+    assert!((8..=16).contains(&sent), "{sent}: {err}");
+    let first = hits.iter().map(|h| h.scheduled).min().unwrap();
+    let last = hits.iter().map(|h| h.timestamp).max().unwrap();
+    assert!(
+        last - first <= 1_000_000_000 + barrage_attack::LATE_GRACE_NS as i64 + 50_000_000,
+        "sent {} ms after the start",
+        (last - first) / 1_000_000
+    );
+    assert!(
+        err.contains(&format!(
+            "{} requests due before the end of -duration were never sent",
+            100 - sent
+        )),
+        "{err}"
+    );
+    let json = common::ok(&["report", "-type", "json"], &out.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["dropped"]["count"].as_u64(), Some(100 - sent), "{v}");
+    assert_eq!(v["dropped"]["exact"].as_bool(), Some(true));
+    let text = String::from_utf8(common::ok(&["report"], &out.stdout)).unwrap();
+    assert!(
+        text.contains(&format!(
+            "Dropped       [due, never sent]                 {}",
+            100 - sent
+        )),
+        "{text}"
+    );
+    // A plan a hundred times past what the cores send is refused before
+    // anything is written, unless forced.
+    let out = run(
+        &["attack", "-rate", "1000000000", "-duration", "1s"],
+        format!("GET {}\n", server.url("/")).as_bytes(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("-force to run it anyway"), "{err}");
+    assert!(out.stdout.is_empty());
+    // A healthy run drops nothing and says nothing of it.
+    let (hits, out) = attack(
+        &["-rate", "200", "-duration", "1s"],
+        &format!("GET {}\n", server.url("/")),
+    );
+    assert_eq!(hits.len(), 200);
+    let json = common::ok(&["report", "-type", "json"], &out.stdout);
+    assert!(!String::from_utf8_lossy(&json).contains("dropped"));
+}

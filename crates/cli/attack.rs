@@ -53,6 +53,10 @@ impl HitSink for StreamSink {
         self.board.publish(&mut self.tally);
         self.encoder.flush()
     }
+
+    fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
+        self.encoder.meta(key, value)
+    }
 }
 
 /// `-lazy`'s targets as the attack's source.
@@ -472,7 +476,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let spool = crate::live::spool_for(&a.output, &a.spool)?;
     // What this host allows, set against the plan, before anything is
     // sent: one warning naming the first limit it would hit.
-    crate::plan::warn_if_unfit(&a, &config, &targets);
+    crate::plan::warn_if_unfit(&a, &config, &targets)?;
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
@@ -570,6 +574,13 @@ pub fn run(a: AttackArgs) -> Outcome {
         Ok(r) => r,
         Err(e) => return io(e),
     };
+    if report.dropped > 0 {
+        eprintln!(
+            "barrage attack: warning: {} requests due before the end of -duration were never sent: this host fell over {}ms behind the schedule, so sending stopped at the end (they are in the stream as dropped; barrage doctor sizes a plan)",
+            report.dropped,
+            barrage_attack::LATE_GRACE_NS / 1_000_000
+        );
+    }
     match report.reason {
         StopReason::BadTarget => usage(report.target_error.map(|e| e.0).unwrap_or_default()),
         StopReason::OutputFailed => match report.output_error {

@@ -73,6 +73,7 @@ pub fn plan(a: &AttackArgs, config: &AttackConfig, destinations: Vec<Destination
     Plan {
         rate,
         timeout: a.timeout.0,
+        expect_latency: a.expect_latency,
         max_workers: a.max_workers,
         max_connections: (a.max_connections > 0).then_some(a.max_connections as u64),
         hold: a.hold,
@@ -86,10 +87,33 @@ pub fn plan(a: &AttackArgs, config: &AttackConfig, destinations: Vec<Destination
 }
 
 /// The attack's own check, before the first request: one warning on
-/// stderr naming the first limit the plan runs into, or nothing.
-pub fn warn_if_unfit(a: &AttackArgs, config: &AttackConfig, targets: &Targets) {
+/// stderr naming the first limit the plan runs into, or nothing; a rate
+/// [`barrage_doctor::IMPOSSIBLE_FACTOR`] times what the cores send is refused (exit 1) unless
+/// `-force` (issue 60: `-rate 1000000000 -duration 1s` ran for 30 s).
+pub fn warn_if_unfit(
+    a: &AttackArgs,
+    config: &AttackConfig,
+    targets: &Targets,
+) -> Result<(), crate::failed::Failed> {
     let plan = plan(a, config, destinations(targets));
-    let checks = barrage_doctor::check(&plan, &Host::this());
+    let host = Host::this();
+    if let Some(rate) = plan.rate.filter(|_| !a.force) {
+        let carried = host.cores.max(1) as f64 * barrage_doctor::RATE_PER_CORE;
+        if rate > carried * barrage_doctor::IMPOSSIBLE_FACTOR {
+            return Err(crate::failed::Failed {
+                kind: crate::failed::Kind::Unfit,
+                lines: vec![format!(
+                    "-rate {}: this host sends about {}/s ({} cores at about {}/s each), {:.0} times less; -shard it over machines, or -force to run it anyway (sending stops at -duration and the rest is counted as dropped)",
+                    barrage_doctor::n(rate.min(u64::MAX as f64) as u64),
+                    barrage_doctor::n(carried as u64),
+                    host.cores.max(1),
+                    barrage_doctor::n(barrage_doctor::RATE_PER_CORE as u64),
+                    rate / carried
+                )],
+            });
+        }
+    }
+    let checks = barrage_doctor::check(&plan, &host);
     if let Some(c) = checks.iter().find(|c| c.verdict == Verdict::Fail) {
         let at = c
             .fails_at
@@ -100,4 +124,5 @@ pub fn warn_if_unfit(a: &AttackArgs, config: &AttackConfig, targets: &Targets) {
             c.name, c.detail
         );
     }
+    Ok(())
 }

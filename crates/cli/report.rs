@@ -61,6 +61,24 @@ fn facts(
     Ok(())
 }
 
+/// The stream's `dropped` facts (one per attacker: `N start=… shard=…`,
+/// `~N` when a Poisson schedule's expected count) into `total`.
+pub fn add_dropped(merge: &barrage_stream::Merge, total: &mut barrage_metrics::Metrics) {
+    for (key, value) in merge.meta() {
+        if key != "dropped" {
+            continue;
+        }
+        let first = value.split(' ').next().unwrap_or("");
+        let (digits, exact) = match first.strip_prefix('~') {
+            Some(d) => (d, false),
+            None => (first, true),
+        };
+        if let Ok(n) = digits.parse::<u64>() {
+            total.add_dropped(n, exact);
+        }
+    }
+}
+
 /// `-type html`: the page, with a sweep's table and charts when the
 /// records are a sweep's steps; `-fail-on` as for the other types.
 fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
@@ -149,7 +167,8 @@ pub fn run(args: ReportArgs) -> Outcome {
         },
         None => {
             let mut records = records;
-            let (total, groups) = barrage_report::whole(&mut records, options, args.by);
+            let (mut total, groups) = barrage_report::whole(&mut records, options, args.by);
+            add_dropped(&records.merge, &mut total);
             // Before anything is written: a view the inputs do not have.
             inputs::finish_records(&records, Some(&total), "report")?;
             let written = match &groups {

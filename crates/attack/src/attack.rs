@@ -84,6 +84,10 @@ pub struct Attack {
     /// Drives the pacer's waits for a worker slot (`-max-workers`).
     local: Runtime,
     pub(crate) watch: Watch,
+    /// What the writer says of the run at its end.
+    pub(crate) facts: crate::writer::Facts,
+    /// Requests due before the end of `-duration` and never sent.
+    pub(crate) dropped: u64,
 }
 
 /// A running attack's count of requests sent, for progress displays
@@ -147,6 +151,8 @@ impl Attack {
             workers,
             local,
             watch: Watch::default(),
+            facts: Default::default(),
+            dropped: 0,
         })
     }
 
@@ -305,6 +311,24 @@ impl Attack {
                 drive(&tickets, Take::Due, &mut waits, &mut hand).await
             }));
         }
+        let (dropped, exact) = tickets.dropped();
+        if dropped > 0 {
+            // Unique to this run (its start and shard), so that merged
+            // streams keep each attacker's count.
+            let value = format!(
+                "{}{dropped} start={} shard={}",
+                if exact { "" } else { "~" },
+                ctx.clock.start_unix,
+                self.config
+                    .shard
+                    .map_or("-".to_string(), |(i, n)| format!("{i}/{n}"))
+            );
+            self.facts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(("dropped".into(), value));
+            self.dropped = dropped;
+        }
         drop(ctx);
         let (sent, reason, error) = tickets.finish();
         // A flow's tickets are sessions: what it sent is their requests.
@@ -327,10 +351,11 @@ impl Attack {
         let writer = {
             let stopper = stopper.clone();
             let name = self.config.name.clone();
+            let facts = self.facts.clone();
             thread::Builder::new()
                 .name("barrage-writer".into())
                 .spawn(move || {
-                    let r = write_hits(rx, name, sink, stopper);
+                    let r = write_hits(rx, name, sink, stopper, facts);
                     let _ = ended.send(());
                     r
                 })?
@@ -455,6 +480,7 @@ impl Attack {
             reason,
             output_error,
             target_error,
+            dropped: self.dropped,
         }
     }
 

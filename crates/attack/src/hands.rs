@@ -270,12 +270,23 @@ impl Hand for Dispatch<'_> {
                 Err(_) => {
                     // Waiting for a slot: what is due goes out first.
                     self.flush().await;
+                    // Past the end of -duration and its grace, the
+                    // wait ends: the ticket and the rest are dropped.
+                    let late = self.ctx.end.map(|end| {
+                        end + std::time::Duration::from_nanos(crate::tickets::LATE_GRACE_NS)
+                    });
                     tokio::select! {
                         p = sem.acquire_owned() => match p {
                             Ok(p) => Some(p),
                             Err(_) => return false,
                         },
                         _ = self.stopper.stopped() => return false,
+                        _ = async {
+                            match late {
+                                Some(t) => tokio::time::sleep_until(t.into()).await,
+                                None => std::future::pending().await,
+                            }
+                        } => return false,
                     }
                 }
             },

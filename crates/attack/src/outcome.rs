@@ -49,4 +49,8 @@ pub struct AttackReport {
     pub output_error: Option<io::Error>,
     /// A `-lazy` target that did not parse.
     pub target_error: Option<crate::SourceError>,
+    /// Requests due before the end of `-duration` that were never sent:
+    /// the generator was more than [`crate::LATE_GRACE_NS`] behind at
+    /// the end.
+    pub dropped: u64,
 }

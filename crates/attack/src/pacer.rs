@@ -2,6 +2,10 @@ use std::{sync::Arc, time::Duration};
 
 use barrage_model::{Arrivals, PoissonClock, Rate, Stages, POSITION_ONE};
 
+/// Past this many requests, [`Pacer::due_from`] gives the expected count
+/// of a Poisson schedule rather than walk it.
+pub const POISSON_WALK: u64 = 1 << 20;
+
 /// When a request is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
@@ -156,6 +160,68 @@ impl Pacer {
         matches!(self.law, Law::Recorded(_)) || self.stages.is_some() || self.rate != Rate::Max
     }
 
+    /// The end of `-duration`, ns from the start, when the schedule has
+    /// one and is paced.
+    pub fn end_ns(&self) -> Option<u64> {
+        self.duration_ns.filter(|_| self.is_paced())
+    }
+
+    /// How many of this process's requests from its `k`-th on fall due
+    /// before the end of `-duration` (and within `-requests`): those a
+    /// stop at the duration leaves unsent. 0 without a duration. Exact
+    /// for every law but Poisson arrivals beyond [`POISSON_WALK`]
+    /// requests, where it is the expected count (the uniform schedule's
+    /// at the same rate): the second value says which.
+    pub fn due_from(&self, k: u64) -> (u64, bool) {
+        let Some(end) = self.end_ns() else {
+            return (0, true);
+        };
+        if let Law::Poisson(_) = self.law {
+            for n in 0..POISSON_WALK {
+                if !matches!(self.due(k + n, 0), Due::At(_)) {
+                    return (n, true);
+                }
+            }
+        }
+        // The first global sequence number due at or past the end: due
+        // times grow with it, so a doubling then a bisection find it.
+        let before = |g: u64| -> bool {
+            if self.requests.is_some_and(|n| g >= n) {
+                return false;
+            }
+            let at = match (&self.law, &self.stages) {
+                (Law::Recorded(r), _) => r.offset(g),
+                (_, Some(s)) => s.offset_ns(g),
+                (_, None) => self.rate.offset_ns(g),
+            };
+            at.is_some_and(|at| at < end)
+        };
+        let (mut lo, mut hi) = (0u64, 1u64);
+        while before(hi) {
+            lo = hi;
+            if hi >= u64::MAX / 2 {
+                hi = u64::MAX;
+                break;
+            }
+            hi *= 2;
+        }
+        if !before(lo) {
+            return (0, true);
+        }
+        // before(lo) and !before(hi): the first not before is in (lo, hi].
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let (i, n) = self.shard;
+        let mine = if hi > i { (hi - i).div_ceil(n) } else { 0 };
+        (mine.saturating_sub(k), !matches!(self.law, Law::Poisson(_)))
+    }
+
     /// When this process's request `k` is due; `elapsed_ns` is the time
     /// since the start (used only by the unpaced closed model to honour
     /// `-duration`).
@@ -192,6 +258,41 @@ mod tests {
 
     fn rate(s: &str) -> Rate {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn due_from_counts_what_the_duration_still_wanted() {
+        let sec = Some(Duration::from_secs(1));
+        let p = Pacer::new(rate("100"), sec, None);
+        assert_eq!(p.due_from(0), (100, true));
+        assert_eq!(p.due_from(40), (60, true));
+        assert_eq!(p.due_from(100), (0, true));
+        assert_eq!(p.due_from(500), (0, true));
+        // A rate no host keeps: counted, not walked.
+        let p = Pacer::new(rate("1000000000"), sec, None);
+        assert_eq!(p.due_from(12_345), (1_000_000_000 - 12_345, true));
+        let p = Pacer::new(rate("1000000000"), sec, Some(5_000));
+        assert_eq!(p.due_from(1_000), (4_000, true));
+        // Shards split the count: 0/3 has 34 of 100, 2/3 has 33.
+        let p = Pacer::new(rate("100"), sec, None).with_shard(Some((0, 3)));
+        assert_eq!(p.due_from(0), (34, true));
+        let p = Pacer::new(rate("100"), sec, None).with_shard(Some((2, 3)));
+        assert_eq!(p.due_from(10), (23, true));
+        // Poisson: walked exactly when short, else the expected count.
+        let p = Pacer::new(rate("1000"), sec, None).with_arrivals(Arrivals::Poisson(Some(7)), 0);
+        let walked = (0..)
+            .take_while(|&k| matches!(p.due(k, 0), Due::At(_)))
+            .count() as u64;
+        assert_eq!(p.due_from(0), (walked, true));
+        let p =
+            Pacer::new(rate("10000000"), sec, None).with_arrivals(Arrivals::Poisson(Some(7)), 0);
+        assert_eq!(p.due_from(0), (10_000_000, false));
+        // Without a duration, or unpaced: nothing is due by an end.
+        assert_eq!(
+            Pacer::new(rate("100"), None, Some(9)).due_from(0),
+            (0, true)
+        );
+        assert_eq!(Pacer::new(Rate::Max, sec, None).due_from(0), (0, true));
     }
 
     #[test]

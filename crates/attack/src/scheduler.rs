@@ -133,6 +133,11 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
         };
         if !hand.send(seq, target, offset).await {
             tickets.give_back();
+            if !tickets.is_stopped() {
+                // Not a stop: the end of -duration came (and its grace)
+                // while this ticket waited for a slot.
+                tickets.expire(1);
+            }
             break;
         }
     }

@@ -10,4 +10,9 @@ pub trait HitSink: Send {
     /// Pushes buffered hits to the reader downstream; called at least every
     /// 100 ms while hits arrive, and at the end.
     fn flush(&mut self) -> io::Result<()>;
+    /// Takes a fact about the run (key, value), said once the attack
+    /// knows it: the requests `dropped` at the end of `-duration`.
+    fn meta(&mut self, _key: &str, _value: &str) -> io::Result<()> {
+        Ok(())
+    }
 }

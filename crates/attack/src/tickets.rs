@@ -41,6 +41,13 @@ pub(crate) fn since(start: std::time::Instant) -> Now {
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
 
+/// How far behind its schedule the generator may be at the end of
+/// `-duration` and still send what was due: past it, sending stops and
+/// the rest is counted as dropped (a host that cannot keep the rate ran
+/// a 1 s attack for 30 s). A stall of this length at the very end of a
+/// healthy run is rare; lag shows any shorter one.
+pub const LATE_GRACE_NS: u64 = 250_000_000;
+
 /// What [`Tickets::take_due_by`] found next.
 pub(crate) enum Next {
     /// A ticket due by then: its sequence number, target and due offset
@@ -96,6 +103,11 @@ pub(crate) struct Tickets {
     cutoff: AtomicU64,
     /// Issued tickets given back unsent (due after the cut-off).
     returned: Arc<AtomicU64>,
+    /// Requests due before the end of `-duration` that were never sent:
+    /// the generator was past the end (and the grace) when they came up.
+    dropped: Arc<AtomicU64>,
+    /// Whether some dropped count is the Poisson schedule's expected one.
+    dropped_estimated: std::sync::atomic::AtomicBool,
     now: Now,
     stopper: Stopper,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
@@ -137,6 +149,8 @@ impl Tickets {
             lanes,
             cutoff: AtomicU64::new(u64::MAX),
             returned: Arc::new(AtomicU64::new(0)),
+            dropped: Arc::new(AtomicU64::new(0)),
+            dropped_estimated: std::sync::atomic::AtomicBool::new(false),
             now,
             stopper,
             lazy,
@@ -162,7 +176,28 @@ impl Tickets {
             return None;
         }
         let l = &self.lanes[lane];
-        match l.pacer.due(seq, (self.now)()) {
+        let now = (self.now)();
+        if l.pacer
+            .end_ns()
+            .is_some_and(|end| now >= end.saturating_add(LATE_GRACE_NS))
+        {
+            // Past the end, this far behind: nothing more goes out, and
+            // what the schedule still wanted is counted (once: by the
+            // taker that closes the lane).
+            let prev = l.next.fetch_or(CLOSED, Ordering::SeqCst);
+            if prev & CLOSED == 0 {
+                self.count_dropped(&l.pacer, prev);
+            }
+            if self
+                .lanes
+                .iter()
+                .all(|l| l.next.load(Ordering::SeqCst) & CLOSED != 0)
+            {
+                self.close(StopReason::Done, None);
+            }
+            return None;
+        }
+        match l.pacer.due(seq, now) {
             Due::Stop => {
                 l.next.fetch_or(CLOSED, Ordering::SeqCst);
                 if self.lanes.len() == 1
@@ -210,6 +245,44 @@ impl Tickets {
             }
         }
         best
+    }
+
+    fn count_dropped(&self, pacer: &Pacer, from: u64) {
+        let (n, exact) = pacer.due_from(from);
+        self.dropped.fetch_add(n, Ordering::SeqCst);
+        if !exact {
+            self.dropped_estimated.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Closes every lane past the end of `-duration` after `given_back`
+    /// tickets were given back unsent (a `-max-workers` slot that did not
+    /// come by then): those and every one the lanes still had due are
+    /// dropped.
+    pub(crate) fn expire(&self, given_back: u64) {
+        self.dropped.fetch_add(given_back, Ordering::SeqCst);
+        for l in &self.lanes {
+            let prev = l.next.fetch_or(CLOSED, Ordering::SeqCst);
+            if prev & CLOSED == 0 {
+                self.count_dropped(&l.pacer, prev);
+            }
+        }
+        self.close(StopReason::Done, None);
+    }
+
+    /// Whether the attack was stopped (a signal, the collector, a closed
+    /// output).
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopper.is_stopped()
+    }
+
+    /// Requests due before the end of `-duration` and never sent, and
+    /// whether the count is exact.
+    pub(crate) fn dropped(&self) -> (u64, bool) {
+        (
+            self.dropped.load(Ordering::SeqCst),
+            !self.dropped_estimated.load(Ordering::SeqCst),
+        )
     }
 
     /// Whether an issued ticket due at `offset` goes out: always before a
@@ -406,6 +479,44 @@ mod tests {
         assert!(t.take().is_none(), "nothing issued after a stop");
         let (sent, reason, error) = t.finish();
         assert_eq!((sent, reason, error), (1, StopReason::Stopped, None));
+    }
+
+    #[test]
+    fn past_the_end_and_its_grace_nothing_goes_and_the_rest_is_dropped() {
+        use std::sync::atomic::AtomicU64;
+        let clock = Arc::new(AtomicU64::new(0));
+        let now: Now = {
+            let clock = clock.clone();
+            Arc::new(move || clock.load(Ordering::SeqCst))
+        };
+        let target = Target {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/".into(),
+            ..Target::default()
+        };
+        let t = Tickets::fixed(
+            vec![Arc::new(PreparedTarget::new(target).unwrap())],
+            Pacer::new(
+                "1000".parse().unwrap(),
+                Some(std::time::Duration::from_secs(1)),
+                None,
+            ),
+            now,
+            Stopper::new(),
+        );
+        for _ in 0..10 {
+            t.take().unwrap();
+        }
+        // Behind, within the grace: what was due still goes.
+        clock.store(1_000_000_000 + LATE_GRACE_NS - 1, Ordering::SeqCst);
+        assert!(t.take().is_some());
+        // Past it: nothing more, and the 989 still due are counted once.
+        clock.store(1_000_000_000 + LATE_GRACE_NS, Ordering::SeqCst);
+        assert!(t.take().is_none());
+        assert!(t.take().is_none());
+        assert_eq!(t.dropped(), (989, true));
+        let (sent, reason, _) = t.finish();
+        assert_eq!((sent, reason), (11, StopReason::Done));
     }
 
     #[test]

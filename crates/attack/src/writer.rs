@@ -321,6 +321,7 @@ pub(crate) fn write_hits(
     name: String,
     mut sink: Box<dyn HitSink>,
     stopper: Stopper,
+    facts: Facts,
 ) -> (u64, Option<io::Error>) {
     let mut hit = Hit {
         attack: name.clone(),
@@ -425,9 +426,23 @@ pub(crate) fn write_hits(
         }
     }
     if error.is_none() {
+        // The run's facts known only at its end (the queue closes once
+        // the schedule is over, so they are final).
+        let facts = std::mem::take(&mut *facts.lock().unwrap_or_else(|p| p.into_inner()));
+        for (k, v) in facts {
+            if let Err(e) = sink.meta(&k, &v) {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    if error.is_none() {
         if let Err(e) = sink.flush() {
             error = Some(e);
         }
     }
     (written, error)
 }
+
+/// Facts about the run for the writer to put in the stream at its end.
+pub(crate) type Facts = Arc<std::sync::Mutex<Vec<(String, String)>>>;

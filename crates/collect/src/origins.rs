@@ -305,6 +305,11 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                 }
             }
             Ok(false) => {
+                // Facts said after the last record (the attack's
+                // `dropped` count) come through too.
+                for (k, v) in &dec.meta()[metas..] {
+                    let _ = events.send(Event::Meta(k.clone(), v.clone()));
+                }
                 let _ = events.send(Event::Ended(index));
                 return;
             }

@@ -103,7 +103,14 @@ pub(crate) fn judge(
         return Check::ok(name, detail);
     }
     if needs.likely > room {
-        return Check::fail(name, detail, room, fix);
+        let assumed = match plan.rate {
+            Some(_) if plan.hold.is_none() => format!(
+                " (with answers taking {} ms, the expected latency twice over: -expect-latency)",
+                (plan.likely_secs() * 1000.0).round()
+            ),
+            _ => String::new(),
+        };
+        return Check::fail(name, format!("{detail}{assumed}"), room, fix);
     }
     let when = match plan.rate {
         Some(rate) if rate > 0.0 => format!(

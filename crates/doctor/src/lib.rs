@@ -22,7 +22,8 @@ mod walls;
 
 pub use checks::{n, Check, Verdict};
 pub use host::Host;
-pub use plan::{Destination, Needs, Plan, LIKELY_LATENCY};
+pub use plan::{Destination, Needs, Plan, EXPECTED_LATENCY, LIKELY_MARGIN};
+pub use walls::IMPOSSIBLE_FACTOR;
 
 /// Descriptors a process uses besides its connections (standard streams,
 /// epoll and the runtime's threads, the output file, DNS sockets).

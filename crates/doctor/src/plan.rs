@@ -34,6 +34,9 @@ pub struct Plan {
     pub rate: Option<f64>,
     /// `-timeout` (zero: none).
     pub timeout: Duration,
+    /// `-expect-latency`: the answer time the limits are sized for
+    /// (`None`: [`EXPECTED_LATENCY`]).
+    pub expect_latency: Option<Duration>,
     /// `-max-workers` (`None`: unbounded).
     pub max_workers: Option<u64>,
     /// `-max-connections` (`None`: unbounded).
@@ -60,6 +63,7 @@ impl Default for Plan {
         Plan {
             rate: Some(50.0),
             timeout: Duration::from_secs(30),
+            expect_latency: None,
             max_workers: None,
             max_connections: None,
             hold: None,
@@ -89,20 +93,39 @@ pub struct Needs {
     pub burst: u64,
     /// The connections the plan is sure to need: all of them in the
     /// closed model and with `-hold`; in the open model those of answers
-    /// that take a second ([`LIKELY_LATENCY`]). Past a limit, a failure;
-    /// only `connections` past it, a warning.
+    /// that take the expected latency twice over ([`Plan::likely_secs`]).
+    /// Past a limit, a failure; only `connections` past it, a warning.
     pub likely: u64,
 }
 
-/// The answer time the open model is sure to meet under load, seconds:
-/// a server past its capacity answers in a second or more (one SYN resent
-/// is a second), and every request waits in flight meanwhile.
-pub const LIKELY_LATENCY: f64 = 1.0;
+/// The answer time the open model's limits are sized for when
+/// `-expect-latency` is not given, seconds (issue 60: sized for a second,
+/// every plan of 20,000/s failed the open-files check, then ran with p99
+/// 0.46 ms).
+pub const EXPECTED_LATENCY: f64 = 0.1;
+
+/// The margin over the expected answer time: requests in flight are
+/// counted for this many times it.
+pub const LIKELY_MARGIN: f64 = 2.0;
 
 impl Plan {
     /// Destinations counted (at least one).
     pub(crate) fn destination_count(&self) -> u64 {
         self.destinations.len().max(1) as u64
+    }
+
+    /// The answer time, seconds, that a failure is judged on: the
+    /// expected latency times [`LIKELY_MARGIN`], within `-timeout`.
+    pub fn likely_secs(&self) -> f64 {
+        let expected = self
+            .expect_latency
+            .map_or(EXPECTED_LATENCY, |d| d.as_secs_f64());
+        let likely = expected * LIKELY_MARGIN;
+        if self.timeout.is_zero() {
+            likely
+        } else {
+            likely.min(self.timeout.as_secs_f64())
+        }
     }
 
     /// What the plan needs: in the open model, every request in flight
@@ -136,7 +159,7 @@ impl Plan {
             c
         };
         let connections = in_flight(timeout);
-        let likely = in_flight(LIKELY_LATENCY.min(timeout));
+        let likely = in_flight(self.likely_secs());
         let per_destination = connections.div_ceil(self.destination_count());
         let new_per_second = match (self.keepalive, self.rate) {
             (false, Some(rate)) => rate,
@@ -149,7 +172,7 @@ impl Plan {
         Needs {
             connections,
             per_destination,
-            descriptors: connections + BASE_DESCRIPTORS,
+            descriptors: connections.saturating_add(BASE_DESCRIPTORS),
             new_per_second,
             burst,
             likely,

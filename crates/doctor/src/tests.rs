@@ -96,7 +96,9 @@ fn a_small_plan_fits_everywhere() {
 #[test]
 fn open_files_fail_past_the_hard_limit_and_pass_below_it() {
     let fake = Fake::new("nofile", &[]);
-    // 20,000/s for 10 s: 200,000 in flight at the worst.
+    // 20,000/s for 10 s: 200,000 in flight at the worst, 4,000 with
+    // answers in twice the expected 100 ms: a warning of the worst
+    // (issue 60: it failed, and the attack ran with p99 0.46 ms).
     let plan = Plan {
         rate: Some(20_000.0),
         timeout: Duration::from_secs(10),
@@ -105,8 +107,17 @@ fn open_files_fail_past_the_hard_limit_and_pass_below_it() {
     };
     let checks = check(&plan, &fake.host((1024, 20_000)));
     let c = find(&checks, "open files");
+    assert_eq!(c.verdict, Verdict::Warn, "{c}");
+    assert!(c.detail.contains("answers slower than 1.0s"), "{c}");
+    // Expected to answer in a second: 40,000 in flight, past the limit.
+    let expect = Plan {
+        expect_latency: Some(Duration::from_secs(1)),
+        ..plan.clone()
+    };
+    let c = find(&check(&expect, &fake.host((1024, 20_000))), "open files").clone();
     assert_eq!(c.verdict, Verdict::Fail);
     assert_eq!(c.fails_at, Some(20_000 - BASE_DESCRIPTORS));
+    assert!(c.detail.contains("with answers taking 2000 ms"), "{c}");
     assert!(
         c.fix.as_ref().unwrap().starts_with("ulimit -n 200064"),
         "{c}"
@@ -320,6 +331,7 @@ fn memory_and_cpu_come_from_barrages_measured_costs() {
     let plan = Plan {
         rate: Some(200_000.0),
         timeout: Duration::from_secs(1),
+        expect_latency: Some(Duration::from_millis(500)),
         destinations: remote(),
         laddrs: (0..16).map(|i| IpAddr::from([10, 0, 0, i])).collect(),
         ..Plan::default()
@@ -334,6 +346,22 @@ fn memory_and_cpu_come_from_barrages_measured_costs() {
     let c = find(&checks, "CPU");
     assert_eq!(c.verdict, Verdict::Warn, "{c}");
     assert_eq!(c.fix.as_deref(), Some("-shard over 3 machines"));
+    // Issue 60: a rate no count of this host's cores comes near is a
+    // failure, and the counts saturate instead of wrapping around.
+    let plan = Plan {
+        rate: Some(u64::MAX as f64),
+        ..plan
+    };
+    let checks = check(&plan, &fake.host((1 << 20, 1 << 20)));
+    let c = find(&checks, "CPU");
+    assert_eq!(c.verdict, Verdict::Fail, "{c}");
+    assert!(c.detail.contains("refuses it without -force"), "{c}");
+    let c = find(&checks, "open files");
+    assert_eq!(c.verdict, Verdict::Fail, "{c}");
+    assert!(
+        c.detail.starts_with("18,446,744,073,709,551,615 needed"),
+        "{c}"
+    );
 }
 
 #[test]

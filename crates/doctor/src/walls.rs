@@ -65,7 +65,10 @@ pub(crate) fn file_max(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check>
         needs,
         room.saturating_sub(BASE_DESCRIPTORS),
         format!("{} open in the system of {}", n(used), n(max)),
-        format!("sysctl -w fs.file-max={}", used + needs.descriptors * 2),
+        format!(
+            "sysctl -w fs.file-max={}",
+            used.saturating_add(needs.descriptors.saturating_mul(2))
+        ),
     ))
 }
 
@@ -118,9 +121,12 @@ pub(crate) fn ports(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check> {
         String::new()
     };
     let local = plan.destinations.iter().all(|d| d.local) && !plan.destinations.is_empty();
-    let more = ((open + waiting) * laddrs)
+    // Past 2^16 addresses (a /16, the most -laddr takes) no count helps.
+    let more = open
+        .saturating_add(waiting)
+        .saturating_mul(laddrs)
         .div_ceil(range)
-        .max(2)
+        .clamp(2, 1 << 16)
         .next_power_of_two();
     let addrs = if local {
         let prefix = 32 - more.trailing_zeros();
@@ -130,7 +136,10 @@ pub(crate) fn ports(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check> {
         format!("-laddr with {more} or more local addresses")
     };
     // The connections all pairs hold before a pair runs out.
-    let room = range.saturating_sub(waiting) * laddrs * plan.destination_count();
+    let room = range
+        .saturating_sub(waiting)
+        .saturating_mul(laddrs)
+        .saturating_mul(plan.destination_count());
     Some(judge(
         "ports",
         plan,
@@ -166,7 +175,7 @@ pub(crate) fn time_wait(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check
     }
     let (lo, hi) = port_range(host)?;
     let room = (hi - lo + 1) * plan.laddrs.len().max(1) as u64 * plan.destination_count();
-    if held + needs.likely <= room {
+    if held.saturating_add(needs.likely) <= room {
         return Some(Check::ok(name, detail));
     }
     let secs = room as f64 / needs.new_per_second;
@@ -201,10 +210,10 @@ pub(crate) fn conntrack(plan: &Plan, needs: &Needs, host: &Host) -> Check {
     );
     let fix = format!(
         "sysctl -w net.netfilter.nf_conntrack_max={}",
-        count + (needs.connections + closing) * 2
+        count.saturating_add(needs.connections.saturating_add(closing).saturating_mul(2))
     );
     // Closing connections fill the table by time, whatever is open.
-    if closing + needs.likely > room {
+    if closing.saturating_add(needs.likely) > room {
         let secs = room as f64 / needs.new_per_second.max(1.0);
         let detail = format!("{detail}: full after about {secs:.0}s");
         return Check::fail(name, detail, room, fix);
@@ -244,7 +253,7 @@ pub(crate) fn somaxconn(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check
 
 pub(crate) fn memory(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check> {
     let available = host.mem_available()?;
-    let need = BASE_BYTES + needs.connections * BYTES_PER_CONNECTION;
+    let need = BASE_BYTES.saturating_add(needs.connections.saturating_mul(BYTES_PER_CONNECTION));
     let mib = |b: u64| n(b >> 20);
     Some(judge(
         "memory",
@@ -262,6 +271,10 @@ pub(crate) fn memory(plan: &Plan, needs: &Needs, host: &Host) -> Option<Check> {
     ))
 }
 
+/// A rate this many times what the host's cores send is impossible: a
+/// failure, which `attack` refuses without `-force`.
+pub const IMPOSSIBLE_FACTOR: f64 = 100.0;
+
 pub(crate) fn cpu(plan: &Plan, host: &Host) -> Option<Check> {
     let rate = plan.rate?;
     let name = "CPU";
@@ -274,6 +287,22 @@ pub(crate) fn cpu(plan: &Plan, host: &Host) -> Option<Check> {
     );
     Some(if rate <= carried {
         Check::ok(name, detail)
+    } else if rate > carried * IMPOSSIBLE_FACTOR {
+        Check {
+            name,
+            verdict: crate::Verdict::Fail,
+            detail: format!(
+                "{detail}: {:.0} times what this host sends; an attack refuses it without -force",
+                rate / carried
+            ),
+            fails_at: None,
+            fix: Some(format!(
+                "-shard over {} machines",
+                n((rate / RATE_PER_CORE / cores as f64)
+                    .ceil()
+                    .min(u64::MAX as f64) as u64)
+            )),
+        }
     } else {
         Check::warn(
             name,

@@ -151,6 +151,12 @@ pub struct AttackArgs {
     /// Maximum requests in flight (default unlimited)
     #[arg(long)]
     pub max_workers: Option<u64>,
+    /// The answer time the host's limits are sized for (requests in flight = rate x this, twice over): the check before the attack and doctor fail a plan only past that, and warn of -timeout's worst case [default: 100ms]
+    #[arg(long, value_parser = parse_duration)]
+    pub expect_latency: Option<Duration>,
+    /// Run a plan this host cannot come near (a rate a hundred times what its cores send) instead of refusing it
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub force: bool,
     /// Idle connections kept per host
     #[arg(long, default_value_t = DEFAULT_CONNECTIONS)]
     pub connections: usize,

@@ -38,6 +38,9 @@ pub struct Metrics {
     /// Whether sessions are counted: not in a group of `-by` (a group's
     /// records are parts of sessions; the total counts them whole).
     count_sessions: bool,
+    /// Requests due before the end of `-duration` and never sent (the
+    /// stream's `dropped` facts), and whether the count is exact.
+    dropped: Option<(u64, bool)>,
 }
 
 impl Default for Metrics {
@@ -85,6 +88,7 @@ impl Metrics {
             events: None,
             sessions: None,
             count_sessions: true,
+            dropped: None,
         }
     }
 
@@ -235,6 +239,19 @@ impl Metrics {
     /// Records whose source had no scheduled time (not in the lag).
     pub fn unscheduled(&self) -> u64 {
         self.unscheduled
+    }
+
+    /// Adds requests that were due and never sent (`exact` false: a
+    /// Poisson schedule's expected count).
+    pub fn add_dropped(&mut self, n: u64, exact: bool) {
+        let (sum, all_exact) = self.dropped.unwrap_or((0, true));
+        self.dropped = Some((sum.saturating_add(n), all_exact && exact));
+    }
+
+    /// Requests due before the end of `-duration` and never sent, and
+    /// whether the count is exact; `None` when the stream says none.
+    pub fn dropped(&self) -> Option<(u64, bool)> {
+        self.dropped.filter(|(n, _)| *n > 0)
     }
 
     /// Number of hits.

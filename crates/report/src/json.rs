@@ -129,6 +129,9 @@ fn json_object_of(
         quantiles(&mut s, lag, p)?;
         write!(s, "\"max\":{}}}", lag.max())?;
     }
+    if let Some((n, exact)) = m.dropped() {
+        write!(s, ",\"dropped\":{{\"count\":{n},\"exact\":{exact}}}")?;
+    }
     per_second(&mut s, m)?;
     connections(&mut s, m, p)?;
     events(&mut s, m, p)?;

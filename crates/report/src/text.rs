@@ -52,6 +52,13 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
             dur(m.lag().max())
         )?;
     }
+    if let Some((n, exact)) = m.dropped() {
+        writeln!(
+            tw,
+            "Dropped\t[due, never sent]\t{}{n} (the generator fell behind: sending stopped at -duration)",
+            if exact { "" } else { "~" }
+        )?;
+    }
     writeln!(tw, "Bytes In\t[total, mean]\t{bin}, {bin_mean:.2}")?;
     writeln!(tw, "Bytes Out\t[total, mean]\t{bout}, {bout_mean:.2}")?;
     writeln!(tw, "Success\t[ratio]\t{:.2}%", m.success_ratio() * 100.0)?;
