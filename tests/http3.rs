@@ -510,3 +510,89 @@ fn bad_http3_input_is_refused_in_one_line() {
         "use url, method, code, attack, error, grpc-status, proto, name, remote, conn or step",
     );
 }
+
+/// Issue 60: an answer whose body differs from its content-length is
+/// malformed (RFC 9114 §4.1.2), a failure as over HTTP/2, where a body of
+/// 1 MiB for `content-length: 10` was a 200; the connection serves on.
+#[test]
+fn a_body_that_belies_its_content_length_fails() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let t = format!(
+        "GET {}\nGET {}\nGET {}\n",
+        server.url("/h3/long"),
+        server.url("/h3/short"),
+        server.url("/"),
+    );
+    let hits = attack_h3(&cert, &t, &["-cpus", "1", "-rate", "30", "-requests", "9"]);
+    for h in &hits {
+        if h.url.ends_with("/h3/long") {
+            assert_eq!(h.code, 0, "{h:?}");
+            assert!(
+                h.error.contains("body longer than its content-length (10)"),
+                "{}",
+                h.error
+            );
+        } else if h.url.ends_with("/h3/short") {
+            assert_eq!(h.code, 0, "{h:?}");
+            assert!(
+                h.error
+                    .contains("body of 10 bytes, content-length 100: unexpected EOF"),
+                "{}",
+                h.error
+            );
+        } else {
+            assert_eq!((h.code, h.error.as_str()), (200, ""), "{}", h.url);
+        }
+    }
+    assert_eq!(server.connections(), 1, "one connection served them all");
+}
+
+/// Issue 60: a request ended by its timeout is cancelled alone (its
+/// stream reset, not finished mid-frame: the server then failed the
+/// whole connection); the others on its connection go on. Both an
+/// upload cut short and an answer that never ends.
+#[test]
+fn a_timeout_cancels_its_stream_not_the_connection() {
+    let cert = TestCert::generate();
+    let server = H3Server::start(&cert);
+    let dir = tempdir("h3-cancel");
+    let big = dir.join("big.bin");
+    std::fs::write(&big, vec![b'x'; 128 << 20]).unwrap();
+    let mut t = format!(
+        "POST {}\n@{}\n\nGET {}\n",
+        server.url("/"),
+        big.display(),
+        server.url("/h3/endless")
+    );
+    for _ in 0..18 {
+        t.push_str(&format!("GET {}\n", server.url("/")));
+    }
+    let args = [
+        "-cpus",
+        "1",
+        "-rate",
+        "20",
+        "-requests",
+        "20",
+        "-timeout",
+        "300ms",
+    ];
+    let hits = attack_h3(&cert, &t, &args);
+    for cut in &hits[..2] {
+        assert_eq!(cut.code, 0);
+        assert!(
+            cut.error.ends_with("timeout after 300ms (-timeout)"),
+            "{}",
+            cut.error
+        );
+    }
+    for h in &hits[2..] {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{}", h.seq);
+    }
+    assert_eq!(
+        server.connections(),
+        1,
+        "the connection outlived the timeouts"
+    );
+}

@@ -7,6 +7,8 @@
 //! - `/h3/close`: the whole connection closed (`CONNECTION_CLOSE` with
 //!   `H3_INTERNAL_ERROR`, 0x102);
 //! - `/h3/endless`: a 200 whose body never ends.
+//! - `/h3/long`, `/h3/short`: a 200 whose body is longer (1 MiB for a
+//!   content-length of 10) or shorter (10 bytes for 100) than its head says.
 //!
 //! [`H3Server::silent`] binds a UDP port that never answers,
 //! [`H3Server::garbage`] one that answers every datagram with bytes that
@@ -299,6 +301,29 @@ async fn answer(
         "/h3/reset" => return stream.stop_stream(h3::error::Code::H3_REQUEST_CANCELLED),
         "/h3/refuse" => return stream.stop_stream(h3::error::Code::H3_REQUEST_REJECTED),
         "/h3/close" => return quic.close(0x102u32.into(), b"closing on request"),
+        // A head that lies about its body (RFC 9114 §4.1.2: malformed):
+        // content-length 10 and a mebibyte, or 100 and 10 bytes.
+        "/h3/long" | "/h3/short" => {
+            let (said, sent) = if parts.uri.path() == "/h3/long" {
+                (10, 1 << 20)
+            } else {
+                (100, 10)
+            };
+            let head = http::Response::builder()
+                .status(200)
+                .header("content-length", said)
+                .body(())
+                .expect("a head");
+            if stream.send_response(head).await.is_ok()
+                && stream
+                    .send_data(Bytes::from(vec![b'x'; sent]))
+                    .await
+                    .is_ok()
+            {
+                let _ = stream.finish().await;
+            }
+            return;
+        }
         "/h3/endless" => {
             let ok = http::Response::builder()
                 .status(200)

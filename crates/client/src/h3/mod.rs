@@ -91,7 +91,10 @@ pub(crate) async fn exchange(
     };
     let mut sender = conn.sender.clone();
     let words = |e: &::h3::error::StreamError| fail(&stream_failure(&conn, e));
-    let mut stream = sender.send_request(req).await.map_err(|e| words(&e))?;
+    let mut stream = Cancel {
+        stream: sender.send_request(req).await.map_err(|e| words(&e))?,
+        done: false,
+    };
     if !body.is_empty() {
         stream
             .send_data(body.clone())
@@ -102,6 +105,13 @@ pub(crate) async fn exchange(
     let head = stream.recv_response().await.map_err(|e| words(&e))?;
     let head_at = std::time::Instant::now();
     let status = head.status();
+    // RFC 9114 §4.1.2: a body whose length differs from its
+    // content-length makes the answer malformed (HTTP/2 fails it alike).
+    let declared: Option<u64> = head
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
     let location = (status.is_redirection() && shape.follow)
         .then(|| head.headers().get(header::LOCATION))
         .flatten()
@@ -152,22 +162,35 @@ pub(crate) async fn exchange(
                     out.body.extend_from_slice(&data[..room]);
                     chunk.advance(n);
                 }
+                if declared.is_some_and(|d| out.bytes_in > d) {
+                    stream.stop_sending(::h3::error::Code::H3_MESSAGE_ERROR);
+                    stream.done = true;
+                    return Ok(malformed(
+                        out,
+                        fail(&format!(
+                            "http3: malformed response: body longer than its content-length ({})",
+                            declared.unwrap_or_default()
+                        )),
+                    ));
+                }
             }
             Ok(None) => {
+                stream.done = true;
+                if let Some(d) = declared.filter(|&d| out.bytes_in != d) {
+                    let why = fail(&format!(
+                        "http3: malformed response: body of {} bytes, content-length {d}: unexpected EOF",
+                        out.bytes_in
+                    ));
+                    return Ok(malformed(out, why));
+                }
                 if streamed {
                     crate::events::finish();
                 }
                 break;
             }
             Err(e) => {
-                out.code = 0;
-                out.error = Some(words(&e));
-                return Ok(Answer {
-                    code: 0,
-                    location: None,
-                    response: out,
-                    conn: None,
-                });
+                stream.done = true;
+                return Ok(malformed(out, words(&e)));
             }
         }
     }
@@ -177,6 +200,55 @@ pub(crate) async fn exchange(
         response: out,
         conn: None,
     })
+}
+
+/// An answer that failed after its head: code 0 and the error, what
+/// arrived kept (as vegeta records a body broken off).
+fn malformed(mut out: Response, error: String) -> Answer {
+    out.code = 0;
+    out.error = Some(error);
+    Answer {
+        code: 0,
+        location: None,
+        response: out,
+        conn: None,
+    }
+}
+
+/// A request's stream, its send side reset (`H3_REQUEST_CANCELLED`) when
+/// it is dropped before its answer was read to its end: a request ended by
+/// `-timeout` is cancelled alone (RFC 9114 §4.1.1). Left to quinn's drop,
+/// its send side was finished mid-frame and the server failed the whole
+/// connection, every other request on it with it.
+struct Cancel {
+    stream: ::h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>,
+    /// Read to its end (or failed by the server): nothing to cancel.
+    done: bool,
+}
+
+impl std::ops::Deref for Cancel {
+    type Target = ::h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+    fn deref(&self) -> &Self::Target {
+        &self.stream
+    }
+}
+
+impl std::ops::DerefMut for Cancel {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.stream
+    }
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        // The send side is reset here; the receive side is stopped by
+        // quinn as its read is dropped (asking h3-quinn to stop it while a
+        // read holds it panics).
+        if !self.done {
+            self.stream
+                .stop_stream(::h3::error::Code::H3_REQUEST_CANCELLED);
+        }
+    }
 }
 
 /// A stream's failure, worded: the server's reset with its HTTP/3 error
