@@ -458,3 +458,173 @@ fn bad_flags_are_one_line_and_exit_2() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A loopback endpoint answering the n-th request (from 0) with
+/// `answer(n)`, each request read whole first: what it writes and whether
+/// it then keeps the connection open (a keep-alive server that ignores
+/// `Connection: close`). Requests are counted, each with when it came.
+struct Scripted {
+    port: u16,
+    came: std::sync::Arc<std::sync::Mutex<Vec<Instant>>>,
+}
+
+type Script = fn(usize, &mut TcpStream);
+
+impl Scripted {
+    fn start(answer: Script) -> Scripted {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let came = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = came.clone();
+        std::thread::spawn(move || {
+            for mut s in listener.incoming().flatten() {
+                let seen = seen.clone();
+                std::thread::spawn(move || {
+                    // The head, then Content-Length bytes.
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 65536];
+                    let body_at = loop {
+                        let Ok(n) = s.read(&mut buf) else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        got.extend_from_slice(&buf[..n]);
+                        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&got[..body_at]).to_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while got.len() < body_at + len {
+                        let Ok(n) = s.read(&mut buf) else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        got.extend_from_slice(&buf[..n]);
+                    }
+                    let n = {
+                        let mut c = seen.lock().unwrap();
+                        c.push(Instant::now());
+                        c.len() - 1
+                    };
+                    answer(n, &mut s);
+                });
+            }
+        });
+        Scripted { port, came }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/write", self.port)
+    }
+
+    fn count(&self) -> usize {
+        self.came.lock().unwrap().len()
+    }
+}
+
+/// `export -to influx` of `input` to `url` with `extra` flags: the exit
+/// code, stderr, and how long it took.
+fn export(url: &str, extra: &[&str], input: &[u8]) -> (Option<i32>, String, Duration) {
+    let mut args = vec!["export", "-to", "influx"];
+    args.extend_from_slice(extra);
+    args.push(url);
+    let start = Instant::now();
+    let out = run(&args, input);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        start.elapsed(),
+    )
+}
+
+/// Issue 60: answers are read by their framing, a few KiB at most, with
+/// one deadline per write: an endless answer grew export's memory to
+/// 3.9 GB, one a byte a second held it for ever, and a keep-alive server
+/// that took every batch had them all reported undelivered.
+#[test]
+fn hostile_endpoints_cost_a_deadline_not_memory_or_forever() {
+    // 5 intervals of 1 s.
+    let input = records(5_000);
+    // A 500 whose body never ends.
+    let endless = Scripted::start(|_, s| {
+        let _ = s.write_all(b"HTTP/1.1 500 Internal Server Error\r\n\r\n");
+        let chunk = vec![b'z'; 1 << 16];
+        while s.write_all(&chunk).is_ok() {}
+    });
+    let (code, err, took) = export(&endless.url(), &["-retries", "0"], &input);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("answered 500: zzz"), "{err}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // A byte a second: the deadline is the whole write's.
+    let slow = Scripted::start(|_, s| {
+        for b in b"HTTP/1.1 204 No Content\r\n\r\n" {
+            if s.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let (code, err, took) = export(&slow.url(), &["-retries", "0", "-timeout", "500ms"], &input);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no answer within 500ms (-timeout)"), "{err}");
+    assert!(!err.contains("os error 11"), "{err}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // Keep-alive, Connection: close ignored: each batch taken once, and
+    // said so.
+    let keep = Scripted::start(|_, s| {
+        let _ = s.write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+        std::thread::sleep(Duration::from_secs(20));
+    });
+    let (code, err, _) = export(&keep.url(), &["-timeout", "5s"], &input);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keep.count(), 5, "{err}");
+}
+
+/// Issue 60: one refused batch lost every later one, and 429's
+/// Retry-After was not heeded. Now each batch is retried on its own
+/// (after Retry-After when given), later ones still go, and the
+/// intervals not written are named.
+#[test]
+fn one_failed_batch_costs_only_its_interval() {
+    let input = records(5_000);
+    // The second request: 400; the rest 204.
+    let picky = Scripted::start(|n, s| {
+        let answer: &[u8] = if n == 1 {
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 9\r\n\r\nbad batch"
+        } else {
+            b"HTTP/1.1 204 No Content\r\n\r\n"
+        };
+        let _ = s.write_all(answer);
+    });
+    let (code, err, _) = export(&picky.url(), &[], &input);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("answered 400: bad batch"), "{err}");
+    assert!(
+        err.contains("1 of 5 intervals not delivered (ending 2023-11-14T22:13:22Z)"),
+        "{err}"
+    );
+    assert_eq!(picky.count(), 5, "every batch tried: {err}");
+    // 429 with Retry-After: 1, then taken.
+    let busy = Scripted::start(|n, s| {
+        let answer: &[u8] = if n == 0 {
+            b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
+        } else {
+            b"HTTP/1.1 204 No Content\r\n\r\n"
+        };
+        let _ = s.write_all(answer);
+    });
+    let (code, err, _) = export(&busy.url(), &[], &input);
+    assert_eq!(code, Some(0), "{err}");
+    let came = busy.came.lock().unwrap().clone();
+    assert_eq!(came.len(), 6, "{err}");
+    assert!(
+        came[1].duration_since(came[0]) >= Duration::from_millis(950),
+        "retried after {:?}, Retry-After said 1 s",
+        came[1].duration_since(came[0])
+    );
+}

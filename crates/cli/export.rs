@@ -68,6 +68,26 @@ fn endpoint(a: &ExportArgs) -> Result<Endpoint, Failed> {
     })
 }
 
+/// Runs of intervals not written, by their ends' times (the first few).
+fn gaps(gaps: &[(i64, i64)], width: i64) -> String {
+    use barrage_model::time::format_rfc3339;
+    let mut said: Vec<String> = gaps
+        .iter()
+        .take(5)
+        .map(|&(a, b)| {
+            if a == b {
+                format!("ending {}", format_rfc3339(a))
+            } else {
+                format!("{} to {}", format_rfc3339(a - width), format_rfc3339(b))
+            }
+        })
+        .collect();
+    if gaps.len() > 5 {
+        said.push(format!("{} runs more", gaps.len() - 5));
+    }
+    said.join(", ")
+}
+
 pub fn run(a: ExportArgs) -> Outcome {
     let by = Label::parse_list(&a.by).map_err(Failed::usage)?;
     if a.interval.is_zero() {
@@ -84,7 +104,7 @@ pub fn run(a: ExportArgs) -> Outcome {
     };
     let width = a.interval.as_nanos().min(i64::MAX as u128) as i64;
     let mut intervals = Intervals::new(width, by);
-    let mut pusher = Pusher::start(endpoint, QUEUE);
+    let mut pusher = Pusher::start(endpoint, QUEUE, width);
     let (mut prom, mut otel) = (remote_write::Encoder::new(), otlp::Encoder::new());
     let mut body = |b: &Batch| match a.to.as_str() {
         "influx" => influx::lines(b).into_bytes(),
@@ -96,20 +116,22 @@ pub fn run(a: ExportArgs) -> Outcome {
         let (ok, latency) = options.judge(hit);
         count += 1;
         for b in intervals.add(hit, ok, latency) {
-            pusher.push(body(&b));
+            pusher.push(body(&b), b.end);
             batches += 1;
         }
     }
     for b in intervals.finish() {
-        pusher.push(body(&b));
+        pusher.push(body(&b), b.end);
         batches += 1;
     }
     let sum = pusher.finish();
     inputs::finish_records(&records, None, "export")?;
-    if let Some(why) = sum.error {
+    if sum.undelivered > 0 {
+        let why = sum.error.unwrap_or_default();
         return Err(Failed::io(format!(
-            "{why}; {} of {batches} intervals not delivered ({count} records read)",
-            sum.undelivered
+            "{why}; {} of {batches} intervals not delivered ({}), the rest written ({count} records read)",
+            sum.undelivered,
+            gaps(&sum.gaps, width)
         )));
     }
     eprintln!("barrage export: {count} records in {batches} intervals to {shown}",);

@@ -63,10 +63,10 @@ pub struct ExportArgs {
     /// InfluxDB 2.x bucket (with -token)
     #[arg(long, default_value = "barrage")]
     pub bucket: String,
-    /// Connect and read timeout of each write
+    /// Deadline of each write, the whole of it: connect, request and answer
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,
-    /// Attempts after a failed write (on a refused connection, a timeout, 5xx or 429), waiting 100 ms, then twice as long each time
+    /// Attempts after a failed write (on a refused connection, a timeout, 5xx or 429), waiting 100 ms, then twice as long each time, or the endpoint's Retry-After
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
     /// Which latency the figures use: actual, intended or first-byte

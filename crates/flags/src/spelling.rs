@@ -103,6 +103,20 @@ pub fn one_dash_help(help: &str) -> String {
         {
             out.push('-');
             out.push_str(flag);
+        } else if body.starts_with("Usage:") {
+            // Required flags are named in the usage line (`--to <TO>`).
+            let mut rest = body;
+            while let Some(at) = rest.find(" --") {
+                let after = &rest[at + 3..];
+                out.push_str(&rest[..at]);
+                if after.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                    out.push_str(" -");
+                } else {
+                    out.push_str(" --");
+                }
+                rest = after;
+            }
+            out.push_str(rest);
         } else if let Some(rest) = body.strip_prefix("-h, --") {
             out.push_str("-h, -");
             out.push_str(rest);
@@ -125,6 +139,15 @@ mod tests {
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_usage_line_names_required_flags_with_one_dash() {
+        let help = "Usage: barrage export [OPTIONS] --to <TO> <URL> -- x\n      --to <TO>  Where\n";
+        assert_eq!(
+            one_dash_help(help),
+            "Usage: barrage export [OPTIONS] -to <TO> <URL> -- x\n      -to <TO>  Where\n"
+        );
     }
 
     #[test]
