@@ -160,6 +160,37 @@ fn json_messages_go_through_the_descriptor_set() {
     assert!(decode(&out)
         .iter()
         .all(|h| h.code == 200 && h.error.is_empty() && h.bytes_in == 7));
+    // Issue 60: -proto compiles the .proto itself (no protoc), as ghz's
+    // --proto: the same message goes out.
+    let proto = path("fixtures/grpc/echo.proto");
+    let before = server.received().len();
+    let (hits, _) = call(
+        &server,
+        &dir,
+        &target,
+        &["-proto", &proto, "-rate", "50", "-requests", "2"],
+    );
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    let got = server.received();
+    assert_eq!(got.len(), before + 2, "no reflection asked");
+    assert_eq!(&got[before].body[5..], HELLO);
+    // A .proto that does not compile: one line, exit 2.
+    let bad = dir.join("bad.proto");
+    fs::write(&bad, "syntax = \"proto3\";\nmessage A { Nope b = 1; }\n").unwrap();
+    let file = dir.join("t.http");
+    fs::write(&file, target.replace("URL", "http://127.0.0.1:1")).unwrap();
+    let err = refused(
+        &[
+            "attack",
+            "-targets",
+            file.to_str().unwrap(),
+            "-proto",
+            bad.to_str().unwrap(),
+        ],
+        b"",
+        "-proto ",
+    );
+    assert!(err.contains("Nope"), "{err}");
 }
 
 #[test]
@@ -355,24 +386,49 @@ fn bad_grpc_targets_are_refused_at_file_and_line() {
         &format!("{f}:1: GRPC http://127.0.0.1:1{METHOD}: server reflection for service test.echo.Echo failed (give -proto-set FILE instead): "),
     );
     let server = Server::http();
-    for (target, says) in [
+    // A JSON body needs the schema: refused when reflection fails.
+    fs::write(
+        &file,
+        format!(
+            "GRPC {}\nx-no-reflection: 1\n@{}\n",
+            server.url(METHOD),
+            json.display()
+        ),
+    )
+    .unwrap();
+    refused(
+        &["attack", "-targets", f, "-rate", "1"],
+        b"",
+        "server reflection for service test.echo.Echo failed (give -proto-set FILE instead): grpc-status 12 (UNIMPLEMENTED)",
+    );
+    // Issue 60: a binary body is the message already; without reflection
+    // (production servers often turn it off) it is sent as it is, the
+    // method taken as unary, with one note.
+    for (target, says, code) in [
         (
             format!("GRPC {}\n@{msg}\n", server.url("/other.Svc/Call")),
             "server reflection for service other.Svc failed (give -proto-set FILE instead): service other.Svc: not found (NOT_FOUND)",
+            "UNIMPLEMENTED",
         ),
         (
             format!("GRPC {}\nx-no-reflection: 1\n@{msg}\n", server.url(METHOD)),
             "server reflection for service test.echo.Echo failed (give -proto-set FILE instead): grpc-status 12 (UNIMPLEMENTED)",
+            "",
         ),
     ] {
         fs::write(&file, target).unwrap();
-        refused(&["attack", "-targets", f, "-rate", "1"], b"", says);
+        let out = run(&["attack", "-targets", f, "-rate", "10", "-requests", "2"], b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.matches("the body is sent as it is").count(), 1, "{err}");
+        let hits = decode(&out.stdout);
+        assert_eq!(hits.len(), 2);
+        for h in &hits {
+            assert!(h.error.contains(code), "{h:?}");
+            assert_eq!(h.error.is_empty(), code.is_empty(), "{h:?}");
+        }
     }
-    assert_eq!(
-        server.received().len(),
-        3,
-        "reflection v1, then v1alpha for the server without it; no call"
-    );
     fs::write(
         &file,
         format!("GRPC http://127.0.0.1:1{METHOD}\n@{}\n", json.display()),

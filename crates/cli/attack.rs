@@ -11,8 +11,9 @@ use std::{
 };
 
 use barrage_attack::{
-    grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig, HitSink, ProtoSet, Rate,
-    StopReason, Stopper, TargetSource, Targets, GRPC_METHOD,
+    grpc_is_json, grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig,
+    GrpcReflectError, HitSink, ProtoSet, Rate, StopReason, Stopper, TargetSource, Targets,
+    GRPC_METHOD,
 };
 use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
@@ -100,21 +101,45 @@ pub(crate) fn targets(
     if a.format == barrage_targets::Format::Flow {
         return crate::flow::targets(a, reader, feed, shard);
     }
-    let protos = match &a.proto_set {
-        None => None,
-        Some(path) => Some(
+    let protos = match (&a.proto_set, &a.proto) {
+        (Some(path), _) => Some(
             ProtoSet::decode(&read("-proto-set", path)?)
                 .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
         ),
+        (None, Some(path)) => Some(
+            ProtoSet::compile(path, &a.import_path)
+                .map_err(|e| Failed::usage(format!("-proto {path}: {e}")))?,
+        ),
+        (None, None) => None,
     };
     let reflector = client
         .filter(|_| protos.is_none())
         .map(barrage_attack::GrpcReflector::new);
     let streams = client.map(|c| c.grpc_streams.clone()).unwrap_or_default();
+    // Services whose reflection failed and whose binary bodies go as
+    // they are: said once each.
+    let unreflected = std::sync::Mutex::new(std::collections::HashSet::<String>::new());
     let prepare: Prepare = Box::new(move |mut t: Target| {
         if t.method == GRPC_METHOD {
             let reflected = match &reflector {
-                Some(r) => Some(r.protos_for(&t.url, &t.headers).map_err(BadValue)?),
+                Some(r) => match r.protos_for(&t.url, &t.headers) {
+                    Ok(p) => Some(p),
+                    // A binary body is the message already: a unary call
+                    // needs no schema (production servers often turn
+                    // reflection off). A JSON body does need one.
+                    Err(GrpcReflectError::Failed(why)) if !grpc_is_json(&t.body) => {
+                        let service = t.url.rsplit_once('/').map_or("", |(s, _)| s).to_string();
+                        if unreflected
+                            .lock()
+                            .map(|mut u| u.insert(service))
+                            .unwrap_or(false)
+                        {
+                            eprintln!("barrage attack: note: {why}; the body is sent as it is (already-encoded protobuf) and the method taken as unary");
+                        }
+                        None
+                    }
+                    Err(e) => return Err(BadValue(e.to_string())),
+                },
                 None => None,
             };
             let p = grpc_prepare_body(&t.url, &t.body, protos.as_ref().or(reflected.as_deref()))

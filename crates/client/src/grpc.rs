@@ -12,8 +12,8 @@
 mod protos;
 mod reflect;
 
-pub use protos::{prepare_body, Prepared, ProtoSet};
-pub use reflect::{reflect, Reflector};
+pub use protos::{is_json, prepare_body, Prepared, ProtoSet};
+pub use reflect::{reflect, ReflectError, Reflector};
 
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};

@@ -60,8 +60,9 @@ pub use error::Failure;
 pub use events::{size_class, Stamps, StreamMode, StreamSpec, Tape, Taped};
 pub use extract::{BadExtract, Extract, MAX_VALUE_BYTES};
 pub use grpc::{
-    frame as grpc_frame, prepare_body as grpc_prepare_body, reflect as grpc_reflect,
-    status_name as grpc_status_name, GrpcStreams, Prepared as GrpcPrepared, ProtoSet,
+    frame as grpc_frame, is_json as grpc_is_json, prepare_body as grpc_prepare_body,
+    reflect as grpc_reflect, status_name as grpc_status_name, GrpcStreams,
+    Prepared as GrpcPrepared, ProtoSet, ReflectError as GrpcReflectError,
     Reflector as GrpcReflector, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use response::Response;

@@ -250,6 +250,12 @@ pub struct AttackArgs {
     /// GRPC targets: a descriptor set (protoc --descriptor_set_out, buf build -o) to convert JSON request bodies with
     #[arg(long)]
     pub proto_set: Option<String>,
+    /// GRPC targets: a .proto file, compiled here (no protoc needed), to convert JSON request bodies with, as -proto-set does
+    #[arg(long, conflicts_with = "proto_set")]
+    pub proto: Option<String>,
+    /// With -proto: where its imports are looked for (repeatable; default: the file's own directory)
+    #[arg(long)]
+    pub import_path: Vec<String>,
     /// GRPC targets: the largest answer message read (larger: an error record, RESOURCE_EXHAUSTED)
     #[arg(long, default_value = "4MiB", value_parser = size::parse)]
     pub grpc_max_message: i64,

@@ -18,6 +18,33 @@ impl ProtoSet {
         Self::decode_from(bytes, "-proto-set")
     }
 
+    /// Compiles `file` (a `.proto`) and what it imports, looked for in
+    /// `imports` (its own directory when empty), in-process with protox:
+    /// no `protoc` needed (`-proto`, as ghz's `--proto`).
+    pub fn compile(file: &str, imports: &[String]) -> Result<Self, crate::Failure> {
+        let path = std::path::Path::new(file);
+        let mut dirs: Vec<std::path::PathBuf> = imports.iter().map(Into::into).collect();
+        if dirs.is_empty() {
+            dirs.push(
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .to_path_buf(),
+            );
+        }
+        let pool = protox::Compiler::new(&dirs)
+            .and_then(|mut c| {
+                c.include_imports(true);
+                c.open_file(path)?;
+                Ok(c.descriptor_pool())
+            })
+            .map_err(|e| e.to_string().replace('\n', " "))?;
+        Ok(ProtoSet {
+            pool,
+            from: "-proto",
+        })
+    }
+
     /// Reads a serialized `FileDescriptorSet` that came from `from`.
     pub(crate) fn decode_from(bytes: &[u8], from: &'static str) -> Result<Self, crate::Failure> {
         prost_reflect::DescriptorPool::decode(bytes)
@@ -44,8 +71,9 @@ pub fn method_path(url: &str) -> Result<(String, String), crate::Failure> {
     }
 }
 
-/// Whether `body` reads as a JSON object.
-fn is_json(body: &[u8]) -> bool {
+/// Whether `body` reads as a JSON object (else it is taken as the
+/// message's protobuf bytes).
+pub fn is_json(body: &[u8]) -> bool {
     body.iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'{')

@@ -64,6 +64,19 @@ struct Refusal {
     error_message: String,
 }
 
+/// Why a target has no descriptors by reflection.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReflectError {
+    /// The target itself is wrong (its URL names no method): refused
+    /// whatever its body.
+    #[error("{0}")]
+    Target(String),
+    /// The server's reflection failed (none, or not for this service): a
+    /// binary body can go without it.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Descriptors by reflection for an attack's `GRPC` targets: asked once
 /// per server and service, the answer (or the failure) kept for the
 /// service's other targets.
@@ -88,15 +101,20 @@ impl Reflector {
         &self,
         url: &str,
         metadata: &[(String, String)],
-    ) -> Result<std::sync::Arc<ProtoSet>, String> {
-        let (service, _) = method_path(url).map_err(|e| e.0)?;
-        let uri: http::Uri = url.parse().map_err(|e| format!("bad URL: {url}, {e}"))?;
+    ) -> Result<std::sync::Arc<ProtoSet>, ReflectError> {
+        let (service, _) = method_path(url).map_err(|e| ReflectError::Target(e.0))?;
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| ReflectError::Target(format!("bad URL: {url}, {e}")))?;
         let key = format!(
             "{}://{}/{service}",
             uri.scheme_str().unwrap_or("http"),
             uri.authority().map(|a| a.as_str()).unwrap_or_default()
         );
-        let mut asked = self.asked.lock().map_err(|_| "reflection: a lock failed")?;
+        let mut asked = self
+            .asked
+            .lock()
+            .map_err(|_| ReflectError::Failed("reflection: a lock failed".into()))?;
         asked
             .entry(key)
             .or_insert_with(|| {
@@ -109,6 +127,7 @@ impl Reflector {
                     })
             })
             .clone()
+            .map_err(ReflectError::Failed)
     }
 }
 
