@@ -591,3 +591,61 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.code == 401), "{hits:?}");
 }
+
+/// Issue 60: sessions in flight at the end were neither completed nor
+/// ended at a step. Now they have `-grace` to finish (30 s, k6's
+/// gracefulStop); those whose next step would start past it are cut and
+/// counted as interrupted, after the step they reached, in every report.
+#[test]
+fn sessions_in_flight_at_the_end_finish_within_the_grace_or_are_interrupted() {
+    let server = Server::http();
+    let dir = tempdir("flow-grace");
+    let text = format!(
+        "GET {a}\n:name a\n:think 300ms\n\nGET {a}\n:name b\n:think 300ms\n\nGET {a}\n:name c\n",
+        a = server.url("/bytes/1")
+    );
+    let flow = file(&dir, "grace.flow", &text);
+    // The default grace: every session started completes.
+    let (hits, stream) = attack(&flow, &["-rate", "20", "-duration", "1s"]);
+    let s = &report(&stream)["sessions"];
+    assert_eq!(s["started"], 20, "{s}");
+    assert_eq!(s["completed"], 20, "{s}");
+    assert_eq!(
+        (s["interrupted"].as_u64(), s["unfinished"].as_u64()),
+        (Some(0), Some(0)),
+        "{s}"
+    );
+    assert_eq!(hits.len(), 60);
+    // A grace of 100 ms: sessions whose next step is due past it are cut.
+    let (hits, stream) = attack(
+        &flow,
+        &["-rate", "20", "-duration", "1s", "-grace", "100ms"],
+    );
+    let s = &report(&stream)["sessions"];
+    let (started, completed, interrupted) = (
+        s["started"].as_u64().unwrap(),
+        s["completed"].as_u64().unwrap(),
+        s["interrupted"].as_u64().unwrap(),
+    );
+    assert_eq!(started, 20, "{s}");
+    assert!(interrupted >= 5, "{s}");
+    assert_eq!(completed + interrupted, started, "{s}");
+    assert_eq!(s["unfinished"], 0, "{s}");
+    let after = &s["interrupted_after"];
+    assert_eq!(
+        after["a"].as_u64().unwrap_or(0) + after["b"].as_u64().unwrap_or(0),
+        interrupted,
+        "{s}"
+    );
+    // Each interrupted session's last record says so.
+    let cut = hits
+        .iter()
+        .filter(|h| h.session.unwrap().end == SessionEnd::Interrupted)
+        .count() as u64;
+    assert_eq!(cut, interrupted);
+    let text = String::from_utf8(ok(&["report"], &stream)).unwrap();
+    assert!(
+        text.contains("Interrupted after a") || text.contains("Interrupted after b"),
+        "{text}"
+    );
+}

@@ -268,6 +268,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         arrivals: schedule::arrivals(a.arrivals),
         recorded: a.har_timing.then_some(a.har_speed),
         mix_peak: None,
+        grace: a.grace,
     };
     // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
     let proxies =

@@ -391,6 +391,7 @@ impl Attack {
                 None => self.config.duration,
             }
             .map(|d| clock.start + d),
+            grace: self.config.grace,
             _writer: WakeOnDrop(writer.0.thread().clone()),
         }))
     }

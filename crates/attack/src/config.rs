@@ -45,7 +45,14 @@ pub struct AttackConfig {
     /// the worker threads are sized for (the groups' own rates are on
     /// [`crate::Group`]).
     pub mix_peak: Option<f64>,
+    /// `-grace`: how long sessions (`-format flow`) may go on after the
+    /// schedule's end or a first Ctrl-C to finish (k6's `gracefulStop`);
+    /// a session that would go on past it is interrupted.
+    pub grace: Duration,
 }
+
+/// `-grace`'s default: k6's `gracefulStop`.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 
 impl AttackConfig {
     /// The schedule of `rate` or `stages` as the rest of the flags keep
@@ -75,6 +82,7 @@ impl Default for AttackConfig {
             arrivals: Arrivals::Uniform,
             recorded: None,
             mix_peak: None,
+            grace: DEFAULT_GRACE,
         }
     }
 }

@@ -69,7 +69,7 @@ pub use barrage_client::{
     GRPC_METHOD, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use barrage_model::{Arrivals, Hit, Rate, Target};
-pub use config::{AttackConfig, DEFAULT_WORKERS};
+pub use config::{AttackConfig, DEFAULT_GRACE, DEFAULT_WORKERS};
 pub use flow_plan::{FlowPlan, PlanStep, Render, ThinkTime};
 pub use hold::Hold;
 pub use limits::raise_open_files_limit;

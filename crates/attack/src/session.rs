@@ -12,9 +12,13 @@
 //! does: no other session's request goes on it meanwhile. At its end the
 //! connection goes back to the pool, for a later session.
 //!
-//! At the attack's end (`-duration`, Ctrl-C, a closed output) a session
-//! finishes the step it is on and sends no more: it is started and not
-//! ended.
+//! At the attack's end (`-duration`, a first Ctrl-C, a closed output) no
+//! session starts, and those in flight have `-grace` (30 s, k6's
+//! `gracefulStop`) to finish: a session whose next step would start past
+//! it ends after its current one, that step's record marked
+//! [`SessionEnd::Interrupted`]. A session thinking when a Ctrl-C shortens
+//! its grace below its think time was marked going: it is counted as
+//! unfinished (started, not ended). A second Ctrl-C abandons them all.
 
 use std::time::Instant;
 
@@ -54,7 +58,15 @@ async fn steps(
     state: &mut SessionState,
     rng: &mut fastrand::Rng,
 ) {
-    let end_at = ctx.end;
+    // Past this, no further step: the end (or a stop) and its grace.
+    let cut = || {
+        let by_end = ctx.end.map(|e| e + ctx.grace);
+        let by_stop = ctx.stopper.stopped_at().map(|s| s + ctx.grace);
+        match (by_end, by_stop) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    };
     let mut first_sent = None;
     for (i, step) in plan.steps.iter().enumerate() {
         let sent = Instant::now();
@@ -77,10 +89,15 @@ async fn steps(
             latency,
             result,
         );
+        // Its think time, drawn now: whether the next step comes within
+        // the grace decides how this record ends the session.
+        let resume = Instant::now() + (step.think)(rng);
         let end = if !done.ok() {
             SessionEnd::Failed
         } else if i + 1 == plan.steps.len() {
             SessionEnd::Completed
+        } else if cut().is_some_and(|c| resume > c) {
+            SessionEnd::Interrupted
         } else {
             SessionEnd::Going
         };
@@ -89,7 +106,7 @@ async fn steps(
             step: i as u32,
             end,
             took: match end {
-                SessionEnd::Going => 0,
+                SessionEnd::Going | SessionEnd::Interrupted => 0,
                 _ => first.elapsed().as_nanos() as u64,
             },
         });
@@ -97,20 +114,21 @@ async fn steps(
         if end != SessionEnd::Going {
             return;
         }
-        // Its think time, cut short by the attack's end. A session whose
-        // think runs past the end waits for the end all the same: a
-        // closed-model user must not start session after session, each
-        // sending one step, in the schedule's last think time.
-        let resume = Instant::now() + (step.think)(rng);
-        let wake = end_at.map_or(resume, |e| resume.min(e));
-        if wake > Instant::now() {
-            tokio::select! {
+        // Its think time; a stop meanwhile may bring the cut before it.
+        if resume > Instant::now() {
+            let stopped = tokio::select! {
                 biased;
-                () = ctx.stopper.stopped() => return,
-                () = tokio::time::sleep_until(wake.into()) => {}
+                () = ctx.stopper.stopped(), if !ctx.stopper.is_stopped() => true,
+                () = tokio::time::sleep_until(resume.into()) => false,
+            };
+            if stopped {
+                if ctx.stopper.is_abandoned() || cut().is_some_and(|c| resume > c) {
+                    return;
+                }
+                tokio::time::sleep_until(resume.into()).await;
             }
         }
-        if wake < resume || ctx.stopper.is_stopped() {
+        if ctx.stopper.is_abandoned() {
             return;
         }
         scheduled = ctx.clock.unix(Instant::now());

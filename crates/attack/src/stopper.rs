@@ -24,6 +24,8 @@ struct Inner {
     /// Signals received, all told.
     signals: std::sync::atomic::AtomicUsize,
     abandoned: AtomicBool,
+    /// When it first fired.
+    stopped_at: std::sync::OnceLock<Instant>,
     lock: Mutex<()>,
     wake: Condvar,
     notify: Notify,
@@ -38,6 +40,7 @@ impl Stopper {
 
     /// Fires: the attack schedules nothing more.
     pub fn stop(&self) {
+        let _ = self.inner.stopped_at.set(Instant::now());
         self.inner.stopped.store(true, Ordering::SeqCst);
         let _guard = self.inner.lock.lock();
         self.inner.wake.notify_all();
@@ -98,6 +101,11 @@ impl Stopper {
     /// after the attack (on a collector) ends at the next one.
     pub fn signals(&self) -> usize {
         self.inner.signals.load(Ordering::SeqCst)
+    }
+
+    /// When it first fired, once it has.
+    pub fn stopped_at(&self) -> Option<Instant> {
+        self.inner.stopped_at.get().copied()
     }
 
     /// Whether it has fired.

@@ -61,6 +61,9 @@ pub(crate) struct RequestContext {
     /// The schedule's end (`-duration`, or its stages'): past it, a
     /// session sends no further step.
     pub(crate) end: Option<Instant>,
+    /// `-grace`: how long past the end (or a first stop) a session may
+    /// go on to finish.
+    pub(crate) grace: std::time::Duration,
     pub(crate) _writer: WakeOnDrop,
 }
 

@@ -151,6 +151,9 @@ pub struct AttackArgs {
     /// Maximum requests in flight (default unlimited)
     #[arg(long)]
     pub max_workers: Option<u64>,
+    /// -format flow: how long sessions in flight may go on after the end of -duration or a first Ctrl-C to finish (k6's gracefulStop); a session whose next step would start later is counted as interrupted
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub grace: Duration,
     /// The answer time the host's limits are sized for (requests in flight = rate x this, twice over): the check before the attack and doctor fail a plan only past that, and warn of -timeout's worst case [default: 100ms]
     #[arg(long, value_parser = parse_duration)]
     pub expect_latency: Option<Duration>,

@@ -29,6 +29,9 @@ pub struct Sessions {
     completed: u64,
     /// By step index.
     ended: std::collections::BTreeMap<u32, Ended>,
+    /// Sessions cut after a step by the attack's end and its `-grace`:
+    /// by step index, the step's name and the count.
+    interrupted: std::collections::BTreeMap<u32, (String, u64)>,
     took: Distribution,
     /// The first and last first-step send (unix ns): sessions a second.
     first: Option<i64>,
@@ -48,6 +51,13 @@ impl Sessions {
         }
         match m.end {
             SessionEnd::Going => {}
+            SessionEnd::Interrupted => {
+                let e = self.interrupted.entry(m.step).or_default();
+                if e.0.is_empty() {
+                    e.0.clone_from(&hit.name);
+                }
+                e.1 += 1;
+            }
             SessionEnd::Completed => {
                 self.completed += 1;
                 self.took.record(m.took);
@@ -88,6 +98,13 @@ impl Sessions {
                 *mine.reasons.entry(why.clone()).or_default() += n;
             }
         }
+        for (step, (name, n)) in &other.interrupted {
+            let mine = self.interrupted.entry(*step).or_default();
+            if mine.0.is_empty() {
+                mine.0.clone_from(name);
+            }
+            mine.1 += n;
+        }
         self.took.merge(&other.took);
         if let Some(f) = other.first {
             self.first = Some(self.first.map_or(f, |m| m.min(f)));
@@ -110,10 +127,27 @@ impl Sessions {
         self.ended.values().map(|e| e.count).sum()
     }
 
-    /// Sessions started and not ended: stopped by the attack's end
-    /// between steps (or whose later records are in another input).
+    /// Sessions cut after a step by the attack's end (or a stop) and
+    /// its `-grace`.
+    pub fn interrupted(&self) -> u64 {
+        self.interrupted.values().map(|e| e.1).sum()
+    }
+
+    /// Each step after which sessions were interrupted, in the flow's
+    /// order: its name and how many.
+    pub fn interrupted_at(&self) -> Vec<(&str, u64)> {
+        self.interrupted
+            .values()
+            .map(|(name, n)| (name.as_str(), *n))
+            .collect()
+    }
+
+    /// Sessions started and not ended: whose later records are in
+    /// another input, or stopped while thinking by a Ctrl-C whose grace
+    /// ran out first (and streams from before `-grace`).
     pub fn unfinished(&self) -> u64 {
-        self.started.saturating_sub(self.completed + self.failed())
+        self.started
+            .saturating_sub(self.completed + self.failed() + self.interrupted())
     }
 
     /// Each step where sessions ended, in the flow's order: its name, how

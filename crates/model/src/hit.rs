@@ -88,6 +88,9 @@ pub enum SessionEnd {
     Completed,
     /// This step failed (its record's error says why): the session ends.
     Failed,
+    /// This step succeeded, and the session was cut after it: the
+    /// attack's end (or a stop) and its `-grace` came before its next.
+    Interrupted,
 }
 
 impl SessionEnd {
@@ -97,6 +100,7 @@ impl SessionEnd {
             SessionEnd::Going => 0,
             SessionEnd::Completed => 1,
             SessionEnd::Failed => 2,
+            SessionEnd::Interrupted => 3,
         }
     }
 
@@ -106,6 +110,7 @@ impl SessionEnd {
             0 => SessionEnd::Going,
             1 => SessionEnd::Completed,
             2 => SessionEnd::Failed,
+            3 => SessionEnd::Interrupted,
             _ => return None,
         })
     }
@@ -116,14 +121,20 @@ impl SessionEnd {
             SessionEnd::Going => "",
             SessionEnd::Completed => "completed",
             SessionEnd::Failed => "failed",
+            SessionEnd::Interrupted => "interrupted",
         }
     }
 
     /// The end a word of [`SessionEnd::word`] names.
     pub fn of_word(word: &str) -> Option<SessionEnd> {
-        [SessionEnd::Going, SessionEnd::Completed, SessionEnd::Failed]
-            .into_iter()
-            .find(|e| e.word() == word)
+        [
+            SessionEnd::Going,
+            SessionEnd::Completed,
+            SessionEnd::Failed,
+            SessionEnd::Interrupted,
+        ]
+        .into_iter()
+        .find(|e| e.word() == word)
     }
 }
 

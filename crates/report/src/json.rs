@@ -141,8 +141,10 @@ fn json_object_of(
 }
 
 /// `"sessions"`: a flow's sessions (`-format flow`): `"started"`,
-/// `"completed"`, `"failed"`, `"unfinished"` (stopped by the attack's end
-/// between steps), `"rate"` (started a second), `"ended"` (step name →
+/// `"completed"`, `"failed"`, `"interrupted"` (cut after a step by the
+/// attack's end and its `-grace`), `"unfinished"` (started, not ended),
+/// `"rate"` (started a second), `"interrupted_after"` (step name →
+/// sessions cut after it), `"ended"` (step name →
 /// sessions that ended there), `"reasons"` (step name → the most common
 /// reason) and `"duration"` (completed sessions, ns, with vegeta's latency
 /// keys; null when none completed); left out when no record was a flow's.
@@ -152,13 +154,22 @@ pub(crate) fn sessions(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Res
     };
     write!(
         s,
-        ",\"sessions\":{{\"started\":{},\"completed\":{},\"failed\":{},\"unfinished\":{},\"rate\":{},\"ended\":{{",
+        ",\"sessions\":{{\"started\":{},\"completed\":{},\"failed\":{},\"interrupted\":{},\"unfinished\":{},\"rate\":{},\"interrupted_after\":{{",
         x.started(),
         x.completed(),
         x.failed(),
+        x.interrupted(),
         x.unfinished(),
         gojson::float(x.rate())
     )?;
+    for (i, (step, n)) in x.interrupted_at().iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        gojson::push_str(s, step);
+        write!(s, ":{n}")?;
+    }
+    s.extend_from_slice(b"},\"ended\":{");
     let ended = x.ended();
     for (i, (step, n, _)) in ended.iter().enumerate() {
         if i > 0 {

@@ -91,15 +91,23 @@ fn sessions<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     let mut tw = TabWriter::new(out);
     writeln!(
         tw,
-        "Sessions\t[started, completed, failed, unfinished, per second]\t{}, {}, {}, {}, {:.2}",
+        "Sessions\t[started, completed, failed, interrupted, unfinished, per second]\t{}, {}, {}, {}, {}, {:.2}",
         x.started(),
         x.completed(),
         x.failed(),
+        x.interrupted(),
         x.unfinished(),
         x.rate()
     )?;
     if x.took().count() > 0 {
         spread(&mut tw, "Session time", x.took(), p)?;
+    }
+    for (step, n) in x.interrupted_at() {
+        writeln!(
+            tw,
+            "Interrupted after {}\t[sessions]\t{n} (the end and its -grace came first)",
+            barrage_model::words::printable(step)
+        )?;
     }
     for (step, n, why) in x.ended() {
         writeln!(

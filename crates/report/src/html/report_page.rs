@@ -248,6 +248,11 @@ fn sessions(page: &mut String, m: &Metrics, p: &Percentiles) {
         [vec!["started".to_string()], count(x.started())].concat(),
         [vec!["completed".to_string()], count(x.completed())].concat(),
         [vec!["failed".to_string()], count(x.failed())].concat(),
+        [
+            vec!["interrupted (end and -grace)".to_string()],
+            count(x.interrupted()),
+        ]
+        .concat(),
         [vec!["unfinished".to_string()], count(x.unfinished())].concat(),
     ];
     rows.push(vec![
@@ -284,6 +289,19 @@ fn sessions(page: &mut String, m: &Metrics, p: &Percentiles) {
             &["ended at step", "sessions", "most common reason"],
             &ended,
         );
+    }
+    let cut: Vec<Vec<String>> = x
+        .interrupted_at()
+        .into_iter()
+        .map(|(step, n)| {
+            vec![
+                barrage_model::words::printable(step).into_owned(),
+                n.to_string(),
+            ]
+        })
+        .collect();
+    if !cut.is_empty() {
+        table(page, &["interrupted after step", "sessions"], &cut);
     }
 }
 
