@@ -361,6 +361,11 @@ fn bad_weights_mixes_and_arrivals_are_refused_in_one_line() {
         ("groups:\n  - name: a\n    rate: 5\n", "m.yaml:2: group \"a\": no targets"),
         ("groups:\n  - name: a\n    target: GET http://127.0.0.1:1/\n    rate: often\n", "m.yaml:2: group \"a\": invalid rate \"often\""),
         ("groups:\n  - name: a\n    target: GET http://127.0.0.1:1/\n    rate: 0\n", "a group needs a rate above 0"),
+        // Issue 60: a flow group went out as independent requests (no
+        // jar, no extraction); refused, a two-flow mix and a flow beside
+        // plain requests alike.
+        ("groups:\n  - name: browse\n    format: flow\n    target: GET http://127.0.0.1:1/\n    rate: 8\n  - name: buy\n    format: flow\n    target: GET http://127.0.0.1:1/\n    rate: 2\n", "m.yaml:2: group \"browse\": format: flow is not run as sessions in a mix"),
+        ("groups:\n  - name: plain\n    target: GET http://127.0.0.1:1/\n    rate: 8\n  - name: buy\n    format: flow\n    target: GET http://127.0.0.1:1/\n    rate: 2\n", "m.yaml:5: group \"buy\": format: flow is not run as sessions in a mix"),
     ] {
         refused(&["attack", "-mix", &mix(text), "-duration", "1s"], b"", needle);
     }

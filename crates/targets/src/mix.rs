@@ -201,6 +201,14 @@ pub fn read_mix(path: &str, text: &str, defaults: &Defaults) -> Result<Vec<MixGr
             None => Format::Http,
             Some(f) => f.parse().map_err(|e: crate::BadValue| fail(e.0))?,
         };
+        // A flow's steps sent as independent requests would lose their
+        // cookies and extracted values (issue 60): refused until a mix
+        // runs a flow group as sessions.
+        if format == Format::Flow {
+            return Err(fail(
+                "format: flow is not run as sessions in a mix (its steps would go out as independent requests, without cookies or extracted values); run the flow with its own attack -format flow -rate R beside the mix (two attacks, or two -shard'ed runs into one collect)".into(),
+            ));
+        }
         let sendables = match (&g.targets, &g.target) {
             (Some(_), Some(_)) => return Err(fail("give targets or target, not both".into())),
             (None, None) => {
