@@ -365,3 +365,62 @@ fn bad_input_is_one_line_and_exit_2() {
     refused(&["compare", "--", e], b"", "no base runs before --");
     refused(&["compare", "-type", "xml", e, e], b"", "xml");
 }
+
+/// A synthetic stream of `n` records 10 ms apart, each of `ms`.
+fn synthetic(dir: &std::path::Path, name: &str, n: u64, ms: u64) -> String {
+    let file = dir.join(name);
+    let mut enc = Encoder::new(std::fs::File::create(&file).unwrap()).unwrap();
+    for i in 0..n {
+        let t = 1_700_000_000_000_000_000 + i as i64 * 10_000_000;
+        enc.write(&barrage_stream::Hit {
+            seq: i,
+            code: 200,
+            scheduled: t,
+            timestamp: t,
+            latency: ms * 1_000_000 + (i % 7) * 10_000,
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    enc.finish().unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+/// Issue 60: on short runs the point estimate and its interval
+/// contradicted each other (-86% within [+99.8%, +100.4%], "better"), and
+/// -fail-on tripped on it; identical runs gave intervals below -100%.
+/// Below a minimum sample the verdict is "too few records" and no gate
+/// trips; no interval falls below -100%.
+#[test]
+fn short_runs_are_too_few_records_and_intervals_stay_above_minus_100() {
+    let dir = common::tempdir("compare-short");
+    let (a, b) = (
+        synthetic(&dir, "a.bin", 40, 1),
+        synthetic(&dir, "b.bin", 40, 7),
+    );
+    let c = compare(&[&a, &b]);
+    for f in FIGURES {
+        let row = &c["total"][f];
+        assert_eq!(row["verdict"], "too few records", "{f}: {row}");
+        assert_eq!(row["judged"], false, "{f}: {row}");
+    }
+    let out = run(&["compare", "-fail-on", "p50>+1%", &a, &b], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(ok(&["compare", &a, &b], b"")).unwrap();
+    assert!(text.contains("too few records"), "{text}");
+    // Enough records: identical runs, every interval above -100%.
+    let (a, b) = (
+        synthetic(&dir, "c.bin", 3000, 2),
+        synthetic(&dir, "d.bin", 3000, 2),
+    );
+    let c = compare(&[&a, &b]);
+    for f in FIGURES {
+        let row = &c["total"][f];
+        assert!(row["low"].as_f64().unwrap() > -1.0, "{f}: {row}");
+        assert_ne!(row["verdict"], "too few records", "{f}: {row}");
+    }
+}

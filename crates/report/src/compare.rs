@@ -56,6 +56,14 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Records beyond a percentile, on each side, for it to be judged.
 pub const MIN_TAIL: f64 = 10.0;
 
+/// Records a side needs for any figure to be judged: below it the
+/// verdict is "too few records" (issue 60: a 1-s run's -86% change came
+/// with an interval of +99.8% to +100.4%, judged "better").
+pub const MIN_RECORDS: u64 = 100;
+
+/// Time blocks a side needs, over its runs, for its figures to be judged.
+pub const MIN_BLOCKS: usize = 9;
+
 /// Base or new.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
@@ -320,6 +328,9 @@ fn group(
     let ci = bootstrap::intervals(&bb, &nb, rounds, rng);
     let aa = bootstrap::intervals(&bb, &bb, rounds / 2, rng);
     let requests = |parts: &[&Part]| -> u64 { parts.iter().map(|p| p.metrics.requests()).sum() };
+    let blocks_of = |runs: &[Vec<Block>]| -> usize { runs.iter().map(Vec::len).sum() };
+    let enough = requests(base).min(requests(new)) >= MIN_RECORDS
+        && blocks_of(&bb).min(blocks_of(&nb)) >= MIN_BLOCKS;
     let rows = Figure::ALL
         .iter()
         .map(|&f| {
@@ -329,11 +340,18 @@ fn group(
             // it cannot bound a maximum, nor a percentile with only a few
             // records beyond it.
             let fewer = requests(base).min(requests(new)) as f64;
-            let judged = match f {
-                Figure::Max => false,
-                _ => f.quantile().is_none_or(|q| fewer * (1.0 - q) >= MIN_TAIL),
-            };
+            let change = bootstrap::change(eb[i], en[i]);
+            // The point and its interval come from the same records: one
+            // outside the other means the blocks are too coarse to judge.
+            let agree = change >= low - 1e-9 && change <= high + 1e-9;
+            let judged = enough
+                && agree
+                && match f {
+                    Figure::Max => false,
+                    _ => f.quantile().is_none_or(|q| fewer * (1.0 - q) >= MIN_TAIL),
+                };
             let verdict = match (low > 0.0, high < 0.0, f.is_latency()) {
+                _ if !enough || !agree => "too few records",
                 _ if !judged => "same",
                 (true, _, true) => "slower",
                 (_, true, true) => "faster",
@@ -345,7 +363,7 @@ fn group(
                 figure: f,
                 base: eb[i],
                 new: en[i],
-                change: bootstrap::change(eb[i], en[i]),
+                change,
                 low,
                 high,
                 noise: (aa[i].1 - aa[i].0) / 2.0,

@@ -204,12 +204,23 @@ pub fn intervals(
     let k = expansion(base.len(), new.len());
     let mut out = [(0.0, 0.0); 8];
     for (i, c) in changes.iter_mut().enumerate() {
+        // On the log of the ratio (new / base): widened there, the
+        // interval maps back above -100% (a figure cannot fall by more
+        // than all of it; widened on the change itself, two runs of one
+        // server read [-108.89%, +97.68%]).
+        for x in c.iter_mut() {
+            *x = (1.0 + *x).max(MIN_RATIO).ln();
+        }
         let (low, high) = interval(c);
         let mid = c[c.len() / 2];
-        out[i] = (mid - k * (mid - low), mid + k * (high - mid));
+        let back = |x: f64| x.exp() - 1.0;
+        out[i] = (back(mid - k * (mid - low)), back(mid + k * (high - mid)));
     }
     out
 }
+
+/// The least ratio taken on a log scale: a figure that fell to 0.
+const MIN_RATIO: f64 = 1e-9;
 
 /// Student's t at 97.5% for 1 to 30 degrees of freedom.
 const T975: [f64; 30] = [
@@ -255,6 +266,18 @@ mod tests {
             r.add(i * 1_000_000, latency as u64, !x.is_multiple_of(1000));
         }
         r.blocks()
+    }
+
+    #[test]
+    fn intervals_stay_above_minus_100_percent() {
+        let mut rng = Pcg64::seed_from_u64(3);
+        // Three runs a side, one of them ten times slower: a wide
+        // interval, still above -100%.
+        let base = vec![run(3000, 1.0, 1), run(3000, 10.0, 2), run(3000, 1.0, 3)];
+        let new = vec![run(3000, 1.0, 4), run(3000, 1.0, 5), run(3000, 10.0, 6)];
+        for (low, high) in intervals(&base, &new, 400, &mut rng) {
+            assert!(low > -1.0 && low <= high, "[{low}, {high}]");
+        }
     }
 
     #[test]

@@ -60,7 +60,10 @@ fn group_text<W: Write>(tw: &mut TabWriter<W>, g: &Group) -> io::Result<()> {
             pct(r.low),
             pct(r.high),
             r.noise * 100.0,
-            if r.judged { r.verdict } else { "not judged" }
+            match (r.judged, r.verdict) {
+                (true, v) | (false, v @ "too few records") => v,
+                _ => "not judged",
+            }
         )?;
     }
     Ok(())
