@@ -309,15 +309,23 @@ impl Chart {
     ) {
         let (id, name, color) = (escape(&self.id), escape(&s.name), &s.color);
         if matches!(s.mark, Mark::Line | Mark::Dashed) && s.points.len() > 1 {
+            // A point whose value is not finite is a gap: the line stops
+            // there and starts again after it (an empty window is no 0).
             let mut d = String::new();
-            for (i, &(px, py)) in s.points.iter().enumerate() {
+            let mut pen_up = true;
+            for &(px, py) in &s.points {
+                if !py.is_finite() || !px.is_finite() {
+                    pen_up = true;
+                    continue;
+                }
                 let _ = write!(
                     d,
                     "{}{:.1} {:.1}",
-                    if i == 0 { "M" } else { "L" },
+                    if pen_up { "M" } else { "L" },
                     x(px),
                     y(py)
                 );
+                pen_up = false;
             }
             let dash = if s.mark == Mark::Dashed {
                 " stroke-dasharray=\"5 4\""
@@ -338,7 +346,11 @@ impl Chart {
             page,
             "<path class=\"points\" clip-path=\"url(#{id})\" fill=\"none\" stroke=\"{color}\" stroke-width=\"{width}\" stroke-linecap=\"{cap}\" d=\""
         );
-        for &(px, py) in &s.points {
+        for &(px, py) in s
+            .points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+        {
             if s.mark == Mark::Crosses {
                 let _ = write!(page, "M{:.1} {:.1}m-3 -3l6 6m0 -6l-6 6", x(px), y(py));
             } else {

@@ -104,6 +104,11 @@ impl Report {
                 .filter(|p| p.1.is_finite())
                 .collect()
         };
+        // Latency and lag keep their empty windows as gaps (NaN): a line
+        // through them would draw a window without records as 0.
+        let gaps = |f: &dyn Fn(&super::Window) -> f64| -> Vec<(f64, f64)> {
+            w.iter().map(|x| (x.at, f(x))).collect()
+        };
         let mut rates = time_chart(
             "rates",
             Axis::linear("Per second"),
@@ -115,22 +120,28 @@ impl Report {
         rates.id = "rates".into();
         page.push_str("<div>\n");
         rates.draw(page);
-        page.push_str("</div>\n<div>\n");
-        time_chart(
-            "success",
-            Axis {
-                name: "Success (%)".into(),
-                scale: Scale::Linear,
-                range: Range::Fixed(0.0, 100.0),
-            },
-            vec![line(
+        page.push_str("</div>\n");
+        // Success in every window: one line says it, no flat chart.
+        if w.iter().all(|x| !(x.success < 1.0)) {
+            page.push_str("<div>\n<p class=\"note\">Success: 100% in every window.</p>\n");
+        } else {
+            page.push_str("<div>\n");
+            time_chart(
                 "success",
-                CATEGORICAL[3],
-                Mark::Line,
-                pts(&|x| x.success * 100.0),
-            )],
-        )
-        .draw(page);
+                Axis {
+                    name: "Success (%)".into(),
+                    scale: Scale::Linear,
+                    range: Range::Fixed(0.0, 100.0),
+                },
+                vec![line(
+                    "success",
+                    CATEGORICAL[3],
+                    Mark::Line,
+                    pts(&|x| x.success * 100.0),
+                )],
+            )
+            .draw(page);
+        }
         page.push_str("</div>\n");
         let ms = |v: f64| v / 1e6;
         barrage_plot::page::latency_toggle(
@@ -139,8 +150,8 @@ impl Report {
                 "latency",
                 Axis::linear("Latency (ms)"),
                 vec![
-                    line("p50", CATEGORICAL[2], Mark::Line, pts(&|x| ms(x.p50))),
-                    line("p99", CATEGORICAL[1], Mark::Line, pts(&|x| ms(x.p99))),
+                    line("p50", CATEGORICAL[2], Mark::Line, gaps(&|x| ms(x.p50))),
+                    line("p99", CATEGORICAL[1], Mark::Line, gaps(&|x| ms(x.p99))),
                 ],
             ),
         );
@@ -152,7 +163,7 @@ impl Report {
                 "lag p99 (sent after its time)",
                 CATEGORICAL[4],
                 Mark::Line,
-                pts(&|x| ms(x.lag99)),
+                gaps(&|x| ms(x.lag99)),
             )],
         )
         .draw(page);

@@ -4,6 +4,9 @@
 //! one of ten minutes. On the page, windows merge further up to a second
 //! wide while there are more than [`SHOWN`]: a 5 s run shows 50 points
 //! of 100 ms, a 10 min run 300 of 2 s... and never fewer than a second's.
+//! A sparse run's windows widen until no more than a quarter are empty;
+//! a window without records is a gap in the latency and lag lines, never
+//! a 0.
 
 use barrage_model::Hit;
 
@@ -17,6 +20,9 @@ pub const MOST_WINDOWS: usize = 600;
 
 /// Windows shown before they are merged up to a second wide.
 pub const SHOWN: usize = 120;
+
+/// Windows below which a sparse run is left as it is.
+const MIN_SPARSE: usize = 20;
 
 /// The first width of a window (ns): 100 ms.
 const FIRST_WIDTH: i64 = 100_000_000;
@@ -32,11 +38,11 @@ pub struct Window {
     pub errors: f64,
     /// Share of records that succeeded (0..=1); NaN when none were sent.
     pub success: f64,
-    /// Median latency (ns).
+    /// Median latency (ns); NaN when none were sent (a gap, not a 0).
     pub p50: f64,
-    /// 99th percentile latency (ns).
+    /// 99th percentile latency (ns); NaN when none were sent.
     pub p99: f64,
-    /// 99th percentile lag (ns).
+    /// 99th percentile lag (ns); NaN when none were sent.
     pub lag99: f64,
 }
 
@@ -71,7 +77,15 @@ impl Timeline {
     /// The windows in time order.
     pub fn windows(&self) -> Vec<Window> {
         let (mut latency, mut lag) = (self.latency.clone(), self.lag.clone());
-        while latency.len() > SHOWN && latency.width() < 1_000_000_000 {
+        // Sparse runs (a few requests a second) widen their windows until
+        // most hold a record: a rate drawn as 10/s and 0/s in turn says
+        // less than the rate.
+        let sparse = |run: &Run| {
+            let blocks = run.all_blocks();
+            let empty = blocks.iter().filter(|b| b.count == 0).count();
+            blocks.len() > MIN_SPARSE && empty * 4 > blocks.len()
+        };
+        while (latency.len() > SHOWN && latency.width() < 1_000_000_000) || sparse(&latency) {
             latency.halve();
             lag.halve();
         }
@@ -104,12 +118,21 @@ impl Timeline {
                     } else {
                         f64::NAN
                     },
-                    p50: f[Figure::P50.index()],
-                    p99: f[Figure::P99.index()],
-                    lag99: lf[Figure::P99.index()],
+                    p50: some(b.count, f[Figure::P50.index()]),
+                    p99: some(b.count, f[Figure::P99.index()]),
+                    lag99: some(b.count, lf[Figure::P99.index()]),
                 }
             })
             .collect()
+    }
+}
+
+/// `v` where a window had records, else NaN: a gap in its line.
+fn some(count: u64, v: f64) -> f64 {
+    if count > 0 {
+        v
+    } else {
+        f64::NAN
     }
 }
 
