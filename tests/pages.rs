@@ -130,6 +130,20 @@ fn check(name: &str, html: &[u8]) {
     std::fs::write(&page, html).unwrap();
     let text = String::from_utf8_lossy(html);
     assert!(!text.contains("<script"), "{name}: the page has no script");
+    // Issue 60: every page says what run it shows, at its top.
+    let run = text
+        .find("<table class=\"run\">")
+        .unwrap_or_else(|| panic!("{name}: no run table"));
+    assert!(
+        run < text.find("<svg").unwrap_or(usize::MAX),
+        "{name}: the run table comes first"
+    );
+    for what in ["started", "load", "barrage", "input"] {
+        assert!(
+            text.contains(&format!("<th>{what}</th>")),
+            "{name}: no {what} in the run table"
+        );
+    }
     let probed = dir.join(format!("{name}-probe.html"));
     std::fs::write(
         &probed,
@@ -196,10 +210,14 @@ fn every_page_kind_reads_in_a_browser() {
         "report-by",
         &ok(&["report", "-type", "html", "-by", "code", &alpha], b""),
     );
-    check(
-        "compare",
-        &ok(&["compare", "-type", "html", &alpha, &lag], b""),
+    let page = ok(&["compare", "-type", "html", &alpha, &lag], b"");
+    let said = String::from_utf8_lossy(&page);
+    assert!(said.contains("<b>base</b>") && said.contains("<th>requests</th>"));
+    assert!(
+        said.contains("alpha.bin") && said.contains("lag.bin"),
+        "both files named"
     );
+    check("compare", &page);
     // A sweep: its chart, the plot of its stream (a colour per step) and
     // its report (with the sweep's section).
     // Past its capacity at the last step: a knee, errors, falling success.
@@ -223,7 +241,14 @@ fn every_page_kind_reads_in_a_browser() {
         ],
         format!("GET {}\n", server.url("/")).as_bytes(),
     );
-    check("sweep", &std::fs::read(&chart).unwrap());
+    let page = std::fs::read(&chart).unwrap();
+    let said = String::from_utf8_lossy(&page);
+    assert!(
+        said.contains("barrage sweep -rates 100,200,400"),
+        "the sweep's command"
+    );
+    assert!(said.contains(&server.url("/")), "the sweep's target");
+    check("sweep", &page);
     check("sweep-plot", &ok(&["plot", stream.to_str().unwrap()], b""));
     check(
         "sweep-report",
@@ -262,6 +287,11 @@ fn every_page_kind_reads_in_a_browser() {
     assert!(
         String::from_utf8_lossy(&html).contains("<h2>Sessions</h2>"),
         "no sessions section"
+    );
+    let said = String::from_utf8_lossy(&html);
+    assert!(
+        said.contains("<th>command</th>") && said.contains("-format flow"),
+        "the attack's command"
     );
     check("flow-report", &html);
     check("flow-plot", &ok(&["plot"], &stream));

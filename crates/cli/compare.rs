@@ -49,14 +49,22 @@ pub fn run(args: CompareArgs) -> Outcome {
     };
     let mut all = Sides::new(args.by, options);
     let mut damaged = Vec::new();
+    let mut runs = [
+        barrage_plot::run::RunFacts::new(),
+        barrage_plot::run::RunFacts::new(),
+    ];
     for (side, files) in [(Side::Base, &base), (Side::New, &new)] {
+        let run = &mut runs[usize::from(side == Side::New)];
+        run.inputs(files);
         for file in files {
             all.start_run(side);
             let merge = inputs::open(std::slice::from_ref(file), false)?;
             let mut records = inputs::Records::new(merge, args.latency);
             while let Some((hit, lacks)) = records.next_record() {
                 all.add(side, hit, lacks);
+                run.add(hit);
             }
+            run.facts(&records.merge.meta());
             inputs::finish_records(&records, None, "compare")?;
             if let Err(f) = inputs::finish(&records.merge) {
                 damaged.push(f);
@@ -85,7 +93,10 @@ pub fn run(args: CompareArgs) -> Outcome {
         let mut out = BufWriter::new(output::open(&args.output)?);
         match args.kind.as_str() {
             "json" => compare::compare_json(&c, &mut out)?,
-            "html" => barrage_report::html::compare_page(&c, &all, &mut out)?,
+            "html" => {
+                let header = barrage_plot::run::side_by_side(&runs[0], &runs[1]);
+                barrage_report::html::compare_page(&c, &all, &header, &mut out)?
+            }
             _ => compare::compare_text(&c, &mut out)?,
         }
         out.flush()

@@ -21,16 +21,23 @@ pub fn run(args: PlotArgs) -> Outcome {
         Plot::new(args.threshold, sample(view)),
         &args.title,
         &args.output,
+        &args.files,
     )
 }
 
 /// `report -type plot`: the page with the default title and threshold.
-pub fn from_report(merge: inputs::Merge, view: LatencyView, out_path: &str) -> Outcome {
+pub fn from_report(
+    merge: inputs::Merge,
+    view: LatencyView,
+    out_path: &str,
+    files: &[String],
+) -> Outcome {
     draw(
         inputs::Records::new(merge, view),
         Plot::new(DEFAULT_THRESHOLD, sample(view)),
         DEFAULT_TITLE,
         out_path,
+        files,
     )
 }
 
@@ -44,10 +51,21 @@ fn sample(view: LatencyView) -> Sample {
 
 /// Folds every record into `plot`, writes the page to `out_path`, then
 /// says what broke in the inputs, if anything.
-fn draw(mut records: inputs::Records, mut plot: Plot, title: &str, out_path: &str) -> Outcome {
+fn draw(
+    mut records: inputs::Records,
+    mut plot: Plot,
+    title: &str,
+    out_path: &str,
+    files: &[String],
+) -> Outcome {
+    let mut run = barrage_plot::run::RunFacts::new();
     while let Some((hit, _)) = records.next_record() {
         plot.add(hit);
+        run.add(hit);
     }
+    run.facts(&records.merge.meta());
+    run.inputs(files);
+    plot.set_run(run.html());
     inputs::finish_records(&records, None, "plot")?;
     let written = (|| -> io::Result<()> {
         let mut out = BufWriter::new(output::open(out_path)?);

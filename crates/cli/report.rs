@@ -85,10 +85,16 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
     let mut records = inputs::Records::new(merge, options.latency);
     let mut report = barrage_report::html::Report::new(options, args.by);
     let mut steps = barrage_sweep::Collect::default();
+    let mut run = barrage_plot::run::RunFacts::new();
     while let Some((hit, lacks)) = records.next_record() {
         report.add(hit, lacks);
         steps.add(hit);
+        run.add(hit);
     }
+    run.facts(&records.merge.meta());
+    run.inputs(&args.files);
+    report.set_run(run.html());
+    add_dropped(&records.merge, report.total_mut());
     inputs::finish_records(&records, Some(report.total()), "report")?;
     let rows = steps.rows(barrage_sweep::Bounds::default());
     let mut sections = Vec::new();
@@ -142,7 +148,7 @@ pub fn run(args: ReportArgs) -> Outcome {
     let merge = inputs::open(&args.files, false)?;
     let kind = args.kind.kind;
     if kind == Kind::Plot {
-        return crate::plot::from_report(merge, options.latency, &args.output);
+        return crate::plot::from_report(merge, options.latency, &args.output, &args.files);
     }
     if kind == Kind::Html {
         return html(&args, merge, options);

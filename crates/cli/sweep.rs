@@ -129,6 +129,25 @@ pub fn run(s: SweepArgs) -> Outcome {
     attack::raise_open_files_limit();
     let stopper = Stopper::new();
     stopper.on_signals(|| exit::interrupted());
+    // The first targets, for the chart's run table.
+    let shown: Vec<String> = {
+        let mut urls: Vec<String> = Vec::new();
+        let all = targets
+            .iter()
+            .map(|t| t.url.clone())
+            .chain(attacker_flow_urls(&flow));
+        for u in all {
+            if !urls.contains(&u) {
+                urls.push(u);
+            }
+        }
+        let more = urls.len().saturating_sub(3);
+        urls.truncate(3);
+        if more > 0 {
+            urls.push(format!("and {more} more"));
+        }
+        urls
+    };
     let mut attacker = Attacker {
         targets,
         flow,
@@ -147,6 +166,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         precision: s.precision,
         pause: s.pause,
     };
+    let started = unix_now();
     let out = barrage_sweep::sweep(&plan, &mut attacker, progress);
     let _ = sink.lock().map(|mut s| s.flush());
     let out = match out {
@@ -176,7 +196,25 @@ pub fn run(s: SweepArgs) -> Outcome {
     } else {
         Target::Stdout
     };
-    write(&s, &out.rows, out.found.as_ref(), table)?;
+    let mut run = barrage_plot::run::RunFacts::new();
+    run.span(started, unix_now());
+    run.facts(&[
+        ("command".into(), crate::attack::command_line()),
+        ("version".into(), env!("CARGO_PKG_VERSION").into()),
+        ("targets".into(), shown.join(", ")),
+        (
+            "load".into(),
+            format!(
+                "sweep over {}",
+                out.rows
+                    .iter()
+                    .map(|r| r.load.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    ]);
+    write(&s, &run.html(), &out.rows, out.found.as_ref(), table)?;
     match out.found {
         Some(Found::FirstFails { .. }) => Err(Failed {
             kind: Kind::Threshold,
@@ -188,6 +226,20 @@ pub fn run(s: SweepArgs) -> Outcome {
         }),
         _ => Ok(()),
     }
+}
+
+/// A flow's step URLs (as written, before any rendering).
+fn attacker_flow_urls(flow: &Option<Arc<barrage_attack::FlowPlan>>) -> Vec<String> {
+    flow.iter()
+        .flat_map(|p| p.steps.iter().map(|s| s.prepared.url_text.clone()))
+        .collect()
+}
+
+/// The wall clock, unix ns.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// One line on stderr per finished step.
@@ -203,7 +255,7 @@ enum Target {
 }
 
 /// The table (and `-chart`).
-fn write(s: &SweepArgs, rows: &[Row], found: Option<&Found>, to: Target) -> Outcome {
+fn write(s: &SweepArgs, run: &str, rows: &[Row], found: Option<&Found>, to: Target) -> Outcome {
     let written = match to {
         Target::Stdout => {
             let mut out = BufWriter::new(io::stdout().lock());
@@ -219,7 +271,7 @@ fn write(s: &SweepArgs, rows: &[Row], found: Option<&Found>, to: Target) -> Outc
     if let Some(path) = &s.chart {
         let page = std::fs::File::create(path).and_then(|f| {
             let mut f = BufWriter::new(f);
-            barrage_sweep::write_chart(&s.title, rows, found, &mut f)?;
+            barrage_sweep::write_chart(&s.title, run, rows, found, &mut f)?;
             f.flush()
         });
         page.map_err(|e| Failed::io(format!("-chart {}: {e}", path.display())))?;
@@ -231,9 +283,13 @@ fn write(s: &SweepArgs, rows: &[Row], found: Option<&Found>, to: Target) -> Outc
 fn redraw(s: &SweepArgs, from: &str, bounds: Bounds) -> Outcome {
     let mut merge = inputs::open(&[from.to_string()], false)?;
     let mut collect = Collect::default();
+    let mut run = barrage_plot::run::RunFacts::new();
     while let Some(hit) = merge.next_hit() {
         collect.add(hit);
+        run.add(hit);
     }
+    run.facts(&merge.meta());
+    run.inputs(&[from.to_string()]);
     let rows = collect.rows(bounds);
     if rows.is_empty() && merge.errors().0.is_empty() {
         return Err(Failed::usage(format!(
@@ -242,6 +298,6 @@ fn redraw(s: &SweepArgs, from: &str, bounds: Bounds) -> Outcome {
             Load::Concurrency(200).name()
         )));
     }
-    write(s, &rows, None, Target::Stdout)?;
+    write(s, &run.html(), &rows, None, Target::Stdout)?;
     inputs::finish(&merge)
 }

@@ -16,6 +16,7 @@ pub mod chart;
 pub mod envelope;
 pub mod page;
 pub mod palette;
+pub mod run;
 pub mod svg;
 
 use std::io::{self, Write};
@@ -58,6 +59,8 @@ pub struct Plot {
     threshold: usize,
     sample: Sample,
     series: Vec<Series>,
+    /// What run it shows, said under the title.
+    run: String,
 }
 
 impl Plot {
@@ -67,6 +70,7 @@ impl Plot {
             threshold,
             sample,
             series: Vec::new(),
+            run: String::new(),
         }
     }
 
@@ -113,6 +117,12 @@ impl Plot {
         self.series.iter().map(|s| s.points.count()).sum()
     }
 
+    /// What run the page shows (a [`run::RunFacts`]' table), under its
+    /// title.
+    pub fn set_run(&mut self, html: String) {
+        self.run = html;
+    }
+
     /// Writes the page: the chart in log scale, and in linear scale a
     /// click away; a colour per attack (sweep steps in order of load,
     /// dark to light), successes as dots and errors as crosses.
@@ -149,6 +159,7 @@ impl Plot {
              <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
             page::STYLE
         ));
+        page.push_str(&self.run);
         if series.is_empty() {
             page.push_str("<p>No results.</p>\n</body>\n</html>\n");
             return out.write_all(page.as_bytes());

@@ -27,6 +27,11 @@ table { border-collapse: collapse; font-size: 13px; margin: 0.3em 0 1em; }
 td, th { padding: 2px 10px; text-align: right; border-bottom: 1px solid #e3e3e3; }
 td:first-child, th:first-child { text-align: left; }
 p.answer { font-size: 15px; margin: 0.3em 0; }
+table.run { font-size: 12px; color: #444; margin: 0 0 0.8em; }
+table.run th { font-weight: normal; color: #777; padding-left: 0; }
+table.run td { text-align: left; border-bottom: none; word-break: break-all; }
+table.run th, table.run td { border-bottom: none; padding-top: 0; padding-bottom: 0; }
+p.note { color: #555; margin: 0.5em 0; }
 ";
 
 /// Appends two versions of a chart and a checkbox that shows the second

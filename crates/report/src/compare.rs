@@ -342,8 +342,10 @@ fn group(
             let fewer = requests(base).min(requests(new)) as f64;
             let change = bootstrap::change(eb[i], en[i]);
             // The point and its interval come from the same records: one
-            // outside the other means the blocks are too coarse to judge.
-            let agree = change >= low - 1e-9 && change <= high + 1e-9;
+            // far outside the other (by more than the interval's width and
+            // a point) means the blocks are too coarse to judge.
+            let slack = 0.01 + (high - low);
+            let agree = change >= low - slack && change <= high + slack;
             let judged = enough
                 && agree
                 && match f {

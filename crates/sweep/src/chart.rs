@@ -25,8 +25,10 @@ const HEIGHT: f64 = 380.0;
 const SENT_SPAN: f64 = 5.0;
 
 /// Writes the page for `rows` (by load) and what `-find-max` found.
+/// `run` (a `RunFacts` table) says what sweep it is, under the title.
 pub fn write_chart(
     title: &str,
+    run: &str,
     rows: &[Row],
     found: Option<&Found>,
     out: &mut dyn Write,
@@ -37,6 +39,7 @@ pub fn write_chart(
          <title>{title}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
         barrage_plot::page::STYLE
     );
+    page.push_str(run);
     section(&mut page, "sweep", rows, found);
     page.push_str("</body>\n</html>\n");
     out.write_all(page.as_bytes())
@@ -174,7 +177,7 @@ mod tests {
 
     fn page(rows: &[Row]) -> String {
         let mut out = Vec::new();
-        write_chart("t", rows, None, &mut out).unwrap();
+        write_chart("t", "", rows, None, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 

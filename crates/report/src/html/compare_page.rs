@@ -52,9 +52,15 @@ fn series(sides: &Sides, side: Side) -> Vec<(f64, f64, f64, f64)> {
     out
 }
 
-/// Writes the page.
-pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the page; `header` says what runs each side holds.
+pub fn compare_page(
+    c: &Comparison,
+    sides: &Sides,
+    header: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut page = page::head("Barrage Compare");
+    page.push_str(header);
     for g in c.all() {
         if c.by.is_some() {
             h2(
@@ -76,7 +82,11 @@ pub fn compare_page(c: &Comparison, sides: &Sides, out: &mut dyn Write) -> io::R
                     pct(r.change),
                     format!("[{}, {}]", pct(r.low), pct(r.high)),
                     format!("±{:.2}%", r.noise * 100.0),
-                    if r.judged { r.verdict } else { "not judged" }.to_string(),
+                    match (r.judged, r.verdict) {
+                        (true, v) | (false, v @ "too few records") => v,
+                        _ => "not judged",
+                    }
+                    .to_string(),
                 ]
             })
             .collect();

@@ -31,6 +31,8 @@ pub struct Report {
     total: Metrics,
     groups: Option<Groups>,
     timeline: Timeline,
+    /// What run the page shows, said under its title.
+    run: String,
 }
 
 impl Report {
@@ -42,6 +44,7 @@ impl Report {
             options,
             total,
             timeline: Timeline::new(),
+            run: String::new(),
         }
     }
 
@@ -53,6 +56,16 @@ impl Report {
         }
         let (ok, latency) = self.options.judge(hit);
         self.timeline.add(hit, ok, latency);
+    }
+
+    /// What run the page shows (a `RunFacts` table), under its title.
+    pub fn set_run(&mut self, html: String) {
+        self.run = html;
+    }
+
+    /// The total's metrics, to add what the stream's facts say.
+    pub fn total_mut(&mut self) -> &mut Metrics {
+        &mut self.total
     }
 
     /// The total's metrics.
@@ -69,6 +82,7 @@ impl Report {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let mut page = page::head(title);
+        page.push_str(&self.run);
         let m = &self.total;
         if m.requests() == 0 {
             page.push_str("<p>No results.</p>\n");
@@ -218,6 +232,16 @@ fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
                 dur(m.lag().mean()),
                 quantiles(m.lag()).join(", "),
                 dur(m.lag().max())
+            ),
+        ]);
+    }
+    if let Some((n, exact)) = m.dropped() {
+        rows.push(vec![
+            "Dropped".into(),
+            "due, never sent".into(),
+            format!(
+                "{}{n} (the generator fell behind: sending stopped at -duration)",
+                if exact { "" } else { "~" }
             ),
         ]);
     }
