@@ -136,7 +136,7 @@ impl Report {
         rates.draw(page);
         page.push_str("</div>\n");
         // Success in every window: one line says it, no flat chart.
-        if w.iter().all(|x| !(x.success < 1.0)) {
+        if w.iter().all(|x| x.success.is_nan() || x.success >= 1.0) {
             page.push_str("<div>\n<p class=\"note\">Success: 100% in every window.</p>\n");
         } else {
             page.push_str("<div>\n");
