@@ -931,3 +931,101 @@ fn collect_names_who_never_came_or_went_away() {
     let hits = decode(&std::fs::read(&merged).unwrap());
     assert!(!hits.is_empty(), "{log}");
 }
+
+/// Issue 60: anyone can reach the collector's port. An HTTP request is
+/// refused at its first line, a hello that trickles in is cut at 5 s,
+/// connections past 256 are closed as they come, a label's control
+/// characters are escaped, and the token's CA file must hold one.
+#[test]
+fn strangers_cost_the_collector_little() {
+    let dir = tempdir("collect-strangers");
+    let collect = Collect::start(&["-expect", "1"], &dir.join("m.bin"));
+    let read_reply = |s: &mut TcpStream| {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    // HTTP: refused at once, not after a 5 s wait for a blank line.
+    let t = Instant::now();
+    let mut s = TcpStream::connect(&collect.addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let reply = read_reply(&mut s);
+    assert!(
+        reply.starts_with("refused not a barrage sender"),
+        "{reply:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    // A hello a byte a second: cut at its deadline.
+    let t = Instant::now();
+    let mut s = TcpStream::connect(&collect.addr).unwrap();
+    s.write_all(b"BARRAGE-COLLECT/1\n").unwrap();
+    let trickle = {
+        let mut w = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..20 {
+                if w.write_all(b"x").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    let reply = read_reply(&mut s);
+    assert!(reply.contains("no whole hello within 5s"), "{reply:?}");
+    assert!(t.elapsed() < Duration::from_secs(9), "{:?}", t.elapsed());
+    drop(s);
+    let _ = trickle.join();
+    // 300 idle connections: those past 256 are closed as they come.
+    let idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(&collect.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let closed = idle
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            let mut b = [0u8; 1];
+            matches!((&**s).read(&mut b), Ok(0)) || matches!((&**s).read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+        })
+        .count();
+    assert!(closed >= 40, "{closed} of 300 closed");
+    drop(idle);
+    // A label with an escape sequence, printed escaped.
+    let mut s = TcpStream::connect(&collect.addr).unwrap();
+    write!(
+        s,
+        "BARRAGE-COLLECT/1\norigin: {}\nshard: -\nlabel: evil\x1b[2Jlabel\nclock: 0\ntoken: {TOKEN}\n\n",
+        "ab".repeat(16)
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(s);
+    let mut child = collect.child;
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = collect
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, l)| l.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(log.contains("evil") && !log.contains('\x1b'), "{log:?}");
+    // BARRAGE_CA with no certificate in it: said, exit 2.
+    let empty = dir.join("empty.pem");
+    std::fs::write(&empty, "nothing here\n").unwrap();
+    let out = finished(attack(
+        "http://127.0.0.1:1/",
+        "tls://127.0.0.1:1",
+        &["-rate", "1", "-duration", "1s"],
+        &[
+            ("BARRAGE_TOKEN", TOKEN),
+            ("BARRAGE_CA", empty.to_str().unwrap()),
+        ],
+    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no certificate in it"), "{err}");
+}

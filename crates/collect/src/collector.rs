@@ -27,7 +27,7 @@ use rustls::ServerConfig;
 
 use crate::{
     origins::{serve, Event, Shared},
-    wire::{now_ns, Hello},
+    wire::{now_ns, Hello, MAX_CONNECTIONS},
 };
 
 /// How often `-fail-on` is checked.
@@ -142,12 +142,44 @@ impl Collector {
             std::thread::Builder::new()
                 .name("barrage-collect-accept".into())
                 .spawn(move || {
-                    for sock in listener.incoming().flatten() {
+                    let live = Arc::new(AtomicUsize::new(0));
+                    let mut said_full = false;
+                    loop {
+                        let sock = match listener.accept() {
+                            Ok((sock, _)) => sock,
+                            // Out of descriptors (EMFILE) or the like: the
+                            // error comes back at once, so wait before the
+                            // next try (it spun a core at 80%).
+                            Err(e) => {
+                                if !said_full {
+                                    eprintln!("barrage collect: warning: accepting a connection failed ({e}); trying again every 100 ms");
+                                    said_full = true;
+                                }
+                                std::thread::sleep(Duration::from_millis(100));
+                                continue;
+                            }
+                        };
+                        said_full = false;
                         let Ok(peer) = sock.peer_addr() else { continue };
-                        let shared = shared.clone();
-                        let _ = std::thread::Builder::new()
+                        if live.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                            let _ = shared.events.try_send(Event::Refused(
+                                peer,
+                                format!("{MAX_CONNECTIONS} connections already"),
+                            ));
+                            drop(sock);
+                            continue;
+                        }
+                        live.fetch_add(1, Ordering::SeqCst);
+                        let (shared, mine) = (shared.clone(), live.clone());
+                        let spawned = std::thread::Builder::new()
                             .name("barrage-collect-conn".into())
-                            .spawn(move || serve(sock, peer, &shared));
+                            .spawn(move || {
+                                serve(sock, peer, &shared);
+                                mine.fetch_sub(1, Ordering::SeqCst);
+                            });
+                        if spawned.is_err() {
+                            live.fetch_sub(1, Ordering::SeqCst);
+                        }
                     }
                 })?;
         }
@@ -626,11 +658,13 @@ impl<'a> Merge<'a> {
     }
 }
 
-/// An attacker as messages name it.
+/// An attacker as messages name it (its label's control characters
+/// escaped).
 fn who(h: &Hello) -> String {
+    let label = barrage_model::words::printable(&h.label);
     match h.shard {
-        Some((i, n)) => format!("shard {i}/{n} ({})", h.label),
-        None => h.label.clone(),
+        Some((i, n)) => format!("shard {i}/{n} ({label})"),
+        None => label.into_owned(),
     }
 }
 

@@ -130,6 +130,12 @@ pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
                     .add(cert)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
             }
+            if roots.is_empty() {
+                return Err(format!(
+                    "{}: no certificate in it (a PEM file of the collector's CA)",
+                    path.display()
+                ));
+            }
         }
         None => {
             for cert in rustls_native_certs::load_native_certs().certs {

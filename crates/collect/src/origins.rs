@@ -20,12 +20,18 @@ use rustls::ServerConfig;
 
 use crate::{
     link::{accept, is_timeout, Link},
-    wire::{same_token, whole, Hello, Reply},
+    wire::{same_token, whole, Hello, Reply, HELLO_WAIT},
 };
 
 /// How long a connection thread waits on a read before looking for the
 /// collector's word.
 const POLL: Duration = Duration::from_millis(20);
+
+/// The largest piece of a stream handed to its decoder, bytes.
+const PIECE: usize = 1 << 20;
+
+/// Pieces queued for an origin's decoder at most.
+const PIECES: usize = 16;
 
 /// What the connections tell the merge.
 pub enum Event {
@@ -109,7 +115,7 @@ impl Shared {
             Some(o) => o.clone(),
             None => {
                 let index = all.len();
-                let (feed, chunks) = std::sync::mpsc::sync_channel(256);
+                let (feed, chunks) = std::sync::mpsc::sync_channel(PIECES);
                 let events = self.events.clone();
                 std::thread::Builder::new()
                     .name(format!("barrage-collect-{index}"))
@@ -148,12 +154,17 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
     let refused = |why: &str| {
         let _ = shared.events.send(Event::Refused(peer, why.to_string()));
     };
-    let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = sock.set_read_timeout(Some(HELLO_WAIT));
     let mut link = match accept(sock, shared.tls.as_ref()) {
         Ok(l) => l,
         Err(e) => return refused(&e.to_string()),
     };
-    let hello = match Hello::read(&mut link) {
+    // The whole hello within HELLO_WAIT, however slowly it trickles in
+    // (slow hellos held about 2,000 threads).
+    let hello = match Hello::read(&mut Within {
+        link: &mut link,
+        until: std::time::Instant::now() + HELLO_WAIT,
+    }) {
         Ok(h) => h,
         Err(why) => {
             let _ = link.write_all(&Reply::Refused(why.clone()).encode());
@@ -179,6 +190,28 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
     link.close();
     if origin.turn.load(Ordering::SeqCst) == turn {
         let _ = shared.events.send(Event::Left(index, why));
+    }
+}
+
+/// A link read until a deadline, each read waiting what is left of it.
+struct Within<'a> {
+    link: &'a mut Link,
+    until: std::time::Instant,
+}
+
+impl Read for Within<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no whole hello within {}s", HELLO_WAIT.as_secs()),
+            ));
+        }
+        self.link.set_read_timeout(Some(left))?;
+        self.link.read(buf)
     }
 }
 
@@ -220,9 +253,15 @@ fn feed(
             if origin.turn.load(Ordering::SeqCst) != turn {
                 return Err("a newer connection took over".into());
             }
-            held.1
-                .send(pending[..units].to_vec())
-                .map_err(|_| "the stream's decoder has stopped".to_string())?;
+            // In pieces of at most a MiB: the decoder reads a byte
+            // stream, and a bounded queue of small pieces bounds what an
+            // origin holds (16 MiB of pieces, where whole chunks let one
+            // sender make the collector hold 192 MB).
+            for piece in pending[..units].chunks(PIECE) {
+                held.1
+                    .send(piece.to_vec())
+                    .map_err(|_| "the stream's decoder has stopped".to_string())?;
+            }
             held.0 += units as u64;
             at = held.0;
             pending.drain(..units);

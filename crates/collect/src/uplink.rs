@@ -378,6 +378,14 @@ fn pump(
     on_stop: &mut OnStop,
 ) -> Result<u64, Fault> {
     let spool = |e: io::Error| Fault::Spool(e.to_string());
+    // The collector's `ok` must name a place this spool has: a unit's
+    // start within it (a reply beyond it let `done` make a run that sent
+    // nothing exit 0).
+    if !on_boundary(file, from).map_err(spool)? {
+        return Err(Fault::Link(io::Error::other(format!(
+            "the collector's ok {from} is no frame boundary of the spool"
+        ))));
+    }
     file.seek(SeekFrom::Start(from)).map_err(spool)?;
     s.link.set_read_timeout(Some(POLL))?;
     let mut pending: Vec<u8> = Vec::with_capacity(1 << 16);
@@ -438,6 +446,33 @@ fn pump(
         s.link.flush()?;
         s.read_some()?;
     }
+}
+
+/// Whether `at` is 0 or the end of a whole unit of the spool (its
+/// header, a frame, a joined stream's header), walking the frames'
+/// lengths from the start.
+fn on_boundary(file: &mut File, at: u64) -> io::Result<bool> {
+    if at == 0 {
+        return Ok(true);
+    }
+    let len = file.metadata()?.len();
+    if at > len || at < 6 {
+        return Ok(false);
+    }
+    let mut pos = 6u64;
+    let mut word = [0u8; 4];
+    while pos < at {
+        file.seek(SeekFrom::Start(pos))?;
+        if file.read_exact(&mut word).is_err() {
+            return Ok(false);
+        }
+        pos += if word == barrage_stream::MAGIC {
+            6
+        } else {
+            8 + u64::from(u32::from_le_bytes(word))
+        };
+    }
+    Ok(pos == at)
 }
 
 /// Writes `bytes` whole; a collector that takes nothing for

@@ -28,6 +28,16 @@ use std::io::{self, Read};
 /// The hello's first line.
 pub const HELLO: &str = "BARRAGE-COLLECT/1";
 
+/// How long a sender has for its whole hello.
+pub const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Connections the collector serves at once; more are closed as they come.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// The largest frame the collector takes from a sender, bytes: an
+/// attack's frames are a flush's records (100 ms of them), far below it.
+pub const MAX_SENDER_FRAME: u32 = 16 << 20;
+
 /// Longest hello the collector reads, bytes.
 pub const MAX_HELLO: usize = 4096;
 
@@ -138,9 +148,15 @@ pub fn same_token(a: &str, b: &str) -> bool {
 fn read_until_blank(input: &mut impl Read) -> Result<String, String> {
     let mut bytes = Vec::with_capacity(256);
     let mut one = [0u8; 1];
+    let first = format!("{HELLO}\n");
     while !bytes.ends_with(b"\n\n") {
         if bytes.len() >= MAX_HELLO {
             return Err("hello too long".into());
+        }
+        // Refused at the first byte off the hello's first line (an HTTP
+        // request waited 5 s for a blank line before).
+        if bytes.len() <= first.len() && !first.as_bytes().starts_with(&bytes) {
+            return Err("not a barrage sender (no BARRAGE-COLLECT/1 hello)".into());
         }
         match input.read(&mut one) {
             Ok(0) => return Err("closed before its hello".into()),
@@ -221,7 +237,7 @@ pub fn whole(bytes: &[u8], start: bool) -> Result<(usize, bool), String> {
             continue;
         }
         let len = u32::from_le_bytes(len);
-        if len > barrage_stream::MAX_FRAME {
+        if len > MAX_SENDER_FRAME {
             return Err(format!(
                 "a frame of {len} bytes at byte {at}: not a result stream"
             ));
