@@ -649,3 +649,30 @@ fn sessions_in_flight_at_the_end_finish_within_the_grace_or_are_interrupted() {
         "{text}"
     );
 }
+
+/// Issue 60: an extracted value copied into an error text reached the
+/// results and Prometheus labels. A step whose URL an extracted token
+/// makes unusable fails with the value left out of its error.
+#[test]
+fn extracted_values_stay_out_of_errors() {
+    let server = Server::http();
+    let dir = tempdir("flow-secret");
+    let text = format!(
+        "POST {}\n:name login\n:extract token json:.access_token\n\nGET {{{{token}}}}\n:name use\n",
+        server.url("/login")
+    );
+    let flow = file(&dir, "secret.flow", &text);
+    let (hits, _) = attack(&flow, &["-rate", "10", "-requests", "3"]);
+    let used: Vec<&Hit> = hits.iter().filter(|h| h.name == "use").collect();
+    assert_eq!(used.len(), 3);
+    for h in used {
+        assert!(!h.error.is_empty(), "{h:?}");
+        assert!(h.error.contains("{{…}}"), "{}", h.error);
+        assert!(!h.url.is_empty());
+        // The error names no part of the value the record's URL holds.
+        let value = h.url.trim_start_matches("http://");
+        if value.len() >= 3 {
+            assert!(!h.error.contains(value), "{}", h.error);
+        }
+    }
+}

@@ -81,7 +81,16 @@ impl FlowPlan {
         if let Some(c) = cookie {
             target.headers.push(("Cookie".into(), c));
         }
-        PreparedTarget::new(target).map(Arc::new).map_err(|e| e.0)
+        // The session's values stay out of the error (a record's error
+        // reaches reports and Prometheus labels; an extracted token must
+        // not).
+        PreparedTarget::new(target).map(Arc::new).map_err(|e| {
+            let mut why = e.0;
+            for v in state.vars.iter().filter(|v| v.len() >= 3) {
+                why = why.replace(v.as_str(), "{{…}}");
+            }
+            why
+        })
     }
 
     /// A new session's values: its `-feed` row, then empty variables.

@@ -89,6 +89,7 @@ async fn steps(
             latency,
             result,
         );
+        done.redact(&state.vars);
         // Its think time, drawn now: whether the next step comes within
         // the grace decides how this record ends the session.
         let resume = Instant::now() + (step.think)(rng);

@@ -8,7 +8,7 @@ use std::{fmt, str::FromStr};
 use regex::bytes::Regex;
 use serde_json::Value;
 
-use crate::check::{json_path, lookup, Shown, Step, CHECK_BODY_BYTES};
+use crate::check::{json_path, Shown, Step, CHECK_BODY_BYTES};
 
 /// The longest value a variable may hold: past it the step fails.
 pub const MAX_VALUE_BYTES: usize = 64 << 10;
@@ -84,23 +84,49 @@ impl Extract {
     }
 
     /// What it finds in an answer, or why not (the words after
-    /// `extract VAR: `).
+    /// `extract VAR: `; never the answer's own values). `limit` is how
+    /// much of a body was read (`-max-body`, at least
+    /// [`CHECK_BODY_BYTES`]): a body that filled it may be cut.
     pub fn apply(
         &self,
         code: u16,
         body: &[u8],
         headers: &[(String, String)],
+        limit: usize,
     ) -> Result<String, String> {
-        let body = &body[..body.len().min(CHECK_BODY_BYTES as usize)];
+        let limit = limit.max(CHECK_BODY_BYTES as usize);
+        let full = body.len() >= limit;
+        let body = &body[..body.len().min(limit)];
         let value = match self {
             Extract::Status => code.to_string(),
             Extract::Json(path, text) => {
-                let doc: Value = serde_json::from_slice(body)
-                    .map_err(|_| format!("json {text}: the body is not JSON"))?;
-                match lookup(&doc, path) {
-                    None | Some(Value::Null) => return Err(format!("json {text} not found")),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
+                let not_json = || {
+                    if full {
+                        format!(
+                            "json {text}: the body is over the {} extraction limit (-max-body raises it)",
+                            size(limit)
+                        )
+                    } else {
+                        format!("json {text}: the body is not JSON")
+                    }
+                };
+                let doc = std::str::from_utf8(body).map_err(|_| not_json())?;
+                match raw_lookup(doc, path).map_err(|_| not_json())? {
+                    None => return Err(format!("json {text} not found")),
+                    Some(raw) => {
+                        let t = raw.get().trim();
+                        match t.as_bytes().first() {
+                            Some(b'"') => serde_json::from_str::<String>(t)
+                                .map_err(|_| format!("json {text}: not a JSON string"))?,
+                            Some(b'{' | b'[') => serde_json::from_str::<Value>(t)
+                                .map_err(|_| not_json())?
+                                .to_string(),
+                            _ if t == "null" => return Err(format!("json {text} not found")),
+                            // A number or a boolean as written: a number
+                            // past 64 bits keeps every digit.
+                            _ => t.to_string(),
+                        }
+                    }
                 }
             }
             Extract::Header(name) => headers
@@ -135,6 +161,44 @@ impl Extract {
     }
 }
 
+/// The value at `path` in the JSON `doc`, as written (its raw text),
+/// `None` when the path leads nowhere; `Err` when `doc` is not JSON.
+fn raw_lookup<'a>(
+    doc: &'a str,
+    path: &[Step],
+) -> Result<Option<&'a serde_json::value::RawValue>, serde_json::Error> {
+    use serde_json::value::RawValue;
+    let mut at: &'a RawValue = serde_json::from_str(doc)?;
+    for step in path {
+        let next = match step {
+            Step::Key(k) => {
+                serde_json::from_str::<std::collections::HashMap<String, &'a RawValue>>(at.get())
+                    .ok()
+                    .and_then(|m| m.get(k).copied())
+            }
+            Step::Index(i) => serde_json::from_str::<Vec<&'a RawValue>>(at.get())
+                .ok()
+                .and_then(|v| v.get(*i).copied()),
+        };
+        match next {
+            Some(n) => at = n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(at))
+}
+
+/// A byte count as a size (`1 MiB`).
+fn size(n: usize) -> String {
+    if n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +210,7 @@ mod tests {
             .collect();
         expr.parse::<Extract>()
             .unwrap()
-            .apply(code, body.as_bytes(), &h)
+            .apply(code, body.as_bytes(), &h, CHECK_BODY_BYTES as usize)
     }
 
     #[test]
@@ -199,6 +263,39 @@ mod tests {
             take("body~id=(\\d+)", 200, &body[1000..], &[]).unwrap(),
             "7"
         );
+    }
+
+    #[test]
+    fn numbers_keep_their_text_and_a_cut_body_is_said() {
+        // Past 64 bits a number kept as a float lost its last digits.
+        let body = r#"{"id": 123456789012345678901234567890, "n": [1, 2.50, true], "s": "a\"b"}"#;
+        assert_eq!(
+            take("json:.id", 200, body, &[]).unwrap(),
+            "123456789012345678901234567890"
+        );
+        assert_eq!(take("json:.n[1]", 200, body, &[]).unwrap(), "2.50");
+        assert_eq!(take("json:.n[2]", 200, body, &[]).unwrap(), "true");
+        assert_eq!(take("json:.n", 200, body, &[]).unwrap(), "[1,2.5,true]");
+        assert_eq!(take("json:.s", 200, body, &[]).unwrap(), "a\"b");
+        assert!(take("json:.nope", 200, body, &[])
+            .unwrap_err()
+            .contains("not found"));
+        // Valid JSON past the limit: said as such, not "not JSON".
+        let long = format!(r#"{{"a":"{}"}}"#, "x".repeat(CHECK_BODY_BYTES as usize));
+        let e = take("json:.a", 200, &long, &[]).unwrap_err();
+        assert!(
+            e.contains("over the 1 MiB extraction limit (-max-body raises it)"),
+            "{e}"
+        );
+        // A larger -max-body reads it.
+        let h: Vec<(String, String)> = Vec::new();
+        let got = "json:.a"
+            .parse::<Extract>()
+            .unwrap()
+            .apply(200, long.as_bytes(), &h, 4 << 20);
+        assert!(got
+            .unwrap_err()
+            .contains("over the 64 KiB a variable holds"));
     }
 
     #[test]

@@ -10,6 +10,12 @@ use crate::{Checks, Client, Extract, PreparedTarget, Response};
 /// The most cookies a session's jar holds: past it, the step fails.
 pub const MAX_COOKIES: usize = 300;
 
+/// The largest cookie a jar keeps, name and value (browsers' 4 KiB).
+pub const MAX_COOKIE_BYTES: usize = 4096;
+
+/// What a session's jar holds at most, names and values.
+pub const MAX_JAR_BYTES: usize = 256 << 10;
+
 /// What a step reads from its answer.
 #[derive(Debug, Default)]
 pub struct StepReads {
@@ -86,15 +92,28 @@ impl SessionState {
         let (Some(jar), Ok(url)) = (self.jar.as_mut(), url::Url::parse(url)) else {
             return Ok(());
         };
+        // A cookie over 4 KiB (name and value) is ignored, as browsers
+        // do (one session sent a 12.9 MB Cookie header).
         let set = headers
             .iter()
             .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
-            .filter_map(|(_, v)| cookie_store::RawCookie::parse(v.clone()).ok());
+            .filter_map(|(_, v)| cookie_store::RawCookie::parse(v.clone()).ok())
+            .filter(|c| c.name().len() + c.value().len() <= MAX_COOKIE_BYTES);
         jar.store_response_cookies(set, &url);
         let held = jar.iter_any().count();
         if held > MAX_COOKIES {
             return Err(format!(
                 "cookie jar full: {held} cookies, over the {MAX_COOKIES} a session holds"
+            ));
+        }
+        let bytes: usize = jar
+            .iter_any()
+            .map(|c| c.name().len() + c.value().len())
+            .sum();
+        if bytes > MAX_JAR_BYTES {
+            return Err(format!(
+                "cookie jar full: {bytes} bytes of cookies, over the {} KiB a session holds",
+                MAX_JAR_BYTES >> 10
             ));
         }
         Ok(())
@@ -263,7 +282,8 @@ impl Client {
         }
         if judged && r.error.is_none() {
             for (column, var, extract) in &reads.extracts {
-                match extract.apply(r.code, &r.body, &r.headers) {
+                let limit = self.record_body.max(crate::CHECK_BODY_BYTES) as usize;
+                match extract.apply(r.code, &r.body, &r.headers, limit) {
                     Ok(v) => {
                         if let Some(slot) = session.vars.get_mut(*column) {
                             *slot = v;
@@ -287,6 +307,27 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jar_bounds_its_bytes_as_browsers_do() {
+        let mut s = SessionState::new(Vec::new(), Some(cookie_store::CookieStore::default()));
+        let set = |v: &str| vec![("Set-Cookie".to_string(), v.to_string())];
+        // Over 4 KiB: ignored.
+        let big = format!("big={}; Path=/", "x".repeat(MAX_COOKIE_BYTES));
+        s.keep_cookies("http://a.test/", &set(&big)).unwrap();
+        assert_eq!(s.cookie_header("http://a.test/"), None);
+        // Many of nearly 4 KiB: the jar's bytes are bounded.
+        let mut last = Ok(());
+        for i in 0..100 {
+            let c = format!("c{i}={}; Path=/", "y".repeat(4000));
+            last = s.keep_cookies("http://a.test/", &set(&c));
+            if last.is_err() {
+                break;
+            }
+        }
+        let e = last.unwrap_err();
+        assert!(e.contains("over the 256 KiB a session holds"), "{e}");
+    }
 
     #[test]
     fn a_jar_keeps_cookies_by_url_and_refuses_past_its_cap() {
