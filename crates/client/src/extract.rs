@@ -190,9 +190,9 @@ fn raw_lookup<'a>(
 
 /// A byte count as a size (`1 MiB`).
 fn size(n: usize) -> String {
-    if n % (1 << 20) == 0 {
+    if n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n % (1 << 10) == 0 {
+    } else if n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")
