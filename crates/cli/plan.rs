@@ -99,7 +99,10 @@ pub fn warn_if_unfit(
     let host = Host::this();
     if let Some(rate) = plan.rate.filter(|_| !a.force) {
         let carried = host.cores.max(1) as f64 * barrage_doctor::RATE_PER_CORE;
-        if rate > carried * barrage_doctor::IMPOSSIBLE_FACTOR {
+        // A few requests at any rate are a burst this host sends: only
+        // more than a second of its sending is refused.
+        let many = a.requests.is_none_or(|n| n as f64 > carried);
+        if many && rate > carried * barrage_doctor::IMPOSSIBLE_FACTOR {
             return Err(crate::failed::Failed {
                 kind: crate::failed::Kind::Unfit,
                 lines: vec![format!(
