@@ -609,3 +609,142 @@ fn grpc_server_streams_are_events() {
     let first_call = got.iter().position(|r| r.path.starts_with("/test."));
     assert!(last_asked < first_call, "{last_asked:?} {first_call:?}");
 }
+
+/// An answer of `head` and `body` (Content-Length set), as the raw
+/// server sends it.
+fn reply(head: &str, body: &[u8]) -> RawServer {
+    let mut bytes = format!(
+        "HTTP/1.1 200 OK\r\n{head}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    bytes.extend_from_slice(body);
+    RawServer::start(Script::Reply {
+        bytes: Box::leak(bytes.into_boxed_slice()),
+        trickle: false,
+        close: false,
+    })
+}
+
+/// Issue 60: a leading BOM was not stripped (WHATWG), an SSE comment
+/// over 1 MiB failed the record, `-stream sse` on a `text/plain` answer
+/// said nothing of its type, a record ended by `-timeout` said 0 bytes
+/// in, and a refused stream read on until `-timeout`.
+#[test]
+fn streams_read_as_the_spec_says_and_say_what_went_wrong() {
+    let _one = timed();
+    let one = |server: &RawServer, extra: &[&str]| {
+        let mut args = vec!["attack", "-rate", "1", "-requests", "1"];
+        if !extra.contains(&"-timeout") {
+            args.extend(["-timeout", "5s"]);
+        }
+        if !extra.contains(&"-stream") {
+            args.extend(["-stream", "sse"]);
+        }
+        args.extend_from_slice(extra);
+        let out = run(&args, format!("GET {}\n", server.url("/")).as_bytes());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let hits = decode(&out.stdout);
+        assert_eq!(hits.len(), 1);
+        hits.into_iter().next().unwrap()
+    };
+    let sse = "Content-Type: text/event-stream";
+    let bom = reply(sse, b"\xEF\xBB\xBFdata: a\n\ndata: b\n\n");
+    let h = one(&bom, &[]);
+    assert_eq!((h.event_count, h.event_malformed), (2, 0), "{h:?}");
+    assert!(h.error.is_empty(), "{}", h.error);
+    let mut body = vec![b':'];
+    body.extend(std::iter::repeat_n(b'x', 3 << 19));
+    body.extend_from_slice(b"\ndata: after\n\n");
+    let comment = reply(sse, &body);
+    let h = one(&comment, &[]);
+    assert_eq!(h.event_count, 1, "{h:?}");
+    assert!(h.error.is_empty(), "{}", h.error);
+    let plain = reply("Content-Type: text/plain", b"hello world\n");
+    let h = one(&plain, &[]);
+    assert!(
+        h.error
+            .contains("Content-Type text/plain, not text/event-stream"),
+        "{}",
+        h.error
+    );
+    // An endless answer cut by -timeout: what came is counted.
+    let endless = RawServer::start(Script::Endless);
+    let h = one(&endless, &["-timeout", "500ms", "-stream", "chunks"]);
+    assert!(h.error.contains("timeout after 500ms"), "{}", h.error);
+    assert!(h.bytes_in > 0, "{h:?}");
+    // An event past -max-event-bytes fails its record at once, not at
+    // -timeout.
+    let s = Server::http();
+    let t = std::time::Instant::now();
+    let h = one(
+        &RawServer::start(Script::Reply {
+            bytes: b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 100000\r\n\r\ndata: 0123456789012345678901234567890123456789",
+            trickle: false,
+            close: false,
+        }),
+        &["-max-event-bytes", "16", "-timeout", "20s"],
+    );
+    assert!(
+        h.error.contains("longer than -max-event-bytes"),
+        "{}",
+        h.error
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    drop(s);
+}
+
+/// Issue 60: the README's first stream example pointed at `barrage
+/// serve`, which had no SSE route. It has `/sse` and an OpenAI-style
+/// `/v1/chat/completions`, and `serve -h` lists its routes.
+#[test]
+fn serve_streams_events_and_chat_tokens() {
+    let _one = timed();
+    let server = barrage_testkit::CapacityServer::unlimited();
+    let hits = attack(
+        &format!("GET {}", server.url("/sse?n=5&gap=20ms&first=100ms")),
+        &["-rate", "2", "-stream", "sse"],
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert_eq!(
+            (h.code, h.event_count, h.error.as_str()),
+            (200, 5, ""),
+            "{h:?}"
+        );
+        assert!(h.events[0] >= 90 * MS, "first event at {} ns", h.events[0]);
+    }
+    let dir = common::tempdir("serve-chat");
+    let body = dir.join("chat.json");
+    std::fs::write(
+        &body,
+        r#"{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let hits = attack(
+        &format!(
+            "POST {}\nContent-Type: application/json\n@{}",
+            server.url("/v1/chat/completions?gap=5ms&first=50ms"),
+            body.display()
+        ),
+        &["-rate", "2", "-stream", "sse", "-check", "event~DONE"],
+    );
+    assert_eq!(hits.len(), 2);
+    for h in &hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+        // A role chunk, 8 tokens, a finish chunk, usage, [DONE].
+        assert_eq!(h.event_count, 12, "{h:?}");
+    }
+    let help = run(&["serve", "-h"], b"");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("/sse?n=20&gap=50ms&first=200ms"), "{text}");
+    assert!(text.contains("/v1/chat/completions"), "{text}");
+}

@@ -316,7 +316,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         ws_frame: a.ws_frame,
         ws_max_message: a.ws_max_message.max(1) as usize,
         checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
-        stream: stream_spec(a)?,
+        stream: crate::streams::stream_spec(a)?,
         ws_events: a.ws_events,
         grpc_streams: Default::default(),
         // A flow's steps' (set once the flow is read).
@@ -327,60 +327,6 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         config,
         client,
     })
-}
-
-/// `-stream` and its limits, checked against what it goes with.
-fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Failed> {
-    if a.ws_events > 0 && a.hold.is_some() {
-        return Err(Failed::usage(
-            "-ws-events waits for messages per request; -hold's connections do not take it",
-        ));
-    }
-    // Always a spec: server-streaming gRPC methods are read as events
-    // whatever the flags; HTTP answers only with -stream.
-    let mode = a.stream.unwrap_or(barrage_attack::StreamMode::Chunks);
-    if a.stream.is_none() && a.ws_events == 0 {
-        if a.event_filter.is_some() {
-            return Err(Failed::usage(
-                "-event-filter goes with -stream or -ws-events (for gRPC streams, give -stream)",
-            ));
-        }
-        if a.checks.iter().any(|c| c.needs_events()) {
-            return Err(Failed::usage(
-                "-check events>=N and event~REGEX go with -stream or -ws-events (for gRPC streams, give -stream)",
-            ));
-        }
-    }
-    if a.pipeline > 1 && a.stream.is_some() {
-        return Err(Failed::usage(
-            "-stream reads one answer at a time: it does not take -pipeline",
-        ));
-    }
-    if !(1..=barrage_stream::MAX_EVENTS as u64).contains(&a.max_events) {
-        return Err(Failed::usage(format!(
-            "-max-events {}: from 1 to {}",
-            a.max_events,
-            barrage_stream::MAX_EVENTS
-        )));
-    }
-    if a.max_event_bytes < 1 {
-        return Err(Failed::usage("-max-event-bytes must be at least 1 byte"));
-    }
-    let filter = match &a.event_filter {
-        Some(f) => Some(
-            barrage_attack::StreamSpec::filter_of(f)
-                .map_err(|e| Failed::usage(format!("-event-filter {e}")))?,
-        ),
-        None => None,
-    };
-    Ok(Some(barrage_attack::StreamSpec {
-        mode,
-        http: a.stream.is_some(),
-        max_events: a.max_events as usize,
-        max_event_bytes: a.max_event_bytes as usize,
-        filter,
-        patterns: Vec::new(),
-    }))
 }
 
 /// `Attack::new`'s failure: a TLS file that is not what it should be is
@@ -521,7 +467,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     };
     // What run this is, for every page made from its stream (issue 60:
     // a page fit for a post-mortem names its target, rate and command).
-    for (k, v) in run_facts(&a, &targets) {
+    for (k, v) in crate::facts::run_facts(&a, &targets) {
         if let Err(e) = sink.encoder.meta(k, &v) {
             return io(format!("writing {}: {e}", a.output));
         }
@@ -639,92 +585,6 @@ pub fn run(a: AttackArgs) -> Outcome {
         }),
         StopReason::Done | StopReason::TargetsExhausted => Ok(()),
     }
-}
-
-/// The run's facts for the stream's head: the command as typed, barrage's
-/// version, the load asked for, and the first targets (and how many).
-/// The command as typed, for a page: the program's name without its
-/// path, words quoted for a shell where needed, header values hidden.
-pub fn command_line() -> String {
-    // Header values (credentials, often) are not kept: their names are.
-    let mut after_header = false;
-    let command: Vec<String> = std::env::args()
-        .enumerate()
-        .map(|(i, w)| {
-            if i == 0 {
-                // The program's name, not where it lies on this machine.
-                return std::path::Path::new(&w)
-                    .file_name()
-                    .map_or(w.clone(), |n| n.to_string_lossy().into_owned());
-            }
-            let flag = w.trim_start_matches('-');
-            let redact = after_header || flag.starts_with("header=");
-            after_header = w.starts_with('-') && flag == "header";
-            if redact {
-                let (head, _) = w.split_once(':').unwrap_or((&w, ""));
-                format!("{head}: ***")
-            } else {
-                w
-            }
-        })
-        .collect::<Vec<String>>()
-        .into_iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,%+".contains(c))
-            {
-                w
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect();
-    barrage_model::words::cut(&command.join(" "), 1000, false)
-}
-
-fn run_facts(a: &AttackArgs, targets: &Targets) -> Vec<(&'static str, String)> {
-    let load = if let Some(s) = &a.stages {
-        format!("stages {s}")
-    } else if let Some(m) = &a.mix {
-        format!("mix {m}")
-    } else if a.rate == barrage_model::Rate::Max {
-        format!("{} workers, closed model", a.max_workers.unwrap_or(1))
-    } else {
-        format!("rate {}", a.rate)
-    };
-    let urls: Vec<String> = match targets {
-        Targets::Fixed(t) => t.iter().map(|t| t.url_text.to_string()).collect(),
-        Targets::Groups(g) => g
-            .iter()
-            .flat_map(|g| g.targets.iter().map(|t| t.url_text.to_string()))
-            .collect(),
-        Targets::Flow(plan) => plan
-            .steps
-            .iter()
-            .map(|s| s.prepared.url_text.to_string())
-            .collect(),
-        Targets::Lazy(_) => Vec::new(),
-    };
-    let mut distinct: Vec<&String> = Vec::new();
-    for u in &urls {
-        if !distinct.contains(&u) {
-            distinct.push(u);
-        }
-    }
-    let mut shown: Vec<String> = distinct.iter().take(3).map(|u| u.to_string()).collect();
-    if distinct.len() > 3 {
-        shown.push(format!("and {} more", distinct.len() - 3));
-    }
-    let mut facts = vec![
-        ("command", command_line()),
-        ("version", env!("CARGO_PKG_VERSION").to_string()),
-        ("load", load),
-    ];
-    if !shown.is_empty() {
-        facts.push(("targets", shown.join(", ")));
-    }
-    facts
 }
 
 /// Open files below which the attack warns before starting: every request

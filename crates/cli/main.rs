@@ -11,6 +11,7 @@ mod doctor;
 mod dump;
 mod exit;
 mod export;
+mod facts;
 mod failed;
 mod flow;
 mod inputs;
@@ -23,6 +24,7 @@ mod read;
 mod report;
 mod schedule;
 mod serve;
+mod streams;
 mod sweep;
 mod targets;
 

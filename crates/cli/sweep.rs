@@ -199,7 +199,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     let mut run = barrage_plot::run::RunFacts::new();
     run.span(started, unix_now());
     run.facts(&[
-        ("command".into(), crate::attack::command_line()),
+        ("command".into(), crate::facts::command_line()),
         ("version".into(), env!("CARGO_PKG_VERSION").into()),
         ("targets".into(), shown.join(", ")),
         (

@@ -89,7 +89,10 @@ pub struct Taped {
     /// Lines that were not SSE (skipped, counted).
     pub malformed: u64,
     /// Why the stream is refused (an event past `-max-event-bytes`).
-    pub error: Option<String>,
+    pub error: Option<Box<str>>,
+    /// Body bytes read, whatever became of the request (a record ended
+    /// by `-timeout` said 0 after gigabytes had come).
+    pub bytes: u64,
     /// The `event~` patterns some event matched, as typed.
     pub matched: Vec<String>,
 }
@@ -141,11 +144,11 @@ impl Tape {
         }
         taped.malformed += u64::from(malformed);
         if taped.error.is_none() {
-            taped.error = splitter.error.as_deref().map(String::from);
+            taped.error.clone_from(&splitter.error);
         }
-        for (i, m) in splitter.matched.iter().enumerate() {
-            let text = splitter.spec.patterns[i].as_str();
-            if *m && !taped.matched.iter().any(|t| t == text) {
+        for (i, p) in splitter.spec.patterns.iter().enumerate().take(64) {
+            let text = p.as_str();
+            if splitter.matched & (1 << i) != 0 && !taped.matched.iter().any(|t| t == text) {
                 taped.matched.push(text.to_string());
             }
         }
@@ -155,28 +158,35 @@ impl Tape {
     pub fn take(&self) -> Taped {
         std::mem::take(&mut self.0.inner.lock().expect("tape").1)
     }
+
+    /// Whether the stream was refused (an event past `-max-event-bytes`).
+    fn refused(&self) -> bool {
+        let inner = self.0.inner.lock().expect("tape");
+        inner.1.error.is_some() || inner.0.error.is_some()
+    }
 }
 
 /// Runs `f` on the splitter of the request being polled, then stamps what
 /// it completed; nothing outside a request's scope.
-fn on_tape(f: impl FnOnce(&mut Splitter)) {
+fn on_tape(f: impl FnOnce(&mut Splitter, &mut Taped)) {
     let _ = TAPE.try_with(|tape| {
         let mut inner = tape.0.inner.lock().expect("tape");
         let (splitter, taped) = &mut *inner;
-        f(splitter);
+        f(splitter, taped);
         tape.stamp(splitter, taped);
     });
 }
 
 /// The answer's head came (its `Content-Type`, if any).
 pub(crate) fn head(content_type: Option<&[u8]>) {
-    on_tape(|s| s.head(content_type));
+    on_tape(|s, _| s.head(content_type));
 }
 
 /// Body bytes came in one read; `boundary`: they end a chunk, a DATA
 /// frame, or a read of an unchunked body (an event in chunks mode).
 pub(crate) fn data(bytes: &[u8], boundary: bool) {
-    on_tape(|s| {
+    on_tape(|s, t| {
+        t.bytes = t.bytes.saturating_add(bytes.len() as u64);
         s.data(bytes);
         if boundary {
             s.boundary();
@@ -186,14 +196,14 @@ pub(crate) fn data(bytes: &[u8], boundary: bool) {
 
 /// A chunk ended (chunks mode: an event).
 pub(crate) fn boundary() {
-    on_tape(Splitter::boundary);
+    on_tape(|s, _| s.boundary());
 }
 
 /// A whole message came (a WebSocket message, `-ws-events`): one event
 /// if it passes `-event-filter`; whether it did (true outside a tape).
 pub(crate) fn message(data: &[u8]) -> bool {
     let mut counted = true;
-    on_tape(|s| {
+    on_tape(|s, _| {
         s.event(data);
         counted = s.pending > 0;
     });
@@ -202,7 +212,42 @@ pub(crate) fn message(data: &[u8]) -> bool {
 
 /// The body ended.
 pub(crate) fn finish() {
-    on_tape(Splitter::finish);
+    on_tape(|s, t| s.finish(t.count));
+}
+
+pin_project_lite::pin_project! {
+    /// An exchange that ends as soon as its tape refuses the stream: the
+    /// refusal is made while the exchange is polled, so it is looked at
+    /// right after each poll, through the task-local tape (no waker and no
+    /// pointer kept: a streamed request's block stays at 224 bytes).
+    pub(crate) struct UntilRefused<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F> UntilRefused<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        UntilRefused { inner }
+    }
+}
+
+impl<F, T> std::future::Future for UntilRefused<F>
+where
+    F: std::future::Future<Output = Result<T, crate::Failure>>,
+{
+    type Output = Result<T, crate::Failure>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let polled = self.project().inner.poll(cx);
+        if polled.is_pending() && TAPE.try_with(Tape::refused).unwrap_or(false) {
+            return std::task::Poll::Ready(Err(crate::Failure("the stream was refused".into())));
+        }
+        polled
+    }
 }
 
 tokio::task_local! {
@@ -231,9 +276,29 @@ pub(crate) struct Splitter {
     pending: u32,
     malformed: u32,
     error: Option<Box<str>>,
-    /// Which patterns some event matched.
-    matched: Box<[bool]>,
+    /// Which patterns some event matched, a bit each (the first 64:
+    /// a slice of flags cost every open stream 16 bytes).
+    matched: u64,
+    /// `-stream sse` on an answer of another `Content-Type`: which
+    /// ([`OTHER_TYPES`]; 0: none of that), said if no event came.
+    wrong_type: u8,
+    /// No body byte seen yet (a leading BOM is skipped there).
+    fresh: bool,
 }
+
+/// The `Content-Type`s a `-stream sse` answer is named by when it is not
+/// `text/event-stream` (kept as an index: a string would cost every open
+/// stream 16 bytes).
+const OTHER_TYPES: [&str; 8] = [
+    "",
+    "no Content-Type",
+    "Content-Type text/plain",
+    "Content-Type text/html",
+    "Content-Type application/json",
+    "Content-Type application/x-ndjson",
+    "Content-Type application/octet-stream",
+    "another Content-Type",
+];
 
 impl Splitter {
     fn new(spec: Arc<StreamSpec>) -> Splitter {
@@ -247,7 +312,9 @@ impl Splitter {
             pending: 0,
             malformed: 0,
             error: None,
-            matched: vec![false; spec.patterns.len()].into(),
+            matched: 0,
+            wrong_type: 0,
+            fresh: true,
             spec,
         }
     }
@@ -260,14 +327,25 @@ impl Splitter {
         self.data_len = 0;
         self.has_data = false;
         self.after_cr = false;
+        self.fresh = true;
         self.mode = self.spec.mode;
-        if self.mode != StreamMode::Auto {
-            return;
-        }
         let ct = content_type
             .map(|c| String::from_utf8_lossy(c).to_ascii_lowercase())
             .unwrap_or_default();
         let essence = ct.split(';').next().unwrap_or("").trim().to_string();
+        self.wrong_type = if self.mode != StreamMode::Sse || essence == "text/event-stream" {
+            0
+        } else if essence.is_empty() {
+            1
+        } else {
+            OTHER_TYPES
+                .iter()
+                .position(|t| t.strip_prefix("Content-Type ") == Some(essence.as_str()))
+                .unwrap_or(OTHER_TYPES.len() - 1) as u8
+        };
+        if self.mode != StreamMode::Auto {
+            return;
+        }
         self.mode = match essence.as_str() {
             "text/event-stream" => StreamMode::Sse,
             "application/x-ndjson"
@@ -285,6 +363,13 @@ impl Splitter {
         if self.error.is_some() || bytes.is_empty() {
             return;
         }
+        // WHATWG: a leading U+FEFF is skipped (split over reads, rarely:
+        // a BOM cut after its first byte is then read as text).
+        let bytes = if std::mem::take(&mut self.fresh) && self.mode == StreamMode::Sse {
+            bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+        } else {
+            bytes
+        };
         match self.mode {
             StreamMode::Chunks | StreamMode::Auto => {}
             StreamMode::Sse | StreamMode::Ndjson => self.lines(bytes),
@@ -299,11 +384,22 @@ impl Splitter {
         }
     }
 
-    /// The body ended: a last line without its newline is an event too.
-    pub(crate) fn finish(&mut self) {
+    /// The body ended (`counted` events in all): a last line without its
+    /// newline is an event too.
+    pub(crate) fn finish(&mut self, counted: u64) {
         if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error.is_none() {
             let line = std::mem::take(&mut self.line);
             self.ndjson_line(&line);
+        }
+        let wrong = std::mem::take(&mut self.wrong_type);
+        if wrong > 0 && counted == 0 && self.pending == 0 && self.error.is_none() {
+            self.error = Some(
+                format!(
+                    "-stream sse: no event in an answer of {}, not text/event-stream (-stream auto reads it by its type)",
+                    OTHER_TYPES[usize::from(wrong)]
+                )
+                .into(),
+            );
         }
     }
 
@@ -336,6 +432,18 @@ impl Splitter {
             }
         }
         let rest = &bytes[start..];
+        // A comment line is dropped whole: only its first byte is kept,
+        // whatever its length (one over 1 MiB failed the record and lost
+        // the next event).
+        let comment = self.mode == StreamMode::Sse
+            && (self.line.first() == Some(&b':')
+                || (self.line.is_empty() && rest.first() == Some(&b':')));
+        if comment {
+            if self.line.is_empty() {
+                self.line.push(b':');
+            }
+            return;
+        }
         if self.line.len() + rest.len() > self.spec.max_event_bytes {
             self.too_long();
             return;
@@ -364,9 +472,9 @@ impl Splitter {
             return;
         }
         self.pending = self.pending.saturating_add(1);
-        for (i, r) in self.spec.patterns.iter().enumerate() {
-            if !self.matched[i] && r.is_match(data) {
-                self.matched[i] = true;
+        for (i, r) in self.spec.patterns.iter().enumerate().take(64) {
+            if self.matched & (1 << i) == 0 && r.is_match(data) {
+                self.matched |= 1 << i;
             }
         }
     }

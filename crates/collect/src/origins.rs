@@ -8,7 +8,7 @@ use std::{
     io::{self, Read, Write},
     net::{SocketAddr, TcpStream},
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         mpsc::{Receiver, SyncSender},
         Arc, Mutex,
     },
@@ -20,7 +20,7 @@ use rustls::ServerConfig;
 
 use crate::{
     link::{accept, is_timeout, Link},
-    wire::{same_token, whole, Hello, Reply, HELLO_WAIT},
+    wire::{same_token, whole, Hello, Reply, HELLO_WAIT, MAX_CONNECTIONS},
 };
 
 /// How long a connection thread waits on a read before looking for the
@@ -146,6 +146,50 @@ impl Shared {
 
     fn stop_reason(&self) -> Option<String> {
         self.stop.lock().expect("stop").clone()
+    }
+}
+
+/// Accepts connections for ever, each served on a thread of its own, at
+/// most [`MAX_CONNECTIONS`] at once (more are closed as they come).
+pub fn accept_all(listener: &std::net::TcpListener, shared: &Arc<Shared>) {
+    let live = Arc::new(AtomicUsize::new(0));
+    let mut said_full = false;
+    loop {
+        let sock = match listener.accept() {
+            Ok((sock, _)) => sock,
+            // Out of descriptors (EMFILE) or the like: the
+            // error comes back at once, so wait before the
+            // next try (it spun a core at 80%).
+            Err(e) => {
+                if !said_full {
+                    eprintln!("barrage collect: warning: accepting a connection failed ({e}); trying again every 100 ms");
+                    said_full = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        };
+        said_full = false;
+        let Ok(peer) = sock.peer_addr() else { continue };
+        if live.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            let _ = shared.events.try_send(Event::Refused(
+                peer,
+                format!("{MAX_CONNECTIONS} connections already"),
+            ));
+            drop(sock);
+            continue;
+        }
+        live.fetch_add(1, Ordering::SeqCst);
+        let (shared, mine) = (shared.clone(), live.clone());
+        let spawned = std::thread::Builder::new()
+            .name("barrage-collect-conn".into())
+            .spawn(move || {
+                serve(sock, peer, &shared);
+                mine.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            live.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 

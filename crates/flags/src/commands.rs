@@ -56,6 +56,7 @@ pub enum Command {
     /// Send a result stream (stdin or a file) to barrage collect, spooled and resent after a drop
     Send(SendArgs),
     /// Serve a tiny HTTP target on loopback, for trying barrage out
+    #[command(after_help = barrage_serve::target::ROUTES)]
     Serve(ServeArgs),
     /// Convert targets: curl commands or a HAR file into vegeta's JSON or http format, http into JSON and back
     Targets(TargetsArgs),

@@ -93,9 +93,17 @@ impl RunFacts {
         }
     }
 
-    /// The input files read (none: standard input).
+    /// The input files read (none: standard input), by their names: a
+    /// page kept elsewhere names no directory of this machine.
     pub fn inputs(&mut self, files: &[String]) {
-        self.inputs = files.to_vec();
+        self.inputs = files
+            .iter()
+            .map(|f| {
+                std::path::Path::new(f)
+                    .file_name()
+                    .map_or(f.clone(), |n| n.to_string_lossy().into_owned())
+            })
+            .collect();
     }
 
     /// The time its sending spanned (unix ns), where no records are

@@ -1,10 +1,13 @@
 //! `barrage serve`: answers any method and path with 200 and a fixed body
-//! (after an optional delay), over HTTP/1.1 or h2c, but for a few paths:
-//! `/status/N` answers N, `/delay/MS` waits MS ms first, `/size/N` sends N
-//! bytes, `/echo` sends back the request's body; `/login`, `/me`, `/form-login`, `/home` and
-//! `/items` are a small app with sessions ([`crate::App`]). With a
-//! capacity, at most that many answers a second are 200s and the rest
-//! 503s at once, so that `barrage sweep` has a limit to find.
+//! (after an optional delay), over HTTP/1.1 or h2c, but for a few paths
+//! ([`ROUTES`]): `/status/N` answers N, `/delay/MS` waits MS ms first
+//! (to within tens of µs), `/size/N` sends N bytes, `/echo` sends back the
+//! request's body, `/sse` streams server-sent events and
+//! `/v1/chat/completions` an OpenAI-style chat stream; `/login`, `/me`,
+//! `/form-login`, `/home` and `/items` are a small app with sessions
+//! ([`crate::App`]). With a capacity, at most that many answers a second
+//! are 200s and the rest 503s at once, so that `barrage sweep` has a limit
+//! to find.
 
 use std::{
     convert::Infallible,
@@ -18,8 +21,12 @@ use std::{
 };
 
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::{body::Incoming, service::service_fn, Request, Response};
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::{
+    body::{Frame, Incoming},
+    service::service_fn,
+    Request, Response,
+};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo},
     server::conn::auto,
@@ -133,27 +140,61 @@ pub fn run(
 /// The most bytes `/size/N` answers with.
 const MAX_SIZE: u64 = 64 << 20;
 
+/// The routes, as `barrage serve -h` lists them.
+pub const ROUTES: &str = "Routes (any other path: 200 and -body):
+  /status/N                  answers status N
+  /delay/MS                  answers after MS milliseconds
+  /size/N                    N bytes of body
+  /echo                      the request's body back
+  /sse?n=20&gap=50ms&first=200ms
+                             text/event-stream: n events, the first after `first`, then one every `gap`
+  /v1/chat/completions       an OpenAI-style chat answer; with \"stream\": true, server-sent chunks: a role
+                             chunk, max_tokens (default 16) token chunks (query ?gap=15ms&first=150ms), a finish
+                             chunk, a usage chunk and [DONE]
+  /login /me /items /form-login /home
+                             a small app with sessions (a token, a cookie, items only their maker reads)";
+
+/// A body to answer with: whole, or streamed.
+type Answer = BoxBody<Bytes, Infallible>;
+
+fn whole(b: Bytes) -> Answer {
+    Full::new(b).boxed()
+}
+
 async fn respond(
     req: Request<Incoming>,
     body: Bytes,
     delay: Duration,
     admitted: bool,
     app: Arc<crate::App>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<Answer>, Infallible> {
     if !admitted {
-        let mut resp = Response::new(Full::new(Bytes::from_static(b"over capacity\n")));
+        let mut resp = Response::new(whole(Bytes::from_static(b"over capacity\n")));
         *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
         return Ok(resp);
     }
     if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
+        precise_sleep(delay).await;
     }
     let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
     let (head, req_body) = req.into_parts();
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     if let Some(r) = app.route(&head, &segs) {
         let (head, text) = r.into_parts();
-        return Ok(Response::from_parts(head, Full::new(Bytes::from(text))));
+        return Ok(Response::from_parts(head, whole(Bytes::from(text))));
+    }
+    match path.as_str() {
+        "/sse" => return Ok(sse(&query)),
+        "/v1/chat/completions" => {
+            let sent = req_body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            return Ok(chat(&query, &sent));
+        }
+        _ => {}
     }
     let mut parts = path.trim_start_matches('/').splitn(2, '/');
     let (first, arg) = (parts.next().unwrap_or(""), parts.next());
@@ -167,7 +208,7 @@ async fn respond(
             ),
         },
         ("delay", Some(ms)) => {
-            tokio::time::sleep(Duration::from_millis(ms.min(60_000))).await;
+            precise_sleep(Duration::from_millis(ms.min(60_000))).await;
             (hyper::StatusCode::OK, body)
         }
         ("size", Some(n)) => (
@@ -175,7 +216,6 @@ async fn respond(
             Bytes::from(vec![b'x'; n.min(MAX_SIZE) as usize]),
         ),
         ("echo", _) => {
-            use http_body_util::BodyExt;
             let sent = req_body
                 .collect()
                 .await
@@ -185,7 +225,174 @@ async fn respond(
         }
         _ => (hyper::StatusCode::OK, body),
     };
-    let mut resp = Response::new(Full::new(answer));
+    let mut resp = Response::new(whole(answer));
     *resp.status_mut() = status;
     Ok(resp)
+}
+
+/// Sleeps `d` to within tens of µs: tokio's timer rounds up to its
+/// millisecond (`/delay/1` took 2.10 ms at p50), so the last millisecond
+/// is a thread's sleep, off the runtime's workers.
+async fn precise_sleep(d: Duration) {
+    let until = Instant::now() + d;
+    if d > Duration::from_millis(2) {
+        tokio::time::sleep_until((until - Duration::from_millis(2)).into()).await;
+    }
+    let left = until.saturating_duration_since(Instant::now());
+    if !left.is_zero() {
+        let _ = tokio::task::spawn_blocking(move || std::thread::sleep(left)).await;
+    }
+}
+
+/// A query's `key=value` as a duration (`50ms`, `1s`), else `default`.
+fn query_duration(query: &str, key: &str, default: Duration) -> Duration {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, v)| barrage_model::duration::parse(v).ok())
+        .filter(|ns| *ns >= 0)
+        .map_or(default, |ns| Duration::from_nanos(ns as u64))
+}
+
+/// A query's `key=N`, else `default`.
+fn query_count(query: &str, key: &str, default: u64) -> u64 {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The most events or tokens a stream sends.
+const MAX_EVENTS: u64 = 100_000;
+
+/// A body of events, each due at a time of its own after the first.
+struct Paced {
+    events: std::collections::VecDeque<Bytes>,
+    gap: Duration,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Paced {
+    fn body(events: Vec<Bytes>, first: Duration, gap: Duration) -> Answer {
+        Paced {
+            events: events.into(),
+            gap,
+            sleep: Box::pin(tokio::time::sleep(first)),
+        }
+        .boxed()
+    }
+}
+
+impl hyper::body::Body for Paced {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        use std::task::Poll;
+        if self.events.is_empty() {
+            return Poll::Ready(None);
+        }
+        if std::future::Future::poll(self.sleep.as_mut(), cx).is_pending() {
+            return Poll::Pending;
+        }
+        let next = self.sleep.deadline() + self.gap;
+        self.sleep.as_mut().reset(next);
+        let e = self.events.pop_front().unwrap_or_default();
+        Poll::Ready(Some(Ok(Frame::data(e))))
+    }
+}
+
+/// `/sse?n=20&gap=50ms&first=200ms`: `n` events (`id: i`, `data:
+/// event i`), the first after `first`, then one every `gap`.
+fn sse(query: &str) -> Response<Answer> {
+    let n = query_count(query, "n", 20).min(MAX_EVENTS);
+    let gap = query_duration(query, "gap", Duration::from_millis(50));
+    let first = query_duration(query, "first", Duration::from_millis(200));
+    let events = (0..n)
+        .map(|i| Bytes::from(format!("id: {i}\ndata: event {i}\n\n")))
+        .collect();
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Paced::body(events, first, gap))
+        .expect("a head")
+}
+
+/// `/v1/chat/completions`: an OpenAI-style answer of `max_tokens` tokens
+/// (16 by default), streamed as vLLM streams it when the body asks
+/// `"stream": true`: a role chunk with empty content, a chunk a token,
+/// a finish chunk, a usage chunk, and `[DONE]`.
+fn chat(query: &str, body: &[u8]) -> Response<Answer> {
+    let text = String::from_utf8_lossy(body);
+    let number_after = |key: &str| -> Option<u64> {
+        let at = text.find(&format!("\"{key}\""))?;
+        let rest = text[at + key.len() + 2..].trim_start().strip_prefix(':')?;
+        let digits: String = rest
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    let tokens = number_after("max_tokens")
+        .or_else(|| number_after("max_completion_tokens"))
+        .unwrap_or(16)
+        .min(MAX_EVENTS);
+    let stream = text.contains("\"stream\"") && {
+        let at = text.find("\"stream\"").unwrap_or(0);
+        text[at + 8..]
+            .trim_start()
+            .trim_start_matches(':')
+            .trim_start()
+            .starts_with("true")
+    };
+    let gap = query_duration(query, "gap", Duration::from_millis(15));
+    let first = query_duration(query, "first", Duration::from_millis(150));
+    let head = r#"{"id":"chatcmpl-barrage","object":"chat.completion.chunk","model":"barrage-serve","choices":[{"index":0,"delta":"#;
+    if !stream {
+        let content = "tok ".repeat(tokens as usize);
+        let json = format!(
+            r#"{{"id":"chatcmpl-barrage","object":"chat.completion","model":"barrage-serve","choices":[{{"index":0,"message":{{"role":"assistant","content":"{content}"}},"finish_reason":"length"}}],"usage":{{"prompt_tokens":{p},"completion_tokens":{tokens},"total_tokens":{t}}}}}"#,
+            p = 8,
+            t = tokens + 8
+        );
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(whole(Bytes::from(json)))
+            .expect("a head");
+    }
+    let mut events = vec![Bytes::from(format!(
+        "data: {head}{{\"role\":\"assistant\",\"content\":\"\"}},\"finish_reason\":null}}]}}\n\n"
+    ))];
+    for _ in 0..tokens {
+        events.push(Bytes::from(format!(
+            "data: {head}{{\"content\":\"tok \"}},\"finish_reason\":null}}]}}\n\n"
+        )));
+    }
+    events.push(Bytes::from(format!(
+        "data: {head}{{}},\"finish_reason\":\"length\"}}]}}\n\n"
+    )));
+    events.push(Bytes::from(format!(
+        "data: {{\"id\":\"chatcmpl-barrage\",\"object\":\"chat.completion.chunk\",\"model\":\"barrage-serve\",\"choices\":[],\"usage\":{{\"prompt_tokens\":8,\"completion_tokens\":{tokens},\"total_tokens\":{}}}}}\n\ndata: [DONE]\n\n",
+        tokens + 8
+    )));
+    // The role chunk goes just before the first token: both after
+    // `first`, then a token every `gap`.
+    let mut paced = Vec::with_capacity(events.len());
+    let mut it = events.into_iter();
+    let role = it.next().unwrap_or_default();
+    let first_token = it.next().unwrap_or_default();
+    paced.push(Bytes::from([role, first_token].concat()));
+    paced.extend(it);
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Paced::body(paced, first, gap))
+        .expect("a head")
 }

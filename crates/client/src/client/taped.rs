@@ -32,9 +32,11 @@ impl Client {
             return self.limited(target, exchange).await;
         };
         let tape = crate::Tape::new(spec);
-        let r = crate::events::TAPE
-            .scope(tape.clone(), self.limited(target, exchange))
-            .await;
+        // A stream refused (an event past -max-event-bytes) stops reading
+        // at once: its record already failed, and reading on to -timeout
+        // held its connection and buffers for nothing.
+        let read = crate::events::UntilRefused::new(self.limited(target, exchange));
+        let r = crate::events::TAPE.scope(tape.clone(), read).await;
         words::streamed(r, &tape)
     }
 }

@@ -43,23 +43,27 @@ pub(crate) fn streamed(
     match result {
         Ok(mut r) => {
             if let Some(e) = &taped.error {
-                r.error = Some(e.clone());
+                r.error = Some(e.to_string());
             } else if let Some(e) = r.error.take() {
                 r.error = Some(cut(taped.count, &e));
             }
             r.events = Some(Box::new((tape.base(), taped)));
             Ok(r)
         }
-        Err(e) if taped.count > 0 || taped.error.is_some() => Ok(crate::Response {
-            error: Some(
-                taped
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| cut(taped.count, &e.0)),
-            ),
-            events: Some(Box::new((tape.base(), taped))),
-            ..crate::Response::default()
-        }),
+        Err(e) if taped.count > 0 || taped.error.is_some() || taped.bytes > 0 => {
+            Ok(crate::Response {
+                error: Some(
+                    taped
+                        .error
+                        .as_deref()
+                        .map_or_else(|| cut(taped.count, &e.0), String::from),
+                ),
+                // What came before the end (a -timeout's) is counted.
+                bytes_in: taped.bytes,
+                events: Some(Box::new((tape.base(), taped))),
+                ..crate::Response::default()
+            })
+        }
         Err(e) => Err(e),
     }
 }

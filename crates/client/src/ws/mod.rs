@@ -76,7 +76,12 @@ impl Ws {
             max_idle: cfg.connections,
             keepalive: cfg.keepalive,
             frame: cfg.ws_frame,
-            max_message: cfg.ws_max_message,
+            // With -ws-events, a message is an event: -max-event-bytes
+            // bounds it too (each was held whole up to -ws-max-message).
+            max_message: match (&cfg.stream, cfg.ws_events) {
+                (Some(spec), n) if n > 0 => cfg.ws_max_message.min(spec.max_event_bytes),
+                _ => cfg.ws_max_message,
+            },
             events: cfg.ws_events,
         }
     }
