@@ -1352,3 +1352,45 @@ fn a_rate_out_of_reach_stops_at_the_duration_and_counts_what_it_dropped() {
     let json = common::ok(&["report", "-type", "json"], &out.stdout);
     assert!(!String::from_utf8_lossy(&json).contains("dropped"));
 }
+
+/// Issue 60: `barrage attack -rate 100 -duration 5s http://…/`, oha's and
+/// hey's habit, said only "unexpected argument". URLs as arguments are
+/// GET targets, round-robin; with -targets or -mix they are refused, and
+/// other tools' rate and user flags are translated.
+#[test]
+fn urls_as_arguments_are_get_targets() {
+    let server = Server::http();
+    let (a, b) = (server.url("/a"), server.url("/b"));
+    let out = run(&["attack", "-rate", "20", "-requests", "4", &a, &b], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits = decode(&out.stdout);
+    let urls: Vec<&str> = hits.iter().map(|h| h.url.as_str()).collect();
+    assert_eq!(urls.iter().filter(|u| **u == a).count(), 2, "{urls:?}");
+    assert_eq!(urls.iter().filter(|u| **u == b).count(), 2, "{urls:?}");
+    assert!(hits.iter().all(|h| h.method == "GET"));
+    common::refused(
+        &["attack", "-targets", "x.http", "-rate", "1", &a],
+        b"",
+        "give URLs or -targets, not both",
+    );
+    for (args, says) in [
+        (
+            &["attack", "-vus", "10", &a][..],
+            "barrage attack -rate 0 -max-workers 10",
+        ),
+        (
+            &["attack", "-qps", "100", &a][..],
+            "barrage attack -rate 100",
+        ),
+    ] {
+        let out = run(args, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains(&format!("GET {a}")), "{err}");
+    }
+}

@@ -229,7 +229,7 @@ fn usage_errors_say_what_to_type_instead() {
         (vec!["atack"], "did you mean 'attack'?"),
         (
             vec!["attack", "-c", "100", "-n", "1000"],
-            "-c/-n are ab's and hey's, not barrage's: for -c 100 -n 1000 use echo 'GET URL' | barrage attack -rate 0 -max-workers 100 -requests 1000 | barrage report",
+            "-c/-n are ab's and hey's and oha's, not barrage's: for -c 100 -n 1000 use echo 'GET URL' | barrage attack -rate 0 -max-workers 100 -requests 1000 | barrage report",
         ),
         (
             vec!["attack", "-t", "2", "-c", "10", "-d", "10s"],

@@ -218,7 +218,27 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         return Err(Failed::usage("-max-workers must be at least 1"));
     }
     let defaults = defaults(a)?;
-    let input: Box<dyn BufRead + Send> = if a.mix.is_some() {
+    if !a.urls.is_empty() {
+        if a.mix.is_some() || !matches!(a.targets.as_str(), "stdin" | "-") {
+            return Err(Failed::usage(format!(
+                "{}: give URLs or {}, not both",
+                a.urls[0],
+                if a.mix.is_some() { "-mix" } else { "-targets" }
+            )));
+        }
+        if a.format != barrage_targets::Format::Http {
+            return Err(Failed::usage(format!(
+                "{}: URLs as arguments are GET targets; -format {} reads -targets or stdin",
+                a.urls[0],
+                format!("{:?}", a.format).to_lowercase()
+            )));
+        }
+    }
+    let input: Box<dyn BufRead + Send> = if !a.urls.is_empty() {
+        // oha's and hey's habit: each URL a GET target.
+        let lines: String = a.urls.iter().map(|u| format!("GET {u}\n")).collect();
+        Box::new(io::Cursor::new(lines.into_bytes()))
+    } else if a.mix.is_some() {
         // A mix's targets are named in its file.
         Box::new(io::empty())
     } else if a.targets == "stdin" || a.targets == "-" {
@@ -236,8 +256,13 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
             Err(e) => return Err(Failed::io(format!("-targets {}: {e}", a.targets))),
         }
     };
-    let mut reader = TargetReader::new(input, &a.targets, a.format, defaults)
-        .with_har_filter(a.har_filter.clone());
+    let source = if a.urls.is_empty() {
+        a.targets.as_str()
+    } else {
+        "arguments"
+    };
+    let mut reader =
+        TargetReader::new(input, source, a.format, defaults).with_har_filter(a.har_filter.clone());
     reader.load().map_err(Failed::usage)?;
     for note in reader.take_notes() {
         eprintln!("barrage: note: {note}");

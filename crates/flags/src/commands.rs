@@ -110,6 +110,9 @@ pub struct AttackArgs {
     /// Targets file
     #[arg(long, default_value = "stdin")]
     pub targets: String,
+    /// URLs to GET, as oha and hey take them (each a target; without any, targets come from -targets or stdin)
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
     /// Targets format: http, json, curl (curl command lines, as "Copy as cURL" gives them), har (a HAR 1.2 file's requests) or flow (one session's steps in the http format, with :name, :check, :extract VAR EXPR and :think lines; -rate is then sessions a second)
     #[arg(long, default_value = "http")]
     pub format: Format,

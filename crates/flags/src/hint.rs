@@ -24,6 +24,14 @@ pub fn usage_line(e: &clap::Error, typed: &[String]) -> String {
             Some(ContextValue::Strings(v)) => v.first().cloned(),
             _ => None,
         });
+    // A misspelt subcommand: the nearest by edits, a swap of two
+    // letters counting one (clap's own pick made `reprot` 'plot').
+    let suggested = match (e.kind(), e.get(ContextKind::InvalidSubcommand)) {
+        (ErrorKind::InvalidSubcommand, Some(ContextValue::String(typo))) => {
+            nearest_command(e, typo).or(suggested)
+        }
+        _ => suggested,
+    };
     if let Some(s) = suggested {
         let (s, _) = as_typed(&format!("'{s}'"), typed);
         line.push_str(&format!("; did you mean {s}?"));
@@ -40,6 +48,29 @@ pub fn usage_line(e: &clap::Error, typed: &[String]) -> String {
     format!("{line} (see {help})")
 }
 
+/// The subcommand nearest `typo` (Damerau-Levenshtein), among those
+/// clap offered and barrage's own, when it is near enough to mean.
+fn nearest_command(e: &clap::Error, typo: &str) -> Option<String> {
+    let mut names: Vec<String> = match e.get(ContextKind::SuggestedSubcommand) {
+        Some(ContextValue::Strings(v)) => v.clone(),
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    names.extend(
+        [
+            "attack", "report", "plot", "dump", "encode", "sweep", "compare", "doctor", "export",
+            "collect", "send", "serve", "targets",
+        ]
+        .map(String::from),
+    );
+    names
+        .into_iter()
+        .map(|n| (strsim::damerau_levenshtein(typo, &n), n))
+        .filter(|(d, n)| *d <= (n.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
 /// A flag of another load tool that barrage spells otherwise.
 struct Habit {
     flag: &'static str,
@@ -47,16 +78,36 @@ struct Habit {
 }
 
 /// The tools [`HABITS`] name, in the order a line names them.
-const TOOLS: [&str; 4] = ["ab", "hey", "wrk", "autocannon"];
+const TOOLS: [&str; 7] = ["ab", "hey", "oha", "wrk", "autocannon", "k6", "ghz"];
 
-const HABITS: [Habit; 8] = [
+const HABITS: [Habit; 13] = [
+    Habit {
+        flag: "-vus",
+        tools: &["k6"],
+    },
+    Habit {
+        flag: "--vus",
+        tools: &["k6"],
+    },
+    Habit {
+        flag: "-qps",
+        tools: &["ghz"],
+    },
+    Habit {
+        flag: "--qps",
+        tools: &["ghz"],
+    },
+    Habit {
+        flag: "-q",
+        tools: &["hey", "oha"],
+    },
     Habit {
         flag: "-c",
-        tools: &["ab", "hey", "wrk", "autocannon"],
+        tools: &["ab", "hey", "oha", "wrk", "autocannon"],
     },
     Habit {
         flag: "-n",
-        tools: &["ab", "hey"],
+        tools: &["ab", "hey", "oha"],
     },
     Habit {
         flag: "-t",
@@ -68,7 +119,7 @@ const HABITS: [Habit; 8] = [
     },
     Habit {
         flag: "-z",
-        tools: &["hey"],
+        tools: &["hey", "oha"],
     },
     Habit {
         flag: "-p",
@@ -80,7 +131,7 @@ const HABITS: [Habit; 8] = [
     },
     Habit {
         flag: "-H",
-        tools: &["ab", "hey", "wrk", "autocannon"],
+        tools: &["ab", "hey", "oha", "wrk", "autocannon"],
     },
 ];
 
@@ -101,7 +152,7 @@ fn other_tool(typed: &[String], command: Option<&str>) -> Option<String> {
         let habit = HABITS.iter().find(|h| a == h.flag || glued(h));
         match habit {
             Some(h) if h.flag == "-k" => found.push((h, None)),
-            Some(h) if a.len() > 2 => found.push((h, Some(&a[2..]))),
+            Some(h) if a.len() > h.flag.len() => found.push((h, Some(&a[h.flag.len()..]))),
             Some(h) => {
                 found.push((h, args.get(i + 1).copied()));
                 i += 1;
@@ -129,14 +180,20 @@ fn other_tool(typed: &[String], command: Option<&str>) -> Option<String> {
     };
     let mut ours: Vec<String> = Vec::new();
     let mut words: Vec<String> = Vec::new();
-    if let Some(c) = value("-c") {
-        if !typed
-            .iter()
-            .any(|a| a.trim_start_matches('-').starts_with("rate"))
+    let vus = value("-vus").or(value("--vus"));
+    let qps = value("-qps").or(value("--qps")).or(value("-q"));
+    if let Some(c) = value("-c").or(vus) {
+        if qps.is_none()
+            && !typed
+                .iter()
+                .any(|a| a.trim_start_matches('-').starts_with("rate"))
         {
             ours.push("-rate 0".into());
         }
         ours.push(format!("-max-workers {c}"));
+    }
+    if let Some(q) = qps {
+        ours.insert(0, format!("-rate {q}"));
     }
     if let Some(n) = value("-n") {
         ours.push(format!("-requests {n}"));
@@ -219,6 +276,23 @@ mod tests {
     }
 
     #[test]
+    fn k6_ghz_hey_and_oha_habits_are_translated() {
+        let vus = said(&["barrage", "attack", "-vus", "10"]);
+        assert!(vus.starts_with("-vus is k6's, not barrage's"), "{vus}");
+        assert!(
+            vus.contains("barrage attack -rate 0 -max-workers 10"),
+            "{vus}"
+        );
+        let qps = said(&["barrage", "attack", "-qps", "100"]);
+        assert!(qps.contains("barrage attack -rate 100 |"), "{qps}");
+        let q = said(&["barrage", "attack", "-q", "100", "-c", "10"]);
+        assert!(q.starts_with("-q/-c are hey's and oha's"), "{q}");
+        assert!(q.contains("-rate 100 -max-workers 10"), "{q}");
+        let typo = said(&["barrage", "reprot"]);
+        assert!(typo.contains("did you mean 'report'?"), "{typo}");
+    }
+
+    #[test]
     fn a_misspelt_flag_or_subcommand_gets_a_suggestion() {
         let l = said(&["barrage", "attack", "-rat", "5"]);
         assert!(
@@ -239,7 +313,7 @@ mod tests {
         let l = said(&["barrage", "attack", "-c", "100", "-n", "1000"]);
         assert_eq!(
             l,
-            "-c/-n are ab's and hey's, not barrage's: for -c 100 -n 1000 use echo 'GET URL' | barrage attack -rate 0 -max-workers 100 -requests 1000 | barrage report (see barrage attack -h)"
+            "-c/-n are ab's and hey's and oha's, not barrage's: for -c 100 -n 1000 use echo 'GET URL' | barrage attack -rate 0 -max-workers 100 -requests 1000 | barrage report (see barrage attack -h)"
         );
         let l = said(&[
             "barrage",
