@@ -1394,3 +1394,74 @@ fn urls_as_arguments_are_get_targets() {
         assert!(err.contains(&format!("GET {a}")), "{err}");
     }
 }
+
+/// Issue 60: bodies inline, as k6 and curl users write them: -body-text
+/// for targets without a body, `:body TEXT` in a target (and a flow's
+/// step, its placeholders rendered); two bodies for one target refused.
+#[test]
+fn bodies_can_be_written_inline() {
+    let server = Server::http();
+    let echo = server.url("/echo");
+    let (hits, _) = attack(
+        &[
+            "-rate",
+            "10",
+            "-requests",
+            "1",
+            "-max-body",
+            "-1",
+            "-body-text",
+            "{\"a\":1}",
+        ],
+        &format!("POST {echo}\n"),
+    );
+    assert_eq!(hits[0].body, b"{\"a\":1}");
+    let (hits, _) = attack(
+        &["-rate", "10", "-requests", "1", "-max-body", "-1"],
+        &format!("POST {echo}\n:body {{\"user\":\"ann\"}}\nContent-Type: application/json\n"),
+    );
+    assert_eq!(hits[0].body, b"{\"user\":\"ann\"}");
+    let dir = common::tempdir("inline-body");
+    let flow = dir.join("f.flow");
+    std::fs::write(
+        &flow,
+        format!(
+            "POST {}\n:extract token json:.access_token\n\nPOST {echo}\n:body {{\"t\":\"{{{{token}}}}\"}}\n:name echo\n",
+            server.url("/login")
+        ),
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "attack",
+            "-format",
+            "flow",
+            "-targets",
+            flow.to_str().unwrap(),
+            "-rate",
+            "10",
+            "-requests",
+            "1",
+            "-max-body",
+            "-1",
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits = decode(&out.stdout);
+    let echoed = hits.iter().find(|h| h.name == "echo").unwrap();
+    let text = String::from_utf8_lossy(&echoed.body);
+    assert!(
+        text.starts_with("{\"t\":\"") && !text.contains("{{"),
+        "{text}"
+    );
+    common::refused(
+        &["attack", "-rate", "1"],
+        format!("POST {echo}\n:body a\n:body b\n").as_bytes(),
+        "a second body for one target",
+    );
+}

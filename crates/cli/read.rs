@@ -17,9 +17,12 @@ pub(crate) fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Fai
 
 /// `-header` and `-body`, for every target that has none of its own.
 pub(crate) fn defaults(a: &AttackArgs) -> Result<Defaults, Failed> {
-    let body = match &a.body {
-        None => bytes::Bytes::new(),
-        Some(path) => bounded("-body", &path.to_string_lossy(), barrage_targets::MAX_BODY)?.into(),
+    let body = match (&a.body, &a.body_text) {
+        (_, Some(text)) => bytes::Bytes::from(text.clone().into_bytes()),
+        (None, None) => bytes::Bytes::new(),
+        (Some(path), None) => {
+            bounded("-body", &path.to_string_lossy(), barrage_targets::MAX_BODY)?.into()
+        }
     };
     Ok(Defaults {
         headers: a.headers.clone(),

@@ -218,6 +218,9 @@ pub struct AttackArgs {
     /// Body file for targets without one
     #[arg(long)]
     pub body: Option<PathBuf>,
+    /// Body for targets without one, given inline (as curl's -d and k6's scripts write it): -body-text '{"user":"ann"}'
+    #[arg(long, conflicts_with = "body", allow_hyphen_values = true)]
+    pub body_text: Option<String>,
     /// Local IP addresses or CIDR ranges to connect from (comma-separated or repeated; used in turn for new connections)
     #[arg(long, value_delimiter = ',', value_parser = parse_laddr)]
     pub laddr: Vec<Vec<std::net::IpAddr>>,

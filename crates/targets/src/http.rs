@@ -178,7 +178,7 @@ impl<R: BufRead> HttpTargets<R> {
             body: self.defaults.body.clone(),
             ..Target::default()
         };
-        let mut body_read = false;
+        let (mut body_read, mut inline_body) = (false, false);
         while let Some(next) = self.peek()? {
             if next.is_empty() || starts_with_method(next) {
                 break;
@@ -197,10 +197,33 @@ impl<R: BufRead> HttpTargets<R> {
                 .strip_prefix(':')
                 .filter(|d| d.starts_with(|c: char| c.is_ascii_alphabetic()))
             {
+                // `:body TEXT`: the body inline (as k6 and curl users write
+                // it), instead of an `@file`; placeholders render in flows.
+                if let Some(text) = directive
+                    .strip_prefix("body")
+                    .filter(|r| r.is_empty() || r.starts_with(' '))
+                {
+                    if body_read || inline_body {
+                        return Err(
+                            self.err("a second body for one target (:body or @file)".into())
+                        );
+                    }
+                    target.body = text
+                        .strip_prefix(' ')
+                        .unwrap_or(text)
+                        .as_bytes()
+                        .to_vec()
+                        .into();
+                    inline_body = true;
+                    continue;
+                }
                 self.directive(directive, &mut target)?;
                 continue;
             }
             if let Some(path) = next.strip_prefix('@') {
+                if inline_body {
+                    return Err(self.err("a second body for one target (:body or @file)".into()));
+                }
                 target.body = read_body(path)
                     .map_err(|e| self.err(format!("bad body: {path}: {e}{}", self.beside(path))))?
                     .into();
@@ -276,12 +299,12 @@ impl<R: BufRead> HttpTargets<R> {
             }
             _ if self.flow.is_some() => {
                 return Err(self.err(format!(
-                    "unknown directive :{word} (a flow's step takes :name NAME, :check CONDITION, :extract VAR EXPR and :think DELAY)"
+                    "unknown directive :{word} (a flow's step takes :name NAME, :body TEXT, :check CONDITION, :extract VAR EXPR and :think DELAY)"
                 )))
             }
             _ => {
                 return Err(self.err(format!(
-                    "unknown directive :{word} (a line starting with a colon is a directive: :weight N or :name NAME)"
+                    "unknown directive :{word} (a line starting with a colon is a directive: :weight N, :name NAME or :body TEXT)"
                 )))
             }
         }
