@@ -546,6 +546,15 @@ fn a_body_that_belies_its_content_length_fails() {
         }
     }
     assert_eq!(server.connections(), 1, "one connection served them all");
+    // Issue 60: the connection's record names its real local address, and
+    // an IP literal took no DNS lookup.
+    let first = hits
+        .iter()
+        .find_map(|h| h.link.filter(|l| l.is_new()))
+        .expect("a record that opened the connection");
+    let local = first.local.expect("a local address");
+    assert!(local.ip().is_loopback(), "{local}");
+    assert_eq!(first.dns, 0, "{first:?}");
 }
 
 /// Issue 60: a request ended by its timeout is cancelled alone (its

@@ -335,3 +335,20 @@ fn an_error_quotes_a_bounded_part_of_its_input() {
     assert!(out.stderr.len() < 2000, "{} bytes", out.stderr.len());
     assert!(String::from_utf8_lossy(&out.stderr).contains("stdin:1:"));
 }
+
+/// Issue 60: vegeta's gob result files were refused without a hint.
+#[test]
+fn a_vegeta_gob_file_is_named_with_its_conversion() {
+    let dir = common::tempdir("gob");
+    let gob = dir.join("r.gob");
+    std::fs::write(
+        &gob,
+        b"\x8b\xff\x81\x03\x01\x01\x06Result\x01\xff\x82\x00\x01\r\x01\x06Attack\x01\x0c\x00\x01\x03Seq\x01\x06\x00\x01\tTimestamp\x01\xff\x84\x00",
+    )
+    .unwrap();
+    common::refused(
+        &["report", gob.to_str().unwrap()],
+        b"",
+        "a vegeta gob result file: barrage reads vegeta's CSV and JSON; convert it with vegeta encode -to csv FILE | barrage report",
+    );
+}

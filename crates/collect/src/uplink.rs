@@ -328,18 +328,20 @@ fn run(
     }
 }
 
-/// Stop reasons already passed on.
+/// The stop reason passed on: the first only (a collector that said a
+/// new one every millisecond got a stderr line each, kept in a growing
+/// list; the attack is stopping after the first anyway).
 #[derive(Default)]
-struct Stops(Vec<String>);
+struct Stops(Option<String>);
 
 impl Stops {
     fn take(&mut self, session: &mut Session, on_stop: &mut OnStop) -> Option<u64> {
         let mut held = None;
         while let Some(r) = session.replies.pop_front() {
             match r {
-                Reply::Stop(why) if !self.0.contains(&why) => {
+                Reply::Stop(why) if self.0.is_none() => {
                     on_stop(&why);
-                    self.0.push(why);
+                    self.0 = Some(why);
                 }
                 Reply::Done(n) => held = Some(n),
                 _ => {}

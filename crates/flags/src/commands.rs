@@ -267,7 +267,7 @@ pub struct AttackArgs {
     #[arg(long)]
     pub import_path: Vec<String>,
     /// GRPC targets: the largest answer message read (larger: an error record, RESOURCE_EXHAUSTED)
-    #[arg(long, default_value = "4MiB", value_parser = size::parse)]
+    #[arg(long, default_value = "4MiB", value_parser = parse_limit)]
     pub grpc_max_message: i64,
     /// ws:// and wss:// targets: hold this many connections open instead (opened at -rate a second, held for -duration; closed with a close frame at the end or on Ctrl-C)
     #[arg(long, value_parser = parse_count)]
@@ -279,7 +279,7 @@ pub struct AttackArgs {
     #[arg(long, default_value = "text")]
     pub ws_frame: barrage_attack::WsFrame,
     /// ws:// and wss:// targets: the largest message read (larger: an error record)
-    #[arg(long, default_value = "64MiB", value_parser = size::parse)]
+    #[arg(long, default_value = "64MiB", value_parser = parse_limit)]
     pub ws_max_message: i64,
     /// ws:// and wss:// targets: after its message (none without a body), a request waits for this many server messages, each an event stamped as -stream stamps them (subscribe-then-stream APIs)
     #[arg(long, default_value_t = 0)]
@@ -291,7 +291,7 @@ pub struct AttackArgs {
     #[arg(long, default_value_t = 100_000, value_parser = parse_count)]
     pub max_events: u64,
     /// With -stream: the longest event (a longer one fails the result; sizes like 64KiB)
-    #[arg(long, default_value = "1MiB", value_parser = size::parse)]
+    #[arg(long, default_value = "1MiB", value_parser = parse_limit)]
     pub max_event_bytes: i64,
     /// With -stream sse or ndjson: count only events whose data is JSON holding this path, e.g. .choices[0].delta (skips keep-alives and [DONE])
     #[arg(long)]

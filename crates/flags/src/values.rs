@@ -42,6 +42,16 @@ pub fn parse_count(s: &str) -> Result<u64, BadFlag> {
     }
 }
 
+/// A size without `-1` (a limit that must be one): bytes, or a number
+/// with a unit; its hint offers no `-1`.
+pub fn parse_limit(s: &str) -> Result<i64, BadFlag> {
+    match size::parse(s) {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err(format!("{s:?}: a size of at least 1 byte (use 4096, 10KB, 2MiB)").into()),
+        Err(_) => Err(format!("invalid size {s:?} (use 4096, 10KB, 2MiB)").into()),
+    }
+}
+
 /// `-max-header-bytes`: a size from 1 KB to 64 MiB.
 pub fn parse_header_bytes(s: &str) -> Result<usize, BadFlag> {
     match size::parse(s).map_err(|e| e.to_string())? {
@@ -246,6 +256,12 @@ mod tests {
         assert_eq!(size::parse("2MiB"), Ok(2 << 20));
         assert_eq!(size::parse("-1"), Ok(-1));
         assert!(size::parse("-2").is_err());
+        assert_eq!(parse_limit("64KiB").unwrap(), 65_536);
+        let e = parse_limit("lots").unwrap_err().to_string();
+        assert!(
+            e.contains("(use 4096, 10KB, 2MiB)") && !e.contains("-1"),
+            "{e}"
+        );
     }
 }
 

@@ -11,6 +11,9 @@ pub enum StreamError {
         /// The first bytes, in hex.
         first: String,
     },
+    /// vegeta's own binary results (Go's gob encoding).
+    #[error("a vegeta gob result file: barrage reads vegeta's CSV and JSON; convert it with vegeta encode -to csv FILE | barrage report (or -to json)")]
+    VegetaGob,
     /// The input has no bytes at all.
     #[error("empty input (no result stream)")]
     Empty,

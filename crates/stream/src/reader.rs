@@ -17,6 +17,14 @@ pub enum HitReader<R: Read> {
     Empty,
 }
 
+/// Whether `head` opens a gob stream of vegeta's `Result`: Go's gob
+/// starts with the type's definition, naming the struct and its fields.
+fn is_gob(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(512)];
+    let has = |w: &[u8]| head.windows(w.len()).any(|x| x == w);
+    has(b"Result") && has(b"Attack") && has(b"Timestamp")
+}
+
 impl<R: Read> HitReader<R> {
     /// Detects the format of `input` and opens the matching reader.
     pub fn open(input: R) -> Result<Self, StreamError> {
@@ -46,6 +54,7 @@ impl<R: Read> HitReader<R> {
             Some(b) if b == MAGIC[0] => HitReader::Binary(Decoder::new(input)?),
             Some(b'{') => HitReader::Json(JsonReader::new(input)),
             Some(b) if b.is_ascii_digit() || b == b'-' => HitReader::Csv(CsvReader::new(input)),
+            _ if is_gob(input.buffer()) => return Err(StreamError::VegetaGob),
             _ => return Err(StreamError::not_a_stream(input.buffer())),
         })
     }

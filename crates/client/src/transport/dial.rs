@@ -328,7 +328,13 @@ impl Dial {
             .resolve(host, port)
             .await
             .map_err(|e| format!("dial udp: lookup {host}: {}", lookup_error(&e)))?;
-        let dns = nanos(began);
+        // An IP literal is no lookup: no DNS time (a record showed one).
+        let literal = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok();
+        let dns = if literal { 0 } else { nanos(began) };
         if addrs.is_empty() {
             return Err(format!("dial udp: lookup {host}: no addresses").into());
         }

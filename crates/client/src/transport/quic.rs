@@ -97,7 +97,16 @@ impl Quic {
         laddr: Option<IpAddr>,
     ) -> Result<(quinn::Connection, Option<SocketAddr>), crate::Failure> {
         let endpoint = self.endpoint(to, laddr)?;
-        let local = endpoint.local_addr().ok();
+        // The endpoint is bound to any address: the local address a
+        // record names is the one the route toward `to` takes (it said
+        // 0.0.0.0).
+        let local = endpoint
+            .local_addr()
+            .ok()
+            .map(|bound| match route_source(to) {
+                Some(ip) if bound.ip().is_unspecified() => SocketAddr::new(ip, bound.port()),
+                _ => bound,
+            });
         let connecting = endpoint
             .connect(to, name)
             .map_err(|e| format!("dial udp {to}: {e}"))?;
@@ -118,6 +127,19 @@ impl Quic {
             ))),
         }
     }
+}
+
+/// The source address the kernel picks toward `to`: a UDP socket
+/// connected there (no packet is sent) names it.
+fn route_source(to: SocketAddr) -> Option<IpAddr> {
+    let any = if to.is_ipv4() {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0)
+    } else {
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0)
+    };
+    let s = std::net::UdpSocket::bind(any).ok()?;
+    s.connect(to).ok()?;
+    s.local_addr().ok().map(|a| a.ip())
 }
 
 /// A QUIC connection's end, worded: the server's `CONNECTION_CLOSE` with
