@@ -5,8 +5,7 @@
 //! written, before the first request.
 
 use std::{
-    fs::File,
-    io::{self, BufRead, BufReader, IsTerminal, Write},
+    io::{self, BufRead, IsTerminal, Write},
     sync::Arc,
 };
 
@@ -218,44 +217,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         return Err(Failed::usage("-max-workers must be at least 1"));
     }
     let defaults = defaults(a)?;
-    if !a.urls.is_empty() {
-        if a.mix.is_some() || !matches!(a.targets.as_str(), "stdin" | "-") {
-            return Err(Failed::usage(format!(
-                "{}: give URLs or {}, not both",
-                a.urls[0],
-                if a.mix.is_some() { "-mix" } else { "-targets" }
-            )));
-        }
-        if a.format != barrage_targets::Format::Http {
-            return Err(Failed::usage(format!(
-                "{}: URLs as arguments are GET targets; -format {} reads -targets or stdin",
-                a.urls[0],
-                format!("{:?}", a.format).to_lowercase()
-            )));
-        }
-    }
-    let input: Box<dyn BufRead + Send> = if !a.urls.is_empty() {
-        // oha's and hey's habit: each URL a GET target.
-        let lines: String = a.urls.iter().map(|u| format!("GET {u}\n")).collect();
-        Box::new(io::Cursor::new(lines.into_bytes()))
-    } else if a.mix.is_some() {
-        // A mix's targets are named in its file.
-        Box::new(io::empty())
-    } else if a.targets == "stdin" || a.targets == "-" {
-        // A newcomer who typed `barrage attack | barrage report` waited in
-        // silence (issue 37): say once where targets come from.
-        if io::stdin().is_terminal() {
-            eprintln!(
-                "barrage attack: reading targets from this terminal, one per line (METHOD URL, e.g. GET http://127.0.0.1:8080/); Ctrl-D ends them"
-            );
-        }
-        Box::new(BufReader::new(io::stdin()))
-    } else {
-        match File::open(&a.targets) {
-            Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return Err(Failed::io(format!("-targets {}: {e}", a.targets))),
-        }
-    };
+    let input = crate::read::target_input(a)?;
     let source = if a.urls.is_empty() {
         a.targets.as_str()
     } else {

@@ -212,7 +212,7 @@ pub(crate) fn message(data: &[u8]) -> bool {
 
 /// The body ended.
 pub(crate) fn finish() {
-    on_tape(|s, t| s.finish(t.count));
+    on_tape(|s, t| s.finish(t.count, t.malformed));
 }
 
 pin_project_lite::pin_project! {
@@ -289,9 +289,8 @@ pub(crate) struct Splitter {
 /// The `Content-Type`s a `-stream sse` answer is named by when it is not
 /// `text/event-stream` (kept as an index: a string would cost every open
 /// stream 16 bytes).
-const OTHER_TYPES: [&str; 8] = [
+const OTHER_TYPES: [&str; 7] = [
     "",
-    "no Content-Type",
     "Content-Type text/plain",
     "Content-Type text/html",
     "Content-Type application/json",
@@ -333,10 +332,12 @@ impl Splitter {
             .map(|c| String::from_utf8_lossy(c).to_ascii_lowercase())
             .unwrap_or_default();
         let essence = ct.split(';').next().unwrap_or("").trim().to_string();
-        self.wrong_type = if self.mode != StreamMode::Sse || essence == "text/event-stream" {
+        // An answer that names no type is taken as what was asked for.
+        self.wrong_type = if self.mode != StreamMode::Sse
+            || essence == "text/event-stream"
+            || essence.is_empty()
+        {
             0
-        } else if essence.is_empty() {
-            1
         } else {
             OTHER_TYPES
                 .iter()
@@ -384,15 +385,19 @@ impl Splitter {
         }
     }
 
-    /// The body ended (`counted` events in all): a last line without its
-    /// newline is an event too.
-    pub(crate) fn finish(&mut self, counted: u64) {
+    /// The body ended (`counted` events and `malformed` lines before the
+    /// last read): a last line without its newline is an event too.
+    pub(crate) fn finish(&mut self, counted: u64, malformed: u64) {
         if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error.is_none() {
             let line = std::mem::take(&mut self.line);
             self.ndjson_line(&line);
         }
         let wrong = std::mem::take(&mut self.wrong_type);
-        if wrong > 0 && counted == 0 && self.pending == 0 && self.error.is_none() {
+        // Lines that were no SSE and no event, in an answer of another
+        // type: not a stream at all, said so (it read as 0 events and
+        // "malformed 5"). An answer of no lines at all stays a success.
+        let bad_lines = malformed + u64::from(self.malformed);
+        if wrong > 0 && counted == 0 && self.pending == 0 && bad_lines > 0 && self.error.is_none() {
             self.error = Some(
                 format!(
                     "-stream sse: no event in an answer of {}, not text/event-stream (-stream auto reads it by its type)",
