@@ -84,7 +84,8 @@ enum Way {
     /// with nobody (Refused), one that reads and never answers (Deaf), one
     /// that answers garbage (Garbage, Blurt), a TCP-only HTTP/1.1 server
     /// (Http1Ok), and the test server's own routes: an answer that never
-    /// comes (Stall, SlowLoris), a stream reset (Half), a stream refused
+    /// comes (Stall, SlowLoris), half the body its content-length declares
+    /// (Half: malformed, RFC 9114 4.1.2), a stream refused
     /// (Reset), the connection closed at each request (CloseEach), a body
     /// without end (Endless), a server allowing no stream (Own).
     H3,
@@ -358,7 +359,9 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             let path = match fault {
                 Fault::Stall => "/sleep/5000",
                 Fault::SlowLoris => "/sleep/1500",
-                Fault::Half => "/h3/reset",
+                // Half the body its content-length declared, then the
+                // stream's end (issue 60: malformed, a 200 before).
+                Fault::Half => "/h3/short",
                 Fault::Reset => "/h3/refuse",
                 Fault::CloseEach => "/h3/close",
                 Fault::Endless => "/h3/endless",

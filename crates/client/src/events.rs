@@ -333,17 +333,16 @@ impl Splitter {
             .unwrap_or_default();
         let essence = ct.split(';').next().unwrap_or("").trim().to_string();
         // An answer that names no type is taken as what was asked for.
-        self.wrong_type = if self.mode != StreamMode::Sse
-            || essence == "text/event-stream"
-            || essence.is_empty()
-        {
-            0
-        } else {
-            OTHER_TYPES
-                .iter()
-                .position(|t| t.strip_prefix("Content-Type ") == Some(essence.as_str()))
-                .unwrap_or(OTHER_TYPES.len() - 1) as u8
-        };
+        self.wrong_type =
+            if self.mode != StreamMode::Sse || essence == "text/event-stream" || essence.is_empty()
+            {
+                0
+            } else {
+                OTHER_TYPES
+                    .iter()
+                    .position(|t| t.strip_prefix("Content-Type ") == Some(essence.as_str()))
+                    .unwrap_or(OTHER_TYPES.len() - 1) as u8
+            };
         if self.mode != StreamMode::Auto {
             return;
         }
