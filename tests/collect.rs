@@ -406,11 +406,17 @@ fn tls_and_send() {
         &["-rate", "10", "-duration", "1s"],
         &[("BARRAGE_TOKEN", TOKEN)],
     ));
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Issue 60: in Go's words, not rustls's Debug text, and not blamed on
+    // a collector that is not listening.
+    assert!(
+        err.contains("x509: certificate signed by unknown authority"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("listening there") && !err.contains("Other("),
+        "{err}"
     );
     let ca_env = ("BARRAGE_CA", ca.to_str().unwrap());
     let out = finished(attack(
@@ -1028,4 +1034,42 @@ fn strangers_cost_the_collector_little() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no certificate in it"), "{err}");
+}
+
+/// Issue 60: an attack that failed before its first request was
+/// swallowed by the collector ("done: 0 records", exit 0). Its reason
+/// reaches the collector, which exits 1 naming it.
+#[test]
+fn an_attack_that_never_started_is_named_by_the_collector() {
+    let dir = tempdir("collect-aborted");
+    let collect = Collect::start(&[], &dir.join("m.bin"));
+    let mut a = bin()
+        .args([
+            "attack",
+            "-lazy",
+            "-rate",
+            "5",
+            "-duration",
+            "1s",
+            "-output",
+        ])
+        .arg(format!("tcp://{}", collect.addr))
+        .env("BARRAGE_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    a.stdin.take().unwrap().write_all(b"BAD notaurl\n").unwrap();
+    let out = finished(a);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, log) = collect.wait();
+    assert_eq!(code, 1, "{log}");
+    assert!(log.contains("failed before its first request"), "{log}");
+    assert!(log.contains("bad URL: notaurl"), "{log}");
 }

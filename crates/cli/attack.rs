@@ -529,6 +529,16 @@ pub fn run(a: AttackArgs) -> Outcome {
     display.finish();
     let collector_stop = match live {
         Some(live) => {
+            // An attack that failed before its first record says why in
+            // its stream, so that the collector's exit names it (it said
+            // "done: 0 records" and exited 0).
+            if let Ok(r) = &report {
+                if r.written == 0 {
+                    if let Some(why) = &r.target_error {
+                        live.abort(&why.0);
+                    }
+                }
+            }
             let stopped = live.outcome();
             let seen = signals.signals();
             live.finish(&|| signals.signals() > seen)?;

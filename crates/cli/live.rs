@@ -91,6 +91,17 @@ impl Live {
         }
     }
 
+    /// Ends the spool with the reason its attack failed before its first
+    /// record (the frame `report` reads as "failed before its first
+    /// request").
+    pub fn abort(&self, reason: &str) {
+        use std::io::Write as _;
+        let frame = &barrage_stream::aborted_stream(reason)[6..];
+        if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&self.spool) {
+            let _ = f.write_all(frame);
+        }
+    }
+
     /// The collector's stop, as the command's outcome (exit 3).
     pub fn outcome(&self) -> Outcome {
         match self.stopped.lock().expect("stopped").clone() {
@@ -106,7 +117,7 @@ impl Live {
 fn uplink_error(e: UplinkError) -> Failed {
     match e {
         UplinkError::Refused { .. } => Failed::usage(e),
-        UplinkError::Io(_) => Failed::io(e),
+        UplinkError::Io(_) | UplinkError::Tls(_) => Failed::io(e),
         UplinkError::GaveUp { .. } => Failed {
             kind: Kind::Interrupted,
             lines: vec![e.to_string()],

@@ -69,6 +69,6 @@ pub use response::Response;
 pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
-pub use transport::tls::TlsError;
+pub use transport::tls::{handshake_failure as tls_failure, TlsError};
 pub use transport::uring::{IoMode, IO_ENV};
 pub use ws::{Held as WsHeld, WsFrame, WS_OK};

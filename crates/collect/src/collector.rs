@@ -371,7 +371,16 @@ impl<'a> Merge<'a> {
             Event::Broken(index, why) => {
                 let a = &mut self.attackers[index];
                 a.ended = true;
-                eprintln!("barrage collect: {}'s stream is broken ({why}): its records up to there are kept", who(&a.hello));
+                // An attack that failed (before its first request, or
+                // on the way) ends its stream saying why: the collection
+                // fails with that line, not exit 0 with fewer records.
+                let line = format!(
+                    "{}'s stream is broken ({why}): its {} records up to there are kept",
+                    who(&a.hello),
+                    a.records
+                );
+                eprintln!("barrage collect: {line}");
+                self.summary.unfinished.push(line);
             }
             Event::Refused(peer, why) => {
                 eprintln!("barrage collect: refused a connection from {peer}: {why}")

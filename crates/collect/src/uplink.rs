@@ -74,6 +74,9 @@ pub enum UplinkError {
     /// The collector could not be reached, or the spool not read.
     #[error("{0}")]
     Io(String),
+    /// The collector's TLS did not verify (its certificate, `BARRAGE_CA`).
+    #[error("{0}")]
+    Tls(String),
     /// Told to stop waiting (a signal) before the collector held it all.
     #[error("stopped waiting for the collector at {addr}; the whole stream is in {}", spool.display())]
     GaveUp {
@@ -171,7 +174,23 @@ struct Session {
 impl Session {
     /// Connects, says hello, reads `ok BYTES`.
     fn open(config: &UplinkConfig, origin: &str) -> Result<(Session, u64), UplinkError> {
-        let io = |e: io::Error| UplinkError::Io(format!("{}: {e}", config.addr));
+        let host = config
+            .addr
+            .rsplit_once(':')
+            .map_or(&*config.addr, |(h, _)| h);
+        // A TLS failure in Go's words, as the attack's own requests say
+        // it (not rustls's Debug text), and no "is it listening?" hint.
+        let io = |e: io::Error| {
+            if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+                UplinkError::Tls(format!(
+                    "{}: {}",
+                    config.addr,
+                    barrage_client::tls_failure(&e, host.trim_matches(['[', ']']))
+                ))
+            } else {
+                UplinkError::Io(format!("{}: {e}", config.addr))
+            }
+        };
         let link =
             connect(&config.addr, config.tls.as_ref(), Duration::from_secs(5)).map_err(io)?;
         let mut s = Session {
@@ -321,7 +340,7 @@ fn run(
                     (session, from) = (s, at);
                     break;
                 }
-                Err(e @ UplinkError::Refused { .. }) => return Err(e),
+                Err(e @ (UplinkError::Refused { .. } | UplinkError::Tls(_))) => return Err(e),
                 Err(_) => {}
             }
         }

@@ -259,7 +259,7 @@ mod tests {
 /// A failed TLS handshake with `host`, worded as Go's `crypto/tls` and
 /// `crypto/x509` word it (`tls: failed to verify certificate: x509:
 /// certificate signed by unknown authority`), never as a Debug dump.
-pub(crate) fn handshake_failure(e: &std::io::Error, host: &str) -> String {
+pub fn handshake_failure(e: &std::io::Error, host: &str) -> String {
     use rustls::{CertificateError as C, Error as E};
     let Some(inner) = e.get_ref() else {
         return format!("tls: {}", crate::transport::dial::go_error(e));
