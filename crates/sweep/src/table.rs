@@ -183,6 +183,14 @@ fn write_text(
     if let Some(line) = knee_line(rows) {
         writeln!(out, "{line}")?;
     }
+    // Answers that last a second or more (streams, long polls): ok/s is
+    // easily read as failures, so what it is over is said.
+    if rows.iter().any(|r| r.mean >= 1_000_000_000) {
+        writeln!(
+            out,
+            "ok/s: answers that succeeded a second over the step and the wait for its answers (long answers, such as streams, end after their step: ok/s then reads below sent/s without any failure)"
+        )?;
+    }
     if let Some(f) = found {
         writeln!(out, "{f}")?;
     }
@@ -275,6 +283,17 @@ fn write_json(
 mod tests {
     use super::*;
     use crate::row::tests::row;
+
+    #[test]
+    fn long_answers_say_what_ok_per_second_is_over() {
+        let said = |p99_ms: u64| {
+            let mut out = Vec::new();
+            write_table(Format::Text, &[row(10.0, 6.0, p99_ms)], None, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(said(4000).contains("ok/s: answers that succeeded a second over the step"));
+        assert!(!said(10).contains("ok/s: answers"));
+    }
 
     #[test]
     fn the_search_answer_reads_as_one_line() {
