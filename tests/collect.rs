@@ -111,6 +111,27 @@ fn attack(target: &str, output: &str, args: &[&str], env: &[(&str, &str)]) -> Ch
     child
 }
 
+/// `barrage send ADDRESS` of `stream` on its stdin, with the token and
+/// `env`; fails the test unless it succeeds.
+fn send_piped(address: &str, env: &[(&str, &str)], stream: &[u8]) {
+    let mut cmd = bin();
+    cmd.args(["send", address])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut send = cmd.spawn().unwrap();
+    send.stdin.take().unwrap().write_all(stream).unwrap();
+    let out = finished(send);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn finished(child: Child) -> Output {
     let out = child.wait_with_output().expect("wait");
     common::assert_no_panic(&out);
@@ -435,21 +456,7 @@ fn tls_and_send() {
         &["attack", "-rate", "50", "-duration", "1s"],
         format!("GET {}\n", server.url("/x")).as_bytes(),
     );
-    let mut send = bin()
-        .args(["send", &output])
-        .env("BARRAGE_TOKEN", TOKEN)
-        .env("BARRAGE_CA", &ca)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    send.stdin.take().unwrap().write_all(&stream).unwrap();
-    let out = finished(send);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    send_piped(&output, &[("BARRAGE_CA", ca.to_str().unwrap())], &stream);
     let (code, log) = collect.wait();
     assert_eq!(code, 0, "{log}");
     let hits = decode(&std::fs::read(&merged).unwrap());
@@ -735,20 +742,7 @@ fn every_way_of_sending_comes_through_collect_whole() {
     let joined = files.concat();
     let merged = dir.join("merged-joined.bin");
     let collect = Collect::start(&[], &merged);
-    let mut send = bin()
-        .args(["send", &format!("tcp://{}", collect.addr)])
-        .env("BARRAGE_TOKEN", TOKEN)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    send.stdin.take().unwrap().write_all(&joined).unwrap();
-    let out = finished(send);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    send_piped(&format!("tcp://{}", collect.addr), &[], &joined);
     let (code, log) = collect.wait();
     assert_eq!(code, 0, "{log}");
     let got = decode(&std::fs::read(&merged).unwrap());
