@@ -168,7 +168,7 @@ fn connect_and_tls_times_are_the_servers_within_5_ms() {
     let errors = lines.iter().position(|l| *l == "Error Set:").unwrap();
     let conns = lines[errors + 1];
     assert!(
-        conns.starts_with("Connections  [new, of requests, per second]")
+        conns.starts_with("Connections   [new, of requests, per second]    ")
             && conns.contains("  1, 50.00%, "),
         "{text}"
     );

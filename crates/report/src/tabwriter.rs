@@ -9,6 +9,9 @@ pub struct TabWriter<W: Write> {
     out: W,
     padding: usize,
     text: Vec<u8>,
+    /// Each column at least this wide (barrage's own blocks under
+    /// vegeta's, lined up with its columns).
+    min_widths: Vec<usize>,
 }
 
 impl<W: Write> TabWriter<W> {
@@ -18,6 +21,15 @@ impl<W: Write> TabWriter<W> {
             out,
             padding: 2,
             text: Vec::new(),
+            min_widths: Vec::new(),
+        }
+    }
+
+    /// The same, its columns at least `widths` wide.
+    pub fn at_least(out: W, widths: &[usize]) -> Self {
+        TabWriter {
+            min_widths: widths.to_vec(),
+            ..TabWriter::new(out)
         }
     }
 
@@ -59,7 +71,7 @@ impl<W: Write> TabWriter<W> {
             // A column block starts here: print the lines before it.
             write_lines(lines, line0, this, widths, out);
             line0 = this;
-            let mut width = 0;
+            let mut width = self.min_widths.get(column).copied().unwrap_or(0);
             while this < line1 && column + 1 < lines[this].len() {
                 width = width.max(lines[this][column].chars().count() + self.padding);
                 this += 1;

@@ -74,9 +74,19 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     }
     tw.flush_table()?;
     let mut out = tw.into_inner()?;
-    connections(m, p, &mut out)?;
-    events(m, p, &mut out)?;
-    sessions(m, p, out)
+    // barrage's own blocks line up with vegeta's columns: its labels are
+    // at most 12 wide ("Status Codes"), its brackets as wide as the
+    // widest it printed.
+    let brackets = [
+        "[total, rate, throughput]".len(),
+        "[total, attack, wait]".len(),
+        format!("[min, mean, {}, max]", labels.join(", ")).len(),
+        format!("[mean, {}, max]", labels.join(", ")).len(),
+    ];
+    let cols = [12 + 2, brackets.into_iter().max().unwrap_or(0) + 2];
+    connections(m, p, &cols, &mut out)?;
+    events(m, p, &cols, &mut out)?;
+    sessions(m, p, &cols, out)
 }
 
 /// barrage's lines for a flow's sessions (`-format flow`), aligned on
@@ -84,11 +94,11 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
 /// unfinished by the attack's end, sessions a second, how long a
 /// completed one took, and each step where sessions ended with its most
 /// common reason. Nothing when no record was a flow's.
-fn sessions<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+fn sessions<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
     let Some(x) = m.sessions() else {
         return Ok(());
     };
-    let mut tw = TabWriter::new(out);
+    let mut tw = TabWriter::at_least(out, cols);
     writeln!(
         tw,
         "Sessions\t[started, completed, failed, interrupted, unfinished, per second]\t{}, {}, {}, {}, {}, {:.2}",
@@ -123,11 +133,11 @@ fn sessions<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
 /// barrage's lines for streamed answers (`-stream`), aligned on their
 /// own: the events, the time to the first, the gaps between them and the
 /// events a second per stream. Nothing when no record had an event.
-fn events<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+fn events<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
     let Some(e) = m.events() else {
         return Ok(());
     };
-    let mut tw = TabWriter::new(out);
+    let mut tw = TabWriter::at_least(out, cols);
     writeln!(
         tw,
         "Events\t[total, streams, per stream mean, max, cut, malformed lines]\t{}, {}, {:.2}, {}, {}, {}",
@@ -166,11 +176,16 @@ fn events<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
 /// that vegeta's stay byte for byte): how many requests opened a
 /// connection, and what opening one cost. Nothing when no record carried
 /// its connection (older streams, CSV, vegeta's results).
-fn connections<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
+fn connections<W: Write>(
+    m: &Metrics,
+    p: &Percentiles,
+    cols: &[usize],
+    out: W,
+) -> io::Result<()> {
     let Some(c) = m.connections() else {
         return Ok(());
     };
-    let mut tw = TabWriter::new(out);
+    let mut tw = TabWriter::at_least(out, cols);
     writeln!(
         tw,
         "Connections\t[new, of requests, per second]\t{}, {:.2}%, {:.2}",
