@@ -176,12 +176,7 @@ fn events<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io:
 /// that vegeta's stay byte for byte): how many requests opened a
 /// connection, and what opening one cost. Nothing when no record carried
 /// its connection (older streams, CSV, vegeta's results).
-fn connections<W: Write>(
-    m: &Metrics,
-    p: &Percentiles,
-    cols: &[usize],
-    out: W,
-) -> io::Result<()> {
+fn connections<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
     let Some(c) = m.connections() else {
         return Ok(());
     };

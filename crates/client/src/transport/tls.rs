@@ -333,6 +333,14 @@ pub(crate) fn certificate_words(what: &str, host: &str) -> String {
 /// A CamelCase name as lower-case words: `CaUsedAsEndEntity` -> `ca used
 /// as end entity`. What rustls and webpki name only in their Debug form.
 fn words(name: &str) -> String {
+    // A Debug wrapping (`Other(OtherError(CaUsedAsEndEntity))`, as QUIC's
+    // close reason carries it): the innermost name alone.
+    let name = name
+        .rsplit('(')
+        .next()
+        .unwrap_or(name)
+        .trim_end_matches(')')
+        .trim();
     let mut out = String::with_capacity(name.len() + 8);
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() && i > 0 && !out.ends_with(' ') {
@@ -387,5 +395,13 @@ mod wording_tests {
             "tls: failed to verify certificate: x509: ca used as end entity"
         );
         assert!(!text.contains('('), "{text}");
+        // QUIC's close reason keeps only rustls's Debug text.
+        assert_eq!(
+            certificate_words(
+                "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+                "a.test"
+            ),
+            "ca used as end entity"
+        );
     }
 }
