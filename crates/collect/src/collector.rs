@@ -100,6 +100,12 @@ struct Attacker {
     left: Option<Instant>,
     /// Gone past `-silence`: no longer waited for.
     lost: bool,
+    /// Its stream broke (an attack that failed says why): ended once its
+    /// connection is (so that it hears `done` before the collector
+    /// exits).
+    broken: bool,
+    /// Its connection ended with the stream (`done` said).
+    finished: bool,
     /// The latest end (timestamp + latency) it sent.
     frontier: i64,
     last: Instant,
@@ -321,6 +327,8 @@ impl<'a> Merge<'a> {
                         ended: false,
                         left: None,
                         lost: false,
+                        broken: false,
+                        finished: false,
                         frontier: i64::MIN,
                         last: Instant::now(),
                         records: 0,
@@ -351,6 +359,16 @@ impl<'a> Merge<'a> {
                     self.metas.push((k, v));
                 }
             }
+            Event::Finished(index) => {
+                let a = &mut self.attackers[index];
+                a.finished = true;
+                a.ended |= a.broken;
+            }
+            Event::Left(index, _) if self.attackers[index].broken => {
+                let a = &mut self.attackers[index];
+                a.connected = false;
+                a.ended = true;
+            }
             Event::Left(index, why) => {
                 self.attackers[index].connected = false;
                 self.attackers[index].left = Some(Instant::now());
@@ -370,7 +388,10 @@ impl<'a> Merge<'a> {
             }
             Event::Broken(index, why) => {
                 let a = &mut self.attackers[index];
-                a.ended = true;
+                a.broken = true;
+                // Already gone or done (the two threads race): nothing
+                // more to wait for.
+                a.ended |= !a.connected || a.finished;
                 // An attack that failed (before its first request, or
                 // on the way) ends its stream saying why: the collection
                 // fails with that line, not exit 0 with fewer records.

@@ -54,6 +54,8 @@ pub enum Event {
     Hit(usize, Box<Hit>),
     /// A fact about the run.
     Meta(String, String),
+    /// An origin's connection ended with its stream, `done` said.
+    Finished(usize),
     /// An origin's connection dropped before its end.
     Left(usize, String),
     /// An origin's stream is complete (all its records were sent before).
@@ -228,7 +230,11 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
     };
     let index = origin.index;
     let why = match feed(&mut link, &origin, turn, from, shared) {
-        Ok(()) => return link.close(),
+        Ok(()) => {
+            link.close();
+            let _ = shared.events.send(Event::Finished(index));
+            return;
+        }
         Err(e) => e,
     };
     link.close();
