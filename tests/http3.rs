@@ -568,9 +568,10 @@ fn a_timeout_cancels_its_stream_not_the_connection() {
     let dir = tempdir("h3-cancel");
     let big = dir.join("big.bin");
     std::fs::write(&big, vec![b'x'; 128 << 20]).unwrap();
+    // The upload, or else the answer's 3 s, outlasts -timeout.
     let mut t = format!(
         "POST {}\n@{}\n\nGET {}\n",
-        server.url("/"),
+        server.url("/sleep/3000"),
         big.display(),
         server.url("/h3/endless")
     );
