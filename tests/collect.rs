@@ -132,6 +132,15 @@ fn send_piped(address: &str, env: &[(&str, &str)], stream: &[u8]) {
     );
 }
 
+/// `barrage send tcp://ADDR FILE` with the token, waited for.
+fn send_file(addr: &str, file: &std::path::Path) -> Output {
+    bin()
+        .args(["send", &format!("tcp://{addr}"), file.to_str().unwrap()])
+        .env("BARRAGE_TOKEN", TOKEN)
+        .output()
+        .unwrap()
+}
+
 fn finished(child: Child) -> Output {
     let out = child.wait_with_output().expect("wait");
     common::assert_no_panic(&out);
@@ -471,15 +480,7 @@ fn send_refuses_what_is_not_a_stream() {
     let collect = Collect::start(&[], &merged);
     let csv = dir.join("r.csv");
     std::fs::write(&csv, "1,200,3,4,5,,GET,http://a/\n").unwrap();
-    let out = bin()
-        .args([
-            "send",
-            &format!("tcp://{}", collect.addr),
-            csv.to_str().unwrap(),
-        ])
-        .env("BARRAGE_TOKEN", TOKEN)
-        .output()
-        .unwrap();
+    let out = send_file(&collect.addr, &csv);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a barrage result stream"), "{err}");
@@ -588,15 +589,7 @@ fn through_collect(file: &std::path::Path, dir: &std::path::Path) -> Vec<barrage
         file.file_name().unwrap().to_string_lossy()
     ));
     let collect = Collect::start(&[], &merged);
-    let out = bin()
-        .args([
-            "send",
-            &format!("tcp://{}", collect.addr),
-            file.to_str().unwrap(),
-        ])
-        .env("BARRAGE_TOKEN", TOKEN)
-        .output()
-        .unwrap();
+    let out = send_file(&collect.addr, file);
     common::assert_no_panic(&out);
     assert!(
         out.status.success(),
@@ -606,31 +599,6 @@ fn through_collect(file: &std::path::Path, dir: &std::path::Path) -> Vec<barrage
     let (code, log) = collect.wait();
     assert_eq!(code, 0, "{log}");
     decode(&std::fs::read(&merged).unwrap())
-}
-
-/// The records as a comparable key each, sorted: every field a way of
-/// sending can repeat across records (flows, mixes and sweeps share
-/// `seq`s) is in it.
-fn keys(hits: &[barrage_stream::Hit]) -> Vec<String> {
-    let mut k: Vec<String> = hits
-        .iter()
-        .map(|h| {
-            format!(
-                "{} {} {} {:?} {} {} {} {} {}",
-                h.attack,
-                h.name,
-                h.seq,
-                h.session,
-                h.scheduled,
-                h.timestamp,
-                h.code,
-                h.url,
-                h.error
-            )
-        })
-        .collect();
-    k.sort();
-    k
 }
 
 /// Issue 60: `collect` dropped every record whose `seq` it had seen, and
@@ -735,7 +703,11 @@ fn every_way_of_sending_comes_through_collect_whole() {
         assert!(seqs.len() < want.len(), "{name}: no shared seq to test");
         let got = through_collect(&file, &dir);
         assert_eq!(got.len(), want.len(), "{name}");
-        assert_eq!(keys(&got), keys(&want), "{name}");
+        assert_eq!(
+            common::record_keys(&got),
+            common::record_keys(&want),
+            "{name}"
+        );
         files.push(stream);
     }
     // Joined streams, through a pipe.
@@ -746,7 +718,11 @@ fn every_way_of_sending_comes_through_collect_whole() {
     let (code, log) = collect.wait();
     assert_eq!(code, 0, "{log}");
     let got = decode(&std::fs::read(&merged).unwrap());
-    assert_eq!(keys(&got), keys(&decode(&joined)), "{log}");
+    assert_eq!(
+        common::record_keys(&got),
+        common::record_keys(&decode(&joined)),
+        "{log}"
+    );
 }
 
 /// A stream of `n` records with 1 KiB bodies, written here.

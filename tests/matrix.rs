@@ -914,28 +914,9 @@ fn every_way_of_sending_ended_every_way() {
     run_cells("matrix-ends", cells);
 }
 
-/// The records of a stream, each as a comparable line (every field a way
-/// of sending can repeat across records is in it), sorted.
+/// The records of a stream as comparable lines, sorted.
 fn record_keys(bytes: &[u8]) -> Vec<String> {
-    let mut keys: Vec<String> = common::decode(bytes)
-        .iter()
-        .map(|h| {
-            format!(
-                "{} {} {} {:?} {} {} {} {} {}",
-                h.attack,
-                h.name,
-                h.seq,
-                h.session,
-                h.scheduled,
-                h.timestamp,
-                h.code,
-                h.url,
-                h.error
-            )
-        })
-        .collect();
-    keys.sort();
-    keys
+    common::record_keys(&common::decode(bytes))
 }
 
 /// `file` sent to a fresh collector (`barrage send`): the merged stream.

@@ -219,3 +219,28 @@ pub fn spawn(args: &[&str]) -> std::process::Child {
         .spawn()
         .expect("spawn barrage")
 }
+
+/// The records as a comparable line each, sorted: every field a way of
+/// sending can repeat across records (flows, mixes and sweeps share
+/// `seq`s) is in it.
+pub fn record_keys(hits: &[Hit]) -> Vec<String> {
+    let mut k: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            format!(
+                "{} {} {} {:?} {} {} {} {} {}",
+                h.attack,
+                h.name,
+                h.seq,
+                h.session,
+                h.scheduled,
+                h.timestamp,
+                h.code,
+                h.url,
+                h.error
+            )
+        })
+        .collect();
+    k.sort();
+    k
+}
