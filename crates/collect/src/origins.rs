@@ -254,14 +254,21 @@ impl Read for Within<'_> {
         let left = self
             .until
             .saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(
+        let late = || {
+            io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("no whole hello within {}s", HELLO_WAIT.as_secs()),
-            ));
+            )
+        };
+        if left.is_zero() {
+            return Err(late());
         }
         self.link.set_read_timeout(Some(left))?;
-        self.link.read(buf)
+        // A read that waited out the deadline is the same lateness (it
+        // said os error 11).
+        self.link
+            .read(buf)
+            .map_err(|e| if is_timeout(&e) { late() } else { e })
     }
 }
 
