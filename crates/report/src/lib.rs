@@ -59,4 +59,4 @@ pub use records::{MissingView, Records};
 pub use seconds::seconds;
 pub use tabwriter::TabWriter;
 pub use text::text;
-pub use window::{window_header, window_json, window_row};
+pub use window::{window_header, window_json, window_row, window_tail};

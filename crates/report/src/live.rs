@@ -45,6 +45,18 @@ impl Live {
             let mut every = self.windows.every();
             if at_end && i + 1 == n {
                 every = covered(start, every, &m, &self.total);
+                if self.kind != Kind::Json
+                    && self.total.requests() > m.requests()
+                    && every < self.windows.every() / 2
+                {
+                    // A tail much shorter than a window (attackers that
+                    // started a few ms apart): its rate over a few ms is
+                    // noise, so it is named, not given a row.
+                    if let Err(e) = crate::window_tail(every, &m, &mut self.out) {
+                        self.error = Some(e);
+                    }
+                    return;
+                }
             }
             let res = if self.kind == Kind::Json {
                 crate::window_json(start, every, &m, &self.percentiles, &mut self.out)
@@ -216,5 +228,64 @@ mod tests {
         // A full window, or one with nothing in it, keeps its width.
         assert_eq!(covered(t0, second, &total, &total), second);
         assert_eq!(covered(t0, second, &Metrics::new(), &total), second);
+    }
+
+    struct Hits(std::vec::IntoIter<Hit>, Hit);
+    impl Source for Hits {
+        fn next_hit(&mut self) -> Option<(&Hit, barrage_model::Lacks)> {
+            self.1 = self.0.next()?;
+            Some((&self.1, barrage_model::Lacks::default()))
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Two attackers at 1,000/s for 2 s, the second started 4 ms after
+    /// the first (as through `collect`): the 4 ms tail gets no row of its
+    /// own, a line naming its records instead, and the total counts it.
+    #[test]
+    fn a_tail_of_a_few_ms_is_named_not_given_a_row() {
+        let t0 = 1_000_000_000_000i64;
+        let mut hits: Vec<Hit> = (0..2000)
+            .flat_map(|i| [0, 4_000_000].map(|off| t0 + off + i * 1_000_000))
+            .map(|timestamp| Hit {
+                timestamp,
+                code: 200,
+                ..Hit::default()
+            })
+            .collect();
+        hits.sort_by_key(|h| h.timestamp);
+        let out = Shared::default();
+        let end = live(
+            Kind::Text,
+            Options::default(),
+            &Percentiles::default(),
+            Hits(hits.into_iter(), Hit::default()),
+            Duration::from_secs(1),
+            Box::new(out.clone()),
+        )
+        .unwrap();
+        assert_eq!(end.total.requests(), 4000);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let rows: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert!(
+            rows[1].contains(" 1996 ") && rows[2].contains(" 2000 "),
+            "{text}"
+        );
+        assert!(
+            rows[3].starts_with("(then 4 requests in a final 3.5"),
+            "{text}"
+        );
     }
 }

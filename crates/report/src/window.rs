@@ -65,6 +65,19 @@ pub fn window_row<W: Write>(
     out.flush()
 }
 
+/// The line that stands for a final window much shorter than the others
+/// (`report -every` after the last row): its records and the time they
+/// span, counted in the report that follows.
+pub fn window_tail<W: Write>(span: i64, m: &Metrics, mut out: W) -> io::Result<()> {
+    writeln!(
+        out,
+        "(then {} requests in a final {}, too short for a row; the report below counts them)",
+        m.requests(),
+        dur(span.max(0) as u64)
+    )?;
+    out.flush()
+}
+
 /// One live JSON line: `{"start","end","requests","rate","success",
 /// "latencies":{…,"max"},"status_codes","errors"}`, its window lasting
 /// `every` ns (the final window: the time it covers).
