@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use barrage_testkit::Server;
+use barrage_testkit::{Relay, Server};
 use common::{assert_exact_schedule, bin, decode, tempdir};
 
 const TOKEN: &str = "collect-test-token";
@@ -201,63 +201,6 @@ fn three_shards_merge_into_one_schedule() {
     assert_exact_schedule(&mut hits, 4_000_000);
     assert!(log.contains("3 attackers"), "{log}");
     assert!(!log.contains("warning"), "{log}");
-}
-
-/// A TCP relay that can cut every connection and refuse new ones for a
-/// while: a dropped link between an attacker and the collector.
-struct Relay {
-    addr: String,
-    down: Arc<AtomicBool>,
-    open: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Relay {
-    fn new(to: String) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let down = Arc::new(AtomicBool::new(false));
-        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
-        let (d, o) = (down.clone(), open.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                if d.load(Ordering::SeqCst) {
-                    drop(client);
-                    continue;
-                }
-                let Ok(server) = TcpStream::connect(&to) else {
-                    continue;
-                };
-                o.lock()
-                    .unwrap()
-                    .extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
-                for (mut from, mut into) in [
-                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                    (server, client),
-                ] {
-                    std::thread::spawn(move || {
-                        let mut buf = [0u8; 1000];
-                        while let Ok(n) = from.read(&mut buf) {
-                            if n == 0 || into.write_all(&buf[..n]).is_err() {
-                                break;
-                            }
-                        }
-                        let _ = into.shutdown(Shutdown::Both);
-                    });
-                }
-            }
-        });
-        Relay { addr, down, open }
-    }
-
-    /// Cuts every open connection and refuses new ones for `pause`.
-    fn cut(&self, pause: Duration) {
-        self.down.store(true, Ordering::SeqCst);
-        for s in self.open.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-        std::thread::sleep(pause);
-        self.down.store(false, Ordering::SeqCst);
-    }
 }
 
 #[test]

@@ -949,8 +949,13 @@ fn through_collect(file: &Path, dir: &Path) -> Result<Vec<u8>, String> {
         let _ = collect.kill();
         return Err(format!("no address in {first:?}"));
     };
+    // The first connection is cut halfway through the file's bytes
+    // (wherever in a frame that falls): `send` resumes from the offset
+    // the collector acknowledges.
+    let len = fs::metadata(file).map_err(|e| e.to_string())?.len();
+    let relay = barrage_testkit::Relay::cutting_after(addr, len / 2);
     let sent = std::process::Command::new(bin())
-        .args(["send", &format!("tcp://{addr}")])
+        .args(["send", &format!("tcp://{}", relay.addr)])
         .arg(file)
         .env("BARRAGE_TOKEN", TOKEN)
         .output()
@@ -973,6 +978,13 @@ fn through_collect(file: &Path, dir: &Path) -> Result<Vec<u8>, String> {
             String::from_utf8_lossy(&sent.stderr)
         ));
     }
+    if relay.cuts() != 1 || !String::from_utf8_lossy(&sent.stderr).contains("reconnected") {
+        return Err(format!(
+            "the connection was not cut and resumed ({} cuts): {}",
+            relay.cuts(),
+            String::from_utf8_lossy(&sent.stderr)
+        ));
+    }
     fs::read(&merged).map_err(|e| e.to_string())
 }
 
@@ -980,7 +992,8 @@ fn through_collect(file: &Path, dir: &Path) -> Result<Vec<u8>, String> {
 /// flow's, a mix's and a sweep's records; export stalled an attack). The
 /// matrix's third axis, the way results leave: every way of sending, its
 /// stream written to a file, then read through a pipe by `report`, sent
-/// through `collect`, and pushed by `export` (OTLP, testkit's receiver):
+/// through `collect` (its connection cut halfway, then resumed), and
+/// pushed by `export` (OTLP, testkit's receiver):
 /// the same records every way.
 #[test]
 fn every_way_of_sending_leaves_every_way() {

@@ -19,6 +19,7 @@
 //!
 //! [`RawServer`] misbehaves below HTTP (resets, truncated or endless
 //! bodies, stalls, closes); [`Blackhole`] never completes a TCP handshake;
+//! [`Relay`] cuts a sender's connection to a collector;
 //! [`OtlpReceiver`] takes OTLP/HTTP metrics and decodes them;
 //! [`ProxyServer`] is a forward proxy (plain requests and `CONNECT`
 //! tunnels); [`TestCert`] makes self-signed, expired,
@@ -46,6 +47,7 @@ mod pacer;
 mod proxy;
 mod raw;
 mod reflection;
+mod relay;
 mod server;
 mod stoppable;
 mod tls;
@@ -61,6 +63,7 @@ pub use otlp::{OtlpPoint, OtlpReceiver};
 pub use proxy::{ProxyMode, ProxyRequest, ProxyServer};
 pub use raw::{RawServer, Script, SequentialServer};
 pub use reflection::echo_descriptor_set;
+pub use relay::Relay;
 pub use server::{Received, Server};
 pub use tls::TestCert;
 pub use ws::WsServer;
