@@ -291,3 +291,75 @@ fn no_import_circles_among_a_crates_files() {
     }
     assert!(circles.is_empty(), "import circles: {circles:#?}");
 }
+
+/// The last top-level type argument of each `Result<…>` in `code`
+/// (whitespace removed), and each `type Err = …;`.
+fn error_types(code: &str) -> Vec<String> {
+    let flat: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut found = Vec::new();
+    let mut rest = flat.as_str();
+    while let Some(at) = rest.find("Result<") {
+        let inner = &rest[at + "Result<".len()..];
+        let (mut depth, mut last_comma, mut end) = (0i32, None, None);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => {
+                    end = Some(i);
+                    break;
+                }
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => last_comma = Some(i),
+                _ => {}
+            }
+        }
+        if let (Some(comma), Some(end)) = (last_comma, end) {
+            found.push(inner[comma + 1..end].to_string());
+        }
+        rest = inner;
+    }
+    let mut rest = flat.as_str();
+    while let Some(at) = rest.find("typeErr=") {
+        let inner = &rest[at + "typeErr=".len()..];
+        found.push(inner.split(';').next().unwrap_or("").to_string());
+        rest = inner;
+    }
+    found
+}
+
+/// Issue 61: library errors are typed (`thiserror` enums that say
+/// where), never a bare `String`. Tests (after `#[cfg(test)]`, or a
+/// `tests.rs`) may use strings.
+#[test]
+fn no_library_error_is_a_bare_string() {
+    let mut bare = Vec::new();
+    for src in crate_roots()
+        .into_iter()
+        .filter(|r| r.join("lib.rs").is_file())
+    {
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        for f in files {
+            if f.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for e in error_types(code) {
+                if e == "String" || e == "std::string::String" {
+                    bare.push(f.strip_prefix(root()).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    bare.sort();
+    assert!(
+        bare.is_empty(),
+        "Result<_, String> or type Err = String in a library crate (use a thiserror enum): {bare:?}"
+    );
+    // The reader itself: multi-line and nested forms are found.
+    assert_eq!(
+        error_types("fn f() -> Result<(String, Vec<u8>),\n    String> {}\ntype Err = Bad;"),
+        ["String", "Bad"]
+    );
+}

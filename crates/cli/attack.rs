@@ -170,12 +170,8 @@ pub(crate) fn targets(
             // Errors come first: every -feed row is tried before the first
             // request.
             if let Some(feed) = &a.feed {
-                r.check_rows(feed, |t| {
-                    barrage_attack::PreparedTarget::new(t)
-                        .map(drop)
-                        .map_err(|e| e.to_string())
-                })
-                .map_err(Failed::usage)?;
+                r.check_rows(feed, |t| barrage_attack::PreparedTarget::new(t).map(drop))
+                    .map_err(Failed::usage)?;
             }
             Ok(Targets::Lazy(Box::new(Rendered(r))))
         }

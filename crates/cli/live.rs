@@ -156,7 +156,7 @@ pub fn start(
     let what = format!("-output {address}");
     let (addr, tls) = match parse_address(address) {
         Some(Ok(a)) => a,
-        Some(Err(e)) => return Err(Failed::usage(e)),
+        Some(Err(e)) => return Err(Failed::usage(e.to_string())),
         None => {
             return Err(Failed::usage(format!(
                 "{address}: want tcp://HOST:PORT or tls://HOST:PORT"

@@ -66,7 +66,7 @@ impl FlowPlan {
         id: u64,
         state: &SessionState,
         rng: &mut fastrand::Rng,
-    ) -> Result<Arc<PreparedTarget>, String> {
+    ) -> Result<Arc<PreparedTarget>, barrage_client::Failure> {
         // The jar's cookies for the URL it goes to: the rendered one when
         // it varies (a path or host from a value scopes its cookies).
         let rendered = step.varies.then(|| (step.render)(id, &state.vars, rng));
@@ -89,7 +89,7 @@ impl FlowPlan {
             for v in state.vars.iter().filter(|v| v.len() >= 3) {
                 why = why.replace(v.as_str(), "{{…}}");
             }
-            why
+            barrage_client::Failure(why)
         })
     }
 

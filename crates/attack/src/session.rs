@@ -77,7 +77,7 @@ async fn steps(
                 let r = client.send_step(&t, id, &step.reads, state).await;
                 (t, r)
             }
-            Err(e) => (step.prepared.clone(), Err(barrage_client::Failure(e))),
+            Err(e) => (step.prepared.clone(), Err(e)),
         };
         let latency = took(&result, sent);
         let mut done = record(

@@ -35,16 +35,27 @@ pub enum StreamMode {
     Auto,
 }
 
-impl FromStr for StreamMode {
-    type Err = String;
+/// A `-stream` or `-event-filter` value that is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadStream {
+    /// `-stream` not one of the modes.
+    #[error("{0:?}: want sse, ndjson, chunks or auto")]
+    Mode(String),
+    /// `-event-filter` not a JSON path.
+    #[error("{0:?}: want a JSON path such as .choices[0].delta.content")]
+    Filter(String),
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for StreamMode {
+    type Err = BadStream;
+
+    fn from_str(s: &str) -> Result<Self, BadStream> {
         match s {
             "sse" => Ok(StreamMode::Sse),
             "ndjson" => Ok(StreamMode::Ndjson),
             "chunks" => Ok(StreamMode::Chunks),
             "auto" => Ok(StreamMode::Auto),
-            _ => Err(format!("{s:?}: want sse, ndjson, chunks or auto")),
+            _ => Err(BadStream::Mode(s.to_string())),
         }
     }
 }
@@ -71,11 +82,11 @@ pub struct StreamSpec {
 
 impl StreamSpec {
     /// Parses `-event-filter`'s path (`.choices[0].delta`).
-    pub fn filter_of(text: &str) -> Result<(String, Vec<Step>), String> {
+    pub fn filter_of(text: &str) -> Result<(String, Vec<Step>), BadStream> {
         crate::check::json_path(text)
             .filter(|p| !p.is_empty())
             .map(|p| (text.to_string(), p))
-            .ok_or_else(|| format!("{text:?}: want a JSON path such as .choices[0].delta.content"))
+            .ok_or_else(|| BadStream::Filter(text.to_string()))
     }
 }
 

@@ -93,7 +93,7 @@ impl Extract {
         body: &[u8],
         headers: &[(String, String)],
         limit: usize,
-    ) -> Result<String, String> {
+    ) -> Result<String, NotExtracted> {
         let limit = limit.max(CHECK_BODY_BYTES as usize);
         let full = body.len() >= limit;
         let body = &body[..body.len().min(limit)];
@@ -102,26 +102,23 @@ impl Extract {
             Extract::Json(path, text) => {
                 let not_json = || {
                     if full {
-                        format!(
-                            "json {text}: the body is over the {} extraction limit (-max-body raises it)",
-                            size(limit)
-                        )
+                        NotExtracted::OverLimit(text.clone(), limit)
                     } else {
-                        format!("json {text}: the body is not JSON")
+                        NotExtracted::NotJson(text.clone())
                     }
                 };
                 let doc = std::str::from_utf8(body).map_err(|_| not_json())?;
                 match raw_lookup(doc, path).map_err(|_| not_json())? {
-                    None => return Err(format!("json {text} not found")),
+                    None => return Err(NotExtracted::Json(text.clone())),
                     Some(raw) => {
                         let t = raw.get().trim();
                         match t.as_bytes().first() {
                             Some(b'"') => serde_json::from_str::<String>(t)
-                                .map_err(|_| format!("json {text}: not a JSON string"))?,
+                                .map_err(|_| NotExtracted::NotString(text.clone()))?,
                             Some(b'{' | b'[') => serde_json::from_str::<Value>(t)
                                 .map_err(|_| not_json())?
                                 .to_string(),
-                            _ if t == "null" => return Err(format!("json {text} not found")),
+                            _ if t == "null" => return Err(NotExtracted::Json(text.clone())),
                             // A number or a boolean as written: a number
                             // past 64 bits keeps every digit.
                             _ => t.to_string(),
@@ -133,32 +130,61 @@ impl Extract {
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.clone())
-                .ok_or_else(|| format!("header {name} not found"))?,
+                .ok_or_else(|| NotExtracted::Header(name.clone()))?,
             Extract::Cookie(name) => headers
                 .iter()
                 .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
                 .filter_map(|(_, v)| cookie_store::RawCookie::parse(v.as_str()).ok())
                 .find(|c| c.name() == name)
                 .map(|c| c.value().to_string())
-                .ok_or_else(|| format!("cookie {name} not set"))?,
+                .ok_or_else(|| NotExtracted::Cookie(name.clone()))?,
             Extract::Body(r) => {
                 let found = r
                     .captures(body)
                     .and_then(|c| c.get(1))
-                    .ok_or_else(|| format!("body~{} not found", r.as_str()))?;
+                    .ok_or_else(|| NotExtracted::Body(r.as_str().to_string()))?;
                 String::from_utf8(found.as_bytes().to_vec())
-                    .map_err(|_| format!("body~{}: the value is not UTF-8", Shown(r.as_str())))?
+                    .map_err(|_| NotExtracted::NotUtf8(r.as_str().to_string()))?
             }
         };
         if value.len() > MAX_VALUE_BYTES {
-            return Err(format!(
-                "the value is {} bytes, over the {} KiB a variable holds",
-                value.len(),
-                MAX_VALUE_BYTES >> 10
-            ));
+            return Err(NotExtracted::TooLong(value.len()));
         }
         Ok(value)
     }
+}
+
+/// Why an extraction found no value (the words after `extract VAR: `;
+/// never the answer's own values).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotExtracted {
+    /// The body filled the extraction limit and is not whole JSON.
+    #[error("json {0}: the body is over the {limit} extraction limit (-max-body raises it)", limit = size(*.1))]
+    OverLimit(String, usize),
+    /// The body is not JSON.
+    #[error("json {0}: the body is not JSON")]
+    NotJson(String),
+    /// The path leads nowhere (or to null).
+    #[error("json {0} not found")]
+    Json(String),
+    /// A quoted value that does not decode.
+    #[error("json {0}: not a JSON string")]
+    NotString(String),
+    /// No such header.
+    #[error("header {0} not found")]
+    Header(String),
+    /// No such cookie set.
+    #[error("cookie {0} not set")]
+    Cookie(String),
+    /// The pattern matched nothing.
+    #[error("body~{0} not found")]
+    Body(String),
+    /// The pattern's capture is not UTF-8.
+    #[error("body~{shown}: the value is not UTF-8", shown = Shown(.0))]
+    NotUtf8(String),
+    /// A value over [`MAX_VALUE_BYTES`].
+    #[error("the value is {0} bytes, over the {kib} KiB a variable holds", kib = MAX_VALUE_BYTES >> 10)]
+    TooLong(usize),
 }
 
 /// The value at `path` in the JSON `doc`, as written (its raw text),
@@ -211,6 +237,7 @@ mod tests {
         expr.parse::<Extract>()
             .unwrap()
             .apply(code, body.as_bytes(), &h, CHECK_BODY_BYTES as usize)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -295,6 +322,7 @@ mod tests {
             .apply(200, long.as_bytes(), &h, 4 << 20);
         assert!(got
             .unwrap_err()
+            .to_string()
             .contains("over the 64 KiB a variable holds"));
     }
 

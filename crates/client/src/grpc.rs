@@ -207,6 +207,16 @@ pub(crate) enum Fault {
     Flag(u8),
     /// A second message.
     Second,
+    /// The answer ended inside a message: bytes of it got, of its length.
+    Cut(usize, usize),
+    /// The answer ended inside a message's 5-byte prefix, this far.
+    CutPrefix(usize),
+    /// A compressed message without `grpc-encoding`.
+    NoEncoding,
+    /// Gzip that does not decompress.
+    Gzip(String),
+    /// A message over the limit once decompressed.
+    TooBigPlain,
 }
 
 impl Fault {
@@ -224,6 +234,20 @@ impl Fault {
             Fault::Second => failed(
                 13,
                 "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message",
+            ),
+            Fault::Cut(got, len) => failed(
+                13,
+                &format!("grpc: the answer ended inside its message ({got} of {len} bytes)"),
+            ),
+            Fault::CutPrefix(n) => failed(
+                13,
+                &format!("grpc: the answer ended inside a message's prefix ({n} of 5 bytes)"),
+            ),
+            Fault::NoEncoding => failed(13, "grpc: a compressed message without grpc-encoding"),
+            Fault::Gzip(e) => failed(13, &format!("grpc: decompressing the message: {e}")),
+            Fault::TooBigPlain => failed(
+                8,
+                &format!("grpc: received message after decompression larger than max ({max})"),
             ),
         }
     }
@@ -312,22 +336,13 @@ impl Messages {
 
     /// At the end of the answer: the message (compressed or not), none,
     /// or the error of an answer that ended inside one.
-    pub(crate) fn finish(self) -> Result<Option<(bool, Vec<u8>)>, String> {
+    pub(crate) fn finish(self) -> Result<Option<(bool, Vec<u8>)>, Fault> {
         match self.have {
             // A stream handed its messages over as they came.
             0 if self.messages == 0 || self.streaming => Ok(None),
             0 => Ok(Some((self.prefix[0] == 1, self.message))),
-            5 => Err(failed(
-                13,
-                &format!(
-                    "grpc: the answer ended inside its message ({} of {} bytes)",
-                    self.got, self.len
-                ),
-            )),
-            n => Err(failed(
-                13,
-                &format!("grpc: the answer ended inside a message's prefix ({n} of 5 bytes)"),
-            )),
+            5 => Err(Fault::Cut(self.got, self.len)),
+            n => Err(Fault::CutPrefix(n)),
         }
     }
 }
@@ -407,7 +422,7 @@ pub(crate) async fn read(
                         out.body.extend_from_slice(&m[..take]);
                     }
                     Err(e) => {
-                        out.error = Some(e);
+                        out.error = Some(e.error(max_message));
                         return out;
                     }
                 }
@@ -433,7 +448,7 @@ pub(crate) async fn read(
     let found = match reader.finish() {
         Ok(m) => m,
         Err(e) => {
-            out.error.get_or_insert(e);
+            out.error.get_or_insert(e.error(max_message));
             return out;
         }
     };
@@ -452,7 +467,7 @@ pub(crate) async fn read(
     let mut message = match plain(compressed, gzip, message, max_message) {
         Ok(m) => m,
         Err(e) => {
-            out.error.get_or_insert(e);
+            out.error.get_or_insert(e.error(max_message));
             return out;
         }
     };
@@ -464,15 +479,12 @@ pub(crate) async fn read(
 
 /// A message as sent (`compressed` as its flag said), decompressed when
 /// `grpc-encoding` says gzip, at most `max` bytes after.
-fn plain(compressed: bool, gzip: bool, message: Vec<u8>, max: usize) -> Result<Vec<u8>, String> {
+fn plain(compressed: bool, gzip: bool, message: Vec<u8>, max: usize) -> Result<Vec<u8>, Fault> {
     if !compressed {
         return Ok(message);
     }
     if !gzip {
-        return Err(failed(
-            13,
-            "grpc: a compressed message without grpc-encoding",
-        ));
+        return Err(Fault::NoEncoding);
     }
     let mut plain = Vec::new();
     let mut dec = flate2::read::GzDecoder::new(&message[..]);
@@ -480,13 +492,10 @@ fn plain(compressed: bool, gzip: bool, message: Vec<u8>, max: usize) -> Result<V
     if let Err(e) =
         std::io::Read::read_to_end(&mut std::io::Read::take(&mut dec, limit), &mut plain)
     {
-        return Err(failed(13, &format!("grpc: decompressing the message: {e}")));
+        return Err(Fault::Gzip(e.to_string()));
     }
     if plain.len() > max {
-        return Err(failed(
-            8,
-            &format!("grpc: received message after decompression larger than max ({max})"),
-        ));
+        return Err(Fault::TooBigPlain);
     }
     Ok(plain)
 }
@@ -546,10 +555,18 @@ mod message_tests {
     fn faults_are_named() {
         let mut u = Messages::new(100);
         u.feed(&framed(0, 100, b"0123456789")).unwrap();
-        assert!(u.finish().unwrap_err().contains("(10 of 100 bytes)"));
+        assert!(u
+            .finish()
+            .unwrap_err()
+            .error(100)
+            .contains("(10 of 100 bytes)"));
         let mut u = Messages::new(100);
         u.feed(b"\0\0\0").unwrap();
-        assert!(u.finish().unwrap_err().contains("prefix (3 of 5 bytes)"));
+        assert!(u
+            .finish()
+            .unwrap_err()
+            .error(100)
+            .contains("prefix (3 of 5 bytes)"));
         assert_eq!(
             Messages::new(100).feed(&framed(2, 1, b"x")),
             Err(Fault::Flag(2))

@@ -57,8 +57,8 @@ pub use config::{
     DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
 };
 pub use error::Failure;
-pub use events::{size_class, Stamps, StreamMode, StreamSpec, Tape, Taped};
-pub use extract::{BadExtract, Extract, MAX_VALUE_BYTES};
+pub use events::{size_class, BadStream, Stamps, StreamMode, StreamSpec, Tape, Taped};
+pub use extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};
 pub use grpc::{
     frame as grpc_frame, is_json as grpc_is_json, prepare_body as grpc_prepare_body,
     reflect as grpc_reflect, status_name as grpc_status_name, GrpcStreams,

@@ -21,7 +21,7 @@ pub use uplink::{spool, temp_spool, OnStop, Uplink, UplinkConfig, UplinkError};
 
 /// `tcp://HOST:PORT` or `tls://HOST:PORT`: the address and whether it is
 /// TLS; `None` for anything else (a file name).
-pub fn parse_address(s: &str) -> Option<Result<(String, bool), String>> {
+pub fn parse_address(s: &str) -> Option<Result<(String, bool), wire::WireError>> {
     let (rest, tls) = if let Some(r) = s.strip_prefix("tcp://") {
         (r, false)
     } else if let Some(r) = s.strip_prefix("tls://") {
@@ -34,6 +34,6 @@ pub fn parse_address(s: &str) -> Option<Result<(String, bool), String>> {
         Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {
             Some(Ok((rest.to_string(), tls)))
         }
-        _ => Some(Err(format!("{s}: want tcp://HOST:PORT or tls://HOST:PORT"))),
+        _ => Some(Err(wire::WireError::Address(s.to_string()))),
     }
 }

@@ -93,48 +93,91 @@ impl Write for Link {
     }
 }
 
+/// Why TLS for a collect link could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetup {
+    /// A PEM file that could not be read, named with its flag.
+    #[error("{at}: {why}")]
+    File {
+        /// The flag and file (`-tls-cert cert.pem`), or the file.
+        at: String,
+        /// What rustls said.
+        why: rustls::pki_types::pem::Error,
+    },
+    /// A PEM file without a certificate.
+    #[error("{at}: no certificate in it{hint}")]
+    Empty {
+        /// The flag and file, or the file.
+        at: String,
+        /// What the file should be.
+        hint: &'static str,
+    },
+    /// rustls refused a certificate, a key or the protocol versions.
+    #[error("{at}{why}")]
+    Refused {
+        /// The flags or file (with `: `), or nothing.
+        at: String,
+        /// What rustls said.
+        why: rustls::Error,
+    },
+}
+
 /// The collector's TLS: a certificate chain and its key, PEM files.
-pub fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
+pub fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsSetup> {
+    let at = |flag: &str, p: &Path| format!("{flag} {}", p.display());
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .and_then(|c| c.collect::<Result<_, _>>())
-        .map_err(|e| format!("-tls-cert {}: {e}", cert.display()))?;
+        .map_err(|why| TlsSetup::File {
+            at: at("-tls-cert", cert),
+            why,
+        })?;
     if chain.is_empty() {
-        return Err(format!(
-            "-tls-cert {}: no certificate in it",
-            cert.display()
-        ));
+        return Err(TlsSetup::Empty {
+            at: at("-tls-cert", cert),
+            hint: "",
+        });
     }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("-tls-key {}: {e}", key.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|why| TlsSetup::File {
+        at: at("-tls-key", key),
+        why,
+    })?;
+    let refused = |at: &str| {
+        let at = at.to_string();
+        move |why| TlsSetup::Refused { at, why }
+    };
     let config =
         ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(refused(""))?
             .with_no_client_auth()
             .with_single_cert(chain, key)
-            .map_err(|e| format!("-tls-cert/-tls-key: {e}"))?;
+            .map_err(refused("-tls-cert/-tls-key: "))?;
     Ok(Arc::new(config))
 }
 
 /// The attacker's TLS: the system's roots, or the CA in `ca` (PEM) when
 /// given (a collector's own certificate, for example).
-pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetup> {
     let mut roots = RootCertStore::empty();
     match ca {
         Some(path) => {
-            for cert in CertificateDer::pem_file_iter(path)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-            {
-                let cert = cert.map_err(|e| format!("{}: {e}", path.display()))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            let at = path.display().to_string();
+            let file = |why| TlsSetup::File {
+                at: at.clone(),
+                why,
+            };
+            for cert in CertificateDer::pem_file_iter(path).map_err(file)? {
+                let cert = cert.map_err(file)?;
+                roots.add(cert).map_err(|why| TlsSetup::Refused {
+                    at: format!("{at}: "),
+                    why,
+                })?;
             }
             if roots.is_empty() {
-                return Err(format!(
-                    "{}: no certificate in it (a PEM file of the collector's CA)",
-                    path.display()
-                ));
+                return Err(TlsSetup::Empty {
+                    at,
+                    hint: " (a PEM file of the collector's CA)",
+                });
             }
         }
         None => {
@@ -146,7 +189,10 @@ pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
     let config =
         ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(|why| TlsSetup::Refused {
+                at: String::new(),
+                why,
+            })?
             .with_root_certificates(roots)
             .with_no_client_auth();
     Ok(Arc::new(config))

@@ -213,6 +213,7 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
     }) {
         Ok(h) => h,
         Err(why) => {
+            let why = why.to_string();
             let _ = link.write_all(&Reply::Refused(why.clone()).encode());
             link.close();
             return refused(&why);
@@ -235,7 +236,7 @@ pub fn serve(sock: TcpStream, peer: SocketAddr, shared: &Shared) {
             let _ = shared.events.send(Event::Finished(index));
             return;
         }
-        Err(e) => e,
+        Err(e) => e.to_string(),
     };
     link.close();
     if origin.turn.load(Ordering::SeqCst) == turn {
@@ -272,6 +273,21 @@ impl Read for Within<'_> {
     }
 }
 
+/// Why a sender's connection was left.
+#[derive(Debug, thiserror::Error)]
+enum Lost {
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("a newer connection took over")]
+    TakenOver,
+    #[error("the connection closed before the stream's end")]
+    Closed,
+    #[error("{0}")]
+    Stream(#[from] crate::wire::WireError),
+    #[error("the stream's decoder has stopped")]
+    DecoderStopped,
+}
+
 /// Reads whole frames into the origin's feed until the end marker.
 fn feed(
     link: &mut Link,
@@ -279,8 +295,8 @@ fn feed(
     turn: u64,
     from: u64,
     shared: &Shared,
-) -> Result<(), String> {
-    let fail = |e: io::Error| e.to_string();
+) -> Result<(), Lost> {
+    let fail = Lost::Io;
     link.write_all(&Reply::Ok(from).encode()).map_err(fail)?;
     let mut told: Option<String> = None;
     link.set_read_timeout(Some(POLL)).map_err(fail)?;
@@ -289,7 +305,7 @@ fn feed(
     let mut buf = vec![0u8; 1 << 16];
     loop {
         if origin.turn.load(Ordering::SeqCst) != turn {
-            return Err("a newer connection took over".into());
+            return Err(Lost::TakenOver);
         }
         if let Some(why) = shared.stop_reason().filter(|w| told.as_ref() != Some(w)) {
             link.write_all(&Reply::Stop(why.clone()).encode())
@@ -298,17 +314,17 @@ fn feed(
         }
         link.flush().map_err(fail)?;
         let n = match link.read(&mut buf) {
-            Ok(0) => return Err("the connection closed before the stream's end".into()),
+            Ok(0) => return Err(Lost::Closed),
             Ok(n) => n,
             Err(e) if is_timeout(&e) => continue,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(Lost::Io(e)),
         };
         pending.extend_from_slice(&buf[..n]);
         let (units, end) = whole(&pending, at == 0)?;
         if units > 0 {
             let mut held = origin.held.lock().expect("held");
             if origin.turn.load(Ordering::SeqCst) != turn {
-                return Err("a newer connection took over".into());
+                return Err(Lost::TakenOver);
             }
             // In pieces of at most a MiB: the decoder reads a byte
             // stream, and a bounded queue of small pieces bounds what an
@@ -317,7 +333,7 @@ fn feed(
             for piece in pending[..units].chunks(PIECE) {
                 held.1
                     .send(piece.to_vec())
-                    .map_err(|_| "the stream's decoder has stopped".to_string())?;
+                    .map_err(|_| Lost::DecoderStopped)?;
             }
             held.0 += units as u64;
             at = held.0;

@@ -423,7 +423,7 @@ fn pump(
         let n = file.read(&mut buf).map_err(spool)?;
         if n > 0 {
             pending.extend_from_slice(&buf[..n]);
-            let (units, _) = whole(&pending, at == 0).map_err(Fault::Spool)?;
+            let (units, _) = whole(&pending, at == 0).map_err(|e| Fault::Spool(e.to_string()))?;
             if units > 0 {
                 send(&mut s.link, &pending[..units])?;
                 pending.drain(..units);

@@ -25,6 +25,52 @@
 
 use std::io::{self, Read};
 
+/// What a sender's hello or stream, or a collector's address, does wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// Its first bytes are not the hello's.
+    #[error("not a barrage sender (no BARRAGE-COLLECT/1 hello)")]
+    NotSender,
+    /// A hello line without `key: value`.
+    #[error("bad hello line {0:?}")]
+    HelloLine(String),
+    /// `shard:` not `i/n` with i < n.
+    #[error("bad shard {0:?}")]
+    Shard(String),
+    /// `clock:` not a number.
+    #[error("bad clock")]
+    Clock,
+    /// `origin:` not 32 hex digits.
+    #[error("bad origin")]
+    Origin,
+    /// Past [`MAX_HELLO`] bytes without a blank line.
+    #[error("hello too long")]
+    HelloTooLong,
+    /// The connection ended first.
+    #[error("closed before its hello")]
+    ClosedBeforeHello,
+    /// The read failed (or waited out its deadline).
+    #[error("reading its hello: {0}")]
+    Reading(io::Error),
+    /// The hello is not UTF-8.
+    #[error("hello not UTF-8")]
+    NotUtf8,
+    /// The stream's first bytes are not a result stream's header.
+    #[error("not a barrage result stream")]
+    NotStream,
+    /// A frame length past what a sender may send.
+    #[error("a frame of {len} bytes at byte {at}: not a result stream")]
+    Frame {
+        /// The length read.
+        len: u32,
+        /// Where, in the bytes given.
+        at: usize,
+    },
+    /// `-output`/`send`'s address is not `tcp://HOST:PORT` or `tls://HOST:PORT`.
+    #[error("{0}: want tcp://HOST:PORT or tls://HOST:PORT")]
+    Address(String),
+}
+
 /// The hello's first line.
 pub const HELLO: &str = "BARRAGE-COLLECT/1";
 
@@ -78,22 +124,22 @@ impl Hello {
 
     /// Reads a hello, byte by byte (nothing past its blank line is taken
     /// from `input`).
-    pub fn read(input: &mut impl Read) -> Result<Hello, String> {
+    pub fn read(input: &mut impl Read) -> Result<Hello, WireError> {
         let text = read_until_blank(input)?;
         let mut lines = text.lines();
         if lines.next() != Some(HELLO) {
-            return Err("not a barrage sender (no BARRAGE-COLLECT/1 hello)".into());
+            return Err(WireError::NotSender);
         }
         let mut hello = Hello::default();
         for line in lines.filter(|l| !l.is_empty()) {
             let Some((key, value)) = line.split_once(": ") else {
-                return Err(format!("bad hello line {line:?}"));
+                return Err(WireError::HelloLine(line.to_string()));
             };
             match key {
                 "origin" => hello.origin = value.to_string(),
                 "shard" if value == "-" => {}
                 "shard" => {
-                    let bad = || format!("bad shard {value:?}");
+                    let bad = || WireError::Shard(value.to_string());
                     let (i, n) = value.split_once('/').ok_or_else(bad)?;
                     let (i, n) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
                     if i >= n {
@@ -102,13 +148,13 @@ impl Hello {
                     hello.shard = Some((i, n));
                 }
                 "label" => hello.label = value.to_string(),
-                "clock" => hello.clock = value.parse().map_err(|_| "bad clock".to_string())?,
+                "clock" => hello.clock = value.parse().map_err(|_| WireError::Clock)?,
                 "token" => hello.token = value.to_string(),
                 _ => {}
             }
         }
         if hello.origin.len() != 32 || !hello.origin.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err("bad origin".into());
+            return Err(WireError::Origin);
         }
         Ok(hello)
     }
@@ -145,27 +191,27 @@ pub fn same_token(a: &str, b: &str) -> bool {
     diff == 0
 }
 
-fn read_until_blank(input: &mut impl Read) -> Result<String, String> {
+fn read_until_blank(input: &mut impl Read) -> Result<String, WireError> {
     let mut bytes = Vec::with_capacity(256);
     let mut one = [0u8; 1];
     let first = format!("{HELLO}\n");
     while !bytes.ends_with(b"\n\n") {
         if bytes.len() >= MAX_HELLO {
-            return Err("hello too long".into());
+            return Err(WireError::HelloTooLong);
         }
         // Refused at the first byte off the hello's first line (an HTTP
         // request waited 5 s for a blank line before).
         if bytes.len() <= first.len() && !first.as_bytes().starts_with(&bytes) {
-            return Err("not a barrage sender (no BARRAGE-COLLECT/1 hello)".into());
+            return Err(WireError::NotSender);
         }
         match input.read(&mut one) {
-            Ok(0) => return Err("closed before its hello".into()),
+            Ok(0) => return Err(WireError::ClosedBeforeHello),
             Ok(_) => bytes.push(one[0]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("reading its hello: {e}")),
+            Err(e) => return Err(WireError::Reading(e)),
         }
     }
-    String::from_utf8(bytes).map_err(|_| "hello not UTF-8".to_string())
+    String::from_utf8(bytes).map_err(|_| WireError::NotUtf8)
 }
 
 /// A reply line, parsed.
@@ -210,14 +256,14 @@ impl Reply {
 /// 6-byte header when `start`, else a frame), is whole units: the length
 /// of that prefix, and whether [`END`] follows it. A frame length past
 /// [`barrage_stream::MAX_FRAME`] (other than [`END`]) is an error.
-pub fn whole(bytes: &[u8], start: bool) -> Result<(usize, bool), String> {
+pub fn whole(bytes: &[u8], start: bool) -> Result<(usize, bool), WireError> {
     let mut at = 0;
     if start {
         if bytes.len() < 6 {
             return Ok((0, false));
         }
         if bytes[..4] != barrage_stream::MAGIC {
-            return Err("not a barrage result stream".into());
+            return Err(WireError::NotStream);
         }
         at = 6;
     }
@@ -238,9 +284,7 @@ pub fn whole(bytes: &[u8], start: bool) -> Result<(usize, bool), String> {
         }
         let len = u32::from_le_bytes(len);
         if len > MAX_SENDER_FRAME {
-            return Err(format!(
-                "a frame of {len} bytes at byte {at}: not a result stream"
-            ));
+            return Err(WireError::Frame { len, at });
         }
         let end = at + 8 + len as usize;
         if bytes.len() < end {

@@ -35,6 +35,11 @@ pub enum Label {
     Error,
 }
 
+/// A `-by` name that is no label.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown label {0:?} in -by (use method, url, code, attack, name, error)")]
+pub struct UnknownLabel(pub String);
+
 impl Label {
     /// Its name as a label and a tag.
     pub fn name(self) -> &'static str {
@@ -49,7 +54,7 @@ impl Label {
     }
 
     /// `-by` as typed: names separated by commas.
-    pub fn parse_list(text: &str) -> Result<Vec<Label>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Label>, UnknownLabel> {
         text.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -60,9 +65,7 @@ impl Label {
                 "attack" => Ok(Label::Attack),
                 "name" => Ok(Label::Name),
                 "error" => Ok(Label::Error),
-                other => Err(format!(
-                    "unknown label {other:?} in -by (use method, url, code, attack, name, error)"
-                )),
+                other => Err(UnknownLabel(other.to_string())),
             })
             .collect()
     }
@@ -292,6 +295,7 @@ mod tests {
         );
         assert!(Label::parse_list("url,host")
             .unwrap_err()
+            .to_string()
             .contains("\"host\""));
     }
 }

@@ -146,16 +146,27 @@ fn read_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Res
     s.read(buf)
 }
 
+/// What an endpoint wrote that is not an answer.
+#[derive(Debug, thiserror::Error)]
+enum BadAnswer {
+    #[error("closed the connection before its answer")]
+    Closed,
+    #[error("an answer head over {} KiB", MAX_HEAD >> 10)]
+    HeadTooLong,
+    #[error("not an HTTP answer ({0})")]
+    NotHttp(httparse::Error),
+}
+
 /// The answer to a request just written: the head (at most
 /// [`MAX_HEAD`]), then the body by its framing (content-length, chunked,
 /// or to the close), kept up to [`MAX_SAID`] bytes and read no further.
-fn read_answer(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Result<Answer, String>> {
+fn read_answer(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Result<Answer, BadAnswer>> {
     let mut got: Vec<u8> = Vec::with_capacity(1024);
     let mut buf = [0u8; 8192];
     let (code, retry_after, at, length, chunked) = loop {
         let n = read_by(s, &mut buf, deadline)?;
         if n == 0 {
-            return Ok(Err("closed the connection before its answer".into()));
+            return Ok(Err(BadAnswer::Closed));
         }
         got.extend_from_slice(&buf[..n]);
         let mut headers = [httparse::EMPTY_HEADER; 64];
@@ -177,10 +188,8 @@ fn read_answer(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Result<A
                 break (resp.code.unwrap_or(0), retry_after, at, length, chunked);
             }
             Ok(httparse::Status::Partial) if got.len() < MAX_HEAD => {}
-            Ok(httparse::Status::Partial) => {
-                return Ok(Err(format!("an answer head over {} KiB", MAX_HEAD >> 10)))
-            }
-            Err(e) => return Ok(Err(format!("not an HTTP answer ({e})"))),
+            Ok(httparse::Status::Partial) => return Ok(Err(BadAnswer::HeadTooLong)),
+            Err(e) => return Ok(Err(BadAnswer::NotHttp(e))),
         }
     };
     let mut said = got.split_off(at);

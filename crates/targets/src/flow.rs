@@ -54,13 +54,11 @@ impl Think {
     pub const EXP_CAP: f64 = 20.0;
 
     /// Reads `200ms`, `100ms..300ms` or `exp:200ms`.
-    pub fn parse(text: &str) -> Result<Think, String> {
-        let one = |t: &str| -> Result<Duration, String> {
+    pub fn parse(text: &str) -> Result<Think, BadThink> {
+        let one = |t: &str| -> Result<Duration, BadThink> {
             match barrage_model::duration::parse(t.trim()) {
                 Ok(ns) if ns >= 0 => Ok(Duration::from_nanos(ns as u64)),
-                _ => Err(format!(
-                    "bad :think {text:?} (use 200ms, 100ms..300ms or exp:200ms)"
-                )),
+                _ => Err(BadThink::Form(text.to_string())),
             }
         };
         if let Some(mean) = text.strip_prefix("exp:") {
@@ -74,7 +72,7 @@ impl Think {
         if let Some((low, high)) = text.split_once("..") {
             let (low, high) = (one(low)?, one(high)?);
             if low > high {
-                return Err(format!(":think {text}: the low end is above the high end"));
+                return Err(BadThink::Backwards(text.to_string()));
             }
             return Ok(if high.is_zero() {
                 Think::None
@@ -225,9 +223,12 @@ impl Flow {
                     "think" if think.is_some() => {
                         return Err(at(line, "a second :think for one step".into()))
                     }
-                    "think" => think = Some(Think::parse(&value).map_err(|e| at(line, e))?),
+                    "think" => {
+                        think = Some(Think::parse(&value).map_err(|e| at(line, e.to_string()))?)
+                    }
                     _ => {
-                        let (var, expr) = extraction(&value, feed).map_err(|e| at(line, e))?;
+                        let (var, expr) =
+                            extraction(&value, feed).map_err(|e| at(line, e.to_string()))?;
                         let column = match columns.iter().position(|c| *c == var) {
                             Some(i) => i,
                             None => {
@@ -278,13 +279,38 @@ impl Flow {
     }
 }
 
+/// A `:think` that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadThink {
+    /// Not a duration, a range or `exp:`.
+    #[error("bad :think {0:?} (use 200ms, 100ms..300ms or exp:200ms)")]
+    Form(String),
+    /// `300ms..100ms`.
+    #[error(":think {0}: the low end is above the high end")]
+    Backwards(String),
+}
+
+/// An `:extract` line that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadExtraction {
+    #[error(
+        ":extract {0}: use :extract VAR json:.path, header:Name, cookie:Name, body~REGEX or status"
+    )]
+    Form(String),
+    #[error(":extract {0}: a variable's name is letters, digits, _ and -, from a letter or _")]
+    Name(String),
+    #[error(":extract {0}: {{{{{0}}}}} is the template engine's own")]
+    BuiltIn(String),
+    #[error(":extract {0}: {0} is a -feed column")]
+    Feed(String),
+}
+
 /// `VAR EXPR` of an `:extract` line, checked for form: a name that is no
 /// placeholder of the engine's nor a `-feed` column, and an expression of
 /// a known kind (the client compiles it).
-fn extraction(value: &str, feed: &[String]) -> Result<(String, String), String> {
-    let usage = "use :extract VAR json:.path, header:Name, cookie:Name, body~REGEX or status";
+fn extraction(value: &str, feed: &[String]) -> Result<(String, String), BadExtraction> {
     let Some((var, expr)) = value.split_once(char::is_whitespace) else {
-        return Err(format!(":extract {value:?}: {usage}"));
+        return Err(BadExtraction::Form(format!("{value:?}")));
     };
     let expr = expr.trim();
     let named = var
@@ -295,17 +321,13 @@ fn extraction(value: &str, feed: &[String]) -> Result<(String, String), String> 
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !named {
-        return Err(format!(
-            ":extract {var}: a variable's name is letters, digits, _ and -, from a letter or _"
-        ));
+        return Err(BadExtraction::Name(var.to_string()));
     }
     if BUILT_IN.contains(&var) {
-        return Err(format!(
-            ":extract {var}: {{{{{var}}}}} is the template engine's own"
-        ));
+        return Err(BadExtraction::BuiltIn(var.to_string()));
     }
     if feed.iter().any(|c| c == var) {
-        return Err(format!(":extract {var}: {var} is a -feed column"));
+        return Err(BadExtraction::Feed(var.to_string()));
     }
     let kind = ["json:.", "header:", "cookie:", "body~"]
         .iter()
@@ -313,7 +335,7 @@ fn extraction(value: &str, feed: &[String]) -> Result<(String, String), String> 
     match kind {
         Some(k) if expr.len() > k.len() || *k == "json:." => {}
         None if expr == "status" => {}
-        _ => return Err(format!(":extract {var} {expr}: {usage}")),
+        _ => return Err(BadExtraction::Form(format!("{var} {expr}"))),
     }
     Ok((var.to_string(), expr.to_string()))
 }

@@ -47,7 +47,7 @@ pub use bounded::{mib, read_bounded, Unread, MAX_BODY, MAX_FILE, MAX_LINE};
 pub use curl::CurlTargets;
 pub use defaults::Defaults;
 pub use error::{BadValue, TargetError};
-pub use flow::{Extraction, Flow, FlowStep, StepCheck, Think, MAX_STEPS};
+pub use flow::{BadThink, Extraction, Flow, FlowStep, StepCheck, Think, MAX_STEPS};
 pub use har::{Filter, HarTargets};
 pub use http::{Directive, HttpTargets};
 pub use json::JsonTargets;

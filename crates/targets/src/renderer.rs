@@ -91,10 +91,10 @@ impl Renderer {
     /// makes a request that cannot be sent is refused up front, by file
     /// and line (issue 29: it aborted the attack mid-run, naming
     /// neither). `feed_name` is the `-feed` file as typed.
-    pub fn check_rows(
+    pub fn check_rows<E: std::fmt::Display>(
         &mut self,
         feed_name: &str,
-        check: impl Fn(Target) -> Result<(), String>,
+        check: impl Fn(Target) -> Result<(), E>,
     ) -> Result<(), BadValue> {
         let Some(feed) = &self.feed else {
             return Ok(());

@@ -82,7 +82,7 @@ impl SessionState {
 
     /// Keeps the `Set-Cookie`s of an answer from `url`; why not, when the
     /// jar would hold more than [`MAX_COOKIES`].
-    fn keep_cookies(&mut self, url: &str, headers: &[(String, String)]) -> Result<(), String> {
+    fn keep_cookies(&mut self, url: &str, headers: &[(String, String)]) -> Result<(), JarFull> {
         if !headers
             .iter()
             .any(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
@@ -102,22 +102,26 @@ impl SessionState {
         jar.store_response_cookies(set, &url);
         let held = jar.iter_any().count();
         if held > MAX_COOKIES {
-            return Err(format!(
-                "cookie jar full: {held} cookies, over the {MAX_COOKIES} a session holds"
-            ));
+            return Err(JarFull::Cookies(held));
         }
         let bytes: usize = jar
             .iter_any()
             .map(|c| c.name().len() + c.value().len())
             .sum();
         if bytes > MAX_JAR_BYTES {
-            return Err(format!(
-                "cookie jar full: {bytes} bytes of cookies, over the {} KiB a session holds",
-                MAX_JAR_BYTES >> 10
-            ));
+            return Err(JarFull::Bytes(bytes));
         }
         Ok(())
     }
+}
+
+/// Why a session's cookie jar takes no more.
+#[derive(Debug, thiserror::Error)]
+enum JarFull {
+    #[error("cookie jar full: {0} cookies, over the {MAX_COOKIES} a session holds")]
+    Cookies(usize),
+    #[error("cookie jar full: {0} bytes of cookies, over the {kib} KiB a session holds", kib = MAX_JAR_BYTES >> 10)]
+    Bytes(usize),
 }
 
 /// A 3xx answer's `Location`.
@@ -227,7 +231,7 @@ impl Client {
             let mut before: Option<barrage_model::Link> = None;
             while let Some(loc) = location(&r) {
                 if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
-                    r.error = Some(e);
+                    r.error = Some(e.to_string());
                     break;
                 }
                 let fail = |e: &dyn std::fmt::Display| {
@@ -278,7 +282,7 @@ impl Client {
                 .find_map(|c| c.verdict_streamed(r.code, &r.body, &r.headers, &seen));
         }
         if let Err(e) = session.keep_cookies(&hop.url_text, &r.headers) {
-            r.error.get_or_insert(e);
+            r.error.get_or_insert(e.to_string());
         }
         if judged && r.error.is_none() {
             for (column, var, extract) in &reads.extracts {
@@ -325,7 +329,7 @@ mod tests {
                 break;
             }
         }
-        let e = last.unwrap_err();
+        let e = last.unwrap_err().to_string();
         assert!(e.contains("over the 256 KiB a session holds"), "{e}");
     }
 
@@ -353,7 +357,10 @@ mod tests {
         let many: Vec<(String, String)> = (0..MAX_COOKIES)
             .map(|i| ("Set-Cookie".to_string(), format!("c{i}=x; Path=/")))
             .collect();
-        let e = s.keep_cookies("http://a.test/", &many).unwrap_err();
+        let e = s
+            .keep_cookies("http://a.test/", &many)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("cookie jar full: 302 cookies"), "{e}");
         let off = SessionState::default();
         assert_eq!(off.cookie_header("http://a.test/"), None);

@@ -82,7 +82,7 @@ pub enum ReflectError {
 /// service's other targets.
 pub struct Reflector {
     cfg: crate::ClientConfig,
-    asked: std::sync::Mutex<HashMap<String, Result<std::sync::Arc<ProtoSet>, String>>>,
+    asked: std::sync::Mutex<HashMap<String, Result<std::sync::Arc<ProtoSet>, ReflectError>>>,
 }
 
 impl Reflector {
@@ -120,14 +120,14 @@ impl Reflector {
             .or_insert_with(|| {
                 reflect(&self.cfg, url, metadata)
                     .map(std::sync::Arc::new)
-                    .map_err(|why| {
-                        format!(
+                    .map_err(|why| match why {
+                        ReflectError::Failed(why) => ReflectError::Failed(format!(
                             "GRPC {url}: server reflection for service {service} failed (give -proto-set FILE instead): {why}"
-                        )
+                        )),
+                        target => target,
                     })
             })
             .clone()
-            .map_err(ReflectError::Failed)
     }
 }
 
@@ -146,9 +146,12 @@ pub fn reflect(
     cfg: &crate::ClientConfig,
     url: &str,
     metadata: &[(String, String)],
-) -> Result<ProtoSet, String> {
-    let (service, _) = method_path(url).map_err(|e| e.0)?;
-    let uri: http::Uri = url.parse().map_err(|e| format!("bad URL: {e}"))?;
+) -> Result<ProtoSet, ReflectError> {
+    let (service, _) = method_path(url).map_err(|e| ReflectError::Target(e.0))?;
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| ReflectError::Target(format!("bad URL: {url}, {e}")))?;
+    let failed = |e: &dyn std::fmt::Display| ReflectError::Failed(e.to_string());
     let base = format!(
         "{}://{}",
         uri.scheme_str().unwrap_or("http"),
@@ -165,9 +168,9 @@ pub fn reflect(
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| failed(&e))?;
         rt.block_on(async move {
-            let shared = crate::Shared::new(&cfg).map_err(|e| e.to_string())?;
+            let shared = crate::Shared::new(&cfg).map_err(|e| failed(&e))?;
             let client = crate::Client::sharing(&cfg, &shared);
             let mut last = String::new();
             for version in VERSIONS {
@@ -175,16 +178,16 @@ pub fn reflect(
                     Ok(set) => return Ok(set),
                     // An older server: the next version.
                     Err((true, why)) => last = why,
-                    Err((false, why)) => return Err(why),
+                    Err((false, why)) => return Err(ReflectError::Failed(why)),
                 }
             }
-            Err(last)
+            Err(ReflectError::Failed(last))
         })
     });
     let set = asked
         .join()
-        .map_err(|_| "the reflection thread failed".to_string())??;
-    ProtoSet::decode_from(&set, "server reflection").map_err(|e| e.0)
+        .map_err(|_| failed(&"the reflection thread failed"))??;
+    ProtoSet::decode_from(&set, "server reflection").map_err(|e| ReflectError::Failed(e.0))
 }
 
 /// The descriptors of `service` by reflection `version`, as a serialized

@@ -55,8 +55,8 @@ impl QuicConfig {
 /// first connection of that family) and the configuration.
 pub(crate) struct Quic {
     config: QuicConfig,
-    v4: OnceLock<Result<Endpoint, String>>,
-    v6: OnceLock<Result<Endpoint, String>>,
+    v4: OnceLock<Result<Endpoint, crate::Failure>>,
+    v6: OnceLock<Result<Endpoint, crate::Failure>>,
 }
 
 impl Quic {
@@ -69,7 +69,7 @@ impl Quic {
     }
 
     /// The endpoint for `to`'s family, bound to `laddr` or any address.
-    fn endpoint(&self, to: SocketAddr, laddr: Option<IpAddr>) -> Result<&Endpoint, String> {
+    fn endpoint(&self, to: SocketAddr, laddr: Option<IpAddr>) -> Result<&Endpoint, crate::Failure> {
         let (cell, any) = if to.is_ipv4() {
             (&self.v4, IpAddr::V4(Ipv4Addr::UNSPECIFIED))
         } else {
@@ -78,7 +78,10 @@ impl Quic {
         cell.get_or_init(|| {
             let local = SocketAddr::new(laddr.unwrap_or(any), 0);
             let mut e = Endpoint::client(local).map_err(|e| {
-                format!("dial udp {to}: bind {local}: {}", super::dial::go_error(&e))
+                crate::Failure(format!(
+                    "dial udp {to}: bind {local}: {}",
+                    super::dial::go_error(&e)
+                ))
             })?;
             e.set_default_client_config(self.config.config.clone());
             Ok(e)

@@ -111,11 +111,37 @@ impl IoMode {
     }
 }
 
+/// Why io_uring cannot be used here.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoUring {
+    /// Setting a ring up, probing it or waiting on it failed.
+    #[error("{0}")]
+    Os(std::sync::Arc<std::io::Error>),
+    /// The kernel lacks an operation barrage needs.
+    #[error("the kernel's io_uring has no send or receive")]
+    NoOps,
+    /// The no-op did not fit in a fresh ring.
+    #[error("a fresh ring's submission queue is full")]
+    Full,
+    /// The no-op did not come back.
+    #[error("a no-op did not complete")]
+    NoCompletion,
+    /// The probe's thread panicked.
+    #[error("the io_uring probe failed")]
+    Panicked,
+}
+
+impl From<std::io::Error> for NoUring {
+    fn from(e: std::io::Error) -> Self {
+        NoUring::Os(std::sync::Arc::new(e))
+    }
+}
+
 /// Whether this process may use io_uring: a ring is set up and a no-op
 /// goes through it (once per process). A seccomp filter (containers'
 /// default), `kernel.io_uring_disabled` or an old kernel fail it.
-pub fn probe() -> Result<(), String> {
-    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn probe() -> Result<(), NoUring> {
+    static PROBED: OnceLock<Result<(), NoUring>> = OnceLock::new();
     // On a thread of its own: a ring's completions and its teardown are
     // work the kernel does on the thread that set it up, and a blocking
     // call there with a timeout (the collector's link on the main thread)
@@ -124,38 +150,36 @@ pub fn probe() -> Result<(), String> {
         .get_or_init(|| {
             std::thread::spawn(probe_here)
                 .join()
-                .unwrap_or_else(|_| Err("the io_uring probe failed".into()))
+                .unwrap_or(Err(NoUring::Panicked))
         })
         .clone()
 }
 
 /// The probe, on the calling thread.
-fn probe_here() -> Result<(), String> {
-    let mut ring = io_uring::IoUring::new(2).map_err(|e| e.to_string())?;
+fn probe_here() -> Result<(), NoUring> {
+    let mut ring = io_uring::IoUring::new(2)?;
     let mut ops = io_uring::Probe::new();
-    ring.submitter()
-        .register_probe(&mut ops)
-        .map_err(|e| e.to_string())?;
+    ring.submitter().register_probe(&mut ops)?;
     let needed = [
         io_uring::opcode::Send::CODE,
         io_uring::opcode::Recv::CODE,
         io_uring::opcode::AsyncCancel::CODE,
     ];
     if !needed.iter().all(|&op| ops.is_supported(op)) {
-        return Err("the kernel's io_uring has no send or receive".into());
+        return Err(NoUring::NoOps);
     }
     let nop = io_uring::opcode::Nop::new().build().user_data(7);
     // SAFETY: a no-op names no memory.
-    unsafe { ring.submission().push(&nop) }.map_err(|e| e.to_string())?;
-    ring.submit_and_wait(1).map_err(|e| e.to_string())?;
+    unsafe { ring.submission().push(&nop) }.map_err(|_| NoUring::Full)?;
+    ring.submit_and_wait(1)?;
     let done = ring
         .completion()
         .next()
         .map(|c| (c.user_data(), c.result()));
     match done {
         Some((7, res)) if res >= 0 => Ok(()),
-        Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).to_string()),
-        None => Err("a no-op did not complete".into()),
+        Some((_, res)) => Err(std::io::Error::from_raw_os_error(-res).into()),
+        None => Err(NoUring::NoCompletion),
     }
 }
 
