@@ -5,7 +5,9 @@
 //! to the file that defines it (through `lib.rs`'s and a `mod.rs`'s `pub
 //! use` re-exports). A parent's `mod` and `pub use` lines for its own
 //! children are how Rust declares them, not imports, so they are left out;
-//! anything else that makes two files need each other is a circle.
+//! anything else that makes two files need each other is a circle, a
+//! module file's own uses of its children included (`use hyper::Sender;`
+//! in `h1/mod.rs`, while `h1/hyper.rs` names `h1::H1`).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -121,6 +123,10 @@ fn named_paths(text: &str, here: &[String]) -> Vec<Vec<String>> {
 
 /// Expands one path (with `{…}` groups) at the start of `s`.
 fn expand(s: &str, base: &[String], out: &mut Vec<Vec<String>>) {
+    // The empty item after a group's trailing comma names nothing.
+    if s.trim().is_empty() {
+        return;
+    }
     let mut path = base.to_vec();
     let mut s = s;
     loop {
@@ -172,6 +178,52 @@ fn expand(s: &str, base: &[String], out: &mut Vec<Vec<String>>) {
     }
 }
 
+/// The paths a module file names through its own children
+/// (`own::answer`, `use hyper::Sender;` in `h1/mod.rs`), made absolute:
+/// a parent that uses a child which uses it back is a circle too. Its
+/// `mod` lines and re-exports (left out by the caller) are declarations.
+fn child_paths(
+    text: &str,
+    here: &[String],
+    by_module: &BTreeMap<Vec<String>, PathBuf>,
+) -> Vec<Vec<String>> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let code: String = text
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.starts_with("mod ")
+                || l.starts_with("pub mod ")
+                || l.starts_with("pub(crate) mod "))
+        })
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let children: Vec<&String> = by_module
+        .keys()
+        .filter(|k| k.len() == here.len() + 1 && k.starts_with(here))
+        .filter_map(|k| k.last())
+        .collect();
+    let mut out = Vec::new();
+    for child in children {
+        let prefix = format!("{child}::");
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(&prefix) {
+            let before = rest[..at].chars().last();
+            let after = &rest[at..];
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            expand(after, here, &mut out);
+        }
+    }
+    out
+}
+
 #[test]
 fn no_import_circles_among_a_crates_files() {
     let mut circles = Vec::new();
@@ -188,7 +240,18 @@ fn no_import_circles_among_a_crates_files() {
         let mut aliases: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
         for (m, f) in &by_module {
             let text = fs::read_to_string(f).unwrap();
-            for line in text.lines().map(str::trim) {
+            // Each `pub use …;`, however many lines it spans.
+            let statements: Vec<String> = text
+                .split(';')
+                .filter_map(|st| {
+                    let st = st.trim();
+                    let at = st.rfind("pub use ")?;
+                    // Only a statement that starts a line.
+                    (at == 0 || st[..at].ends_with('\n'))
+                        .then(|| st[at..].split_whitespace().collect::<Vec<_>>().join(" "))
+                })
+                .collect();
+            for line in statements.iter().map(String::as_str) {
                 let Some(rest) = line.strip_prefix("pub use ") else {
                     continue;
                 };
@@ -247,7 +310,9 @@ fn no_import_circles_among_a_crates_files() {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            for p in named_paths(&text, m) {
+            let mut paths = named_paths(&text, m);
+            paths.extend(child_paths(&text, m, &by_module));
+            for p in paths {
                 if let Some(to) = resolve(&p) {
                     // A child naming its parent (`super::X` in a module's
                     // own file) is one-way unless the parent names it back.
@@ -286,7 +351,24 @@ fn no_import_circles_among_a_crates_files() {
                 })
                 .collect();
             members.sort();
-            circles.push(members.join(" <-> "));
+            // Each member's edges inside the circle, to see which use to cut.
+            let inside: Vec<String> = from_f
+                .iter()
+                .filter(|g| reach(g).contains(f))
+                .flat_map(|g| {
+                    edges
+                        .get(g)
+                        .into_iter()
+                        .flatten()
+                        .filter(|h| reach(h).contains(f))
+                        .map(move |h| {
+                            let show =
+                                |p: &PathBuf| p.strip_prefix(root()).unwrap().display().to_string();
+                            format!("{} -> {}", show(g), show(h))
+                        })
+                })
+                .collect();
+            circles.push(format!("{} ({})", members.join(" <-> "), inside.join("; ")));
         }
     }
     assert!(circles.is_empty(), "import circles: {circles:#?}");

@@ -23,11 +23,11 @@ use barrage_targets::{BadValue, Feed, LazyTargets, Loaded, Prepare, Renderer, Ta
 use crate::{
     exit,
     failed::{Failed, Kind as FailKind, Outcome},
-    flags::AttackArgs,
     output,
     read::{bounded, defaults},
     schedule,
 };
+use barrage_flags::AttackArgs;
 
 /// The stream encoder as the attack's sink, `-prometheus-addr`'s
 /// exporter counting what is written, and the progress display's tally

@@ -10,9 +10,9 @@ use barrage_report::compare::{self, Side, Sides, ROUNDS};
 
 use crate::{
     failed::{Failed, Kind, Outcome},
-    flags::CompareArgs,
     inputs, output,
 };
+use barrage_flags::CompareArgs;
 
 /// The two sides' files, from `BASE NEW` or `BASE... -- NEW...`.
 fn sides(a: &CompareArgs) -> Result<(Vec<String>, Vec<String>), String> {

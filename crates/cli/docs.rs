@@ -6,9 +6,9 @@ use std::io::{self, Write};
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::{self, ManArgs},
     manual, output,
 };
+use barrage_flags::{self as flags, ManArgs};
 
 fn written(r: io::Result<()>) -> Outcome {
     match r {

@@ -9,10 +9,10 @@ use barrage_doctor::{Host, Verdict};
 use crate::{
     attack,
     failed::{Failed, Kind, Outcome},
-    flags::AttackArgs,
     plan::{destinations, plan},
     schedule,
 };
+use barrage_flags::AttackArgs;
 
 pub fn run(a: AttackArgs) -> Outcome {
     // Targets say where the connections go; from a terminal, none are

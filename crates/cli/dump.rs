@@ -7,9 +7,9 @@ use barrage_stream::{AnyWriter, Encoding};
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::{DumpArgs, EncodeArgs},
     inputs, output,
 };
+use barrage_flags::{DumpArgs, EncodeArgs};
 
 pub fn run(args: DumpArgs) -> Outcome {
     let mut files = args.inputs;

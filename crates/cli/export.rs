@@ -10,9 +10,9 @@ use barrage_metrics::Options;
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::ExportArgs,
     inputs,
 };
+use barrage_flags::ExportArgs;
 
 /// Batches queued for the endpoint at most.
 const QUEUE: usize = 64;

@@ -4,7 +4,7 @@
 
 use barrage_attack::Targets;
 
-use crate::flags::AttackArgs;
+use barrage_flags::AttackArgs;
 
 /// The command as typed, for a page: the program's name without its
 /// path, words quoted for a shell where needed, header values hidden.

@@ -16,9 +16,9 @@ use barrage_stream::Encoder;
 
 use crate::{
     failed::{Failed, Kind, Outcome},
-    flags::{CollectArgs, SendArgs},
     output,
 };
+use barrage_flags::{CollectArgs, SendArgs};
 
 /// The environment variable that holds the shared token.
 pub const TOKEN_VAR: &str = "BARRAGE_TOKEN";

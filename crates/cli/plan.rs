@@ -5,7 +5,7 @@
 use barrage_attack::{AttackConfig, Targets};
 use barrage_doctor::{Destination, Host, Plan, Verdict};
 
-use crate::flags::AttackArgs;
+use barrage_flags::AttackArgs;
 
 /// Where `targets` go: each distinct host and port, once (a `-lazy` or
 /// templated source is not read ahead: none).

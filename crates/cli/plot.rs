@@ -9,9 +9,9 @@ use barrage_plot::{Plot, Sample, DEFAULT_THRESHOLD, DEFAULT_TITLE};
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::PlotArgs,
     inputs, output,
 };
+use barrage_flags::PlotArgs;
 
 pub fn run(args: PlotArgs) -> Outcome {
     let view = args.latency;

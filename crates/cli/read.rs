@@ -3,7 +3,8 @@
 
 use barrage_targets::Defaults;
 
-use crate::{failed::Failed, flags::AttackArgs};
+use crate::failed::Failed;
+use barrage_flags::AttackArgs;
 
 /// The file `flag` names, read whole up to `limit` bytes: a file that
 /// cannot be read is exit 1, one over the limit (or a device without
@@ -34,7 +35,7 @@ pub(crate) fn defaults(a: &AttackArgs) -> Result<Defaults, Failed> {
 /// (each a GET), nothing for a `-mix` (its file names them), `-targets`
 /// or stdin.
 pub(crate) fn target_input(
-    a: &crate::flags::AttackArgs,
+    a: &barrage_flags::AttackArgs,
 ) -> Result<Box<dyn std::io::BufRead + Send>, Failed> {
     use std::{
         fs::File,

@@ -9,9 +9,9 @@ use barrage_report::Kind;
 
 use crate::{
     failed::{Failed, Kind as FailKind, Outcome},
-    flags::ReportArgs,
     inputs, output,
 };
+use barrage_flags::ReportArgs;
 
 /// What the flags ask that clap cannot check alone.
 fn check(a: &ReportArgs) -> Result<Options, String> {

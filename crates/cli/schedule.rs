@@ -7,9 +7,9 @@ use barrage_model::Target;
 
 use crate::{
     failed::Failed,
-    flags::AttackArgs,
     read::{bounded, defaults},
 };
+use barrage_flags::AttackArgs;
 
 /// `-arrivals` with its seed fixed: `poisson` without one draws it now
 /// and says it, so that the run can be repeated (`-arrivals poisson:SEED`).

@@ -1,9 +1,7 @@
 //! `barrage serve`: `barrage_serve::target` on the flags' address.
 
-use crate::{
-    failed::{Failed, Outcome},
-    flags::ServeArgs,
-};
+use crate::failed::{Failed, Outcome};
+use barrage_flags::ServeArgs;
 use barrage_serve::target::{self, ServeError};
 
 pub fn run(args: ServeArgs) -> Outcome {

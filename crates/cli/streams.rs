@@ -1,7 +1,8 @@
 //! `-stream` and its limits (`-max-events`, `-max-event-bytes`,
 //! `-event-filter`), checked against what they go with.
 
-use crate::{failed::Failed, flags::AttackArgs};
+use crate::failed::Failed;
+use barrage_flags::AttackArgs;
 
 /// `-stream` and its limits, checked against what it goes with.
 pub fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Failed> {

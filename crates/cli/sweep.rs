@@ -16,9 +16,9 @@ use crate::{
     attack::{self, Setup},
     exit,
     failed::{Failed, Kind, Outcome},
-    flags::{self, SweepArgs},
     inputs, output,
 };
+use barrage_flags::{self as flags, SweepArgs};
 
 /// No result stream (`-output` not given).
 struct Discard;

@@ -10,9 +10,9 @@ use barrage_targets::{convert, ConvertError, Defaults, Format, TargetReader};
 
 use crate::{
     failed::{Failed, Outcome},
-    flags::TargetsArgs,
     output,
 };
+use barrage_flags::TargetsArgs;
 
 pub fn run(a: TargetsArgs) -> Outcome {
     if !matches!(a.to, Format::Json | Format::Http) {

@@ -13,6 +13,11 @@ pub const DEFAULT_PIPELINE: usize = 1;
 /// one with its head (`-max-header-bytes`, at most [`MAX_HEAD_BYTES`]).
 /// `bytes_in` still counts the whole body, so a record says it was cut.
 pub const MAX_KEPT_BODY: i64 = 128 << 20;
+/// `-max-header-bytes`: the longest response head (and chunked trailers)
+/// read. Larger is an error record naming the flag. Go's transport allows
+/// 10 MiB; a head over 64 KiB is almost always a broken server, and the
+/// bytes are held while it arrives.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 /// The largest `-max-header-bytes`.
 pub const MAX_HEAD_BYTES: usize = barrage_model::Hit::MAX_HEADER_BYTES;
 
@@ -187,7 +192,7 @@ pub struct ClientConfig {
     /// `-grpc-max-message`: the largest gRPC answer message read.
     pub grpc_max_message: usize,
     /// `-ws-frame`: WebSocket messages as text or binary frames.
-    pub ws_frame: crate::WsFrame,
+    pub ws_frame: WsFrame,
     /// `-ws-max-message`: the largest WebSocket message read.
     pub ws_max_message: usize,
     /// `-stream`: answers read event by event (`None`: as one).
@@ -233,10 +238,10 @@ impl Default for ClientConfig {
             name: String::new(),
             h1_engine: H1Engine::Own,
             io: crate::IoMode::default(),
-            max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             checks: None,
             grpc_max_message: crate::DEFAULT_MAX_MESSAGE,
-            ws_frame: crate::WsFrame::Text,
+            ws_frame: WsFrame::Text,
             ws_max_message: 64 << 20,
             stream: None,
             ws_events: 0,
@@ -293,4 +298,25 @@ pub struct StepNeeds {
     pub headers: bool,
     /// The `Set-Cookie` headers (the sessions' cookie jars).
     pub cookies: bool,
+}
+
+/// How messages are sent (`-ws-frame`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WsFrame {
+    /// Text frames (the body must be UTF-8).
+    #[default]
+    Text,
+    /// Binary frames.
+    Binary,
+}
+
+impl std::str::FromStr for WsFrame {
+    type Err = crate::Failure;
+    fn from_str(s: &str) -> Result<Self, crate::Failure> {
+        match s {
+            "text" => Ok(WsFrame::Text),
+            "binary" => Ok(WsFrame::Binary),
+            other => Err(format!("unknown frame type {other:?} (use text or binary)").into()),
+        }
+    }
 }

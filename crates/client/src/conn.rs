@@ -17,7 +17,7 @@ use crate::{
     h2, h3,
     hyper_io::{request, Fail},
     key::Key,
-    response::Step,
+    response::{Answer, Step},
     shape::Shape,
     target::{with_host, PreparedTarget},
     transport::{
@@ -109,7 +109,7 @@ impl Protocols {
 
 /// `step` with its response naming the connection it came on (and its
 /// costs, if no answer on it took them before).
-fn mark(claim: Claim, step: Step) -> Step {
+fn mark(claim: Claim, step: Step<H1>) -> Step<H1> {
     match step {
         Step::Done(Ok(mut r)) => {
             r.link = Some(claim.answered());
@@ -207,7 +207,7 @@ impl Conn {
         self,
         shape: &'a Shape,
         ask: &'a Ask<'a>,
-    ) -> impl std::future::Future<Output = Step> + Send + 'a {
+    ) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
         match self {
             Conn::H1(H1::Own(conn)) if !ask.target.grpc => {
                 Either::Left(own_exchange(conn, shape, ask))
@@ -218,7 +218,7 @@ impl Conn {
 
     /// [`Conn::exchange`] on every path but barrage's own HTTP/1.1
     /// engine's.
-    async fn exchange_boxed<'a>(self, shape: &'a Shape, ask: &'a Ask<'a>) -> Step {
+    async fn exchange_boxed<'a>(self, shape: &'a Shape, ask: &'a Ask<'a>) -> Step<H1> {
         let fail = |e: &dyn std::fmt::Display| ask.fail(e);
         let fail: Fail = &fail;
         let claim = Claim::on(self.opened());
@@ -243,7 +243,9 @@ impl Conn {
                     let v = http::Version::HTTP_11;
                     let proxy = ask.proxy();
                     let req = request(shape, v, method, uri, &h1_headers, body, seq, proxy);
-                    Box::pin(h1::hyper::exchange(shape, sender, req, fail)).await
+                    Box::pin(h1::hyper::exchange(shape, sender, req, fail))
+                        .await
+                        .map(|a| a.map_conn(H1::Hyper))
                 }
                 Conn::H2(sender) if target.grpc => {
                     let v = http::Version::HTTP_2;
@@ -255,7 +257,9 @@ impl Conn {
                 Conn::H2(sender) => {
                     let v = http::Version::HTTP_2;
                     let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
-                    Box::pin(h2::exchange(shape, sender, req, fail)).await
+                    Box::pin(h2::exchange(shape, sender, req, fail))
+                        .await
+                        .map(Answer::none_back)
                 }
                 Conn::H3(_) if target.grpc => {
                     break 'step Step::Done(Err(crate::Failure::from(fail(
@@ -266,7 +270,9 @@ impl Conn {
                     let v = http::Version::HTTP_3;
                     let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     let req = http::Request::from_parts(req.into_parts().0, ());
-                    Box::pin(h3::exchange(shape, conn, req, body, fail)).await
+                    Box::pin(h3::exchange(shape, conn, req, body, fail))
+                        .await
+                        .map(Answer::none_back)
                 }
             };
             match answer {
@@ -290,7 +296,7 @@ fn own_exchange<'a>(
     mut conn: h1::Conn,
     shape: &'a Shape,
     ask: &'a Ask<'a>,
-) -> impl std::future::Future<Output = Step> + Send + 'a {
+) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
     async move {
         let claim = Claim::on(conn.opened());
         let (target, seq) = (ask.target, ask.seq);
@@ -312,6 +318,7 @@ fn own_exchange<'a>(
         // Its error's wording is made from `ask` (a closure passed in
         // was 16 bytes more in a waiting request's future).
         let fail = |e: &dyn std::fmt::Display| ask.fail(e);
-        mark(claim, own::answer(conn, sent, framer, stamps, retry, &fail))
+        let step = own::answer(conn, sent, framer, stamps, retry, &fail).map_conn(H1::Own);
+        mark(claim, step)
     }
 }

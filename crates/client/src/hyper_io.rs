@@ -78,11 +78,11 @@ pub(crate) fn request(
 }
 
 /// Reads a hyper response (HTTP/2, or `-h1-engine hyper`).
-pub(crate) async fn read(
+pub(crate) async fn read<C>(
     shape: &Shape,
     resp: http::Response<hyper::body::Incoming>,
     fail: Fail<'_>,
-) -> Answer {
+) -> Answer<C> {
     let head_at = std::time::Instant::now();
     let (head, mut incoming) = resp.into_parts();
     let status = head.status;

@@ -53,8 +53,9 @@ mod ws;
 pub use check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
 pub use client::{Client, LoopState, SessionState, Shared, StepReads, MAX_COOKIES};
 pub use config::{
-    ClientConfig, ConnectTo, DnsSelect, H1Engine, StepNeeds, DEFAULT_CONNECTIONS, DEFAULT_PIPELINE,
-    DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES, MAX_KEPT_BODY,
+    ClientConfig, ConnectTo, DnsSelect, H1Engine, StepNeeds, WsFrame, DEFAULT_CONNECTIONS,
+    DEFAULT_MAX_HEADER_BYTES, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,
+    MAX_KEPT_BODY,
 };
 pub use error::Failure;
 pub use events::{size_class, BadStream, Stamps, StreamMode, StreamSpec, Tape, Taped};
@@ -71,4 +72,4 @@ pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
 pub use transport::tls::{handshake_failure as tls_failure, TlsError};
 pub use transport::uring::{IoMode, IO_ENV};
-pub use ws::{Held as WsHeld, WsFrame, WS_OK};
+pub use ws::{Held as WsHeld, WS_OK};

@@ -116,7 +116,7 @@ impl Pool {
             dial,
             protocols: Protocols {
                 engine,
-                max_header_bytes: crate::h1::DEFAULT_MAX_HEADER_BYTES,
+                max_header_bytes: crate::config::DEFAULT_MAX_HEADER_BYTES,
                 h3_streams: 0,
             },
             quic: None,

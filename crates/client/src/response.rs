@@ -32,23 +32,55 @@ pub struct Response {
 }
 
 /// A response read by any protocol's exchange, with what following it
-/// needs.
-pub(crate) struct Answer {
+/// needs; `C`: the connection it gives back, where its protocol gives one
+/// back (an HTTP/1.1 connection carries one request at a time), else
+/// [`std::convert::Infallible`].
+pub(crate) struct Answer<C> {
     pub(crate) code: u16,
     /// A 3xx's `Location`.
     pub(crate) location: Option<Vec<u8>>,
     pub(crate) response: Response,
-    /// Its HTTP/1.1 connection, to give back.
-    pub(crate) conn: Option<crate::h1::H1>,
+    /// Its connection, to give back.
+    pub(crate) conn: Option<C>,
+}
+
+impl<C> Answer<C> {
+    /// The same answer, its connection made a `D`.
+    pub(crate) fn map_conn<D>(self, f: impl FnOnce(C) -> D) -> Answer<D> {
+        Answer {
+            code: self.code,
+            location: self.location,
+            response: self.response,
+            conn: self.conn.map(f),
+        }
+    }
+}
+
+impl Answer<std::convert::Infallible> {
+    /// An answer whose protocol gives no connection back, as any `D`'s.
+    pub(crate) fn none_back<D>(self) -> Answer<D> {
+        self.map_conn(|never| match never {})
+    }
 }
 
 /// What one exchange on a connection came to.
-pub(crate) enum Step {
+pub(crate) enum Step<C> {
     /// A kept connection the server had closed while it was idle, before
     /// any of the answer came: send again on another, as Go does.
     Again,
     /// The request's record, as it is (a failure, or a body broken off).
     Done(Result<Response, crate::Failure>),
     /// A whole answer, with its connection to give back.
-    Answer(Answer),
+    Answer(Answer<C>),
+}
+
+impl<C> Step<C> {
+    /// The same step, its connection made a `D`.
+    pub(crate) fn map_conn<D>(self, f: impl FnOnce(C) -> D) -> Step<D> {
+        match self {
+            Step::Again => Step::Again,
+            Step::Done(r) => Step::Done(r),
+            Step::Answer(a) => Step::Answer(a.map_conn(f)),
+        }
+    }
 }

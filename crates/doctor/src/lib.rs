@@ -16,37 +16,19 @@
 #![deny(missing_docs)]
 
 mod checks;
+mod costs;
 mod host;
 mod plan;
 mod walls;
 
 pub use checks::{n, Check, Verdict};
+pub use costs::{
+    BASE_BYTES, BASE_DESCRIPTORS, BYTES_PER_CONNECTION, CONNTRACK_TIME_WAIT_SECS, RATE_PER_CORE,
+    TIME_WAIT_SECS,
+};
 pub use host::Host;
 pub use plan::{Destination, Needs, Plan, EXPECTED_LATENCY, LIKELY_MARGIN};
 pub use walls::IMPOSSIBLE_FACTOR;
-
-/// Descriptors a process uses besides its connections (standard streams,
-/// epoll and the runtime's threads, the output file, DNS sockets).
-pub const BASE_DESCRIPTORS: u64 = 64;
-
-/// barrage's memory per open connection, bytes: 1.68–1.95 KiB measured
-/// holding 18,000 connections (README, "Sizing"), rounded up.
-pub const BYTES_PER_CONNECTION: u64 = 2 * 1024;
-
-/// barrage's memory besides its connections, bytes (about 10 MiB).
-pub const BASE_BYTES: u64 = 10 << 20;
-
-/// The open-model rate one core carries with room to spare (README,
-/// "Sizing": 93,000–109,000/s measured at 20,000/s; plan 40,000).
-pub const RATE_PER_CORE: f64 = 40_000.0;
-
-/// How long a closed TCP connection's port stays in TIME_WAIT on Linux
-/// (`TCP_TIMEWAIT_LEN`, fixed at build time).
-pub const TIME_WAIT_SECS: u64 = 60;
-
-/// How long conntrack keeps a closed connection's entry
-/// (`nf_conntrack_tcp_timeout_time_wait`'s default).
-pub const CONNTRACK_TIME_WAIT_SECS: u64 = 120;
 
 /// Every check of `plan` against `host`, in the order the walls are met.
 pub fn check(plan: &Plan, host: &Host) -> Vec<Check> {

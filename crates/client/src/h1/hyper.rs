@@ -11,7 +11,6 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
-    h1::H1,
     hyper_io::{chain, read, Fail},
     response::Answer,
     shape::Shape,
@@ -51,7 +50,7 @@ pub(crate) async fn exchange(
     mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
-) -> Result<Answer, crate::Failure> {
+) -> Result<Answer<Linked<Sender>>, crate::Failure> {
     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
     let resp = sender
         .send_request(req)
@@ -59,7 +58,7 @@ pub(crate) async fn exchange(
         .map_err(|e| fail(&chain(&e)))?;
     let mut answer = read(shape, resp, fail).await;
     if answer.response.error.is_none() {
-        answer.conn = Some(H1::Hyper(sender));
+        answer.conn = Some(sender);
     }
     Ok(answer)
 }

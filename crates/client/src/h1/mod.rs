@@ -15,12 +15,6 @@ pub use conn::{Conn, ExchangeError, Stamps};
 pub use framer::{Fed, FrameError, Framer, Head, Limits, MAX_INTERIM};
 pub use wire::{Parts, Wire, SEQ_HEADER};
 
-/// `-max-header-bytes`: the longest response head (and chunked trailers)
-/// read. Larger is an error record naming the flag. Go's transport allows
-/// 10 MiB; a head over 64 KiB is almost always a broken server, and the
-/// bytes are held while it arrives.
-pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
-
 /// An HTTP/1.1 connection of either engine.
 pub(crate) enum H1 {
     /// hyper's (`-h1-engine hyper`): a handle to the connection's task.

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::{Method, Uri};
 
 use crate::{
-    h1::{self, Framer, Parts, Stamps, Wire, H1},
+    h1::{self, Framer, Parts, Stamps, Wire},
     response::{Answer, Step},
     shape::Shape,
     transport::proxy::ProxyUrl,
@@ -25,7 +25,7 @@ pub(crate) fn answer(
     stamps: Stamps,
     retry: bool,
     fail: &dyn Fn(&dyn std::fmt::Display) -> String,
-) -> Step {
+) -> Step<h1::Conn> {
     if let Err(e) = sent {
         if conn.reused() && !framer.started() && retry {
             return Step::Again;
@@ -41,7 +41,7 @@ pub(crate) fn answer(
         code: response.code,
         location,
         response,
-        conn: Some(H1::Own(conn)),
+        conn: Some(conn),
     })
 }
 

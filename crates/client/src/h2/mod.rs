@@ -3,6 +3,7 @@
 //! worker thread, shared by every request until the server closes it
 //! (GOAWAY); its handshake and one exchange on it.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -59,7 +60,7 @@ pub(crate) async fn exchange(
     mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
-) -> Result<Answer, crate::Failure> {
+) -> Result<Answer<Infallible>, crate::Failure> {
     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
     let resp = sender
         .send_request(req)

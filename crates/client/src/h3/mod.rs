@@ -5,6 +5,7 @@
 //! its handshake over a QUIC connection (`transport/quic.rs`) and one
 //! exchange on it.
 
+use std::convert::Infallible;
 use std::sync::{
     atomic::{AtomicBool, Ordering},
     Arc,
@@ -84,7 +85,7 @@ pub(crate) async fn exchange(
     req: Request<()>,
     body: &Bytes,
     fail: Fail<'_>,
-) -> Result<Answer, crate::Failure> {
+) -> Result<Answer<Infallible>, crate::Failure> {
     let _turn = match &conn.streams {
         Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| fail(&e))?),
         None => None,
@@ -204,7 +205,7 @@ pub(crate) async fn exchange(
 
 /// An answer that failed after its head: code 0 and the error, what
 /// arrived kept (as vegeta records a body broken off).
-fn malformed(mut out: Response, error: String) -> Answer {
+fn malformed(mut out: Response, error: String) -> Answer<Infallible> {
     out.code = 0;
     out.error = Some(error);
     Answer {

@@ -19,29 +19,8 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsConnector;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 
-use crate::{key::Key, target::PreparedTarget, transport::dial::Dial, Response};
+use crate::{config::WsFrame, key::Key, target::PreparedTarget, transport::dial::Dial, Response};
 use conn::WsConn;
-
-/// How messages are sent (`-ws-frame`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum WsFrame {
-    /// Text frames (the body must be UTF-8).
-    #[default]
-    Text,
-    /// Binary frames.
-    Binary,
-}
-
-impl std::str::FromStr for WsFrame {
-    type Err = crate::Failure;
-    fn from_str(s: &str) -> Result<Self, crate::Failure> {
-        match s {
-            "text" => Ok(WsFrame::Text),
-            "binary" => Ok(WsFrame::Binary),
-            other => Err(format!("unknown frame type {other:?} (use text or binary)").into()),
-        }
-    }
-}
 
 /// The status of a successful exchange (Switching Protocols).
 pub const WS_OK: u16 = 101;
