@@ -198,7 +198,7 @@ pub struct ClientConfig {
     /// `-stream`: answers read event by event (`None`: as one).
     pub stream: Option<crate::StreamSpec>,
     /// The server-streaming gRPC methods among the targets (filled in as
-    /// targets are prepared; see [`crate::grpc::prepare_body`]).
+    /// targets are prepared; see [`crate::proto::grpc::prepare_body`]).
     pub grpc_streams: std::sync::Arc<crate::GrpcStreams>,
     /// `-ws-events`: server messages a WebSocket request waits for, each
     /// an event (0: one reply, not an event).

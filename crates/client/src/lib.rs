@@ -2,20 +2,31 @@
 //! decides when; it hands a due request to a [`Client`] and gets a
 //! [`Response`] (or a transport error worded as Go's) back.
 //!
-//! - Dialing: DNS (the system's resolver or `-resolvers`, cached for
-//!   `-dns-ttl`), `-connect-to`, `-laddr` (several, in turn), Unix
-//!   sockets, proxies from the environment (`HTTP_PROXY`, `HTTPS_PROXY`
-//!   through `CONNECT`).
-//! - TLS with rustls; ALPN picks HTTP/2 (hyper) or HTTP/1.1.
-//! - HTTP/1.1 with barrage's own engine ([`h1`]): each target's request
-//!   encoded once ([`h1::Wire`]), responses framed by a pure reader on
-//!   `httparse` ([`h1::Framer`]), reads into a buffer of the worker
-//!   thread so a waiting connection holds none, pipelining. hyper's
-//!   HTTP/1.1 stays selectable ([`H1Engine::Hyper`]).
-//! - A pool per worker thread ([`Client`]): idle HTTP/1.1 connections
-//!   reused, one shared HTTP/2 connection per host, `-max-connections`.
-//! - Redirects resolved as RFC 3986 says (the `url` crate), a
-//!   whole-request `-timeout`, body capture up to `-max-body`.
+//! The rooms, each named by its folder (see `ARCHITECTURE.md`):
+//!
+//! - `core/`: what every protocol shares and none owns: the prepared
+//!   target ([`PreparedTarget`]), one request as an exchange takes it, the
+//!   answer ([`Response`]), how answers are read, the error ([`Failure`]).
+//!   It imports nothing from `proto/`, `send/` or `events/`.
+//! - `transport/`: a stream to a host: DNS (the system's resolver or
+//!   `-resolvers`, cached for `-dns-ttl`), `-connect-to`, `-laddr`, Unix
+//!   sockets, proxies (`HTTP_PROXY`, `CONNECT`), TLS with rustls (ALPN
+//!   picks HTTP/2 or HTTP/1.1), QUIC for HTTP/3, io_uring (`-io uring`).
+//! - `proto/`: a room per protocol and the one match on protocol:
+//!   barrage's own HTTP/1.1 engine ([`h1`]: requests encoded once, answers
+//!   framed by a pure reader on `httparse`, pipelining), hyper's HTTP/1.1
+//!   and HTTP/2, HTTP/3 (quinn and h3), gRPC (unary and streaming, over
+//!   HTTP/2; descriptors from `-proto-set`, `-proto` or reflection) and
+//!   WebSocket (tungstenite's codec).
+//! - `pool.rs`: connections kept per host, one shared HTTP/2 or HTTP/3
+//!   connection, `-max-connections`.
+//! - `send/`: the policy above one exchange ([`Client`]): `-timeout`,
+//!   redirects as Go follows them, stale retries, the closed model's kept
+//!   connection, `-pipeline`, `-check`.
+//! - `events/`: `-stream`: answers cut into events (SSE, NDJSON, chunks,
+//!   gRPC and WebSocket messages), each stamped ([`Tape`], [`Taped`]).
+//! - `flow/`: a session step's checks ([`Checks`]), `:extract`
+//!   ([`Extract`]), cookies ([`SessionState`]).
 //!
 //! ```no_run
 //! use barrage_client::{Client, ClientConfig, PreparedTarget, Shared};
@@ -29,47 +40,37 @@
 //! ```
 #![deny(missing_docs)]
 
-mod carry;
-mod check;
-mod client;
 mod config;
-mod conn;
-mod error;
+mod core;
 mod events;
-mod extract;
-mod grpc;
-pub mod h1;
-mod h2;
-mod h3;
-mod hyper_io;
-mod key;
+mod flow;
 mod pool;
-mod response;
-mod shape;
-mod target;
+mod proto;
+mod send;
 mod transport;
-mod ws;
 
-pub use check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
-pub use client::{Client, LoopState, SessionState, Shared, StepReads, MAX_COOKIES};
+pub use self::core::error::Failure;
+pub use self::core::response::Response;
+pub use self::core::target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
 pub use config::{
     ClientConfig, ConnectTo, DnsSelect, H1Engine, StepNeeds, WsFrame, DEFAULT_CONNECTIONS,
     DEFAULT_MAX_HEADER_BYTES, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,
     MAX_KEPT_BODY,
 };
-pub use error::Failure;
 pub use events::{size_class, BadStream, Stamps, StreamMode, StreamSpec, Tape, Taped};
-pub use extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};
-pub use grpc::{
+pub use flow::check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
+pub use flow::extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};
+pub use flow::step::{SessionState, StepReads, MAX_COOKIES};
+pub use proto::grpc::{
     frame as grpc_frame, is_json as grpc_is_json, prepare_body as grpc_prepare_body,
     reflect as grpc_reflect, status_name as grpc_status_name, GrpcStreams,
     Prepared as GrpcPrepared, ProtoSet, ReflectError as GrpcReflectError,
     Reflector as GrpcReflector, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
-pub use response::Response;
-pub use target::{PreparedTarget, TargetGroup, ATTACK_HEADER, SEQ_HEADER};
+pub use proto::h1;
+pub use proto::ws::{Held as WsHeld, WS_OK};
+pub use send::{Client, LoopState, Shared};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
 pub use transport::tls::{handshake_failure as tls_failure, TlsError};
 pub use transport::uring::{IoMode, IO_ENV};
-pub use ws::{Held as WsHeld, WS_OK};

@@ -18,9 +18,9 @@ use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
-    conn::{Conn, Protocols},
-    h1::{shared::SharedConn, H1},
-    key::Key,
+    core::key::Key,
+    proto::h1::{shared::SharedConn, H1},
+    proto::{Conn, Protocols},
     transport::{
         dial::{BoxStream, Dial},
         opened::{nanos, Opened},

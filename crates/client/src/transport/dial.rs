@@ -20,7 +20,7 @@ use tokio::{
 };
 
 use crate::{
-    key::Key,
+    core::key::Key,
     transport::{
         opened::{nanos, Opened},
         proxy::{Proxies, ProxyUrl},

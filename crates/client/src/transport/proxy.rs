@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use http::HeaderValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::key::Key;
+use crate::core::key::Key;
 
 /// The proxies of an attack.
 #[derive(Debug, Clone, Default)]

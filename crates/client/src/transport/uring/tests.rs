@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::*;
 use crate::{
-    h1::{Conn, Framer, Limits, Parts, Stamps, Wire},
+    proto::h1::{Conn, Framer, Limits, Parts, Stamps, Wire},
     transport::{dial::BoxStream, opened::Opened},
 };
 

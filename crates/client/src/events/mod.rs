@@ -1,0 +1,566 @@
+//! Streamed answers read event by event (`-stream`): server-sent events,
+//! NDJSON lines, or HTTP chunks and HTTP/2 DATA frames, each event stamped
+//! with when the read that completed it returned.
+//!
+//! A request's splitter and stamps live on a [`Tape`] that the client
+//! makes before the exchange and reads after it, so that an answer cut by
+//! `-timeout` (its exchange dropped mid-way) keeps the events that came.
+//! The engines reach the tape through a task-local ([`TAPE`]), and only
+//! when `Limits::stream` says so: nothing of it is in an exchange's
+//! future (whose size is held under 1 KiB; see `client.rs`).
+
+use std::{
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use crate::flow::check::Step;
+
+mod stamps;
+pub use stamps::{size_class, Stamps};
+
+/// How a streamed answer is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// `text/event-stream`: an event ends at a blank line.
+    Sse,
+    /// One event per line.
+    Ndjson,
+    /// One event per HTTP/1.1 chunk or HTTP/2 DATA frame (per read of a
+    /// body that is not chunked).
+    Chunks,
+    /// By the answer's `Content-Type`: `text/event-stream` is sse, NDJSON
+    /// and JSON-lines types are ndjson, the rest chunks.
+    Auto,
+}
+
+/// A `-stream` or `-event-filter` value that is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadStream {
+    /// `-stream` not one of the modes.
+    #[error("{0:?}: want sse, ndjson, chunks or auto")]
+    Mode(String),
+    /// `-event-filter` not a JSON path.
+    #[error("{0:?}: want a JSON path such as .choices[0].delta.content")]
+    Filter(String),
+}
+
+impl FromStr for StreamMode {
+    type Err = BadStream;
+
+    fn from_str(s: &str) -> Result<Self, BadStream> {
+        match s {
+            "sse" => Ok(StreamMode::Sse),
+            "ndjson" => Ok(StreamMode::Ndjson),
+            "chunks" => Ok(StreamMode::Chunks),
+            "auto" => Ok(StreamMode::Auto),
+            _ => Err(BadStream::Mode(s.to_string())),
+        }
+    }
+}
+
+/// `-stream` and its limits.
+#[derive(Debug, Clone)]
+pub struct StreamSpec {
+    /// How events are cut.
+    pub mode: StreamMode,
+    /// Whether HTTP answers are read as streams (`-stream`); false when
+    /// only WebSocket messages are events (`-ws-events` alone).
+    pub http: bool,
+    /// Events stamped per record (`-max-events`); the rest are counted.
+    pub max_events: usize,
+    /// Longest event (`-max-event-bytes`): a longer one fails the record.
+    pub max_event_bytes: usize,
+    /// `-event-filter`: a JSON path an event's data must hold to count
+    /// (keep-alives and `[DONE]` do not).
+    pub filter: Option<(String, Vec<Step>)>,
+    /// The `-check event~REGEX` patterns, tried on each event's data
+    /// (the client fills them in from the checks).
+    pub patterns: Vec<regex::bytes::Regex>,
+}
+
+impl StreamSpec {
+    /// Parses `-event-filter`'s path (`.choices[0].delta`).
+    pub fn filter_of(text: &str) -> Result<(String, Vec<Step>), BadStream> {
+        crate::flow::check::json_path(text)
+            .filter(|p| !p.is_empty())
+            .map(|p| (text.to_string(), p))
+            .ok_or_else(|| BadStream::Filter(text.to_string()))
+    }
+}
+
+/// What one request's stream came to.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Taped {
+    /// Stamps, from `base`.
+    pub stamps: Stamps,
+    /// Events counted, stamped or not.
+    pub count: u64,
+    /// Lines that were not SSE (skipped, counted).
+    pub malformed: u64,
+    /// Why the stream is refused (an event past `-max-event-bytes`).
+    pub error: Option<Box<str>>,
+    /// Body bytes read, whatever became of the request (a record ended
+    /// by `-timeout` said 0 after gigabytes had come).
+    pub bytes: u64,
+    /// The `event~` patterns some event matched, as typed.
+    pub matched: Vec<String>,
+}
+
+/// A request's splitter and stamps, shared by the client and its
+/// exchange: one pointer, as a streamed request's future holds it twice
+/// (see `client/taped.rs`).
+#[derive(Clone, Debug)]
+pub struct Tape(Arc<TapeInner>);
+
+/// A tape's block: 256 bytes, one of mimalloc's size classes (held by
+/// every open stream).
+#[derive(Debug)]
+struct TapeInner {
+    /// When its stamps count from.
+    base: Instant,
+    inner: Mutex<(Splitter, Taped)>,
+}
+
+impl Tape {
+    /// An empty tape for `spec`, whose stamps count from now.
+    pub fn new(spec: &Arc<StreamSpec>) -> Self {
+        Tape(Arc::new(TapeInner {
+            base: Instant::now(),
+            inner: Mutex::new((Splitter::new(spec.clone()), Taped::default())),
+        }))
+    }
+
+    /// When its stamps count from.
+    pub fn base(&self) -> Instant {
+        self.0.base
+    }
+
+    /// Stamps the events the splitter completed since the last stamp
+    /// with now (one clock read for all: they came in one read).
+    fn stamp(&self, splitter: &mut Splitter, taped: &mut Taped) {
+        let (n, malformed) = (
+            std::mem::take(&mut splitter.pending),
+            std::mem::take(&mut splitter.malformed),
+        );
+        if n > 0 {
+            let ns = Instant::now()
+                .saturating_duration_since(self.0.base)
+                .as_nanos() as u64;
+            let cap = splitter.spec.max_events;
+            let room = cap.saturating_sub(taped.stamps.len()).min(n as usize);
+            taped.stamps.push(ns, room);
+            taped.count += u64::from(n);
+        }
+        taped.malformed += u64::from(malformed);
+        if taped.error.is_none() {
+            taped.error.clone_from(&splitter.error);
+        }
+        for (i, p) in splitter.spec.patterns.iter().enumerate().take(64) {
+            let text = p.as_str();
+            if splitter.matched & (1 << i) != 0 && !taped.matched.iter().any(|t| t == text) {
+                taped.matched.push(text.to_string());
+            }
+        }
+    }
+
+    /// What it holds, taken.
+    pub fn take(&self) -> Taped {
+        std::mem::take(&mut self.0.inner.lock().expect("tape").1)
+    }
+
+    /// Whether the stream was refused (an event past `-max-event-bytes`).
+    fn refused(&self) -> bool {
+        let inner = self.0.inner.lock().expect("tape");
+        inner.1.error.is_some() || inner.0.error.is_some()
+    }
+}
+
+/// Runs `f` on the splitter of the request being polled, then stamps what
+/// it completed; nothing outside a request's scope.
+fn on_tape(f: impl FnOnce(&mut Splitter, &mut Taped)) {
+    let _ = TAPE.try_with(|tape| {
+        let mut inner = tape.0.inner.lock().expect("tape");
+        let (splitter, taped) = &mut *inner;
+        f(splitter, taped);
+        tape.stamp(splitter, taped);
+    });
+}
+
+/// The answer's head came (its `Content-Type`, if any).
+pub(crate) fn head(content_type: Option<&[u8]>) {
+    on_tape(|s, _| s.head(content_type));
+}
+
+/// Body bytes came in one read; `boundary`: they end a chunk, a DATA
+/// frame, or a read of an unchunked body (an event in chunks mode).
+pub(crate) fn data(bytes: &[u8], boundary: bool) {
+    on_tape(|s, t| {
+        t.bytes = t.bytes.saturating_add(bytes.len() as u64);
+        s.data(bytes);
+        if boundary {
+            s.boundary();
+        }
+    });
+}
+
+/// A chunk ended (chunks mode: an event).
+pub(crate) fn boundary() {
+    on_tape(|s, _| s.boundary());
+}
+
+/// A whole message came (a WebSocket message, `-ws-events`): one event
+/// if it passes `-event-filter`; whether it did (true outside a tape).
+pub(crate) fn message(data: &[u8]) -> bool {
+    let mut counted = true;
+    on_tape(|s, _| {
+        s.event(data);
+        counted = s.pending > 0;
+    });
+    counted
+}
+
+/// The body ended.
+pub(crate) fn finish() {
+    on_tape(|s, t| s.finish(t.count, t.malformed));
+}
+
+pin_project_lite::pin_project! {
+    /// An exchange that ends as soon as its tape refuses the stream: the
+    /// refusal is made while the exchange is polled, so it is looked at
+    /// right after each poll, through the task-local tape (no waker and no
+    /// pointer kept: a streamed request's block stays at 224 bytes).
+    pub(crate) struct UntilRefused<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F> UntilRefused<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        UntilRefused { inner }
+    }
+}
+
+impl<F, T> std::future::Future for UntilRefused<F>
+where
+    F: std::future::Future<Output = Result<T, crate::Failure>>,
+{
+    type Output = Result<T, crate::Failure>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let polled = self.project().inner.poll(cx);
+        if polled.is_pending() && TAPE.try_with(Tape::refused).unwrap_or(false) {
+            return std::task::Poll::Ready(Err(crate::Failure("the stream was refused".into())));
+        }
+        polled
+    }
+}
+
+tokio::task_local! {
+    /// The tape of the request whose exchange is being polled.
+    pub(crate) static TAPE: Tape;
+}
+
+/// Cuts one answer's body into events (see the module docs). Its
+/// fields are narrow: it lives in every open stream's tape, whose block
+/// is held at 256 bytes.
+#[derive(Debug)]
+pub(crate) struct Splitter {
+    mode: StreamMode,
+    spec: Arc<StreamSpec>,
+    /// A line cut by a read.
+    line: Vec<u8>,
+    /// The SSE event's data so far, where something reads it (an
+    /// `-event-filter` or an `event~` check); only its length otherwise
+    /// (a buffer kept per open stream, and a copy per event, saved).
+    data: Vec<u8>,
+    data_len: u32,
+    has_data: bool,
+    /// The last byte was a CR (a CRLF may be cut between reads).
+    after_cr: bool,
+    /// Events completed since the last stamp (one read's).
+    pending: u32,
+    malformed: u32,
+    error: Option<Box<str>>,
+    /// Which patterns some event matched, a bit each (the first 64:
+    /// a slice of flags cost every open stream 16 bytes).
+    matched: u64,
+    /// `-stream sse` on an answer of another `Content-Type`: which
+    /// ([`OTHER_TYPES`]; 0: none of that), said if no event came.
+    wrong_type: u8,
+    /// No body byte seen yet (a leading BOM is skipped there).
+    fresh: bool,
+}
+
+/// The `Content-Type`s a `-stream sse` answer is named by when it is not
+/// `text/event-stream` (kept as an index: a string would cost every open
+/// stream 16 bytes).
+const OTHER_TYPES: [&str; 7] = [
+    "",
+    "Content-Type text/plain",
+    "Content-Type text/html",
+    "Content-Type application/json",
+    "Content-Type application/x-ndjson",
+    "Content-Type application/octet-stream",
+    "another Content-Type",
+];
+
+impl Splitter {
+    fn new(spec: Arc<StreamSpec>) -> Splitter {
+        Splitter {
+            mode: spec.mode,
+            line: Vec::new(),
+            data: Vec::new(),
+            data_len: 0,
+            has_data: false,
+            after_cr: false,
+            pending: 0,
+            malformed: 0,
+            error: None,
+            matched: 0,
+            wrong_type: 0,
+            fresh: true,
+            spec,
+        }
+    }
+
+    /// The answer's head came: `auto` chooses by its `Content-Type`.
+    pub(crate) fn head(&mut self, content_type: Option<&[u8]>) {
+        // A new answer (after a redirect's): its own lines.
+        self.line.clear();
+        self.data.clear();
+        self.data_len = 0;
+        self.has_data = false;
+        self.after_cr = false;
+        self.fresh = true;
+        self.mode = self.spec.mode;
+        let ct = content_type
+            .map(|c| String::from_utf8_lossy(c).to_ascii_lowercase())
+            .unwrap_or_default();
+        let essence = ct.split(';').next().unwrap_or("").trim().to_string();
+        // An answer that names no type is taken as what was asked for.
+        self.wrong_type =
+            if self.mode != StreamMode::Sse || essence == "text/event-stream" || essence.is_empty()
+            {
+                0
+            } else {
+                OTHER_TYPES
+                    .iter()
+                    .position(|t| t.strip_prefix("Content-Type ") == Some(essence.as_str()))
+                    .unwrap_or(OTHER_TYPES.len() - 1) as u8
+            };
+        if self.mode != StreamMode::Auto {
+            return;
+        }
+        self.mode = match essence.as_str() {
+            "text/event-stream" => StreamMode::Sse,
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines"
+            | "application/jsonlines"
+            | "application/json-seq" => StreamMode::Ndjson,
+            _ => StreamMode::Chunks,
+        };
+    }
+
+    /// Body bytes, as they came.
+    pub(crate) fn data(&mut self, bytes: &[u8]) {
+        if self.error.is_some() || bytes.is_empty() {
+            return;
+        }
+        // WHATWG: a leading U+FEFF is skipped (split over reads, rarely:
+        // a BOM cut after its first byte is then read as text).
+        let bytes = if std::mem::take(&mut self.fresh) && self.mode == StreamMode::Sse {
+            bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+        } else {
+            bytes
+        };
+        match self.mode {
+            StreamMode::Chunks | StreamMode::Auto => {}
+            StreamMode::Sse | StreamMode::Ndjson => self.lines(bytes),
+        }
+    }
+
+    /// A chunk (or DATA frame, or a read of an unchunked body) ended:
+    /// one event in chunks mode.
+    pub(crate) fn boundary(&mut self) {
+        if matches!(self.mode, StreamMode::Chunks | StreamMode::Auto) && self.error.is_none() {
+            self.pending = self.pending.saturating_add(1);
+        }
+    }
+
+    /// The body ended (`counted` events and `malformed` lines before the
+    /// last read): a last line without its newline is an event too.
+    pub(crate) fn finish(&mut self, counted: u64, malformed: u64) {
+        if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error.is_none() {
+            let line = std::mem::take(&mut self.line);
+            self.ndjson_line(&line);
+        }
+        let wrong = std::mem::take(&mut self.wrong_type);
+        // Lines that were no SSE and no event, in an answer of another
+        // type: not a stream at all, said so (it read as 0 events and
+        // "malformed 5"). An answer of no lines at all stays a success.
+        let bad_lines = malformed + u64::from(self.malformed);
+        if wrong > 0 && counted == 0 && self.pending == 0 && bad_lines > 0 && self.error.is_none() {
+            self.error = Some(
+                format!(
+                    "-stream sse: no event in an answer of {}, not text/event-stream (-stream auto reads it by its type)",
+                    OTHER_TYPES[usize::from(wrong)]
+                )
+                .into(),
+            );
+        }
+    }
+
+    fn lines(&mut self, bytes: &[u8]) {
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' && self.after_cr {
+                // The LF of a CRLF whose CR ended the line already.
+                self.after_cr = false;
+                start = i + 1;
+                continue;
+            }
+            self.after_cr = false;
+            if b == b'\n' || b == b'\r' {
+                self.after_cr = b == b'\r';
+                let piece = &bytes[start..i];
+                if self.line.is_empty() {
+                    self.one_line(piece);
+                } else {
+                    let mut line = std::mem::take(&mut self.line);
+                    line.extend_from_slice(piece);
+                    self.one_line(&line);
+                    line.clear();
+                    self.line = line;
+                }
+                start = i + 1;
+                if self.error.is_some() {
+                    return;
+                }
+            }
+        }
+        let rest = &bytes[start..];
+        // A comment line is dropped whole: only its first byte is kept,
+        // whatever its length (one over 1 MiB failed the record and lost
+        // the next event).
+        let comment = self.mode == StreamMode::Sse
+            && (self.line.first() == Some(&b':')
+                || (self.line.is_empty() && rest.first() == Some(&b':')));
+        if comment {
+            if self.line.is_empty() {
+                self.line.push(b':');
+            }
+            return;
+        }
+        if self.line.len() + rest.len() > self.spec.max_event_bytes {
+            self.too_long();
+            return;
+        }
+        self.line.extend_from_slice(rest);
+    }
+
+    fn one_line(&mut self, line: &[u8]) {
+        match self.mode {
+            StreamMode::Ndjson => self.ndjson_line(line),
+            _ => self.sse_line(line),
+        }
+    }
+
+    fn ndjson_line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.event(line);
+    }
+
+    /// An event's data, complete: counted if it passes the filter, and
+    /// tried on the `event~` patterns.
+    fn event(&mut self, data: &[u8]) {
+        if !self.passes(data) {
+            return;
+        }
+        self.pending = self.pending.saturating_add(1);
+        for (i, r) in self.spec.patterns.iter().enumerate().take(64) {
+            if self.matched & (1 << i) == 0 && r.is_match(data) {
+                self.matched |= 1 << i;
+            }
+        }
+    }
+
+    /// One SSE line (WHATWG HTML, "event stream interpretation").
+    fn sse_line(&mut self, line: &[u8]) {
+        if line.is_empty() {
+            if std::mem::take(&mut self.has_data) {
+                self.data_len = 0;
+                let mut data = std::mem::take(&mut self.data);
+                if data.last() == Some(&b'\n') {
+                    data.pop();
+                }
+                self.event(&data);
+                data.clear();
+                self.data = data;
+            }
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(at) => {
+                let v = &line[at + 1..];
+                (&line[..at], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                let len = self.data_len as usize + value.len() + 1;
+                if len > self.spec.max_event_bytes {
+                    self.too_long();
+                    return;
+                }
+                self.data_len = u32::try_from(len).unwrap_or(u32::MAX);
+                if self.spec.filter.is_some() || !self.spec.patterns.is_empty() {
+                    self.data.extend_from_slice(value);
+                    self.data.push(b'\n');
+                }
+                self.has_data = true;
+            }
+            b"event" | b"id" | b"retry" => {}
+            _ => self.malformed = self.malformed.saturating_add(1),
+        }
+    }
+
+    /// Whether an event's data passes `-event-filter`.
+    fn passes(&self, data: &[u8]) -> bool {
+        let Some((_, path)) = &self.spec.filter else {
+            return true;
+        };
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
+            return false;
+        };
+        crate::flow::check::lookup(&doc, path).is_some_and(|v| !v.is_null())
+    }
+
+    fn too_long(&mut self) {
+        self.error = Some(
+            format!(
+                "an event longer than -max-event-bytes ({} bytes)",
+                self.spec.max_event_bytes
+            )
+            .into(),
+        );
+        self.line = Vec::new();
+        self.data = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests;

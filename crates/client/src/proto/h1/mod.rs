@@ -1,0 +1,50 @@
+//! barrage's own HTTP/1.1 engine: requests encoded once per target
+//! ([`wire`]), responses framed by a pure reader on `httparse`
+//! ([`framer`]), connections that hold no buffer while they wait
+//! ([`conn`]). hyper's HTTP/1.1 path stays selectable (`-h1-engine
+//! hyper`, in `proto/hyper/h1.rs`); [`H1`] is a connection of either.
+
+pub mod conn;
+pub mod framer;
+pub(crate) mod own;
+pub(crate) mod shared;
+pub mod wire;
+
+pub use conn::{Conn, ExchangeError, Stamps};
+pub use framer::{Fed, FrameError, Framer, Head, Limits, MAX_INTERIM};
+pub use wire::{Parts, Wire, SEQ_HEADER};
+
+/// An HTTP/1.1 connection of either engine.
+pub(crate) enum H1 {
+    /// hyper's (`-h1-engine hyper`): a handle to the connection's task.
+    Hyper(crate::transport::opened::Linked<crate::proto::hyper::h1::Sender>),
+    /// barrage's own.
+    Own(Conn),
+}
+
+impl H1 {
+    /// Whether it can take a request now.
+    pub(crate) fn is_ready(&self) -> bool {
+        match self {
+            H1::Hyper(s) => s.is_ready(),
+            H1::Own(c) => c.is_open() && !c.has_leftover(),
+        }
+    }
+
+    /// What opening it cost, and its ends.
+    pub(crate) fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
+        match self {
+            H1::Hyper(s) => &s.opened,
+            H1::Own(c) => c.opened(),
+        }
+    }
+
+    /// It, once it can take a request (hyper's finishes its handshake on
+    /// its task); `None` when it closed meanwhile.
+    pub(crate) async fn ready(self) -> Option<H1> {
+        match self {
+            H1::Hyper(mut s) => s.ready().await.is_ok().then_some(H1::Hyper(s)),
+            own => own.is_ready().then_some(own),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Redirects: where a `Location` leads, as Go resolves it.
+
+use http::Uri;
+
+use crate::{core::ask::Hop, Response};
+
+/// `r`, the answer after the redirect `hop` (if any): its link the sum
+/// of the hops'.
+pub(super) fn after(hop: Option<&Hop>, mut r: Response) -> Response {
+    if let (Some(h), Some(via)) = (hop, &r.link) {
+        r.link = Some(crate::Via::from(h.before.then(via.link())));
+    }
+    r
+}
+
+/// Resolves a `Location` against the URL it came from, as Go does: RFC
+/// 3986 reference resolution (the `url` crate), bytes outside ASCII
+/// percent-encoded (a Latin-1 or UTF-8 `Location` is followed), the
+/// fragment dropped.
+pub(crate) fn resolve(base: &Uri, location: &[u8]) -> Result<Uri, crate::Failure> {
+    let mut next = join(&base.to_string(), location)?;
+    next.set_fragment(None);
+    next.as_str()
+        .parse()
+        .map_err(|e| location_error(location, &e))
+}
+
+/// `location` resolved against `base` (RFC 3986 §5.2).
+fn join(base: &str, location: &[u8]) -> Result<url::Url, crate::Failure> {
+    let loc = percent_encoding::percent_encode(location, percent_encoding::CONTROLS).to_string();
+    let base = url::Url::parse(base).map_err(|e| location_error(location, &e))?;
+    base.join(&loc).map_err(|e| location_error(location, &e))
+}
+
+/// Go's words for a `Location` that is not a URL.
+fn location_error(location: &[u8], e: &dyn std::fmt::Display) -> crate::Failure {
+    crate::Failure(format!(
+        "failed to parse Location header {:?}: {e}",
+        String::from_utf8_lossy(location)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_rfc_3986_examples() {
+        // RFC 3986 §5.4.1 (normal) and §5.4.2 (abnormal), base
+        // http://a/b/c/d;p?q. "//g" gains the root path the url crate
+        // writes for an empty one.
+        let base = "http://a/b/c/d;p?q";
+        let cases = [
+            ("g", "http://a/b/c/g"),
+            ("./g", "http://a/b/c/g"),
+            ("g/", "http://a/b/c/g/"),
+            ("/g", "http://a/g"),
+            ("//g", "http://g/"),
+            ("?y", "http://a/b/c/d;p?y"),
+            ("g?y", "http://a/b/c/g?y"),
+            ("#s", "http://a/b/c/d;p?q#s"),
+            ("g#s", "http://a/b/c/g#s"),
+            ("g?y#s", "http://a/b/c/g?y#s"),
+            (";x", "http://a/b/c/;x"),
+            ("g;x", "http://a/b/c/g;x"),
+            ("g;x?y#s", "http://a/b/c/g;x?y#s"),
+            ("", "http://a/b/c/d;p?q"),
+            (".", "http://a/b/c/"),
+            ("./", "http://a/b/c/"),
+            ("..", "http://a/b/"),
+            ("../", "http://a/b/"),
+            ("../g", "http://a/b/g"),
+            ("../..", "http://a/"),
+            ("../../", "http://a/"),
+            ("../../g", "http://a/g"),
+            ("../../../g", "http://a/g"),
+            ("../../../../g", "http://a/g"),
+            ("/./g", "http://a/g"),
+            ("/../g", "http://a/g"),
+            ("g.", "http://a/b/c/g."),
+            (".g", "http://a/b/c/.g"),
+            ("g..", "http://a/b/c/g.."),
+            ("..g", "http://a/b/c/..g"),
+            ("./../g", "http://a/b/g"),
+            ("./g/.", "http://a/b/c/g/"),
+            ("g/./h", "http://a/b/c/g/h"),
+            ("g/../h", "http://a/b/c/h"),
+            ("g;x=1/./y", "http://a/b/c/g;x=1/y"),
+            ("g;x=1/../y", "http://a/b/c/y"),
+            ("g?y/./x", "http://a/b/c/g?y/./x"),
+            ("g?y/../x", "http://a/b/c/g?y/../x"),
+            ("g#s/./x", "http://a/b/c/g#s/./x"),
+            ("g#s/../x", "http://a/b/c/g#s/../x"),
+        ];
+        for (loc, want) in cases {
+            assert_eq!(
+                join(base, loc.as_bytes()).unwrap().as_str(),
+                want,
+                "{loc:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn resolves_locations_as_go_does() {
+        let uri = |s: &str| s.parse::<Uri>().unwrap();
+        let cases: [(&str, &[u8], &str); 6] = [
+            ("http://h:1/a/b", b"?q=1", "http://h:1/a/b?q=1"),
+            ("http://h:1/a/c/d", b"../x/./y", "http://h:1/a/x/y"),
+            ("http://h:1/a/b", b"http://o:2/x#frag", "http://o:2/x"),
+            (
+                "http://h/",
+                "/a b/\u{fc}?q=\u{2603}".as_bytes(),
+                "http://h/a%20b/%C3%BC?q=%E2%98%83",
+            ),
+            ("http://h/", b"/caf\xe9", "http://h/caf%E9"),
+            ("https://h/x", b"//other/p", "https://other/p"),
+        ];
+        for (base, loc, want) in cases {
+            assert_eq!(resolve(&uri(base), loc).unwrap().to_string(), want);
+        }
+        let e = resolve(&uri("http://h/"), b"http://[::1").unwrap_err();
+        assert!(e.starts_with("failed to parse Location header"), "{e}");
+    }
+}
