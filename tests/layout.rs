@@ -224,104 +224,111 @@ fn child_paths(
     out
 }
 
+/// Each file of the crate at `src` and the files it imports (see the
+/// module's docs for what counts).
+fn import_edges(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    // Module path -> file, and each file's text.
+    let mut by_module: BTreeMap<Vec<String>, PathBuf> = BTreeMap::new();
+    for f in &files {
+        by_module.insert(module_of(src, f), f.clone());
+    }
+    // Re-exports: `pub use a::B;` in a module file makes `m::B` mean
+    // `m::a::B`.
+    let mut aliases: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for (m, f) in &by_module {
+        let text = fs::read_to_string(f).unwrap();
+        // Each `pub use …;`, however many lines it spans.
+        let statements: Vec<String> = text
+            .split(';')
+            .filter_map(|st| {
+                let st = st.trim();
+                let at = st.rfind("pub use ")?;
+                // Only a statement that starts a line.
+                (at == 0 || st[..at].ends_with('\n'))
+                    .then(|| st[at..].split_whitespace().collect::<Vec<_>>().join(" "))
+            })
+            .collect();
+        for line in statements.iter().map(String::as_str) {
+            let Some(rest) = line.strip_prefix("pub use ") else {
+                continue;
+            };
+            let rest = rest.trim_start_matches("self::");
+            if rest.starts_with("crate::") || rest.starts_with("super::") {
+                continue;
+            }
+            let mut paths = Vec::new();
+            expand(rest, &[], &mut paths);
+            for p in paths {
+                if let Some(name) = p.last() {
+                    let mut alias = m.clone();
+                    alias.push(name.clone());
+                    let mut target = m.clone();
+                    target.extend(p.iter().cloned());
+                    aliases.insert(alias, target);
+                }
+            }
+        }
+    }
+    let resolve = |p: &[String]| -> Option<PathBuf> {
+        let mut p = p.to_vec();
+        for _ in 0..4 {
+            // The longest prefix that is a re-export, then a module.
+            if let Some((k, v)) = (1..=p.len())
+                .rev()
+                .map(|n| &p[..n])
+                .find_map(|k| aliases.get_key_value(k))
+            {
+                let mut next = v.clone();
+                next.extend(p[k.len()..].iter().cloned());
+                if next == p {
+                    break;
+                }
+                p = next;
+                continue;
+            }
+            break;
+        }
+        (0..=p.len())
+            .rev()
+            .find_map(|n| by_module.get(&p[..n]))
+            .cloned()
+    };
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (m, f) in &by_module {
+        let text = fs::read_to_string(f).unwrap();
+        // A parent's declarations of its children are not imports.
+        let text: String = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim();
+                !(l.starts_with("pub use ") || l.starts_with("pub(crate) use "))
+                    || l.contains("crate::")
+                    || l.contains("super::")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut paths = named_paths(&text, m);
+        paths.extend(child_paths(&text, m, &by_module));
+        for p in paths {
+            if let Some(to) = resolve(&p) {
+                // A child naming its parent (`super::X` in a module's
+                // own file) is one-way unless the parent names it back.
+                if &to != f {
+                    edges.entry(f.clone()).or_default().insert(to);
+                }
+            }
+        }
+    }
+    edges
+}
+
 #[test]
 fn no_import_circles_among_a_crates_files() {
     let mut circles = Vec::new();
     for src in crate_roots() {
-        let mut files = Vec::new();
-        sources(&src, &mut files);
-        // Module path -> file, and each file's text.
-        let mut by_module: BTreeMap<Vec<String>, PathBuf> = BTreeMap::new();
-        for f in &files {
-            by_module.insert(module_of(&src, f), f.clone());
-        }
-        // Re-exports: `pub use a::B;` in a module file makes `m::B` mean
-        // `m::a::B`.
-        let mut aliases: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-        for (m, f) in &by_module {
-            let text = fs::read_to_string(f).unwrap();
-            // Each `pub use …;`, however many lines it spans.
-            let statements: Vec<String> = text
-                .split(';')
-                .filter_map(|st| {
-                    let st = st.trim();
-                    let at = st.rfind("pub use ")?;
-                    // Only a statement that starts a line.
-                    (at == 0 || st[..at].ends_with('\n'))
-                        .then(|| st[at..].split_whitespace().collect::<Vec<_>>().join(" "))
-                })
-                .collect();
-            for line in statements.iter().map(String::as_str) {
-                let Some(rest) = line.strip_prefix("pub use ") else {
-                    continue;
-                };
-                let rest = rest.trim_start_matches("self::");
-                if rest.starts_with("crate::") || rest.starts_with("super::") {
-                    continue;
-                }
-                let mut paths = Vec::new();
-                expand(rest, &[], &mut paths);
-                for p in paths {
-                    if let Some(name) = p.last() {
-                        let mut alias = m.clone();
-                        alias.push(name.clone());
-                        let mut target = m.clone();
-                        target.extend(p.iter().cloned());
-                        aliases.insert(alias, target);
-                    }
-                }
-            }
-        }
-        let resolve = |p: &[String]| -> Option<PathBuf> {
-            let mut p = p.to_vec();
-            for _ in 0..4 {
-                // The longest prefix that is a re-export, then a module.
-                if let Some((k, v)) = (1..=p.len())
-                    .rev()
-                    .map(|n| &p[..n])
-                    .find_map(|k| aliases.get_key_value(k))
-                {
-                    let mut next = v.clone();
-                    next.extend(p[k.len()..].iter().cloned());
-                    if next == p {
-                        break;
-                    }
-                    p = next;
-                    continue;
-                }
-                break;
-            }
-            (0..=p.len())
-                .rev()
-                .find_map(|n| by_module.get(&p[..n]))
-                .cloned()
-        };
-        let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
-        for (m, f) in &by_module {
-            let text = fs::read_to_string(f).unwrap();
-            // A parent's declarations of its children are not imports.
-            let text: String = text
-                .lines()
-                .filter(|l| {
-                    let l = l.trim();
-                    !(l.starts_with("pub use ") || l.starts_with("pub(crate) use "))
-                        || l.contains("crate::")
-                        || l.contains("super::")
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let mut paths = named_paths(&text, m);
-            paths.extend(child_paths(&text, m, &by_module));
-            for p in paths {
-                if let Some(to) = resolve(&p) {
-                    // A child naming its parent (`super::X` in a module's
-                    // own file) is one-way unless the parent names it back.
-                    if &to != f {
-                        edges.entry(f.clone()).or_default().insert(to);
-                    }
-                }
-            }
-        }
+        let edges = import_edges(&src);
         // Every pair of files that reach each other.
         let reach = |from: &PathBuf| -> BTreeSet<PathBuf> {
             let mut seen = BTreeSet::new();
@@ -443,5 +450,47 @@ fn no_library_error_is_a_bare_string() {
     assert_eq!(
         error_types("fn f() -> Result<(String, Vec<u8>),\n    String> {}\ntype Err = Bad;"),
         ["String", "Bad"]
+    );
+}
+
+/// Issue 61: the client's `core/` is what every protocol shares and none
+/// owns, so nothing in it imports a protocol's room (`proto/`), the
+/// policy above an exchange (`send/`), the stream observer (`events/`),
+/// a session's reading of its answers (`flow/`) or the pool.
+#[test]
+fn the_clients_core_imports_no_room_above_it() {
+    let src = root().join("crates/client/src");
+    let above = [
+        "proto/",
+        "send/",
+        "events/",
+        "flow/",
+        "pool.rs",
+        "config.rs",
+    ];
+    let mut wrong = Vec::new();
+    for (from, tos) in import_edges(&src) {
+        let from = from
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if !from.starts_with("core/") {
+            continue;
+        }
+        for to in tos {
+            let to = to
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if above.iter().any(|a| to.starts_with(a)) {
+                wrong.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "core/ imports a room above it: {wrong:#?}"
     );
 }

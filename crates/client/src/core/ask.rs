@@ -6,7 +6,6 @@ use http::{Method, Uri};
 
 use crate::{
     core::{key::Key, target::PreparedTarget},
-    proto::h1,
     transport::{dial::Dial, proxy::ProxyUrl},
 };
 
@@ -21,16 +20,16 @@ pub(crate) struct Hop {
     /// Redirects followed to reach it (1 for the first).
     pub(crate) followed: i64,
     /// Its headers: the first request's, less what Go's client drops on
-    /// the way to it, with its `Referer` ([`crate::send::carry`]).
+    /// the way to it, with its `Referer` (`send/carry.rs`).
     pub(crate) headers: Vec<(String, String)>,
     /// What the hops so far dropped of the first request's headers.
-    pub(crate) carry: crate::send::carry::Carry,
+    pub(crate) carry: Carry,
     /// Its headers for hyper, built on first use.
     pub(crate) map: std::sync::OnceLock<http::HeaderMap>,
     /// Its request as barrage's own HTTP/1.1 engine writes it, built
     /// once (a request sent again after a kept connection turned out
     /// closed sends it again).
-    pub(crate) wire: std::sync::OnceLock<h1::Wire>,
+    pub(crate) wire: std::sync::OnceLock<crate::core::wire::Wire>,
 }
 
 /// One request as an exchange sends it: the target's, or a redirect's
@@ -57,16 +56,6 @@ impl<'a> Ask<'a> {
         }
     }
 
-    /// Its headers, for hyper: the target's, or its redirect's.
-    pub(crate) fn headers(&self) -> &'a http::HeaderMap {
-        match self.hop {
-            Some(h) => h
-                .map
-                .get_or_init(|| crate::core::target::header_map(&h.headers, self.target.grpc)),
-            None => self.target.headers(),
-        }
-    }
-
     /// An error of this request's, worded like Go's: `Get "url": …`.
     pub(crate) fn fail(&self, e: &dyn std::fmt::Display) -> String {
         let (method, uri, _) = self.parts();
@@ -77,4 +66,17 @@ impl<'a> Ask<'a> {
     pub(crate) fn proxy(&self) -> Option<&'a ProxyUrl> {
         (!self.key.tls).then(|| self.dial.proxy(self.key)).flatten()
     }
+}
+
+/// What the hops of a redirect have dropped so far of the first
+/// request's headers. Go's client (net/http `Client.do`) decides each at
+/// every hop, and once dropped a header stays dropped for the hops after.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Carry {
+    /// Its credentials and cookies: a hop left the first URL's domain.
+    pub(crate) sensitive: bool,
+    /// Its body's headers: a 301, 302 or 303 dropped the body.
+    pub(crate) body: bool,
+    /// Its own `Host`: a `Location` gave an absolute URL.
+    pub(crate) host: bool,
 }

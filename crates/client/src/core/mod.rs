@@ -8,6 +8,9 @@
 pub(crate) mod ask;
 pub(crate) mod error;
 pub(crate) mod key;
+pub(crate) mod observe;
 pub(crate) mod response;
 pub(crate) mod shape;
+pub(crate) mod stamps;
 pub(crate) mod target;
+pub(crate) mod wire;

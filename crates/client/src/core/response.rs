@@ -28,7 +28,7 @@ pub struct Response {
     /// fills it in; `None` where no connection was measured).
     pub link: Option<crate::Via>,
     /// `-stream`: its events, stamped from the instant given.
-    pub events: Option<Box<(std::time::Instant, crate::Taped)>>,
+    pub events: Option<Box<(std::time::Instant, crate::core::observe::Taped)>>,
 }
 
 /// A response read by any protocol's exchange, with what following it

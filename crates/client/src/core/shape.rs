@@ -5,8 +5,6 @@ use std::time::Duration;
 
 use http::HeaderValue;
 
-use crate::proto::h1::Limits;
-
 /// How requests are built and answers read, whatever the protocol.
 pub(crate) struct Shape {
     /// How barrage's HTTP/1.1 engine reads responses.
@@ -31,7 +29,46 @@ pub(crate) struct Shape {
     /// `-grpc-max-message`.
     pub(crate) max_message: usize,
     /// The server-streaming gRPC methods.
-    pub(crate) grpc_streams: std::sync::Arc<crate::GrpcStreams>,
-    /// `-stream`: answers read event by event.
-    pub(crate) stream: Option<std::sync::Arc<crate::StreamSpec>>,
+    pub(crate) grpc_streams: std::sync::Arc<GrpcStreams>,
+}
+
+/// The limits a response is read under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Most bytes of a head (status line and header lines), and of a
+    /// chunked body's trailers (`-max-header-bytes`). A `u32`, as the
+    /// scan's place in a cut head is: the framer is held by a waiting
+    /// request's future (see `client/sizes.rs`).
+    pub head_bytes: u32,
+    /// Body bytes kept (`-max-body`; -1 keeps all).
+    pub keep_body: i64,
+    /// Whether header lines are kept (`-keep-headers`).
+    pub keep_headers: bool,
+    /// With `keep_headers`: keep only `Set-Cookie` and `Location` lines
+    /// (a flow's cookie jar, which follows its redirects).
+    pub jar_only: bool,
+    /// `-stream`: the body is also cut into events, on the request's
+    /// tape (a flag here, not a field of the framer: an exchange's future
+    /// holds the framer).
+    pub stream: bool,
+}
+
+/// The paths (`/pkg.Service/Method`) of the server-streaming methods
+/// among the attack's targets, as their descriptors said when the targets
+/// were prepared; the calls of any other path are read as unary.
+#[derive(Debug, Default)]
+pub struct GrpcStreams(std::sync::RwLock<std::collections::HashSet<String>>);
+
+impl GrpcStreams {
+    /// Notes that `path` is a server-streaming method.
+    pub fn insert(&self, path: &str) {
+        if let Ok(mut set) = self.0.write() {
+            set.insert(path.to_string());
+        }
+    }
+
+    /// Whether `path` is a server-streaming method.
+    pub fn contains(&self, path: &str) -> bool {
+        self.0.read().is_ok_and(|set| set.contains(path))
+    }
 }

@@ -1,17 +1,18 @@
-//! A target parsed once into what the engines send.
+//! A target parsed once into what the engines send: [`PreparedTarget`]
+//! (made by `proto/prepare.rs`, which knows what each protocol needs of
+//! it) and its `-mix` group.
 
 use std::{
     sync::{Arc, OnceLock},
     time::Duration,
 };
 
-use barrage_model::Target;
 use bytes::Bytes;
-use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use http::{HeaderMap, HeaderName, Method, Uri};
 
 use barrage_model::words::redacted;
 
-use crate::{core::key::Key, proto::h1::Wire};
+use crate::core::{key::Key, wire::Wire};
 
 /// Request header carrying the hit's sequence number.
 pub const SEQ_HEADER: &str = "x-barrage-seq";
@@ -34,7 +35,7 @@ pub struct PreparedTarget {
     /// Its headers (global `-header` values first), for hyper: built on
     /// first use ([`PreparedTarget::headers`]), as barrage's HTTP/1.1
     /// engine writes `header_lines` and never reads them.
-    headers: OnceLock<HeaderMap>,
+    pub(crate) headers: OnceLock<HeaderMap>,
     /// Its headers as written, for barrage's HTTP/1.1 engine (which keeps
     /// their case).
     pub(crate) header_lines: Vec<(String, String)>,
@@ -45,7 +46,7 @@ pub struct PreparedTarget {
     /// Its headers with a Host header, for hyper's HTTP/1.1, on first use
     /// (per request only X-Barrage-Seq, and with `-name` or `-keepalive
     /// false` their headers, are added).
-    h1_headers: OnceLock<HeaderMap>,
+    pub(crate) h1_headers: OnceLock<HeaderMap>,
     /// Its request encoded for barrage's HTTP/1.1 engine, on first use
     /// (the encoding depends on the client's flags).
     pub(crate) wire: OnceLock<Wire>,
@@ -84,87 +85,6 @@ pub struct TargetGroup {
 }
 
 impl PreparedTarget {
-    /// Parses `t`; the error says which part cannot be sent.
-    pub fn new(t: Target) -> Result<Self, crate::Failure> {
-        let grpc = t.method == crate::proto::grpc::GRPC_METHOD;
-        let method = if grpc {
-            Method::POST
-        } else {
-            Method::from_bytes(t.method.as_bytes())
-                .map_err(|_| format!("bad method: {}", t.method))?
-        };
-        let uri: Uri = t
-            .url
-            .parse()
-            .map_err(|e| format!("bad URL: {}, {e}", redacted(&t.url)))?;
-        let (uri, basic) = without_credentials(uri)?;
-        let mut header_lines = t.headers;
-        // Credentials in the URL are sent as Basic auth, unless the target
-        // has its own Authorization (as Go's client and vegeta do); they
-        // were sent in the Host header (issue 29).
-        if let Some(basic) = basic {
-            if !header_lines
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-            {
-                header_lines.push(("Authorization".to_string(), basic));
-            }
-        }
-        let t = Target {
-            headers: header_lines,
-            ..t
-        };
-        // Checked here, where a bad one is the record's error; the maps
-        // hyper sends are built from them on first use. A flow's steps
-        // and templated targets are prepared per request, and building
-        // two maps that barrage's own HTTP/1.1 engine never reads was
-        // ~6% of a flow step's CPU (perf against nginx).
-        if let Some((k, v)) = t.headers.iter().find(|(k, v)| !header_ok(k, v)) {
-            return Err(format!("bad header: {k}: {v}").into());
-        }
-        let mut key = Key::of(&uri);
-        let mut body = t.body;
-        if grpc {
-            body = crate::proto::grpc::frame(&body);
-            if let Ok(k) = &mut key {
-                k.h2c = !k.tls;
-            }
-        }
-        let ws = matches!(uri.scheme_str(), Some("ws" | "wss"));
-        Ok(PreparedTarget {
-            method,
-            key,
-            h1_headers: OnceLock::new(),
-            uri,
-            headers: OnceLock::new(),
-            header_lines: t.headers,
-            body,
-            wire: OnceLock::new(),
-            method_text: t.method,
-            url_text: t.url,
-            grpc,
-            ws,
-            name: t.name,
-            weight: t.weight.unwrap_or(1),
-            at: t.at,
-            group: None,
-        })
-    }
-}
-
-impl PreparedTarget {
-    /// Its headers (global `-header` values first, and gRPC's), for hyper.
-    pub fn headers(&self) -> &HeaderMap {
-        self.headers
-            .get_or_init(|| header_map(&self.header_lines, self.grpc))
-    }
-
-    /// Its headers with a Host header, for hyper's HTTP/1.1.
-    pub(crate) fn h1_headers(&self) -> &HeaderMap {
-        self.h1_headers
-            .get_or_init(|| with_host(self.headers(), &self.uri))
-    }
-
     /// The URL as errors show it: its password replaced by `xxxxx`, as
     /// Go's `URL.Redacted` does.
     pub fn url_shown(&self) -> std::borrow::Cow<'_, str> {
@@ -184,7 +104,7 @@ impl PreparedTarget {
 
 /// `uri` without its user and password, and the `Authorization` value
 /// they make (`Basic base64(user:password)`, each percent-decoded).
-fn without_credentials(uri: Uri) -> Result<(Uri, Option<String>), crate::Failure> {
+pub(crate) fn without_credentials(uri: Uri) -> Result<(Uri, Option<String>), crate::Failure> {
     let Some((userinfo, host)) = uri.authority().and_then(|a| a.as_str().rsplit_once('@')) else {
         return Ok((uri, None));
     };
@@ -210,7 +130,7 @@ fn without_credentials(uri: Uri) -> Result<(Uri, Option<String>), crate::Failure
 /// `HeaderValue::from_str` take (RFC 9110's token, and a field value
 /// without controls but tab), checked without building either: the test
 /// below holds the two to the same answer for every byte.
-fn header_ok(name: &str, value: &str) -> bool {
+pub(crate) fn header_ok(name: &str, value: &str) -> bool {
     const TCHAR: &[u8] = b"!#$%&'*+-.^_`|~";
     let token = |b: &u8| b.is_ascii_alphanumeric() || TCHAR.contains(b);
     !name.is_empty()
@@ -219,45 +139,10 @@ fn header_ok(name: &str, value: &str) -> bool {
         && value.bytes().all(|b| (b >= 32 && b != 127) || b == b'\t')
 }
 
-/// `headers` with a Host header from `uri` unless they have one, and a
-/// place for [`SEQ_HEADER`]: a request's copy then takes its value in
-/// place, where inserting a header the copy lacked regrew the copy (a
-/// realloc per request; 170 instructions).
-/// `lines` as hyper sends them (and gRPC's headers, for a `grpc` call).
-pub(crate) fn header_map(lines: &[(String, String)], grpc: bool) -> HeaderMap {
-    let mut headers = HeaderMap::with_capacity(lines.len());
-    for (k, v) in lines {
-        // Each was checked by `header_ok` when its target was prepared.
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            headers.append(name, value);
-        }
-    }
-    if grpc {
-        crate::proto::grpc::add_headers(&mut headers);
-    }
-    headers
-}
-
-pub(crate) fn with_host(headers: &HeaderMap, uri: &Uri) -> HeaderMap {
-    let mut h = headers.clone();
-    if !h.contains_key(header::HOST) {
-        if let Some(v) = uri
-            .authority()
-            .and_then(|a| HeaderValue::from_str(a.as_str()).ok())
-        {
-            h.insert(header::HOST, v);
-        }
-    }
-    h.insert(SEQ_NAME, HeaderValue::from_static("0"));
-    h
-}
-
 #[cfg(test)]
 mod credential_tests {
     use super::*;
+    use http::HeaderValue;
 
     #[test]
     fn header_checks_agree_with_http_for_every_byte() {

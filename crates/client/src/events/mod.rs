@@ -17,8 +17,8 @@ use std::{
 
 use crate::flow::check::Step;
 
-mod stamps;
-pub use stamps::{size_class, Stamps};
+pub use crate::core::observe::Taped;
+pub use crate::core::stamps::{size_class, Stamps};
 
 /// How a streamed answer is cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,24 +88,6 @@ impl StreamSpec {
             .map(|p| (text.to_string(), p))
             .ok_or_else(|| BadStream::Filter(text.to_string()))
     }
-}
-
-/// What one request's stream came to.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Taped {
-    /// Stamps, from `base`.
-    pub stamps: Stamps,
-    /// Events counted, stamped or not.
-    pub count: u64,
-    /// Lines that were not SSE (skipped, counted).
-    pub malformed: u64,
-    /// Why the stream is refused (an event past `-max-event-bytes`).
-    pub error: Option<Box<str>>,
-    /// Body bytes read, whatever became of the request (a record ended
-    /// by `-timeout` said 0 after gigabytes had come).
-    pub bytes: u64,
-    /// The `event~` patterns some event matched, as typed.
-    pub matched: Vec<String>,
 }
 
 /// A request's splitter and stamps, shared by the client and its

@@ -17,6 +17,7 @@ pub(crate) mod grpc;
 pub mod h1;
 pub(crate) mod h3;
 pub(crate) mod hyper;
+mod prepare;
 pub(crate) mod ws;
 
 use std::{borrow::Cow, sync::Arc};
@@ -31,7 +32,6 @@ use crate::{
         ask::Ask,
         response::{Answer, Step},
         shape::Shape,
-        target::with_host,
     },
     transport::{
         dial::BoxStream,
@@ -39,6 +39,7 @@ use crate::{
     },
     H1Engine,
 };
+use prepare::with_host;
 
 /// A connection ready for one request (HTTP/1.1) or many at once (HTTP/2,
 /// HTTP/3).

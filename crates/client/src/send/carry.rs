@@ -4,18 +4,7 @@
 
 use http::Uri;
 
-/// What the hops of a redirect have dropped so far of the first
-/// request's headers. Go's client (net/http `Client.do`) decides each at
-/// every hop, and once dropped a header stays dropped for the hops after.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Carry {
-    /// Its credentials and cookies: a hop left the first URL's domain.
-    sensitive: bool,
-    /// Its body's headers: a 301, 302 or 303 dropped the body.
-    body: bool,
-    /// Its own `Host`: a `Location` gave an absolute URL.
-    host: bool,
-}
+pub(crate) use crate::core::ask::Carry;
 
 /// Headers a hop outside the first URL's domain (or its subdomains)
 /// does not get (Go's list).

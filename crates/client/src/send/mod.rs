@@ -64,6 +64,8 @@ pub struct Client {
     /// up to `shape.max_body` bytes (and headers with `keep_headers`),
     /// which the checks may raise above `-max-body` and `-keep-headers`.
     pub(crate) checks: Option<Arc<crate::Checks>>,
+    /// `-stream`: answers read event by event, on a tape per request.
+    pub(crate) stream: Option<Arc<crate::StreamSpec>>,
     pub(crate) record_body: i64,
     pub(crate) record_headers: bool,
     /// WebSocket targets' connections.
@@ -217,12 +219,6 @@ impl Client {
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
                 grpc_streams: cfg.grpc_streams.clone(),
-                stream: cfg.stream.clone().map(|mut s| {
-                    if let Some(c) = &checks {
-                        s.patterns = c.event_patterns();
-                    }
-                    Arc::new(s)
-                }),
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
@@ -232,6 +228,12 @@ impl Client {
                 None => cfg.redirects,
             },
             step_redirects,
+            stream: cfg.stream.clone().map(|mut s| {
+                if let Some(c) = &checks {
+                    s.patterns = c.event_patterns();
+                }
+                Arc::new(s)
+            }),
             checks,
             record_body,
             record_headers: cfg.keep_headers,
@@ -409,7 +411,7 @@ impl Client {
                     None => Err(timed_out(target, t)),
                 }
             };
-            if let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) {
+            if let Some(spec) = self.stream.as_ref().filter(|_| self.streamed(target)) {
                 // Boxed, as in `send`: the tape stays out of the loop's
                 // future.
                 let streamed = Box::pin(async move {

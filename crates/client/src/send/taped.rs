@@ -9,7 +9,7 @@ impl Client {
     /// `-stream`, WebSocket with `-ws-events`, a server-streaming gRPC
     /// method whenever there is a spec (the attack's always has one).
     pub(crate) fn streamed(&self, target: &PreparedTarget) -> bool {
-        let Some(spec) = &self.shape.stream else {
+        let Some(spec) = &self.stream else {
             return false;
         };
         if target.ws {
@@ -28,7 +28,7 @@ impl Client {
         target: &PreparedTarget,
         exchange: impl std::future::Future<Output = Result<Response, crate::Failure>> + Send,
     ) -> Result<Response, crate::Failure> {
-        let Some(spec) = self.shape.stream.as_ref().filter(|_| self.streamed(target)) else {
+        let Some(spec) = self.stream.as_ref().filter(|_| self.streamed(target)) else {
             return self.limited(target, exchange).await;
         };
         let tape = crate::Tape::new(spec);

@@ -11,6 +11,8 @@
 
 pub(crate) mod call;
 mod protos;
+
+pub use crate::core::shape::GrpcStreams;
 mod reflect;
 
 pub use protos::{is_json, prepare_body, Prepared, ProtoSet};
@@ -154,26 +156,6 @@ fn not_grpc(head: &http::response::Parts) -> Option<(u32, String)> {
         why.push(format!("transport: received unexpected content-type {c:?}"));
     }
     Some((code_of_http(status), why.join("; ")))
-}
-
-/// The paths (`/pkg.Service/Method`) of the server-streaming methods
-/// among the attack's targets, as their descriptors said when the targets
-/// were prepared; the calls of any other path are read as unary.
-#[derive(Debug, Default)]
-pub struct GrpcStreams(std::sync::RwLock<std::collections::HashSet<String>>);
-
-impl GrpcStreams {
-    /// Notes that `path` is a server-streaming method.
-    pub fn insert(&self, path: &str) {
-        if let Ok(mut set) = self.0.write() {
-            set.insert(path.to_string());
-        }
-    }
-
-    /// Whether `path` is a server-streaming method.
-    pub fn contains(&self, path: &str) -> bool {
-        self.0.read().is_ok_and(|set| set.contains(path))
-    }
 }
 
 /// An answer's messages as its DATA frames bring them, each at most `max`

@@ -7,6 +7,8 @@
 
 use std::mem::MaybeUninit;
 
+pub use crate::core::shape::Limits;
+
 /// Interim (1xx) responses skipped before the final one; one more is an
 /// error. Go's transport allows 5 (`max1xxResponses`), so vegeta does.
 pub const MAX_INTERIM: u32 = 5;
@@ -18,27 +20,6 @@ const MAX_CHUNK_LINE: usize = 4096;
 /// with room for all of them (there is no limit on the count, only on the
 /// head's bytes).
 const STACK_HEADERS: usize = 64;
-
-/// The limits a response is read under.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Most bytes of a head (status line and header lines), and of a
-    /// chunked body's trailers (`-max-header-bytes`). A `u32`, as the
-    /// scan's place in a cut head is: the framer is held by a waiting
-    /// request's future (see `client/sizes.rs`).
-    pub head_bytes: u32,
-    /// Body bytes kept (`-max-body`; -1 keeps all).
-    pub keep_body: i64,
-    /// Whether header lines are kept (`-keep-headers`).
-    pub keep_headers: bool,
-    /// With `keep_headers`: keep only `Set-Cookie` and `Location` lines
-    /// (a flow's cookie jar, which follows its redirects).
-    pub jar_only: bool,
-    /// `-stream`: the body is also cut into events, on the request's
-    /// tape (a flag here, not a field of the framer: an exchange's future
-    /// holds the framer).
-    pub stream: bool,
-}
 
 /// What one response told, as it is read.
 #[derive(Debug, Default, Clone, PartialEq)]

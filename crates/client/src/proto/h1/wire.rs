@@ -4,6 +4,8 @@
 
 use bytes::Bytes;
 
+pub use crate::core::wire::Wire;
+
 /// The header carrying each request's sequence number.
 pub const SEQ_HEADER: &str = "X-Barrage-Seq";
 
@@ -33,21 +35,6 @@ pub struct Parts<'a> {
     pub attack: Option<&'a str>,
     /// `Proxy-Authorization`, for a plain-HTTP proxy with credentials.
     pub proxy_auth: Option<&'a str>,
-}
-
-/// A request encoded once (see the module docs).
-#[derive(Debug, Clone)]
-pub struct Wire {
-    /// Request line and headers, through `X-Barrage-Seq: `.
-    head: Box<[u8]>,
-    /// The body as it goes on the wire (chunk-framed with `-chunked`).
-    body: Bytes,
-    /// Whether the request is HEAD (its answer has no body).
-    pub head_request: bool,
-    /// Whether the method may be sent again on a new connection when a
-    /// reused one turns out closed before answering (Go's rule:
-    /// GET, HEAD, OPTIONS, TRACE).
-    pub replayable: bool,
 }
 
 impl Wire {

@@ -135,7 +135,7 @@ pub(crate) async fn exchange(
     }
     // -stream: each DATA frame's bytes go to the request's tape (chunks
     // mode: the frame is an event).
-    let streamed = shape.stream.as_ref().is_some_and(|s| s.http);
+    let streamed = shape.limits.stream;
     if streamed {
         crate::events::head(
             head.headers()

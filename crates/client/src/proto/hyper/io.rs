@@ -21,7 +21,7 @@ use crate::{
 pub(crate) type Fail<'a> = &'a (dyn Fn(&dyn std::fmt::Display) -> String + Sync);
 
 /// The request for `uri` in `version`: origin-form URI for HTTP/1.1
-/// (`headers` then carry Host: see `target::with_host`), the absolute URI
+/// (`headers` then carry Host: see `proto/prepare.rs`), the absolute URI
 /// (`:authority`) for HTTP/2 and HTTP/3 and for a plain-HTTP `proxy`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn request(
@@ -110,7 +110,7 @@ pub(crate) async fn read<C>(
             ));
         }
     }
-    let stream = shape.stream.as_ref().is_some_and(|s| s.http);
+    let stream = shape.limits.stream;
     if stream {
         crate::events::head(head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()));
     }

@@ -31,7 +31,7 @@
 /// down to 1.73, and leaves the quiet case's 1.16 as it was.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Stamps {
-    pub(super) bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// How many (at most -max-events, 10,000,000).
     len: u32,
     last_us: u64,
@@ -108,7 +108,7 @@ fn code_bits(v: u64, k: u32) -> u32 {
 
 impl Stamps {
     /// Adds `n` stamps at `ns` from the base.
-    pub(super) fn push(&mut self, ns: u64, n: usize) {
+    pub(crate) fn push(&mut self, ns: u64, n: usize) {
         if n == 0 {
             return;
         }
