@@ -494,3 +494,34 @@ fn the_clients_core_imports_no_room_above_it() {
         "core/ imports a room above it: {wrong:#?}"
     );
 }
+
+/// Issue 61: the protocols' rooms tell an observer (`core/observe.rs`)
+/// what they read; none reaches into `-stream`'s events, the policy
+/// above it (`send/`) or a session's reading (`flow/`).
+#[test]
+fn the_protocols_know_no_observer_but_the_trait() {
+    let src = root().join("crates/client/src");
+    let above = ["send/", "events/", "flow/"];
+    let mut wrong = Vec::new();
+    for (from, tos) in import_edges(&src) {
+        let from = from
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if !from.starts_with("proto/") {
+            continue;
+        }
+        for to in tos {
+            let to = to
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if above.iter().any(|a| to.starts_with(a)) {
+                wrong.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "a protocol's room reaches up: {wrong:#?}");
+}

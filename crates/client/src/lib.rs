@@ -25,6 +25,8 @@
 //!   connection, `-pipeline`, `-check`.
 //! - `events/`: `-stream`: answers cut into events (SSE, NDJSON, chunks,
 //!   gRPC and WebSocket messages), each stamped ([`Tape`], [`Taped`]).
+//! - `reflect.rs`: gRPC server reflection, a client of the client asked
+//!   before the attack.
 //! - `flow/`: a session step's checks ([`Checks`]), `:extract`
 //!   ([`Extract`]), cookies ([`SessionState`]).
 //!
@@ -46,6 +48,7 @@ mod events;
 mod flow;
 mod pool;
 mod proto;
+mod reflect;
 mod send;
 mod transport;
 
@@ -63,12 +66,14 @@ pub use flow::extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};
 pub use flow::step::{SessionState, StepReads, MAX_COOKIES};
 pub use proto::grpc::{
     frame as grpc_frame, is_json as grpc_is_json, prepare_body as grpc_prepare_body,
-    reflect as grpc_reflect, status_name as grpc_status_name, GrpcStreams,
-    Prepared as GrpcPrepared, ProtoSet, ReflectError as GrpcReflectError,
-    Reflector as GrpcReflector, DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
+    status_name as grpc_status_name, GrpcStreams, Prepared as GrpcPrepared, ProtoSet,
+    DEFAULT_MAX_MESSAGE, GRPC_FAILED, GRPC_METHOD,
 };
 pub use proto::h1;
 pub use proto::ws::{Held as WsHeld, WS_OK};
+pub use reflect::{
+    reflect as grpc_reflect, ReflectError as GrpcReflectError, Reflector as GrpcReflector,
+};
 pub use send::{Client, LoopState, Shared};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;

@@ -63,17 +63,13 @@ fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
         filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),
         patterns: vec![regex::bytes::Regex::new("two").unwrap()],
     });
+    // The tape as an exchange's observer: no runtime, no task-local.
     let tape = Tape::new(&spec);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(TAPE.scope(tape.clone(), async {
-        head(Some(b"text/event-stream; charset=utf-8"));
-        for p in pieces {
-            data(p, true);
-        }
-        finish();
-    }));
+    tape.head(Some(b"text/event-stream; charset=utf-8"));
+    for p in pieces {
+        tape.data(p, true);
+    }
+    tape.finish();
     tape.take()
 }
 

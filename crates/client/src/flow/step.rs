@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::{Checks, Client, Extract, PreparedTarget, Response};
+use crate::{core::observe::Unobserved, Checks, Client, Extract, PreparedTarget, Response};
 
 /// The most cookies a session's jar holds: past it, the step fails.
 pub const MAX_COOKIES: usize = 300;
@@ -193,10 +193,11 @@ impl Client {
         session: &mut SessionState,
     ) -> Result<Response, crate::Failure> {
         let kept = self.hold.then_some(&mut session.kept);
-        let exchange = Box::pin(self.exchange(target, seq, kept));
-        if self.streamed(target) {
-            Box::pin(self.taped(target, exchange)).await
+        if let Some(tape) = self.tape_for(target) {
+            let exchange = Box::pin(self.exchange(target, seq, kept, crate::events::OnTask));
+            Box::pin(self.taped(target, tape, exchange)).await
         } else {
+            let exchange = Box::pin(self.exchange(target, seq, kept, Unobserved));
             self.limited(target, exchange).await
         }
     }

@@ -30,6 +30,7 @@ use self::hyper::{h2, request, Fail};
 use crate::{
     core::{
         ask::Ask,
+        observe::Observe,
         response::{Answer, Step},
         shape::Shape,
     },
@@ -147,22 +148,32 @@ impl Conn {
     /// bytes) beside the connection it moved out of it (88), and a
     /// redirect's request inline (56): 744 bytes, where the own engine's
     /// is now 400 (see `a_waiting_requests_futures_stay_small`).
-    pub(crate) fn exchange<'a>(
+    ///
+    /// `obs` hears the answer as it is read (`-stream`): moved down into
+    /// the room's exchange, so that [`crate::core::observe::Unobserved`]
+    /// adds nothing to any future.
+    pub(crate) fn exchange<'a, O: Observe + 'a>(
         self,
         shape: &'a Shape,
         ask: &'a Ask<'a>,
+        obs: O,
     ) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
         match self {
             Conn::H1(H1::Own(conn)) if !ask.target.grpc => {
-                Either::Left(own_exchange(conn, shape, ask))
+                Either::Left(own_exchange(conn, shape, ask, obs))
             }
-            other => Either::Right(Box::pin(other.exchange_boxed(shape, ask))),
+            other => Either::Right(Box::pin(other.exchange_boxed(shape, ask, obs))),
         }
     }
 
     /// [`Conn::exchange`] on every path but barrage's own HTTP/1.1
     /// engine's.
-    async fn exchange_boxed<'a>(self, shape: &'a Shape, ask: &'a Ask<'a>) -> Step<H1> {
+    async fn exchange_boxed<'a, O: Observe>(
+        self,
+        shape: &'a Shape,
+        ask: &'a Ask<'a>,
+        obs: O,
+    ) -> Step<H1> {
         let fail = |e: &dyn std::fmt::Display| ask.fail(e);
         let fail: Fail = &fail;
         let claim = Claim::on(self.opened());
@@ -177,7 +188,7 @@ impl Conn {
                 }
                 // `exchange` sends these unboxed; this one stands whole
                 // all the same (its own claim, not this one, marks it).
-                Conn::H1(H1::Own(conn)) => return own_exchange(conn, shape, ask).await,
+                Conn::H1(H1::Own(conn)) => return own_exchange(conn, shape, ask, obs).await,
                 Conn::H1(H1::Hyper(sender)) => {
                     let h1_headers = if ask.hop.is_none() {
                         Cow::Borrowed(target.h1_headers())
@@ -187,7 +198,7 @@ impl Conn {
                     let v = http::Version::HTTP_11;
                     let proxy = ask.proxy();
                     let req = request(shape, v, method, uri, &h1_headers, body, seq, proxy);
-                    Box::pin(hyper::h1::exchange(shape, sender, req, fail))
+                    Box::pin(hyper::h1::exchange(shape, sender, req, fail, obs))
                         .await
                         .map(|a| a.map_conn(H1::Hyper))
                 }
@@ -195,13 +206,13 @@ impl Conn {
                     let v = http::Version::HTTP_2;
                     let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     break 'step Step::Done(
-                        Box::pin(grpc::call::call(shape, sender, req, fail)).await,
+                        Box::pin(grpc::call::call(shape, sender, req, fail, obs)).await,
                     );
                 }
                 Conn::H2(sender) => {
                     let v = http::Version::HTTP_2;
                     let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
-                    Box::pin(h2::exchange(shape, sender, req, fail))
+                    Box::pin(h2::exchange(shape, sender, req, fail, obs))
                         .await
                         .map(Answer::none_back)
                 }
@@ -214,7 +225,7 @@ impl Conn {
                     let v = http::Version::HTTP_3;
                     let req = request(shape, v, method, uri, ask.headers(), body, seq, None);
                     let req = http::Request::from_parts(req.into_parts().0, ());
-                    Box::pin(h3::exchange(shape, conn, req, body, fail))
+                    Box::pin(h3::exchange(shape, conn, req, body, fail, obs))
                         .await
                         .map(Answer::none_back)
                 }
@@ -236,10 +247,11 @@ impl Conn {
 /// class.
 // An async block, not an async fn: an async fn keeps its arguments twice.
 #[allow(clippy::manual_async_fn)]
-fn own_exchange<'a>(
+fn own_exchange<'a, O: Observe + 'a>(
     mut conn: h1::Conn,
     shape: &'a Shape,
     ask: &'a Ask<'a>,
+    obs: O,
 ) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
     async move {
         let claim = Claim::on(conn.opened());
@@ -257,7 +269,7 @@ fn own_exchange<'a>(
         // The exchange's await stays in this future (a call's future
         // would hold its arguments too); it keeps neither the wire nor
         // the list it came in, only its body if that goes apart.
-        let sent = conn.exchange(&[(wire, seq)], &mut framer, &mut stamps);
+        let sent = conn.exchange_observed(&[(wire, seq)], &mut framer, &mut stamps, obs);
         let sent = sent.await;
         // Its error's wording is made from `ask` (a closure passed in
         // was 16 bytes more in a waiting request's future).

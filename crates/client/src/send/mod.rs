@@ -14,9 +14,11 @@ use tokio_rustls::TlsConnector;
 use crate::{
     core::ask::{Ask, Hop},
     core::key::Key,
+    core::observe::{Observe, Unobserved},
     core::response::Step,
     core::shape::Shape,
     core::target::PreparedTarget,
+    events::OnTask,
     pool::Pool,
     proto::h1::{Limits, H1},
     proto::Conn,
@@ -35,7 +37,6 @@ mod timed;
 pub(crate) mod words;
 
 use redirect::{after, resolve};
-use timed::Timed;
 use words::{failed, timed_out};
 
 /// Most times a request is sent again because the reused connection it
@@ -275,15 +276,16 @@ impl Client {
                     .await;
                 return self.judged(r);
             }
-            // Boxed: the exchange's state machine is several KiB, and moving it
-            // by value through every spawn showed as 10% memmove in the profile.
-            let exchange = Box::pin(self.exchange(target, seq, None));
-            if self.streamed(target) {
+            if let Some(tape) = self.tape_for(target) {
                 // Boxed: a streamed request's tape stays out of every other
                 // request's future (held small: see client/sizes.rs).
-                let r = Box::pin(self.taped(target, exchange)).await;
+                let exchange = Box::pin(self.exchange(target, seq, None, OnTask));
+                let r = Box::pin(self.taped(target, tape, exchange)).await;
                 return self.judged(r);
             }
+            // Boxed: the exchange's state machine is several KiB, and moving it
+            // by value through every spawn showed as 10% memmove in the profile.
+            let exchange = Box::pin(self.exchange(target, seq, None, Unobserved));
             let r = self.limited(target, exchange).await;
             self.judged(r)
         }
@@ -292,8 +294,17 @@ impl Client {
     /// A WebSocket request (`target.ws`), as every send path sends it:
     /// boxed by its callers, whose futures a waiting request holds.
     async fn send_ws(&self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
-        let ws = Box::pin(self.ws.send(target, self.shape.max_body));
-        let r = self.taped(target, ws).await;
+        let keep = self.shape.max_body;
+        let r = match self.tape_for(target) {
+            Some(tape) => {
+                let ws = Box::pin(self.ws.send(target, keep, OnTask));
+                self.taped(target, tape, ws).await
+            }
+            None => {
+                let ws = Box::pin(self.ws.send(target, keep, Unobserved));
+                self.limited(target, ws).await
+            }
+        };
         self.judged(r)
     }
 
@@ -394,34 +405,22 @@ impl Client {
             if target.ws {
                 return Box::pin(self.send_ws(target)).await;
             }
-            let kept = if self.hold {
-                Some(&mut serial.kept)
-            } else {
-                None
-            };
-            let exchange = Box::pin(self.exchange(target, seq, kept));
-            let timed = async {
-                let Some(t) = self.timeout_for(target) else {
-                    return exchange.await;
-                };
-                serial.timer.as_mut().reset(tokio::time::Instant::now() + t);
-                let timer = serial.timer.as_mut();
-                match (Timed { exchange, timer }).await {
-                    Some(r) => r,
-                    None => Err(timed_out(target, t)),
-                }
-            };
-            if let Some(spec) = self.stream.as_ref().filter(|_| self.streamed(target)) {
+            let LoopState { timer, kept } = serial;
+            let kept = if self.hold { Some(kept) } else { None };
+            if let Some(tape) = self.tape_for(target) {
                 // Boxed, as in `send`: the tape stays out of the loop's
                 // future.
                 let streamed = Box::pin(async move {
-                    let tape = crate::Tape::new(spec);
-                    let r = crate::events::TAPE.scope(tape.clone(), timed).await;
+                    let exchange = Box::pin(self.exchange(target, seq, kept, OnTask));
+                    let timed = self.on_timer(target, timer.as_mut(), exchange);
+                    let r = crate::events::scoped(tape.clone(), timed).await;
                     words::streamed(r, &tape)
                 });
                 return self.judged(streamed.await);
             }
-            self.judged(timed.await)
+            let exchange = Box::pin(self.exchange(target, seq, kept, Unobserved));
+            let r = self.on_timer(target, timer.as_mut(), exchange).await;
+            self.judged(r)
         }
     }
 
@@ -441,11 +440,12 @@ impl Client {
 
     // An async fn would keep its arguments twice in its future.
     #[allow(clippy::manual_async_fn)]
-    pub(crate) fn exchange<'a>(
+    pub(crate) fn exchange<'a, O: Observe + 'a>(
         &'a self,
         target: &'a PreparedTarget,
         seq: u64,
         mut kept: Option<&'a mut HeldConn>,
+        obs: O,
     ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
         // An async block, not an async fn: see `send_serial`.
         async move {
@@ -487,7 +487,7 @@ impl Client {
                 // request's parts, its key and its error's wording are
                 // looked up in it again after (a waiting request's
                 // future: 18,000 held connections).
-                let answer = match conn.exchange(&self.shape, &ask).await {
+                let answer = match conn.exchange(&self.shape, &ask, obs.clone()).await {
                     Step::Again => {
                         stale += 1;
                         continue;

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{words::go_op, Client};
 use crate::{
+    core::observe::Unobserved,
     proto::h1::{
         self,
         shared::{Queued, SharedConn},
@@ -78,10 +79,10 @@ impl Client {
                 // Not barrage's HTTP/1.1 (HTTP/2 by ALPN): sent as usual.
                 Conn::H1(other) => {
                     self.pool.put(key, other);
-                    return Box::pin(self.exchange(target, seq, None)).await;
+                    return Box::pin(self.exchange(target, seq, None, Unobserved)).await;
                 }
                 Conn::H2(_) | Conn::H3(_) => {
-                    return Box::pin(self.exchange(target, seq, None)).await
+                    return Box::pin(self.exchange(target, seq, None, Unobserved)).await
                 }
             }
         }

@@ -27,14 +27,25 @@ fn a_waiting_requests_futures_stay_small() {
         })
         .unwrap(),
     );
-    let exchange = std::mem::size_of_val(&client.exchange(&t, 0, None));
+    let unobserved = crate::core::observe::Unobserved;
+    let exchange = std::mem::size_of_val(&client.exchange(&t, 0, None, unobserved));
     assert!(exchange <= 512, "exchange future: {exchange} bytes");
     let send = std::mem::size_of_val(&client.send(&t, 0));
     assert!(send <= 192, "send future: {send} bytes");
     // A streamed request's own block (`-stream`, boxed in `send`): its
     // tape is one pointer, kept twice (224 bytes, where it was 264 and
     // mimalloc's 320 class with the tape's base and cap beside it).
-    let taped = client.taped(&t, Box::pin(client.exchange(&t, 0, None)));
+    let spec = Arc::new(crate::StreamSpec {
+        mode: crate::StreamMode::Sse,
+        http: true,
+        max_events: 10,
+        max_event_bytes: 1024,
+        filter: None,
+        patterns: Vec::new(),
+    });
+    let tape = crate::Tape::new(&spec);
+    let exchange = Box::pin(client.exchange(&t, 0, None, crate::events::OnTask));
+    let taped = client.taped(&t, tape, exchange);
     let taped = std::mem::size_of_val(&taped);
     assert!(taped <= 224, "streamed request's future: {taped} bytes");
     let opened = std::mem::size_of::<crate::transport::opened::Opened>();
@@ -49,6 +60,21 @@ fn a_waiting_requests_futures_stay_small() {
     let reqs = [(w, 0u64)];
     let inner = std::mem::size_of_val(&conn.exchange(&reqs, &mut framer, &mut stamps));
     assert!(inner <= 96, "connection exchange future: {inner} bytes");
+    let mut framer2 = crate::proto::h1::Framer::new(client.shape.limits, false);
+    let mut stamps2 = crate::proto::h1::Stamps::default();
+    // A streamed exchange's observer adds nothing to either future.
+    let on_task = crate::events::OnTask;
+    let observed = conn.exchange_observed(&reqs, &mut framer2, &mut stamps2, on_task);
+    let observed = std::mem::size_of_val(&observed);
+    assert!(
+        observed <= 96,
+        "observed connection exchange: {observed} bytes"
+    );
+    let streamed = std::mem::size_of_val(&client.exchange(&t, 0, None, on_task));
+    assert!(
+        streamed <= 512,
+        "streamed exchange future: {streamed} bytes"
+    );
     let framer = std::mem::size_of::<crate::proto::h1::Framer>();
     assert!(framer <= 176, "framer: {framer} bytes");
 }

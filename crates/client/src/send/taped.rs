@@ -2,7 +2,10 @@
 //! `-ws-events`, server-streaming gRPC methods), and an exchange on one.
 
 use super::{words, Client};
-use crate::{PreparedTarget, Response};
+use crate::{
+    events::{scoped, UntilRefused},
+    PreparedTarget, Response, Tape,
+};
 
 impl Client {
     /// Whether `target`'s answers are read as events: HTTP with
@@ -21,22 +24,26 @@ impl Client {
         }
     }
 
-    /// `exchange` under `-timeout`, on a tape of its own when answers are
-    /// read as events ([`Client::streamed`]).
+    /// A new tape for `target`'s answer, when it is read as events
+    /// ([`Client::streamed`]): its exchange's observer.
+    pub(crate) fn tape_for(&self, target: &PreparedTarget) -> Option<Tape> {
+        let spec = self.stream.as_ref().filter(|_| self.streamed(target))?;
+        Some(Tape::new(spec))
+    }
+
+    /// `exchange` (observed by [`crate::events::OnTask`]) under `-timeout` with `tape`
+    /// as its task's, the events taken from `tape` into the response.
     pub(crate) async fn taped(
         &self,
         target: &PreparedTarget,
+        tape: Tape,
         exchange: impl std::future::Future<Output = Result<Response, crate::Failure>> + Send,
     ) -> Result<Response, crate::Failure> {
-        let Some(spec) = self.stream.as_ref().filter(|_| self.streamed(target)) else {
-            return self.limited(target, exchange).await;
-        };
-        let tape = crate::Tape::new(spec);
         // A stream refused (an event past -max-event-bytes) stops reading
         // at once: its record already failed, and reading on to -timeout
         // held its connection and buffers for nothing.
-        let read = crate::events::UntilRefused::new(self.limited(target, exchange));
-        let r = crate::events::TAPE.scope(tape.clone(), read).await;
+        let read = UntilRefused::new(self.limited(target, exchange));
+        let r = scoped(tape.clone(), read).await;
         words::streamed(r, &tape)
     }
 }

@@ -9,11 +9,12 @@ use crate::transport::opened::Linked;
 
 /// Sends a gRPC call (`req`, `-timeout` added as `grpc-timeout`) over
 /// HTTP/2 and reads its answer.
-pub(crate) async fn call(
+pub(crate) async fn call<O: crate::core::observe::Observe>(
     shape: &crate::core::shape::Shape,
     mut sender: Linked<Sender>,
     mut req: http::Request<http_body_util::Full<Bytes>>,
     fail: Fail<'_>,
+    obs: O,
 ) -> Result<crate::Response, crate::Failure> {
     let streaming = shape.grpc_streams.contains(req.uri().path());
     if let Some(t) = shape.timeout {
@@ -33,6 +34,7 @@ pub(crate) async fn call(
         shape.keep_headers,
         streaming,
         &|e| fail(&chain(e)),
+        obs,
     )
     .await;
     Ok(crate::Response {

@@ -5,7 +5,7 @@
 //! prefix); its header lines are metadata. A unary answer is one
 //! length-prefixed message and a status from the trailers (or from the
 //! headers: trailers-only); a server-streaming method's (as its
-//! descriptors say: `-proto-set` or server reflection, [`reflect`]) is
+//! descriptors say: `-proto-set` or server reflection, `reflect.rs`) is
 //! any number of messages, each an event on the request's tape, and the
 //! record ends at the trailers.
 
@@ -13,10 +13,9 @@ pub(crate) mod call;
 mod protos;
 
 pub use crate::core::shape::GrpcStreams;
-mod reflect;
 
+pub(crate) use protos::method_path;
 pub use protos::{is_json, prepare_body, Prepared, ProtoSet};
-pub use reflect::{reflect, ReflectError, Reflector};
 
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue};
@@ -337,13 +336,15 @@ impl Messages {
 /// (its HTTP status, its content-type), a message cut short, an unknown
 /// compressed-flag, a second message of a unary call, OK without a
 /// message from a unary call.
-pub(crate) async fn read(
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn read<O: crate::core::observe::Observe>(
     resp: http::Response<hyper::body::Incoming>,
     max_message: usize,
     keep: i64,
     keep_headers: bool,
     streaming: bool,
     fail: &(dyn Fn(&dyn std::error::Error) -> String + Sync),
+    obs: O,
 ) -> Answer {
     let (head, mut incoming) = resp.into_parts();
     let mut out = Answer {
@@ -399,7 +400,7 @@ pub(crate) async fn read(
             for (compressed, message) in reader.take_done() {
                 match plain(compressed, gzip, message, max_message) {
                     Ok(m) => {
-                        crate::events::message(&m);
+                        obs.message(&m);
                         out.bytes_in += m.len() as u64;
                         let take = room.saturating_sub(out.body.len()).min(m.len());
                         out.body.extend_from_slice(&m[..take]);

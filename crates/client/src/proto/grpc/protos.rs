@@ -1,5 +1,5 @@
 //! Descriptors for `GRPC` targets: from `-proto-set` or from the server's
-//! reflection service ([`super::reflect`]). They turn a JSON body into the
+//! reflection service (`reflect.rs`). They turn a JSON body into the
 //! method's input message and tell a server-streaming method from a
 //! unary one.
 

@@ -20,6 +20,7 @@ use super::{
     framer::{Fed, FrameError, Framer},
     wire::Wire,
 };
+use crate::core::observe::{Observe, Unobserved};
 use crate::transport::{dial::BoxStream, opened::Opened};
 
 /// The worker thread's read buffer.
@@ -213,13 +214,26 @@ impl Conn {
         framer: &'a mut Framer,
         stamps: &'a mut Stamps,
     ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + Send + 'a {
+        self.exchange_observed(requests, framer, stamps, Unobserved)
+    }
+
+    /// [`Conn::exchange`], telling `obs` what the answer brings
+    /// (`-stream`). `obs` is moved in: [`Unobserved`] adds nothing to the
+    /// future.
+    pub(crate) fn exchange_observed<'a, O: Observe + 'a>(
+        &'a mut self,
+        requests: &[(&'a Wire, u64)],
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+        obs: O,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + Send + 'a {
         // A poll function over the write's state, built here, rather than
         // an async block: its closure's borrows of its own locals were 80
         // of 176 bytes, and a request's future is held while it waits
         // (18,000 held connections).
         let mut out = Outgoing::of(requests);
         poll_fn(move |cx| {
-            let r = self.poll_exchange(cx, &mut out, framer, stamps);
+            let r = self.poll_exchange(cx, &mut out, framer, stamps, &obs);
             if r.is_ready() {
                 if out.written < out.total || out.error.is_some() {
                     self.open = false;
@@ -237,6 +251,7 @@ impl Conn {
         out: &mut Outgoing<'_>,
         framer: &mut Framer,
         stamps: &mut Stamps,
+        obs: &impl Observe,
     ) -> Poll<Result<(), ExchangeError>> {
         while out.written < out.total && out.error.is_none() {
             let io = Pin::new(&mut self.io);
@@ -270,7 +285,7 @@ impl Conn {
                 Poll::Pending => {}
             }
         }
-        match self.poll_response(cx, framer, stamps) {
+        match self.poll_response(cx, framer, stamps, obs) {
             Poll::Ready(Ok(())) => Poll::Ready(Ok(())),
             Poll::Ready(Err(e)) => Poll::Ready(Err(match out.error.take() {
                 // Nothing came back: what broke was the write.
@@ -297,7 +312,7 @@ impl Conn {
         framer: &mut Framer,
         stamps: &mut Stamps,
     ) -> Result<(), ExchangeError> {
-        poll_fn(|cx| self.poll_response(cx, framer, stamps)).await
+        poll_fn(|cx| self.poll_response(cx, framer, stamps, &Unobserved)).await
     }
 
     /// [`Conn::poll_response`] for a connection driven by hand (a shared,
@@ -308,7 +323,7 @@ impl Conn {
         framer: &mut Framer,
         stamps: &mut Stamps,
     ) -> Poll<Result<(), ExchangeError>> {
-        self.poll_response(cx, framer, stamps)
+        self.poll_response(cx, framer, stamps, &Unobserved)
     }
 
     /// Writes some of `bytes` (flushing what a TLS stream holds once all
@@ -341,11 +356,12 @@ impl Conn {
         cx: &mut Context<'_>,
         framer: &mut Framer,
         stamps: &mut Stamps,
+        obs: &impl Observe,
     ) -> Poll<Result<(), ExchangeError>> {
         if self.has_leftover() {
             let left = std::mem::take(&mut self.leftover);
             let at = std::mem::take(&mut self.left_at);
-            if let Some((done, used)) = self.take(&left[at..], framer, stamps) {
+            if let Some((done, used)) = self.take(&left[at..], framer, stamps, obs) {
                 if at + used < left.len() {
                     // More answers' bytes: kept where they are.
                     self.leftover = left;
@@ -373,7 +389,7 @@ impl Conn {
                     }
                     Poll::Ready(Ok(())) => {
                         let data = rb.filled();
-                        Poll::Ready(self.take(data, framer, stamps).map(|(done, used)| {
+                        Poll::Ready(self.take(data, framer, stamps, obs).map(|(done, used)| {
                             if used < data.len() {
                                 self.leftover.extend_from_slice(&data[used..]);
                             }
@@ -397,11 +413,12 @@ impl Conn {
         data: &[u8],
         framer: &mut Framer,
         stamps: &mut Stamps,
+        obs: &impl Observe,
     ) -> Option<(Result<(), ExchangeError>, usize)> {
         let had_head = framer.head_done();
-        let fed = framer.feed(data);
+        let fed = framer.feed_observed(data, obs);
         if matches!(fed, Ok(Fed::Complete(_))) && framer.streams() {
-            crate::events::finish();
+            obs.finish();
         }
         let head_now = !had_head && framer.head_done();
         if head_now {

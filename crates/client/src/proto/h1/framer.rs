@@ -7,6 +7,7 @@
 
 use std::mem::MaybeUninit;
 
+use crate::core::observe::{Observe, Unobserved};
 pub use crate::core::shape::Limits;
 
 /// Interim (1xx) responses skipped before the final one; one more is an
@@ -159,16 +160,26 @@ impl Framer {
 
     /// Takes the next bytes the connection received.
     pub fn feed(&mut self, data: &[u8]) -> Result<Fed, FrameError> {
+        self.feed_observed(data, &Unobserved)
+    }
+
+    /// [`Framer::feed`], telling `obs` of the head, the body's bytes and
+    /// its chunks' ends (`-stream`; only when `Limits::stream` says so).
+    pub(crate) fn feed_observed<O: Observe>(
+        &mut self,
+        data: &[u8],
+        obs: &O,
+    ) -> Result<Fed, FrameError> {
         let mut at = 0;
         while at < data.len() {
             let rest = &data[at..];
             at += match self.state {
-                State::Head => self.feed_head(rest)?,
+                State::Head => self.feed_head(rest, obs)?,
                 State::Length(left) => {
                     let n = (left.min(rest.len() as u64)) as usize;
-                    self.take_body(&rest[..n]);
+                    self.take_body(&rest[..n], obs);
                     if self.limits.stream {
-                        crate::events::boundary();
+                        obs.boundary();
                     }
                     self.state = if left == n as u64 {
                         State::Done
@@ -178,19 +189,19 @@ impl Framer {
                     n
                 }
                 State::UntilClose => {
-                    self.take_body(rest);
+                    self.take_body(rest, obs);
                     if self.limits.stream {
-                        crate::events::boundary();
+                        obs.boundary();
                     }
                     rest.len()
                 }
                 State::ChunkSize => self.feed_chunk_size(rest)?,
                 State::ChunkData(left) => {
                     let n = (left.min(rest.len() as u64)) as usize;
-                    self.take_body(&rest[..n]);
+                    self.take_body(&rest[..n], obs);
                     self.state = if left == n as u64 {
                         if self.limits.stream {
-                            crate::events::boundary();
+                            obs.boundary();
                         }
                         State::ChunkEnd(0)
                     } else {
@@ -248,10 +259,10 @@ impl Framer {
         self.limits.stream
     }
 
-    fn take_body(&mut self, bytes: &[u8]) {
+    fn take_body(&mut self, bytes: &[u8], obs: &impl Observe) {
         self.bytes_in += bytes.len() as u64;
         if self.limits.stream {
-            crate::events::data(bytes, false);
+            obs.data(bytes, false);
         }
         let room = if self.limits.keep_body < 0 {
             bytes.len()
@@ -265,13 +276,13 @@ impl Framer {
 
     /// Head bytes: parsed straight from `rest` when the whole head is in
     /// it (the usual case, no copy), else gathered in `partial`.
-    fn feed_head(&mut self, rest: &[u8]) -> Result<usize, FrameError> {
+    fn feed_head(&mut self, rest: &[u8], obs: &impl Observe) -> Result<usize, FrameError> {
         if self.partial.is_empty() {
             if let Some(end) = head_end(rest, 0) {
                 if end > self.head_max() {
                     return Err(FrameError::HeadTooLarge(self.head_max()));
                 }
-                self.parse_head(&rest[..end])?;
+                self.parse_head(&rest[..end], obs)?;
                 return Ok(end);
             }
             if rest.len() > self.head_max() {
@@ -290,7 +301,7 @@ impl Framer {
         match head_end(&self.partial, self.scanned as usize) {
             Some(end) if end <= self.head_max() => {
                 let partial = std::mem::take(&mut self.partial);
-                self.parse_head(&partial[..end])?;
+                self.parse_head(&partial[..end], obs)?;
                 self.scanned = 0;
                 // What followed the head in these bytes is read again.
                 Ok(end - before)
@@ -310,7 +321,7 @@ impl Framer {
 
     /// Parses a whole head (`head` ends with its empty line) and sets up
     /// the body's framing.
-    fn parse_head(&mut self, head: &[u8]) -> Result<(), FrameError> {
+    fn parse_head(&mut self, head: &[u8], obs: &impl Observe) -> Result<(), FrameError> {
         let mut stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
         let mut heap: Vec<MaybeUninit<httparse::Header<'_>>> = Vec::new();
         let mut config = httparse::ParserConfig::default();
@@ -342,7 +353,7 @@ impl Framer {
                     .iter()
                     .map(|b| if is_odd_control(*b) { b' ' } else { *b })
                     .collect();
-                return self.parse_head(&cleaned);
+                return self.parse_head(&cleaned, obs);
             }
             Err(e) => return Err(FrameError::BadHead(describe(e, head))),
         }
@@ -411,7 +422,7 @@ impl Framer {
             }
         }
         if self.limits.stream {
-            crate::events::head(content_type);
+            obs.head(content_type);
         }
         self.head.code = code;
         self.head.reason = match resp.reason.unwrap_or("") {

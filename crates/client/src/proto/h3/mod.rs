@@ -16,7 +16,10 @@ use http::{header, Request};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{
-    core::response::Answer, core::shape::Shape, proto::hyper::Fail, transport::quic, Response,
+    core::{observe::Observe, response::Answer, shape::Shape},
+    proto::hyper::Fail,
+    transport::quic,
+    Response,
 };
 
 type Sender = ::h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
@@ -81,12 +84,13 @@ pub(crate) async fn handshake(
 /// the head, then the body up to `-max-body` (every byte counted). A
 /// failure after the head keeps what arrived (code 0, as vegeta records
 /// a body broken off).
-pub(crate) async fn exchange(
+pub(crate) async fn exchange<O: Observe>(
     shape: &Shape,
     conn: Conn,
     req: Request<()>,
     body: &Bytes,
     fail: Fail<'_>,
+    obs: O,
 ) -> Result<Answer<Infallible>, crate::Failure> {
     let _turn = match &conn.streams {
         Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| fail(&e))?),
@@ -137,7 +141,7 @@ pub(crate) async fn exchange(
     // mode: the frame is an event).
     let streamed = shape.limits.stream;
     if streamed {
-        crate::events::head(
+        obs.head(
             head.headers()
                 .get(header::CONTENT_TYPE)
                 .map(|v| v.as_bytes()),
@@ -150,7 +154,7 @@ pub(crate) async fn exchange(
                     let data = chunk.chunk();
                     let n = data.len();
                     if streamed {
-                        crate::events::data(data, n == chunk.remaining());
+                        obs.data(data, n == chunk.remaining());
                     }
                     out.bytes_in += n as u64;
                     let room = if location.is_some() {
@@ -187,7 +191,7 @@ pub(crate) async fn exchange(
                     return Ok(malformed(out, why));
                 }
                 if streamed {
-                    crate::events::finish();
+                    obs.finish();
                 }
                 break;
             }

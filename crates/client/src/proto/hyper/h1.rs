@@ -11,6 +11,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
+    core::observe::Observe,
     core::response::Answer,
     core::shape::Shape,
     proto::hyper::{chain, read, Fail},
@@ -45,18 +46,19 @@ pub(crate) async fn handshake(
 
 /// Sends `req` on `sender` and reads its answer; the connection comes
 /// back with it.
-pub(crate) async fn exchange(
+pub(crate) async fn exchange<O: Observe>(
     shape: &Shape,
     mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
+    obs: O,
 ) -> Result<Answer<Linked<Sender>>, crate::Failure> {
     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
     let resp = sender
         .send_request(req)
         .await
         .map_err(|e| fail(&chain(&e)))?;
-    let mut answer = read(shape, resp, fail).await;
+    let mut answer = read(shape, resp, fail, obs).await;
     if answer.response.error.is_none() {
         answer.conn = Some(sender);
     }

@@ -14,6 +14,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
+    core::observe::Observe,
     core::response::Answer,
     core::shape::Shape,
     proto::hyper::{chain, read, Fail},
@@ -53,16 +54,17 @@ pub(crate) async fn handshake(
 }
 
 /// Sends `req` as a stream of `sender`'s connection and reads its answer.
-pub(crate) async fn exchange(
+pub(crate) async fn exchange<O: Observe>(
     shape: &Shape,
     mut sender: Linked<Sender>,
     req: Request<Full<Bytes>>,
     fail: Fail<'_>,
+    obs: O,
 ) -> Result<Answer<Infallible>, crate::Failure> {
     sender.ready().await.map_err(|e| fail(&chain(&e)))?;
     let resp = sender
         .send_request(req)
         .await
         .map_err(|e| fail(&chain(&e)))?;
-    Ok(read(shape, resp, fail).await)
+    Ok(read(shape, resp, fail, obs).await)
 }

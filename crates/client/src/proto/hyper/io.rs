@@ -10,6 +10,7 @@ use http::{header, HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 
 use crate::{
+    core::observe::Observe,
     core::response::Answer,
     core::shape::Shape,
     core::target::{ATTACK_NAME, SEQ_NAME},
@@ -78,10 +79,11 @@ pub(crate) fn request(
 }
 
 /// Reads a hyper response (HTTP/2, or `-h1-engine hyper`).
-pub(crate) async fn read<C>(
+pub(crate) async fn read<C, O: Observe>(
     shape: &Shape,
     resp: http::Response<hyper::body::Incoming>,
     fail: Fail<'_>,
+    obs: O,
 ) -> Answer<C> {
     let head_at = std::time::Instant::now();
     let (head, mut incoming) = resp.into_parts();
@@ -112,7 +114,7 @@ pub(crate) async fn read<C>(
     }
     let stream = shape.limits.stream;
     if stream {
-        crate::events::head(head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()));
+        obs.head(head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()));
     }
     give_back(head.headers);
     while let Some(frame) = incoming.frame().await {
@@ -133,7 +135,7 @@ pub(crate) async fn read<C>(
         };
         if let Some(data) = frame.data_ref() {
             if stream {
-                crate::events::data(data, true);
+                obs.data(data, true);
             }
             out.bytes_in += data.len() as u64;
             let room = if shape.max_body < 0 || location.is_some() {
@@ -151,7 +153,7 @@ pub(crate) async fn read<C>(
         }
     }
     if stream {
-        crate::events::finish();
+        obs.finish();
     }
     Answer {
         code: status.as_u16(),

@@ -20,7 +20,14 @@ use tokio_rustls::TlsConnector;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 
 use crate::{
-    config::WsFrame, core::key::Key, core::target::PreparedTarget, transport::dial::Dial, Response,
+    config::WsFrame,
+    core::{
+        key::Key,
+        observe::{Observe, Unobserved},
+        target::PreparedTarget,
+    },
+    transport::dial::Dial,
+    Response,
 };
 use conn::WsConn;
 
@@ -105,10 +112,11 @@ impl Ws {
     }
 
     /// Sends `target`'s message and waits for the reply.
-    pub(crate) async fn send(
+    pub(crate) async fn send<O: Observe>(
         &self,
         target: &PreparedTarget,
         keep: i64,
+        obs: O,
     ) -> Result<Response, crate::Failure> {
         let key = target.key.as_ref().map_err(|e| e.to_string())?;
         let kept = self
@@ -130,6 +138,7 @@ impl Ws {
             keep,
             self.max_message,
             self.events,
+            obs,
         )
         .await?;
         if out.error.is_some() {
@@ -176,17 +185,19 @@ impl Ws {
 /// Sends `target`'s message on `conn` (a ping when it has no body) and
 /// waits for the reply, or for `events` messages; a close or a broken
 /// stream is a record with code 0 and its error, a failed send an `Err`.
-async fn exchange(
+#[allow(clippy::too_many_arguments)]
+async fn exchange<O: Observe>(
     conn: &mut WsConn,
     target: &PreparedTarget,
     frame: WsFrame,
     keep: i64,
     max: usize,
     events: u32,
+    obs: O,
 ) -> Result<Response, crate::Failure> {
     let ping = target.body.is_empty();
     if events > 0 {
-        return listen(conn, target, frame, keep, max, events).await;
+        return listen(conn, target, frame, keep, max, events, obs).await;
     }
     let opcode = if ping {
         OpCode::Control(Control::Ping)
@@ -237,6 +248,7 @@ fn opened(conn: &WsConn) -> Response {
 /// reads server messages until `events` of them passed `-event-filter`,
 /// each an event on the request's tape; `-max-body` bytes of them are
 /// kept, in order, and all counted.
+#[allow(clippy::too_many_arguments)]
 async fn listen(
     conn: &mut WsConn,
     target: &PreparedTarget,
@@ -244,6 +256,7 @@ async fn listen(
     keep: i64,
     max: usize,
     events: u32,
+    obs: impl Observe,
 ) -> Result<Response, crate::Failure> {
     if !target.body.is_empty() {
         conn.send(data_opcode(target, frame)?, target.body.clone())
@@ -257,7 +270,7 @@ async fn listen(
         match conn.reply(false, max, max, &mut out.head_at).await {
             Ok((payload, len)) => {
                 out.bytes_in += len;
-                if crate::events::message(&payload) {
+                if obs.message(&payload) {
                     counted += 1;
                 }
                 let take = room.saturating_sub(out.body.len()).min(payload.len());
@@ -320,7 +333,16 @@ impl Held {
     /// Sends `target`'s message (a ping without a body) and waits for the
     /// reply.
     pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
-        exchange(&mut self.conn, target, self.frame, self.keep, self.max, 0).await
+        exchange(
+            &mut self.conn,
+            target,
+            self.frame,
+            self.keep,
+            self.max,
+            0,
+            Unobserved,
+        )
+        .await
     }
 
     /// The link of the next record on it (the first, the upgrade's,

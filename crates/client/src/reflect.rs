@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use prost::Message;
 
-use super::protos::{method_path, ProtoSet};
+use crate::proto::grpc::{method_path, status_name, ProtoSet, GRPC_FAILED, GRPC_METHOD};
 
 /// `ServerReflectionRequest`.
 #[derive(Clone, PartialEq, Message)]
@@ -256,7 +256,7 @@ async fn ask(
     }
     .encode_to_vec();
     let target = barrage_model::Target {
-        method: super::GRPC_METHOD.to_string(),
+        method: GRPC_METHOD.to_string(),
         url: format!("{base}/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"),
         headers: metadata.to_vec(),
         body: body.into(),
@@ -266,7 +266,7 @@ async fn ask(
         std::sync::Arc::new(crate::PreparedTarget::new(target).map_err(|e| (false, e.0))?);
     let r = client.send(&prepared, 0).await.map_err(|e| (false, e.0))?;
     if let Some(e) = r.error {
-        let unimplemented = e.starts_with(&format!("{}12 ", super::GRPC_FAILED));
+        let unimplemented = e.starts_with(&format!("{}12 ", GRPC_FAILED));
         return Err((unimplemented, e));
     }
     let reply = Reply::decode(&r.body[..])
@@ -278,7 +278,7 @@ async fn ask(
             format!(
                 "{what}: {} ({})",
                 e.error_message,
-                super::status_name(e.error_code.max(0) as u32)
+                status_name(e.error_code.max(0) as u32)
             ),
         )),
         None => Err((false, format!("{what}: an answer without files"))),
