@@ -525,3 +525,15 @@ fn the_protocols_know_no_observer_but_the_trait() {
     }
     assert!(wrong.is_empty(), "a protocol's room reaches up: {wrong:#?}");
 }
+
+/// Issue 61: `barrage-attack` schedules; it does not stand in for the
+/// client. Its users name `barrage_client` themselves.
+#[test]
+fn the_attack_crate_does_not_re_export_the_client() {
+    let lib = fs::read_to_string(root().join("crates/attack/src/lib.rs")).unwrap();
+    let flat: String = lib.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        !flat.contains("pub use barrage_client"),
+        "crates/attack/src/lib.rs re-exports barrage_client"
+    );
+}

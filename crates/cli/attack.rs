@@ -10,9 +10,10 @@ use std::{
 };
 
 use barrage_attack::{
-    grpc_is_json, grpc_prepare_body, Arrivals, Attack, AttackConfig, ClientConfig,
-    GrpcReflectError, HitSink, ProtoSet, Rate, StopReason, Stopper, TargetSource, Targets,
-    GRPC_METHOD,
+    Arrivals, Attack, AttackConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
+};
+use barrage_client::{
+    grpc_is_json, grpc_prepare_body, ClientConfig, GrpcReflectError, ProtoSet, GRPC_METHOD,
 };
 use barrage_model::Target;
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
@@ -113,7 +114,7 @@ pub(crate) fn targets(
     };
     let reflector = client
         .filter(|_| protos.is_none())
-        .map(barrage_attack::GrpcReflector::new);
+        .map(barrage_client::GrpcReflector::new);
     let streams = client.map(|c| c.grpc_streams.clone()).unwrap_or_default();
     // Services whose reflection failed and whose binary bodies go as
     // they are: said once each.
@@ -170,7 +171,7 @@ pub(crate) fn targets(
             // Errors come first: every -feed row is tried before the first
             // request.
             if let Some(feed) = &a.feed {
-                r.check_rows(feed, |t| barrage_attack::PreparedTarget::new(t).map(drop))
+                r.check_rows(feed, |t| barrage_client::PreparedTarget::new(t).map(drop))
                     .map_err(Failed::usage)?;
             }
             Ok(Targets::Lazy(Box::new(Rendered(r))))
@@ -255,7 +256,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     };
     // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
     let proxies =
-        barrage_attack::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
+        barrage_client::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
             .map_err(Failed::usage)?;
     // -io auto: io_uring for the closed model, epoll for the open one.
     let closed =
@@ -298,7 +299,7 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
         grpc_max_message: a.grpc_max_message.max(0) as usize,
         ws_frame: a.ws_frame,
         ws_max_message: a.ws_max_message.max(1) as usize,
-        checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_attack::Checks(a.checks.clone()))),
+        checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_client::Checks(a.checks.clone()))),
         stream: crate::streams::stream_spec(a)?,
         ws_events: a.ws_events,
         grpc_streams: Default::default(),

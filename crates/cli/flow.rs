@@ -4,9 +4,8 @@
 
 use std::{io::BufRead, sync::Arc};
 
-use barrage_attack::{
-    Check, Checks, Extract, FlowPlan, PlanStep, PreparedTarget, StepReads, Targets,
-};
+use barrage_attack::{FlowPlan, PlanStep, Targets};
+use barrage_client::{Check, Checks, Extract, PreparedTarget, StepReads};
 use barrage_flags::AttackArgs;
 use barrage_targets::{Context, Feed, Flow, TargetReader};
 

@@ -10,7 +10,7 @@ use barrage_flags::AttackArgs;
 /// Where `targets` go: each distinct host and port, once (a `-lazy` or
 /// templated source is not read ahead: none).
 pub fn destinations(targets: &Targets) -> Vec<Destination> {
-    let all: Vec<&barrage_attack::PreparedTarget> = match targets {
+    let all: Vec<&barrage_client::PreparedTarget> = match targets {
         Targets::Fixed(t) => t.iter().map(|t| &**t).collect(),
         Targets::Groups(groups) => groups
             .iter()

@@ -5,7 +5,7 @@ use crate::failed::Failed;
 use barrage_flags::AttackArgs;
 
 /// `-stream` and its limits, checked against what it goes with.
-pub fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>, Failed> {
+pub fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_client::StreamSpec>, Failed> {
     if a.ws_events > 0 && a.hold.is_some() {
         return Err(Failed::usage(
             "-ws-events waits for messages per request; -hold's connections do not take it",
@@ -13,7 +13,7 @@ pub fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>,
     }
     // Always a spec: server-streaming gRPC methods are read as events
     // whatever the flags; HTTP answers only with -stream.
-    let mode = a.stream.unwrap_or(barrage_attack::StreamMode::Chunks);
+    let mode = a.stream.unwrap_or(barrage_client::StreamMode::Chunks);
     if a.stream.is_none() && a.ws_events == 0 {
         if a.event_filter.is_some() {
             return Err(Failed::usage(
@@ -43,12 +43,12 @@ pub fn stream_spec(a: &AttackArgs) -> Result<Option<barrage_attack::StreamSpec>,
     }
     let filter = match &a.event_filter {
         Some(f) => Some(
-            barrage_attack::StreamSpec::filter_of(f)
+            barrage_client::StreamSpec::filter_of(f)
                 .map_err(|e| Failed::usage(format!("-event-filter {e}")))?,
         ),
         None => None,
     };
-    Ok(Some(barrage_attack::StreamSpec {
+    Ok(Some(barrage_client::StreamSpec {
         mode,
         http: a.stream.is_some(),
         max_events: a.max_events as usize,

@@ -22,8 +22,9 @@ use crate::{
     tickets::{since, Lane, Tickets},
     workers::Workers,
     writer::{write_hits, Batch, RequestContext, WakeOnDrop},
-    AttackConfig, ClientConfig, HitSink, Stopper, Targets,
+    AttackConfig, HitSink, Stopper, Targets,
 };
+use barrage_client::ClientConfig;
 
 /// Most distinct hosts whose connections are opened before the attack.
 const WARM_HOSTS: usize = 16;

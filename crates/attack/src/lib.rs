@@ -61,13 +61,6 @@ mod workers;
 mod writer;
 
 pub use attack::{Attack, Watch};
-pub use barrage_client::{
-    grpc_is_json, grpc_prepare_body, Check, Checks, Client, ClientConfig, ConnectTo, DnsSelect,
-    Extract, Failure, GrpcReflectError, GrpcReflector, H1Engine, IoMode, PreparedTarget, ProtoSet,
-    Proxies, Response, StepReads, StreamMode, StreamSpec, TlsError, WsFrame, WsHeld,
-    DEFAULT_CONNECTIONS, DEFAULT_MAX_MESSAGE, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT,
-    GRPC_METHOD, MAX_HEAD_BYTES, MAX_KEPT_BODY,
-};
 pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_GRACE, DEFAULT_WORKERS};
 pub use flow_plan::{FlowPlan, PlanStep, Render, ThinkTime};

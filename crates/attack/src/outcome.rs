@@ -5,7 +5,7 @@ use std::io;
 
 use thiserror::Error;
 
-use crate::TlsError;
+use barrage_client::TlsError;
 
 /// Why an attack could not start.
 #[derive(Debug, Error)]

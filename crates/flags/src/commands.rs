@@ -3,7 +3,8 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use barrage_attack::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS, DEFAULT_WORKERS};
+use barrage_attack::DEFAULT_WORKERS;
+use barrage_client::{DEFAULT_CONNECTIONS, DEFAULT_REDIRECTS};
 use barrage_model::{size, Rate, Stages};
 use barrage_stream::Encoding;
 use barrage_targets::Format;
@@ -171,7 +172,7 @@ pub struct AttackArgs {
     #[arg(long, default_value_t = 0)]
     pub max_connections: usize,
     /// Limit on a whole request, body included (0 = none)
-    #[arg(long, default_value_t = GoDuration(barrage_attack::DEFAULT_TIMEOUT), value_parser = parse_go_duration, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = GoDuration(barrage_client::DEFAULT_TIMEOUT), value_parser = parse_go_duration, allow_hyphen_values = true)]
     pub timeout: GoDuration,
     /// Reuse connections
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
@@ -226,22 +227,22 @@ pub struct AttackArgs {
     pub laddr: Vec<Vec<std::net::IpAddr>>,
     /// HTTP/1.1 engine: barrage (its own) or hyper
     #[arg(long = "h1-engine", default_value = "barrage")]
-    pub h1_engine: barrage_attack::H1Engine,
+    pub h1_engine: barrage_client::H1Engine,
     /// How connections' bytes move: uring (io_uring), epoll, or auto (io_uring for -rate 0, epoll when paced). BARRAGE_IO overrides it
     #[arg(long = "io", default_value = "auto")]
-    pub io: barrage_attack::IoMode,
+    pub io: barrage_client::IoMode,
     /// Longest response head read, in bytes (sizes like 1MB); larger is an error result
     #[arg(long, default_value = "64KiB", value_parser = parse_header_bytes)]
     pub max_header_bytes: usize,
     /// Requests written on an HTTP/1.1 connection before their answers (closed model)
-    #[arg(long, default_value_t = barrage_attack::DEFAULT_PIPELINE, value_parser = parse_pipeline)]
+    #[arg(long, default_value_t = barrage_client::DEFAULT_PIPELINE, value_parser = parse_pipeline)]
     pub pipeline: usize,
     /// Connect to this Unix socket instead of each URL's host
     #[arg(long)]
     pub unix_socket: Option<PathBuf>,
     /// src_host:port:dst_host:port: connect there instead (repeatable; several for one src are used in turn)
     #[arg(long = "connect-to")]
-    pub connect_to: Vec<barrage_attack::ConnectTo>,
+    pub connect_to: Vec<barrage_client::ConnectTo>,
     /// Keep a host name's addresses this long (-1 = look up every new connection, 0 = for the whole attack)
     #[arg(long, default_value = "0s", value_parser = parse_dns_ttl, allow_hyphen_values = true)]
     pub dns_ttl: DnsTtl,
@@ -250,7 +251,7 @@ pub struct AttackArgs {
     pub resolvers: Vec<std::net::SocketAddr>,
     /// Which of a host's addresses new connections go to: first, rr (each in turn) or random
     #[arg(long = "dns-select", default_value = "rr")]
-    pub dns_select: barrage_attack::DnsSelect,
+    pub dns_select: barrage_client::DnsSelect,
     /// Attack name, stored in results and sent as X-Barrage-Attack
     #[arg(long, default_value = "")]
     pub name: String,
@@ -277,7 +278,7 @@ pub struct AttackArgs {
     pub hold_every: Option<Duration>,
     /// ws:// and wss:// targets: send the body as a text or binary frame
     #[arg(long, default_value = "text")]
-    pub ws_frame: barrage_attack::WsFrame,
+    pub ws_frame: barrage_client::WsFrame,
     /// ws:// and wss:// targets: the largest message read (larger: an error record)
     #[arg(long, default_value = "64MiB", value_parser = parse_limit)]
     pub ws_max_message: i64,
@@ -286,7 +287,7 @@ pub struct AttackArgs {
     pub ws_events: u32,
     /// Read answers as streams of events, each stamped: sse (text/event-stream), ndjson (a line each), chunks (an HTTP/1.1 chunk or HTTP/2 DATA frame each) or auto (by Content-Type)
     #[arg(long)]
-    pub stream: Option<barrage_attack::StreamMode>,
+    pub stream: Option<barrage_client::StreamMode>,
     /// With -stream: events stamped per result (more are counted, not stamped)
     #[arg(long, default_value_t = 100_000, value_parser = parse_count)]
     pub max_events: u64,
@@ -301,7 +302,7 @@ pub struct AttackArgs {
     pub keep_headers: bool,
     /// A condition a response must meet to succeed (repeatable): status=200 (2xx, 200-299,404), body~REGEX, header:Name~REGEX, json:.path==VALUE (or !=); a failure is an error record "check failed: ..."
     #[arg(long = "check")]
-    pub checks: Vec<barrage_attack::Check>,
+    pub checks: Vec<barrage_client::Check>,
     /// Worker threads (0: one per core; in the open model with keep-alive, one per 30,000 requests/s of the peak rate, up to one per core)
     #[arg(long, default_value_t = 0)]
     pub cpus: usize,

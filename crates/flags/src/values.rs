@@ -56,7 +56,7 @@ pub fn parse_limit(s: &str) -> Result<i64, BadFlag> {
 pub fn parse_header_bytes(s: &str) -> Result<usize, BadFlag> {
     match size::parse(s).map_err(|e| e.to_string())? {
         n if n < 1024 => Err(format!("{s:?} is under 1KB").into()),
-        n if n as usize > barrage_attack::MAX_HEAD_BYTES => {
+        n if n as usize > barrage_client::MAX_HEAD_BYTES => {
             Err(format!("{s:?} is over 64MiB").into())
         }
         n => Ok(n as usize),

@@ -8,8 +8,9 @@ use std::{
 };
 
 use barrage_attack::{
-    Attack, AttackConfig, AttackError, ClientConfig, HitSink, Rate, StopReason, Stopper, Targets,
+    Attack, AttackConfig, AttackError, HitSink, Rate, StopReason, Stopper, Targets,
 };
+use barrage_client::ClientConfig;
 use barrage_metrics::{Metrics, Threshold};
 use barrage_model::{Hit, Target};
 
