@@ -1,8 +1,11 @@
-//! Connections per host for one worker thread: idle HTTP/1.1 ones kept
-//! for reuse (either engine's), one shared connection of a protocol that
-//! carries many requests at once (HTTP/2), and the `-max-connections`
-//! cap. It opens a transport stream and hands it to the protocols'
-//! handshakes (`conn.rs`); what a connection speaks is theirs.
+//! Connections per host for one worker thread: idle ones kept for reuse
+//! (a connection that carries one request at a time), one shared
+//! connection where a protocol carries many requests at once, and the
+//! `-max-connections` cap. Protocol-blind: the transport is opened by
+//! `transport/connect.rs`, which says what it will speak; the protocols'
+//! handshake (`proto/mod.rs`) makes the connection; the pool keeps what
+//! it is given, and asks a connection only whether it can be shared
+//! ([`Conn::share`]) and whether it is ready.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -13,20 +16,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rustls::pki_types::ServerName;
 use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 
 use crate::{
     core::key::Key,
-    proto::h1::{shared::SharedConn, H1},
     proto::{Conn, Protocols},
-    transport::{
-        dial::{BoxStream, Dial},
-        opened::{nanos, Opened},
-        proxy::ProxyUrl,
-        quic::{Quic, QuicConfig},
-    },
+    transport::{connect::Connector, dial::Dial, proxy::ProxyUrl, quic::QuicConfig},
     H1Engine,
 };
 
@@ -36,7 +32,7 @@ use crate::{
 /// second when a slow server needs them; `-workers` opens them up front.
 const MAX_CONNECTING: usize = 16;
 
-/// How long an idle HTTP/1.1 connection is kept unused before it is closed,
+/// How long an idle connection is kept unused before it is closed,
 /// the next time another one to its host is given back (so a host keeps the
 /// one it used last, however slow the rate). A stall of a few milliseconds at 20,000/s
 /// opens hundreds of connections for the requests due meanwhile; kept for
@@ -49,7 +45,7 @@ pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 struct HostPool {
     /// Idle connections, least recently given back first: the next request
     /// takes the newest (warm in cache), the oldest is the one to close.
-    idle: VecDeque<(H1, Instant)>,
+    idle: VecDeque<(Conn, Instant)>,
     /// The connection every request shares (HTTP/2, HTTP/3).
     multiplexed: Option<Conn>,
     /// Whether a multiplexed connection is being opened (HTTP/3: one at
@@ -57,8 +53,6 @@ struct HostPool {
     opening: bool,
     attempts: u64,
     failed: Option<(u64, crate::Failure)>,
-    /// Shared, pipelined connections (`-pipeline` in the open model).
-    shared: Vec<SharedConn>,
 }
 
 /// Connections per host, opened on demand: idle HTTP/1.1 connections are
@@ -67,8 +61,6 @@ struct HostPool {
 /// `-max-connections` caps how many are open at once.
 pub(crate) struct Pool {
     hosts: Mutex<HashMap<Key, HostPool, foldhash::fast::RandomState>>,
-    tls: TlsConnector,
-    h2c: bool,
     keepalive: bool,
     max_idle: usize,
     open_limit: Option<Arc<Semaphore>>,
@@ -81,13 +73,11 @@ pub(crate) struct Pool {
     attempt_ended: Notify,
     /// Signalled (to all) when a multiplexed connection's attempt ends.
     shared_ended: Notify,
-    /// Shared by the worker threads' pools: one DNS cache and one turn
-    /// for `-connect-to` per attack.
-    dial: Arc<Dial>,
-    /// The handshakes of the protocols a stream may speak.
+    /// Opens a host's transport (its dialer shared by the worker
+    /// threads' pools: one DNS cache and one turn for `-connect-to`).
+    connector: Connector,
+    /// The handshakes of the protocols a transport may carry.
     protocols: Protocols,
-    /// `-http3`: https:// goes over QUIC (this thread's endpoints).
-    quic: Option<Quic>,
     /// [`IDLE_TIMEOUT`] (shorter in tests).
     idle_timeout: Duration,
 }
@@ -104,8 +94,6 @@ impl Pool {
     ) -> Self {
         Pool {
             hosts: Mutex::new(HashMap::default()),
-            tls,
-            h2c,
             keepalive,
             max_idle,
             open_limit,
@@ -113,20 +101,19 @@ impl Pool {
             connecting: AtomicUsize::new(0),
             attempt_ended: Notify::new(),
             shared_ended: Notify::new(),
-            dial,
+            connector: Connector::new(tls, h2c, dial),
             protocols: Protocols {
                 engine,
                 max_header_bytes: crate::config::DEFAULT_MAX_HEADER_BYTES,
                 h3_streams: 0,
             },
-            quic: None,
             idle_timeout: IDLE_TIMEOUT,
         }
     }
 
     /// With `-http3` (and `-h3-streams`): https:// over QUIC.
     pub(crate) fn with_quic(mut self, quic: Option<QuicConfig>, streams: usize) -> Self {
-        self.quic = quic.map(Quic::new);
+        self.connector = self.connector.with_quic(quic);
         self.protocols.h3_streams = streams;
         self
     }
@@ -206,7 +193,7 @@ impl Pool {
     /// Whether connections to `key` carry every request at once, known
     /// before one is open (HTTP/3; HTTP/2 is known only by ALPN).
     fn multiplexes(&self, key: &Key) -> bool {
-        self.keepalive && self.quic.is_some() && key.tls
+        self.keepalive && self.connector.shared_before_open(key)
     }
 
     /// For a multiplexed protocol: one connection attempt per host at a
@@ -271,10 +258,13 @@ impl Pool {
             let result = pool.connect(&key, permit).await;
             pool.connecting.fetch_sub(1, Ordering::AcqRel);
             pool.attempt_ended.notify_one();
-            if let Err(Ok(Conn::H1(conn))) = tx.send(result) {
-                // Nobody waits for it: keep it once it can take a request.
-                if let Some(conn) = conn.ready().await {
-                    pool.put(&key, conn);
+            if let Err(Ok(conn)) = tx.send(result) {
+                // Nobody waits for it: keep it once it can take a request
+                // (a shared one is kept as the host's already).
+                if conn.share().is_none() {
+                    if let Some(conn) = conn.ready().await {
+                        pool.put(&key, conn);
+                    }
                 }
             }
         });
@@ -295,39 +285,20 @@ impl Pool {
         }
         while let Some((c, _)) = host.idle.pop_back() {
             if c.is_ready() {
-                return Some(Conn::H1(c));
+                return Some(c);
             }
         }
         None
     }
 
-    /// Of the shared connections to `key`, the one owing the fewest
-    /// answers if it owes fewer than `depth`; closed ones are dropped.
-    pub(crate) fn shared_with_room(&self, key: &Key, depth: usize) -> Option<SharedConn> {
-        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        let host = hosts.get_mut(key)?;
-        host.shared.retain(SharedConn::is_open);
-        host.shared
-            .iter()
-            .filter(|c| c.owed() < depth)
-            .min_by_key(|c| c.owed())
-            .cloned()
-    }
-
-    /// Keeps a new shared connection to `key`.
-    pub(crate) fn add_shared(&self, key: &Key, conn: SharedConn) {
-        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        hosts.entry(key.clone()).or_default().shared.push(conn);
-    }
-
     /// The proxy that connections to `key` go through, if any.
     pub(crate) fn proxy(&self, key: &Key) -> Option<&ProxyUrl> {
-        self.dial.proxy(key)
+        self.connector.dial().proxy(key)
     }
 
     /// How connections are dialed (what an exchange asks of the proxies).
     pub(crate) fn dial(&self) -> &Dial {
-        &self.dial
+        self.connector.dial()
     }
 
     /// Opens a connection to `key` ahead of the first request and leaves
@@ -337,7 +308,7 @@ impl Pool {
         if !self.keepalive {
             return true;
         }
-        // An HTTP/2 connection is stored as the host's shared one by connect().
+        // A shared connection is kept as the host's by connect().
         let permit = match &self.open_limit {
             None => None,
             // Never wait for the cap here: warming is only a head start.
@@ -347,21 +318,22 @@ impl Pool {
             },
         };
         match Box::pin(self.connect(key, permit)).await {
-            Ok(Conn::H1(conn)) => match conn.ready().await {
+            Ok(conn) if conn.share().is_some() => true,
+            Ok(conn) => match conn.ready().await {
                 Some(conn) => {
                     self.put(key, conn);
                     true
                 }
                 None => false,
             },
-            Ok(_) => true,
             Err(_) => false,
         }
     }
 
-    /// Gives an HTTP/1.1 connection back after its response was read.
-    pub(crate) fn put(&self, key: &Key, conn: H1) {
-        if !self.keepalive || !conn.is_ready() {
+    /// Gives a connection back after its response was read (a shared
+    /// one is the host's already: nothing to do).
+    pub(crate) fn put(&self, key: &Key, conn: Conn) {
+        if !self.keepalive || !conn.is_ready() || conn.share().is_some() {
             return;
         }
         let now = Instant::now();
@@ -398,71 +370,19 @@ impl Pool {
         }
     }
 
-    /// Opens a connection to `key`: the dialer's stream, TLS for
-    /// https:// (ALPN may pick HTTP/2), then the HTTP handshake.
+    /// Opens a connection to `key`: its transport, then the handshake of
+    /// what the transport carries; a connection every request shares is
+    /// kept as the host's.
     async fn connect(
         &self,
         key: &Key,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Conn, crate::Failure> {
-        if let Some(quic) = self.quic.as_ref().filter(|_| key.tls) {
-            let (to, laddr, dns) = self.dial.udp_address(key).await?;
-            let began = std::time::Instant::now();
-            let (conn, local) = quic.connect(to, &key.host, laddr).await?;
-            // QUIC's handshake is one, TLS in it: its time is the connect's.
-            let opened = Opened::new(dns, nanos(began), Some(to), local);
-            let conn = self.protocols.quic(conn, &key.host, permit, opened).await?;
-            self.keep_shared(key, &conn);
-            return Ok(conn);
-        }
-        let (stream, opened) = self.dial.open(key).await?;
-        self.secure(key, stream, permit, opened).await
-    }
-
-    /// TLS over `stream` for https:// (named by the URL's host), then the
-    /// HTTP handshake.
-    async fn secure(
-        &self,
-        key: &Key,
-        stream: BoxStream,
-        permit: Option<OwnedSemaphorePermit>,
-        opened: Opened,
-    ) -> Result<Conn, crate::Failure> {
-        if key.tls {
-            let began = std::time::Instant::now();
-            let name = ServerName::try_from(key.host.clone())
-                .map_err(|e| format!("bad server name {}: {e}", key.host))?;
-            let stream =
-                crate::transport::sniff::Sniff::new(stream, crate::transport::sniff::Expect::Tls);
-            let tls = self
-                .tls
-                .connect(name, stream)
-                .await
-                .map_err(|e| crate::transport::tls::handshake_failure(&e, &key.host))?;
-            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            let opened = opened.with_tls(nanos(began));
-            self.handshake(key, Box::new(tls), h2, permit, opened).await
-        } else if self.h2c || key.h2c {
-            let stream =
-                crate::transport::sniff::Sniff::new(stream, crate::transport::sniff::Expect::H2c);
-            self.handshake(key, Box::new(stream), true, permit, opened)
-                .await
-        } else {
-            self.handshake(key, stream, false, permit, opened).await
-        }
-    }
-
-    /// The protocol's handshake over `stream`; a connection that every
-    /// request shares is kept as the host's.
-    async fn handshake(
-        &self,
-        key: &Key,
-        stream: BoxStream,
-        h2: bool,
-        permit: Option<OwnedSemaphorePermit>,
-        opened: Opened,
-    ) -> Result<Conn, crate::Failure> {
-        let conn = self.protocols.handshake(stream, h2, permit, opened).await?;
+        let transport = self.connector.open(key).await?;
+        let conn = self
+            .protocols
+            .handshake(transport, &key.host, permit)
+            .await?;
         self.keep_shared(key, &conn);
         Ok(conn)
     }
@@ -487,6 +407,7 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::h1::H1;
     use barrage_testkit::Server;
 
     fn idle(pool: &Pool, key: &Key) -> usize {
@@ -494,9 +415,9 @@ mod tests {
         hosts.get(key).map_or(0, |h| h.idle.len())
     }
 
-    async fn ready(pool: &Arc<Pool>, key: &Key) -> H1 {
+    async fn ready(pool: &Arc<Pool>, key: &Key) -> Conn {
         match pool.get(key).await {
-            Ok(Conn::H1(conn)) => conn.ready().await.unwrap(),
+            Ok(conn) if conn.share().is_none() => conn.ready().await.unwrap(),
             Ok(_) => panic!("a multiplexed connection on plain HTTP"),
             Err(e) => panic!("{e}"),
         }
@@ -536,7 +457,7 @@ mod tests {
 
             // The one used last stays however long it waits, and serves.
             tokio::time::sleep(Duration::from_millis(150)).await;
-            let H1::Hyper(mut e) = ready(&pool, &key).await else {
+            let Conn::H1(H1::Hyper(mut e)) = ready(&pool, &key).await else {
                 panic!("hyper's engine was asked for");
             };
             let req = http::Request::get("/")
@@ -545,7 +466,7 @@ mod tests {
                 .unwrap();
             assert_eq!(e.send_request(req).await.unwrap().status(), 200);
             e.ready().await.unwrap();
-            pool.put(&key, H1::Hyper(e));
+            pool.put(&key, Conn::H1(H1::Hyper(e)));
             assert_eq!(idle(&pool, &key), 1);
             assert_eq!(server.connections(), 3, "no connection opened again");
         });

@@ -35,7 +35,7 @@ use crate::{
         shape::Shape,
     },
     transport::{
-        dial::BoxStream,
+        connect::{Carried, Transport},
         opened::{Claim, Linked, Opened},
     },
     H1Engine,
@@ -52,8 +52,8 @@ pub(crate) enum Conn {
 
 impl Conn {
     /// Another handle to a connection that carries many requests at once
-    /// (HTTP/2) while it is open; `None` for one that carries one at a
-    /// time, or one closed.
+    /// (HTTP/2, HTTP/3) while it is open; `None` for one that carries one
+    /// at a time, or one closed.
     pub(crate) fn share(&self) -> Option<Conn> {
         match self {
             Conn::H2(s) if !s.is_closed() => Some(Conn::H2(s.clone())),
@@ -70,10 +70,42 @@ impl Conn {
             Conn::H3(c) => &c.opened,
         }
     }
+
+    /// Whether it can take a request now (a shared one: while open).
+    pub(crate) fn is_ready(&self) -> bool {
+        match self {
+            Conn::H1(c) => c.is_ready(),
+            Conn::H2(s) => !s.is_closed(),
+            Conn::H3(c) => !c.is_closed(),
+        }
+    }
+
+    /// It, once it can take a request (hyper's HTTP/1.1 finishes its
+    /// handshake on its task); `None` when it closed meanwhile.
+    pub(crate) async fn ready(self) -> Option<Conn> {
+        match self {
+            Conn::H1(c) => c.ready().await.map(Conn::H1),
+            shared => shared.is_ready().then_some(shared),
+        }
+    }
+
+    /// barrage's own HTTP/1.1 connection, which `-pipeline` writes
+    /// requests on ahead of their answers; any other, as it is.
+    pub(crate) fn into_pipelined(self) -> Result<h1::Conn, Conn> {
+        match self {
+            Conn::H1(H1::Own(c)) => Ok(c),
+            other => Err(other),
+        }
+    }
 }
 
-/// The protocol a transport stream speaks once open, and how its
-/// handshake goes.
+impl From<h1::Conn> for Conn {
+    fn from(c: h1::Conn) -> Self {
+        Conn::H1(H1::Own(c))
+    }
+}
+
+/// How each protocol's handshake goes.
 pub(crate) struct Protocols {
     /// `-h1-engine`.
     pub(crate) engine: H1Engine,
@@ -85,45 +117,39 @@ pub(crate) struct Protocols {
 }
 
 impl Protocols {
-    /// The HTTP handshake over `stream` (`h2`: HTTP/2, by ALPN or prior
-    /// knowledge); `permit` (`-max-connections`) is held until the
-    /// connection closes.
+    /// The handshake of the protocol `transport` carries (as the
+    /// transport said: ALPN or `-h2c` for HTTP/2, QUIC for HTTP/3) to
+    /// `host`; `permit` (`-max-connections`) is held until the connection
+    /// closes.
     pub(crate) async fn handshake(
         &self,
-        stream: BoxStream,
-        h2: bool,
+        transport: Transport,
+        host: &str,
         permit: Option<OwnedSemaphorePermit>,
-        opened: Opened,
     ) -> Result<Conn, crate::Failure> {
-        let opened = Arc::new(opened);
-        if h2 {
-            let sender = h2::handshake(stream, self.max_header_bytes, permit, opened).await?;
-            return Ok(Conn::H2(sender));
-        }
+        let opened = Arc::new(transport.opened);
+        let stream = match transport.carried {
+            Carried::Quic(quic) => {
+                let (streams, max_header) = (self.h3_streams, self.max_header_bytes);
+                let conn = h3::handshake(quic, host, streams, max_header, permit, opened).await?;
+                return Ok(Conn::H3(conn));
+            }
+            Carried::Stream { stream, h2: true } => {
+                let max = self.max_header_bytes;
+                return Ok(Conn::H2(h2::handshake(stream, max, permit, opened).await?));
+            }
+            Carried::Stream { stream, h2: false } => stream,
+        };
         Ok(Conn::H1(match self.engine {
             H1Engine::Own => H1::Own(h1::Conn::new(stream, permit, opened)),
             H1Engine::Hyper => H1::Hyper(hyper::h1::handshake(stream, permit, opened).await?),
         }))
     }
-
-    /// HTTP/3's handshake over the QUIC connection `quic` to `host`.
-    pub(crate) async fn quic(
-        &self,
-        quic: quinn::Connection,
-        host: &str,
-        permit: Option<OwnedSemaphorePermit>,
-        opened: Opened,
-    ) -> Result<Conn, crate::Failure> {
-        let (streams, max_header) = (self.h3_streams, self.max_header_bytes);
-        let opened = Arc::new(opened);
-        let conn = h3::handshake(quic, host, streams, max_header, permit, opened).await?;
-        Ok(Conn::H3(conn))
-    }
 }
 
 /// `step` with its response naming the connection it came on (and its
 /// costs, if no answer on it took them before).
-fn mark(claim: Claim, step: Step<H1>) -> Step<H1> {
+fn mark(claim: Claim, step: Step<Conn>) -> Step<Conn> {
     match step {
         Step::Done(Ok(mut r)) => {
             r.link = Some(claim.answered());
@@ -157,7 +183,7 @@ impl Conn {
         shape: &'a Shape,
         ask: &'a Ask<'a>,
         obs: O,
-    ) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
+    ) -> impl std::future::Future<Output = Step<Conn>> + Send + 'a {
         match self {
             Conn::H1(H1::Own(conn)) if !ask.target.grpc => {
                 Either::Left(own_exchange(conn, shape, ask, obs))
@@ -173,7 +199,7 @@ impl Conn {
         shape: &'a Shape,
         ask: &'a Ask<'a>,
         obs: O,
-    ) -> Step<H1> {
+    ) -> Step<Conn> {
         let fail = |e: &dyn std::fmt::Display| ask.fail(e);
         let fail: Fail = &fail;
         let claim = Claim::on(self.opened());
@@ -200,7 +226,7 @@ impl Conn {
                     let req = request(shape, v, method, uri, &h1_headers, body, seq, proxy);
                     Box::pin(hyper::h1::exchange(shape, sender, req, fail, obs))
                         .await
-                        .map(|a| a.map_conn(H1::Hyper))
+                        .map(|a| a.map_conn(|s| Conn::H1(H1::Hyper(s))))
                 }
                 Conn::H2(sender) if target.grpc => {
                     let v = http::Version::HTTP_2;
@@ -252,7 +278,7 @@ fn own_exchange<'a, O: Observe + 'a>(
     shape: &'a Shape,
     ask: &'a Ask<'a>,
     obs: O,
-) -> impl std::future::Future<Output = Step<H1>> + Send + 'a {
+) -> impl std::future::Future<Output = Step<Conn>> + Send + 'a {
     async move {
         let claim = Claim::on(conn.opened());
         let (target, seq) = (ask.target, ask.seq);
@@ -274,7 +300,7 @@ fn own_exchange<'a, O: Observe + 'a>(
         // Its error's wording is made from `ask` (a closure passed in
         // was 16 bytes more in a waiting request's future).
         let fail = |e: &dyn std::fmt::Display| ask.fail(e);
-        let step = own::answer(conn, sent, framer, stamps, retry, &fail).map_conn(H1::Own);
+        let step = own::answer(conn, sent, framer, stamps, retry, &fail).map_conn(Conn::from);
         mark(claim, step)
     }
 }

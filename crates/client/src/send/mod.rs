@@ -20,7 +20,7 @@ use crate::{
     core::target::PreparedTarget,
     events::OnTask,
     pool::Pool,
-    proto::h1::{Limits, H1},
+    proto::h1::Limits,
     proto::Conn,
     transport::{dial::Dial, quic::QuicConfig, tls},
     ClientConfig, Response, TlsError,
@@ -71,6 +71,8 @@ pub struct Client {
     pub(crate) record_headers: bool,
     /// WebSocket targets' connections.
     ws: crate::proto::ws::Ws,
+    /// `-pipeline`'s shared connections (the open model).
+    queues: queued::Queues,
     /// Whether a [`LoopState`] loop may keep its connection between requests:
     /// with keep-alive and no `-max-connections` (under the cap, loops
     /// keeping theirs would leave the others waiting).
@@ -108,7 +110,7 @@ pub(crate) struct HeldConn {
     /// The host of `conn`, or of the last one (kept to compare without
     /// cloning a key per request).
     pub(crate) key: Option<Key>,
-    pub(crate) conn: Option<H1>,
+    pub(crate) conn: Option<Conn>,
 }
 
 /// What the clients of one attack's worker threads share: the TLS
@@ -238,6 +240,7 @@ impl Client {
             checks,
             record_body,
             record_headers: cfg.keep_headers,
+            queues: queued::Queues::default(),
             ws: crate::proto::ws::Ws::new(
                 shared.dial.clone(),
                 shared.tls_h1.clone(),
@@ -426,7 +429,7 @@ impl Client {
 
     /// `kept`'s connection if it goes to `key` and can take a request; one
     /// to another host goes back to the pool.
-    fn take_kept(&self, kept: &mut HeldConn, key: &Key) -> Option<H1> {
+    fn take_kept(&self, kept: &mut HeldConn, key: &Key) -> Option<Conn> {
         let conn = kept.conn.take()?;
         match &kept.key {
             Some(k) if k == key => conn.is_ready().then_some(conn),
@@ -465,7 +468,7 @@ impl Client {
                     None => target.key.as_ref().map_err(|e| failed(None, target, e)),
                 }?;
                 let conn = match kept.as_deref_mut().and_then(|k| self.take_kept(k, key)) {
-                    Some(conn) => Conn::H1(conn),
+                    Some(conn) => conn,
                     None => Box::pin(self.pool.get(key))
                         .await
                         .map_err(|e| failed(hop.as_deref(), target, &e))?,
@@ -568,7 +571,7 @@ impl Client {
 
     /// Gives a connection whose response was read back: to the loop that
     /// keeps it (`kept`), or to the pool.
-    fn keep(&self, kept: Option<&mut HeldConn>, key: &Key, conn: H1) {
+    fn keep(&self, kept: Option<&mut HeldConn>, key: &Key, conn: Conn) {
         match kept {
             Some(k) => {
                 if k.key.as_ref() != Some(key) {

@@ -11,10 +11,7 @@ use super::{
     Client, LoopState,
 };
 use crate::{
-    proto::h1::{
-        own::{broken_off, response_of, target_wire},
-        H1,
-    },
+    proto::h1::own::{broken_off, response_of, target_wire},
     proto::h1::{Framer, Stamps, Wire},
     proto::Conn,
     PreparedTarget, Response,
@@ -52,7 +49,7 @@ impl Client {
             _ => return self.one_by_one(batch, serial, each).await,
         };
         let conn = match self.take_kept(&mut serial.kept, key) {
-            Some(c) => Conn::H1(c),
+            Some(c) => c,
             None => match self.pool.get(key).await {
                 Ok(c) => c,
                 Err(e) => {
@@ -64,13 +61,13 @@ impl Client {
                 }
             },
         };
-        let mut conn = match conn {
-            Conn::H1(H1::Own(c)) => c,
-            Conn::H1(other) => {
+        let mut conn = match conn.into_pipelined() {
+            Ok(c) => c,
+            // hyper's HTTP/1.1, HTTP/2, HTTP/3: one request at a time.
+            Err(other) => {
                 self.keep(Some(&mut serial.kept), key, other);
                 return self.one_by_one(batch, serial, each).await;
             }
-            Conn::H2(_) | Conn::H3(_) => return self.one_by_one(batch, serial, each).await,
         };
         let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
         let wires: Vec<&Wire> = batch
@@ -155,7 +152,7 @@ impl Client {
             each(i, result, Instant::now());
         }
         if timed_out_at.is_none() && conn.is_open() && !conn.has_leftover() {
-            self.keep(Some(&mut serial.kept), key, H1::Own(conn));
+            self.keep(Some(&mut serial.kept), key, Conn::from(conn));
         }
     }
 

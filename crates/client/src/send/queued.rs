@@ -7,11 +7,11 @@
 //! closes with requests unanswered, each of them is an error record.
 
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
     future::poll_fn,
     sync::{
         atomic::{AtomicUsize, Ordering},
-        Arc,
+        Arc, Mutex,
     },
     task::Poll,
 };
@@ -20,19 +20,42 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{words::go_op, Client};
 use crate::{
+    core::key::Key,
     core::observe::Unobserved,
+    proto::h1::own::{broken_off, response_of, target_wire},
     proto::h1::{
         self,
         shared::{Queued, SharedConn},
         Framer, Limits, Stamps,
     },
-    proto::h1::{
-        own::{broken_off, response_of, target_wire},
-        H1,
-    },
-    proto::Conn,
     PreparedTarget, Response,
 };
+
+/// The shared, pipelined connections of a worker thread's client, per
+/// host.
+#[derive(Default)]
+pub(crate) struct Queues(Mutex<HashMap<Key, Vec<SharedConn>, foldhash::fast::RandomState>>);
+
+impl Queues {
+    /// Of the shared connections to `key`, the one owing the fewest
+    /// answers if it owes fewer than `depth`; closed ones are dropped.
+    fn with_room(&self, key: &Key, depth: usize) -> Option<SharedConn> {
+        let mut hosts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = hosts.get_mut(key)?;
+        shared.retain(SharedConn::is_open);
+        shared
+            .iter()
+            .filter(|c| c.owed() < depth)
+            .min_by_key(|c| c.owed())
+            .cloned()
+    }
+
+    /// Keeps a new shared connection to `key`.
+    fn add(&self, key: &Key, conn: SharedConn) {
+        let mut hosts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        hosts.entry(key.clone()).or_default().push(conn);
+    }
+}
 
 impl Client {
     /// Sends `target` as request `seq` on a shared, pipelined connection
@@ -51,7 +74,7 @@ impl Client {
             .wire
             .get_or_init(|| target_wire(&self.shape, target, proxy));
         loop {
-            if let Some(shared) = self.pool.shared_with_room(key, self.pipeline) {
+            if let Some(shared) = self.queues.with_room(key, self.pipeline) {
                 let (reply, answer) = oneshot::channel();
                 shared.owed.fetch_add(1, Ordering::AcqRel);
                 let job = Queued {
@@ -69,20 +92,18 @@ impl Client {
                 // Its task ended meanwhile: another.
                 continue;
             }
-            match Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))? {
-                Conn::H1(H1::Own(conn)) => {
+            let conn = Box::pin(self.pool.get(key)).await.map_err(|e| fail(&e))?;
+            match conn.into_pipelined() {
+                Ok(conn) => {
                     let (tx, rx) = mpsc::unbounded_channel();
                     let owed = Arc::new(AtomicUsize::new(0));
                     tokio::spawn(drive(conn, rx, owed.clone(), self.shape.limits));
-                    self.pool.add_shared(key, SharedConn { tx, owed });
+                    self.queues.add(key, SharedConn { tx, owed });
                 }
                 // Not barrage's HTTP/1.1 (HTTP/2 by ALPN): sent as usual.
-                Conn::H1(other) => {
+                Err(other) => {
                     self.pool.put(key, other);
                     return Box::pin(self.exchange(target, seq, None, Unobserved)).await;
-                }
-                Conn::H2(_) | Conn::H3(_) => {
-                    return Box::pin(self.exchange(target, seq, None, Unobserved)).await
                 }
             }
         }
