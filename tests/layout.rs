@@ -576,5 +576,8 @@ fn the_match_on_protocol_is_in_one_file() {
             wrong.push(format!("{rel} chooses an HTTP/1.1 engine"));
         }
     }
-    assert!(wrong.is_empty(), "the protocol match outside proto/mod.rs: {wrong:#?}");
+    assert!(
+        wrong.is_empty(),
+        "the protocol match outside proto/mod.rs: {wrong:#?}"
+    );
 }

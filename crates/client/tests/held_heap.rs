@@ -3,11 +3,12 @@
 //! cell of scripts/bench (18,000 requests waiting at once) is this
 //! figure times 18,000, plus the allocator's rounding. The same for an
 //! open SSE stream (the streams cell's 1,000), before its stamps grow.
+//! And how many blocks a whole request allocates, counted the same way.
 
 use std::{
     alloc::{GlobalAlloc, Layout, System},
     sync::{
-        atomic::{AtomicIsize, Ordering},
+        atomic::{AtomicIsize, AtomicUsize, Ordering},
         Arc,
     },
     time::{Duration, Instant},
@@ -33,9 +34,15 @@ thread_local! {
     static COUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Blocks allocated (and grown) on counted threads.
+static MADE: AtomicUsize = AtomicUsize::new(0);
+
 fn count(size: usize, by: isize) {
     if COUNTED.with(|c| c.get()) {
         LIVE[slot(size)].fetch_add(by, Ordering::Relaxed);
+        if by > 0 {
+            MADE.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -258,4 +265,48 @@ fn a_held_websocket_holds_little_heap() {
     // The connection (304 bytes of it in its task's future) and its
     // idle read's future, 440 bytes, are most of it: 1,717 bytes.
     assert!(per <= 1_800, "heap per held websocket: {per} B ({rows})");
+}
+
+/// Issue 61: the client's seam did not cost allocations. A keep-alive GET
+/// answered by testkit's server, awaited one after another on the
+/// client's thread: the blocks each request allocates (the exchange's
+/// box and the answer's body), counted: 2.00 on the layout before the
+/// seam (commit c3105fa) and after it.
+#[test]
+fn a_request_allocates_as_few_blocks_as_before() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let server = barrage_testkit::Server::http();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = barrage_client::ClientConfig::default();
+    let shared = barrage_client::Shared::new(&cfg).unwrap();
+    let client = rt.block_on(async { barrage_client::Client::sharing(&cfg, &shared) });
+    let target = Arc::new(
+        barrage_client::PreparedTarget::new(barrage_model::Target {
+            method: "GET".into(),
+            url: server.url("/"),
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    const N: u64 = 1_000;
+    let made = rt.block_on(async {
+        for seq in 0..50 {
+            client.send(&target, seq).await.unwrap();
+        }
+        COUNTED.with(|c| c.set(true));
+        let before = MADE.load(Ordering::Relaxed);
+        for seq in 50..50 + N {
+            let r = client.send(&target, seq).await.unwrap();
+            assert_eq!(r.code, 200);
+        }
+        let made = MADE.load(Ordering::Relaxed) - before;
+        COUNTED.with(|c| c.set(false));
+        made
+    });
+    let per = made as f64 / N as f64;
+    eprintln!("blocks allocated per request: {per:.2}");
+    assert!(per <= 2.01, "blocks allocated per request: {per:.2}");
 }
