@@ -1,5 +1,5 @@
 //! End-to-end: `barrage export` into the real servers people run,
-//! started here on loopback from Debian's packages (`.ci/run` installs
+//! started here on loopback from Debian's packages (`scripts/test` installs
 //! `prometheus` and `influxdb`): what the server then holds is counted
 //! with its own query API. And endpoints that refuse: a closed port, a
 //! server that answers 500, one that never accepts.
@@ -70,7 +70,7 @@ impl Daemon {
             .stdout(Stdio::from(out.try_clone().unwrap()))
             .stderr(Stdio::from(out))
             .spawn()
-            .unwrap_or_else(|e| panic!("{name}: {e} (apt-get install it; .ci/run does)"));
+            .unwrap_or_else(|e| panic!("{name}: {e} (apt-get install it; scripts/test does)"));
         Daemon { child, log }
     }
 

@@ -1,6 +1,6 @@
 //! Every page kind (plot, sweep chart, report, compare) as a person sees
 //! it: rendered by headless Chromium (Debian's `chromium`, which
-//! `.ci/run` installs) at 1,400×1,000. For each page:
+//! `scripts/test` installs) at 1,400×1,000. For each page:
 //! - no console messages while it loads;
 //! - every legend text of a chart in view lies inside the viewport;
 //! - every plot area in view has coloured pixels (the series drew).
@@ -75,7 +75,7 @@ fn chromium(args: &[&str], page: &Path) -> (String, String) {
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap_or_else(|e| {
-        panic!("chromium: {e} (install it: apt-get install chromium; .ci/run does)")
+        panic!("chromium: {e} (install it: apt-get install chromium; scripts/test does)")
     });
     let id = child.id();
     // Bounded: a hung browser is killed after a minute.
