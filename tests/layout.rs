@@ -453,13 +453,31 @@ fn no_library_error_is_a_bare_string() {
     );
 }
 
+/// The client's imports from the files under `from` into any of `above`
+/// (folders ending in `/`, or files), as `from -> to` lines.
+fn client_imports(from: &str, above: &[&str]) -> Vec<String> {
+    let src = root().join("crates/client/src");
+    let rel = |p: &PathBuf| p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+    let mut wrong = Vec::new();
+    for (f, tos) in import_edges(&src) {
+        if !rel(&f).starts_with(from) {
+            continue;
+        }
+        for to in tos.iter().map(rel) {
+            if above.iter().any(|a| to.starts_with(a)) {
+                wrong.push(format!("{} -> {to}", rel(&f)));
+            }
+        }
+    }
+    wrong
+}
+
 /// Issue 61: the client's `core/` is what every protocol shares and none
 /// owns, so nothing in it imports a protocol's room (`proto/`), the
 /// policy above an exchange (`send/`), the stream observer (`events/`),
 /// a session's reading of its answers (`flow/`) or the pool.
 #[test]
 fn the_clients_core_imports_no_room_above_it() {
-    let src = root().join("crates/client/src");
     let above = [
         "proto/",
         "send/",
@@ -468,27 +486,7 @@ fn the_clients_core_imports_no_room_above_it() {
         "pool.rs",
         "config.rs",
     ];
-    let mut wrong = Vec::new();
-    for (from, tos) in import_edges(&src) {
-        let from = from
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        if !from.starts_with("core/") {
-            continue;
-        }
-        for to in tos {
-            let to = to
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if above.iter().any(|a| to.starts_with(a)) {
-                wrong.push(format!("{from} -> {to}"));
-            }
-        }
-    }
+    let wrong = client_imports("core/", &above);
     assert!(
         wrong.is_empty(),
         "core/ imports a room above it: {wrong:#?}"
@@ -500,29 +498,7 @@ fn the_clients_core_imports_no_room_above_it() {
 /// above it (`send/`) or a session's reading (`flow/`).
 #[test]
 fn the_protocols_know_no_observer_but_the_trait() {
-    let src = root().join("crates/client/src");
-    let above = ["send/", "events/", "flow/"];
-    let mut wrong = Vec::new();
-    for (from, tos) in import_edges(&src) {
-        let from = from
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        if !from.starts_with("proto/") {
-            continue;
-        }
-        for to in tos {
-            let to = to
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if above.iter().any(|a| to.starts_with(a)) {
-                wrong.push(format!("{from} -> {to}"));
-            }
-        }
-    }
+    let wrong = client_imports("proto/", &["send/", "events/", "flow/"]);
     assert!(wrong.is_empty(), "a protocol's room reaches up: {wrong:#?}");
 }
 
