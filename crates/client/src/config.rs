@@ -1,5 +1,7 @@
 use std::{net::IpAddr, path::PathBuf, time::Duration};
 
+pub use crate::core::shape::WsFrame;
+
 /// `-connections`: idle connections kept per host (vegeta's default).
 pub const DEFAULT_CONNECTIONS: usize = 10_000;
 /// `-timeout`: limit on a whole request, body included (vegeta's default).
@@ -298,25 +300,4 @@ pub struct StepNeeds {
     pub headers: bool,
     /// The `Set-Cookie` headers (the sessions' cookie jars).
     pub cookies: bool,
-}
-
-/// How messages are sent (`-ws-frame`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum WsFrame {
-    /// Text frames (the body must be UTF-8).
-    #[default]
-    Text,
-    /// Binary frames.
-    Binary,
-}
-
-impl std::str::FromStr for WsFrame {
-    type Err = crate::Failure;
-    fn from_str(s: &str) -> Result<Self, crate::Failure> {
-        match s {
-            "text" => Ok(WsFrame::Text),
-            "binary" => Ok(WsFrame::Binary),
-            other => Err(format!("unknown frame type {other:?} (use text or binary)").into()),
-        }
-    }
 }

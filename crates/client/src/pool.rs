@@ -83,8 +83,10 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         tls: TlsConnector,
+        tls_h1: TlsConnector,
         h2c: bool,
         keepalive: bool,
         max_idle: usize,
@@ -101,7 +103,7 @@ impl Pool {
             connecting: AtomicUsize::new(0),
             attempt_ended: Notify::new(),
             shared_ended: Notify::new(),
-            connector: Connector::new(tls, h2c, dial),
+            connector: Connector::new(tls, tls_h1, h2c, dial),
             protocols: Protocols {
                 engine,
                 max_header_bytes: crate::config::DEFAULT_MAX_HEADER_BYTES,
@@ -434,7 +436,8 @@ mod tests {
             let cfg = crate::ClientConfig::default();
             let tls = crate::Client::tls(&cfg).unwrap();
             let dial = Arc::new(Dial::new(&cfg));
-            let mut pool = Pool::new(tls, false, true, 100, None, dial, H1Engine::Hyper);
+            let tls_h1 = tls.clone();
+            let mut pool = Pool::new(tls, tls_h1, false, true, 100, None, dial, H1Engine::Hyper);
             pool.idle_timeout = Duration::from_millis(100);
             let pool = Arc::new(pool);
             let key = Key::of(&server.url("/").parse().unwrap()).unwrap();

@@ -11,11 +11,15 @@ pub(crate) struct Key {
     /// HTTP/2 with prior knowledge over plain TCP whatever `-h2c` says
     /// (gRPC's `http://` targets).
     pub h2c: bool,
+    /// WebSocket (`ws://`, `wss://`): its connections are upgraded, kept
+    /// apart from the host's HTTP ones.
+    pub ws: bool,
 }
 
 impl Key {
     /// The key of `uri`; the error names what cannot be dialed.
     pub(crate) fn of(uri: &Uri) -> Result<Key, crate::Failure> {
+        let ws = matches!(uri.scheme_str(), Some("ws" | "wss"));
         let tls = match uri.scheme_str() {
             Some("https" | "wss") => true,
             Some("http" | "ws") => false,
@@ -43,6 +47,7 @@ impl Key {
             host,
             port,
             h2c: false,
+            ws,
         })
     }
 }

@@ -30,6 +30,12 @@ pub(crate) struct Shape {
     pub(crate) max_message: usize,
     /// The server-streaming gRPC methods.
     pub(crate) grpc_streams: std::sync::Arc<GrpcStreams>,
+    /// `-ws-frame`.
+    pub(crate) ws_frame: WsFrame,
+    /// `-ws-max-message` (with `-ws-events`, at most `-max-event-bytes`).
+    pub(crate) ws_max_message: usize,
+    /// `-ws-events`: server messages a request waits for (0: its reply).
+    pub(crate) ws_events: u32,
 }
 
 /// The limits a response is read under.
@@ -70,5 +76,26 @@ impl GrpcStreams {
     /// Whether `path` is a server-streaming method.
     pub fn contains(&self, path: &str) -> bool {
         self.0.read().is_ok_and(|set| set.contains(path))
+    }
+}
+
+/// How messages are sent (`-ws-frame`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WsFrame {
+    /// Text frames (the body must be UTF-8).
+    #[default]
+    Text,
+    /// Binary frames.
+    Binary,
+}
+
+impl std::str::FromStr for WsFrame {
+    type Err = crate::Failure;
+    fn from_str(s: &str) -> Result<Self, crate::Failure> {
+        match s {
+            "text" => Ok(WsFrame::Text),
+            "binary" => Ok(WsFrame::Binary),
+            other => Err(format!("unknown frame type {other:?} (use text or binary)").into()),
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! - [`h3`]: HTTP/3 on quinn and h3.
 //! - [`grpc`]: gRPC's framing, unary and streaming calls (over hyper's
 //!   HTTP/2), descriptors from files or reflection.
-//! - [`ws`]: WebSocket on tungstenite's codec.
+//! - [`ws`]: WebSocket on tungstenite's codec (a connection upgraded by
+//!   its first exchange; `-hold`'s held ones open themselves).
 //!
 //! This file holds [`Conn`], a connection of whichever protocol made
 //! from a transport stream ([`Protocols::handshake`]), and the match on
@@ -48,6 +49,9 @@ pub(crate) enum Conn {
     H1(H1),
     H2(Linked<h2::Sender>),
     H3(h3::Conn),
+    /// Boxed: a WebSocket connection is the largest, and a request's
+    /// future holds a `Conn`.
+    Ws(Box<ws::WsConn>),
 }
 
 impl Conn {
@@ -68,6 +72,7 @@ impl Conn {
             Conn::H1(c) => c.opened(),
             Conn::H2(s) => &s.opened,
             Conn::H3(c) => &c.opened,
+            Conn::Ws(c) => &c.opened,
         }
     }
 
@@ -77,6 +82,7 @@ impl Conn {
             Conn::H1(c) => c.is_ready(),
             Conn::H2(s) => !s.is_closed(),
             Conn::H3(c) => !c.is_closed(),
+            Conn::Ws(c) => c.is_ready(),
         }
     }
 
@@ -139,6 +145,10 @@ impl Protocols {
                 return Ok(Conn::H2(h2::handshake(stream, max, permit, opened).await?));
             }
             Carried::Stream { stream, h2: false } => stream,
+            // Upgraded by its first exchange, which knows the target.
+            Carried::Upgrade(stream) => {
+                return Ok(Conn::Ws(Box::new(ws::WsConn::new(stream, permit, opened))));
+            }
         };
         Ok(Conn::H1(match self.engine {
             H1Engine::Own => H1::Own(h1::Conn::new(stream, permit, opened)),
@@ -241,6 +251,10 @@ impl Conn {
                     Box::pin(h2::exchange(shape, sender, req, fail, obs))
                         .await
                         .map(Answer::none_back)
+                }
+                Conn::Ws(conn) => {
+                    let step = Box::pin(ws::exchange_on(conn, shape, ask, obs)).await;
+                    break 'step step.map_conn(Conn::Ws);
                 }
                 Conn::H3(_) if target.grpc => {
                     break 'step Step::Done(Err(crate::Failure::from(fail(

@@ -168,6 +168,7 @@ impl Client {
         let pool = Arc::new(
             Pool::new(
                 shared.tls.clone(),
+                shared.tls_h1.clone(),
                 cfg.h2c,
                 cfg.keepalive,
                 cfg.connections,
@@ -222,6 +223,9 @@ impl Client {
                 timeout: cfg.timeout,
                 max_message: cfg.grpc_max_message,
                 grpc_streams: cfg.grpc_streams.clone(),
+                ws_frame: cfg.ws_frame,
+                ws_max_message: crate::proto::ws::max_message(cfg),
+                ws_events: cfg.ws_events,
             },
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
@@ -270,10 +274,7 @@ impl Client {
         seq: u64,
     ) -> impl std::future::Future<Output = Result<Response, crate::Failure>> + Send + 'a {
         async move {
-            if target.ws {
-                return Box::pin(self.send_ws(target)).await;
-            }
-            if self.pipeline > 1 && self.queue {
+            if self.pipeline > 1 && self.queue && !target.ws {
                 let r = self
                     .limited(target, Box::pin(self.send_queued(target, seq)))
                     .await;
@@ -292,23 +293,6 @@ impl Client {
             let r = self.limited(target, exchange).await;
             self.judged(r)
         }
-    }
-
-    /// A WebSocket request (`target.ws`), as every send path sends it:
-    /// boxed by its callers, whose futures a waiting request holds.
-    async fn send_ws(&self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
-        let keep = self.shape.max_body;
-        let r = match self.tape_for(target) {
-            Some(tape) => {
-                let ws = Box::pin(self.ws.send(target, keep, OnTask));
-                self.taped(target, tape, ws).await
-            }
-            None => {
-                let ws = Box::pin(self.ws.send(target, keep, Unobserved));
-                self.limited(target, ws).await
-            }
-        };
-        self.judged(r)
     }
 
     /// A WebSocket connection of its own for `target`, held open by the
@@ -405,9 +389,6 @@ impl Client {
         // attack (18,000 loops in the held-connections cell), and an
         // async fn keeps its arguments twice.
         async move {
-            if target.ws {
-                return Box::pin(self.send_ws(target)).await;
-            }
             let LoopState { timer, kept } = serial;
             let kept = if self.hold { Some(kept) } else { None };
             if let Some(tape) = self.tape_for(target) {

@@ -16,7 +16,7 @@ impl Client {
             return false;
         };
         if target.ws {
-            self.ws.events() > 0
+            self.shape.ws_events > 0
         } else if target.grpc {
             self.shape.grpc_streams.contains(target.uri.path())
         } else {

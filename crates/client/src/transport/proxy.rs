@@ -299,6 +299,7 @@ mod tests {
             host: host.into(),
             port,
             h2c: false,
+            ws: false,
         }
     }
 

@@ -104,7 +104,10 @@ pub(crate) struct WsConn {
     controls: u32,
     _permit: Option<OwnedSemaphorePermit>,
     /// What opening it cost (the upgrade's record carries it), and its ends.
-    pub(crate) opened: crate::transport::opened::Opened,
+    pub(crate) opened: std::sync::Arc<crate::transport::opened::Opened>,
+    /// Whether its upgrade is done (a pooled connection is upgraded by
+    /// its first exchange, which knows the target).
+    pub(crate) upgraded: bool,
 }
 
 /// The upgrade's answer, as far as the client checks it.
@@ -140,14 +143,55 @@ fn answer(head: &httparse::Response<'_, '_>, key: &str, len: usize) -> Answer {
 }
 
 impl WsConn {
+    /// A connection over `stream`, not upgraded yet.
+    pub(crate) fn new(
+        stream: BoxStream,
+        permit: Option<OwnedSemaphorePermit>,
+        opened: std::sync::Arc<crate::transport::opened::Opened>,
+    ) -> WsConn {
+        WsConn {
+            stream,
+            pending: Vec::new(),
+            start: 0,
+            partial: None,
+            text: None,
+            failed: None,
+            controls: 0,
+            _permit: permit,
+            opened,
+            upgraded: false,
+        }
+    }
+
     /// Upgrades `stream` for `target`: `Ok(Err(response))` is a refused
-    /// upgrade with the server's status.
+    /// upgrade with the server's status (and what opening cost).
     pub(crate) async fn open(
         stream: BoxStream,
         target: &PreparedTarget,
         permit: Option<OwnedSemaphorePermit>,
         opened: crate::transport::opened::Opened,
     ) -> Result<Result<WsConn, Response>, Broken> {
+        let mut conn = WsConn::new(stream, permit, std::sync::Arc::new(opened));
+        Ok(match conn.upgrade(target).await? {
+            None => Ok(conn),
+            Some(mut refused) => {
+                refused.link = Some(conn.opened.link().into());
+                Err(refused)
+            }
+        })
+    }
+
+    /// Whether it may carry a request (its stream not failed).
+    pub(crate) fn is_ready(&self) -> bool {
+        self.failed.is_none()
+    }
+
+    /// Upgrades the connection for `target`: `Some(response)` is a
+    /// refused upgrade with the server's status.
+    pub(crate) async fn upgrade(
+        &mut self,
+        target: &PreparedTarget,
+    ) -> Result<Option<Response>, Broken> {
         // The URL without its user info: credentials go as Basic auth
         // among the target's headers.
         let mut req = target
@@ -159,17 +203,7 @@ impl WsConn {
             req.headers_mut().append(k.clone(), v.clone());
         }
         let (bytes, key) = generate_request(req).map_err(|e| format!("websocket: {e}"))?;
-        let mut conn = WsConn {
-            stream,
-            pending: Vec::new(),
-            start: 0,
-            partial: None,
-            text: None,
-            failed: None,
-            controls: 0,
-            _permit: permit,
-            opened,
-        };
+        let conn = self;
         conn.write(&bytes).await?;
         let answer = loop {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -194,7 +228,7 @@ impl WsConn {
                 .ok()
                 .and_then(|s| s.canonical_reason())
                 .unwrap_or("");
-            return Ok(Err(Response {
+            return Ok(Some(Response {
                 code: answer.code,
                 error: Some(format!(
                     "websocket: bad handshake ({} {reason})",
@@ -202,7 +236,6 @@ impl WsConn {
                 )),
                 head_at: Some(Instant::now()),
                 proto: barrage_model::Proto::Http1,
-                link: Some(conn.opened.link().into()),
                 ..Response::default()
             }));
         }
@@ -214,7 +247,8 @@ impl WsConn {
         }
         conn.pending.drain(..answer.head);
         conn.pending.shrink_to_fit();
-        Ok(Ok(conn))
+        conn.upgraded = true;
+        Ok(None)
     }
 
     /// Writes `bytes` and flushes.

@@ -1,10 +1,12 @@
 //! WebSocket request–reply (`ws://` and `wss://` targets) over barrage's
-//! own dialer and TLS (ALPN http/1.1, so that the server can upgrade),
-//! framed by [`conn`] with tungstenite's frame codec: each request sends the target's body as
-//! one message on an open connection and waits for the server's next
-//! message. Connections are opened on demand, kept between requests (up
-//! to `-connections` idle per host), and closed after each with
-//! `-keepalive=false`. A target without a body sends a ping and waits for
+//! own dialer and TLS (ALPN http/1.1, so that the server can upgrade:
+//! `transport/connect.rs`), framed by `conn.rs` with tungstenite's frame
+//! codec: each request sends the target's body as one message on an open
+//! connection and waits for the server's next message. Connections come
+//! from the pool like any protocol's ([`exchange_on`]: a new one is
+//! upgraded by its first exchange, which knows the target), are kept
+//! between requests (up to `-connections` idle per host), and closed
+//! after each with `-keepalive=false`. `-hold` opens its own ([`Held`]). A target without a body sends a ping and waits for
 //! its pong. With `-ws-events N` a request waits instead for N server
 //! messages, each an event on the request's tape (see `events.rs`); a
 //! target without a body then sends nothing and only listens.
@@ -13,40 +15,86 @@ mod close;
 mod conn;
 mod utf8;
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsConnector;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 
 use crate::{
-    config::WsFrame,
     core::{
+        ask::Ask,
         key::Key,
         observe::{Observe, Unobserved},
+        response::{Answer, Step},
+        shape::{Shape, WsFrame},
         target::PreparedTarget,
     },
     transport::dial::Dial,
     Response,
 };
-use conn::WsConn;
+pub(crate) use conn::WsConn;
 
 /// The status of a successful exchange (Switching Protocols).
 pub const WS_OK: u16 = 101;
+
+/// `-ws-max-message`; with `-ws-events` a message is an event, so
+/// `-max-event-bytes` bounds it too (each was held whole up to
+/// `-ws-max-message`).
+pub(crate) fn max_message(cfg: &crate::ClientConfig) -> usize {
+    match (&cfg.stream, cfg.ws_events) {
+        (Some(spec), n) if n > 0 => cfg.ws_max_message.min(spec.max_event_bytes),
+        _ => cfg.ws_max_message,
+    }
+}
+
+/// One request on a pooled connection: upgraded first if it is new (a
+/// refused upgrade is the record, with the server's status), then the
+/// target's message and its reply (or `-ws-events`' messages). A whole
+/// exchange gives the connection back, or closes it with
+/// `-keepalive=false`.
+pub(crate) async fn exchange_on<O: Observe>(
+    mut conn: Box<WsConn>,
+    shape: &Shape,
+    ask: &Ask<'_>,
+    obs: O,
+) -> Step<Box<WsConn>> {
+    let target = ask.target;
+    if !conn.upgraded {
+        match conn.upgrade(target).await {
+            Ok(None) => {}
+            Ok(Some(refused)) => return Step::Done(Ok(refused)),
+            Err(e) => return Step::Done(Err(crate::Failure(e))),
+        }
+    }
+    let (frame, max, events) = (shape.ws_frame, shape.ws_max_message, shape.ws_events);
+    let out = match exchange(&mut conn, target, frame, shape.max_body, max, events, obs).await {
+        Ok(out) => out,
+        Err(e) => return Step::Done(Err(e)),
+    };
+    if out.error.is_some() {
+        return Step::Done(Ok(out));
+    }
+    if !shape.keepalive {
+        let _ = conn.close_with(&[]).await;
+        return Step::Done(Ok(out));
+    }
+    Step::Answer(Answer {
+        code: out.code,
+        location: None,
+        response: out,
+        conn: Some(conn),
+    })
+}
 
 /// The WebSocket side of a worker thread's client.
 pub(crate) struct Ws {
     dial: Arc<Dial>,
     tls: TlsConnector,
     open_limit: Option<Arc<Semaphore>>,
-    idle: std::sync::Mutex<HashMap<Key, Vec<WsConn>>>,
-    max_idle: usize,
-    keepalive: bool,
     frame: WsFrame,
     /// `-ws-max-message`.
     max_message: usize,
-    /// `-ws-events`.
-    events: u32,
 }
 
 impl Ws {
@@ -60,23 +108,9 @@ impl Ws {
             dial,
             tls,
             open_limit,
-            idle: Default::default(),
-            max_idle: cfg.connections,
-            keepalive: cfg.keepalive,
             frame: cfg.ws_frame,
-            // With -ws-events, a message is an event: -max-event-bytes
-            // bounds it too (each was held whole up to -ws-max-message).
-            max_message: match (&cfg.stream, cfg.ws_events) {
-                (Some(spec), n) if n > 0 => cfg.ws_max_message.min(spec.max_event_bytes),
-                _ => cfg.ws_max_message,
-            },
-            events: cfg.ws_events,
+            max_message: max_message(cfg),
         }
-    }
-
-    /// `-ws-events`: server messages a request waits for (0: its reply).
-    pub(crate) fn events(&self) -> u32 {
-        self.events
     }
 
     /// Opens a connection for `target`: TCP (or TLS), then the upgrade.
@@ -109,52 +143,6 @@ impl Ws {
             false => opened,
         };
         Ok(WsConn::open(stream, target, permit, opened).await?)
-    }
-
-    /// Sends `target`'s message and waits for the reply.
-    pub(crate) async fn send<O: Observe>(
-        &self,
-        target: &PreparedTarget,
-        keep: i64,
-        obs: O,
-    ) -> Result<Response, crate::Failure> {
-        let key = target.key.as_ref().map_err(|e| e.to_string())?;
-        let kept = self
-            .idle
-            .lock()
-            .ok()
-            .and_then(|mut m| m.get_mut(key).and_then(Vec::pop));
-        let mut conn = match kept {
-            Some(c) => c,
-            None => match self.open(target, key).await? {
-                Ok(c) => c,
-                Err(refused) => return Ok(refused),
-            },
-        };
-        let out = exchange(
-            &mut conn,
-            target,
-            self.frame,
-            keep,
-            self.max_message,
-            self.events,
-            obs,
-        )
-        .await?;
-        if out.error.is_some() {
-            return Ok(out);
-        }
-        if self.keepalive {
-            if let Ok(mut idle) = self.idle.lock() {
-                let list = idle.entry(key.clone()).or_default();
-                if list.len() < self.max_idle.max(1) {
-                    list.push(conn);
-                }
-            }
-        } else {
-            let _ = conn.close_with(&[]).await;
-        }
-        Ok(out)
     }
 
     /// A connection of its own for `target` (`-hold`): `Err` is the
@@ -205,7 +193,7 @@ async fn exchange<O: Observe>(
         data_opcode(target, frame)?
     };
     conn.send(opcode, target.body.clone()).await?;
-    let mut out = opened(conn);
+    let mut out = upgraded_reply();
     // -max-body: what is kept of the reply; the rest is counted.
     let room = usize::try_from(keep).unwrap_or(usize::MAX);
     match conn.reply(ping, max, room, &mut out.head_at).await {
@@ -234,12 +222,12 @@ fn data_opcode(target: &PreparedTarget, frame: WsFrame) -> Result<OpCode, crate:
     }
 }
 
-/// A record's response on `conn` before its reply.
-fn opened(conn: &WsConn) -> Response {
+/// A record's response before its reply (its link: the pool's exchange
+/// marks it, `-hold`'s [`Held::exchange`] adds it).
+fn upgraded_reply() -> Response {
     Response {
         code: WS_OK,
         proto: barrage_model::Proto::Http1,
-        link: Some(conn.opened.link().into()),
         ..Response::default()
     }
 }
@@ -262,7 +250,7 @@ async fn listen(
         conn.send(data_opcode(target, frame)?, target.body.clone())
             .await?;
     }
-    let mut out = opened(conn);
+    let mut out = upgraded_reply();
     let room = usize::try_from(keep).unwrap_or(usize::MAX);
     let mut counted = 0;
     while counted < events {
@@ -333,7 +321,7 @@ impl Held {
     /// Sends `target`'s message (a ping without a body) and waits for the
     /// reply.
     pub async fn exchange(&mut self, target: &PreparedTarget) -> Result<Response, crate::Failure> {
-        exchange(
+        let mut r = exchange(
             &mut self.conn,
             target,
             self.frame,
@@ -342,7 +330,9 @@ impl Held {
             0,
             Unobserved,
         )
-        .await
+        .await?;
+        r.link = Some(self.conn.opened.link().into());
+        Ok(r)
     }
 
     /// The link of the next record on it (the first, the upgrade's,
