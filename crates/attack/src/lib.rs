@@ -17,13 +17,14 @@
 //!   issues no more tickets and waits for the ones in flight, so nothing
 //!   scheduled goes unrecorded.
 //! - How each request goes is `barrage-client`'s: the scheduler hands a
-//!   due request to a [`Client`] and gets its response back.
+//!   due request to a [`Client`](barrage_client::Client) and gets its response back.
 //!
 //! The attacker does not know the stream format: the CLI plugs an encoder in
 //! as the sink.
 //!
 //! ```no_run
-//! use barrage_attack::{Attack, AttackConfig, ClientConfig, Targets, Stopper};
+//! use barrage_attack::{Attack, AttackConfig, Targets, Stopper};
+//! use barrage_client::ClientConfig;
 //! use barrage_model::{Hit, Target};
 //! struct Count(u64);
 //! impl barrage_attack::HitSink for Count {
