@@ -44,7 +44,7 @@ pub struct Limits {
     /// Most bytes of a head (status line and header lines), and of a
     /// chunked body's trailers (`-max-header-bytes`). A `u32`, as the
     /// scan's place in a cut head is: the framer is held by a waiting
-    /// request's future (see `client/sizes.rs`).
+    /// request's future (see `send/sizes.rs`).
     pub head_bytes: u32,
     /// Body bytes kept (`-max-body`; -1 keeps all).
     pub keep_body: i64,

@@ -92,7 +92,7 @@ impl StreamSpec {
 
 /// A request's splitter and stamps, shared by the client and its
 /// exchange: one pointer, as a streamed request's future holds it twice
-/// (see `client/taped.rs`).
+/// (see `send/taped.rs`).
 #[derive(Clone, Debug)]
 pub struct Tape(Arc<TapeInner>);
 

@@ -1,6 +1,6 @@
 //! What a redirect's request carries of the first request's headers, as
 //! Go's client decides it hop by hop (net/http `Client.do`); the client's
-//! redirects (`client.rs`) and a flow step's (`client/step.rs`) both ask.
+//! redirects (`send/mod.rs`) and a flow step's (`flow/step.rs`) both ask.
 
 use http::Uri;
 

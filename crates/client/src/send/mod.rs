@@ -282,7 +282,7 @@ impl Client {
             }
             if let Some(tape) = self.tape_for(target) {
                 // Boxed: a streamed request's tape stays out of every other
-                // request's future (held small: see client/sizes.rs).
+                // request's future (held small: see send/sizes.rs).
                 let exchange = Box::pin(self.exchange(target, seq, None, OnTask));
                 let r = Box::pin(self.taped(target, tape, exchange)).await;
                 return self.judged(r);

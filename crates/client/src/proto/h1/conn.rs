@@ -73,7 +73,7 @@ impl std::fmt::Display for ExchangeError {
 /// When a response's head and the response were read, each kept as
 /// nanoseconds after a base of the process's, plus one (0: not yet): 16
 /// bytes where two `Option<Instant>` took 32, in a waiting request's
-/// future (see `client/sizes.rs`).
+/// future (see `send/sizes.rs`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stamps {
     head: u64,
