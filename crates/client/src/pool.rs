@@ -4,8 +4,9 @@
 //! `-max-connections` cap. Protocol-blind: the transport is opened by
 //! `transport/connect.rs`, which says what it will speak; the protocols'
 //! handshake (`proto/mod.rs`) makes the connection; the pool keeps what
-//! it is given, and asks a connection only whether it can be shared
-//! ([`Conn::share`]) and whether it is ready.
+//! it is given, and asks a connection only whether it carries many
+//! requests at once ([`Conn::carries_many`], [`Conn::share`]) and whether
+//! it is ready.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -263,7 +264,7 @@ impl Pool {
             if let Err(Ok(conn)) = tx.send(result) {
                 // Nobody waits for it: keep it once it can take a request
                 // (a shared one is kept as the host's already).
-                if conn.share().is_none() {
+                if !conn.carries_many() {
                     if let Some(conn) = conn.ready().await {
                         pool.put(&key, conn);
                     }
@@ -320,7 +321,7 @@ impl Pool {
             },
         };
         match Box::pin(self.connect(key, permit)).await {
-            Ok(conn) if conn.share().is_some() => true,
+            Ok(conn) if conn.carries_many() => conn.is_ready(),
             Ok(conn) => match conn.ready().await {
                 Some(conn) => {
                     self.put(key, conn);
@@ -335,7 +336,7 @@ impl Pool {
     /// Gives a connection back after its response was read (a shared
     /// one is the host's already: nothing to do).
     pub(crate) fn put(&self, key: &Key, conn: Conn) {
-        if !self.keepalive || !conn.is_ready() || conn.share().is_some() {
+        if !self.keepalive || conn.carries_many() || !conn.is_ready() {
             return;
         }
         let now = Instant::now();
@@ -419,7 +420,7 @@ mod tests {
 
     async fn ready(pool: &Arc<Pool>, key: &Key) -> Conn {
         match pool.get(key).await {
-            Ok(conn) if conn.share().is_none() => conn.ready().await.unwrap(),
+            Ok(conn) if !conn.carries_many() => conn.ready().await.unwrap(),
             Ok(_) => panic!("a multiplexed connection on plain HTTP"),
             Err(e) => panic!("{e}"),
         }

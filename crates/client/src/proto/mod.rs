@@ -66,6 +66,12 @@ impl Conn {
         }
     }
 
+    /// Whether it carries many requests at once (HTTP/2, HTTP/3): the
+    /// pool keeps it as the host's, never as an idle one.
+    pub(crate) fn carries_many(&self) -> bool {
+        matches!(self, Conn::H2(_) | Conn::H3(_))
+    }
+
     /// What opening it cost, and its ends.
     pub(crate) fn opened(&self) -> &Arc<Opened> {
         match self {
