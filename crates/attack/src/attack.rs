@@ -91,6 +91,20 @@ pub struct Attack {
     pub(crate) dropped: u64,
 }
 
+/// What an attack sent, for [`Attack::finish`]'s sum.
+pub(crate) enum Sent {
+    /// Its tickets taken.
+    Tickets(u64),
+    /// A flow's steps sent, read once the workers have stopped.
+    Steps,
+}
+
+impl From<u64> for Sent {
+    fn from(n: u64) -> Self {
+        Sent::Tickets(n)
+    }
+}
+
 /// A running attack's count of requests sent, for progress displays
 /// ([`Attack::watch`]); it reads the tickets' own counters, so the request
 /// path does no more work for it.
@@ -332,11 +346,13 @@ impl Attack {
         }
         drop(ctx);
         let (sent, reason, error) = tickets.finish();
-        // A flow's tickets are sessions: what it sent is their requests.
+        // A flow's tickets are sessions: what it sent is their requests,
+        // counted once its workers have stopped (a session taken just
+        // before the stop sends its first step after it).
         let sent = if flowing {
-            self.watch.2.load(std::sync::atomic::Ordering::SeqCst)
+            Sent::Steps
         } else {
-            sent
+            Sent::Tickets(sent)
         };
         Ok(self.finish(writer, sent, reason, error))
     }
@@ -452,7 +468,7 @@ impl Attack {
     pub(crate) fn finish(
         &mut self,
         (writer, ended, stopper): WriterThread,
-        scheduled: u64,
+        sent: impl Into<Sent>,
         mut reason: StopReason,
         target_error: Option<crate::SourceError>,
     ) -> AttackReport {
@@ -471,6 +487,10 @@ impl Attack {
             .join()
             .unwrap_or((0, Some(io::Error::other("writer thread failed"))));
         self.workers.shutdown();
+        let scheduled = match sent.into() {
+            Sent::Tickets(n) => n,
+            Sent::Steps => self.watch.2.load(std::sync::atomic::Ordering::SeqCst),
+        };
         let reason = if output_error.is_some() {
             StopReason::OutputFailed
         } else {
