@@ -76,10 +76,11 @@ impl Drop for WakeOnDrop {
     }
 }
 
-/// A finished request on its way to the writer thread, which describes it
-/// as a [`Hit`]: the method, URL and attack name are copied there into one
-/// reused Hit (and only when the target changes), so a request allocates
-/// none of them.
+/// A finished request on its way to the writer thread: the client's
+/// answer as it came, with what the schedule knows of it. The writer
+/// describes it as a [`Hit`] (the method, URL and attack name are copied
+/// there into one reused Hit, and only when the target changes), so a
+/// request allocates none of them and no field is copied twice.
 pub(crate) struct Finished {
     target: Arc<PreparedTarget>,
     seq: u64,
@@ -87,25 +88,16 @@ pub(crate) struct Finished {
     timestamp: i64,
     latency: u64,
     first_byte: u64,
-    code: u16,
-    /// The HTTP version it went over, where a response said.
-    proto: barrage_model::Proto,
-    /// The connection it went on, where the client measured it.
-    link: Option<barrage_model::Link>,
-    bytes_in: u64,
-    error: String,
-    body: Vec<u8>,
-    headers: Vec<(String, String)>,
-    /// `-stream`: its events' stamps as the client kept them (compact:
-    /// about 2 bytes an event), and the nanoseconds from the send to
-    /// their base. Made offsets from the send (8 bytes an event) only
-    /// as the writer writes it: records waiting for the writer held
-    /// 8 KiB each for 1,000 events, about 1 KiB an open stream in
-    /// scripts/bench's streams cell.
-    events: barrage_client::Stamps,
+    /// `-stream`: nanoseconds from the send to its events' base (their
+    /// stamps stay as the client kept them, about 2 bytes an event, and
+    /// become offsets from the send, 8 bytes an event, only as the
+    /// writer writes them: records waiting for the writer held 8 KiB
+    /// each for 1,000 events, about 1 KiB an open stream in
+    /// scripts/bench's streams cell).
     events_shift: u64,
-    event_count: u64,
-    event_malformed: u64,
+    /// The answer, its error settled: a status outside [200, 400) has its
+    /// text there.
+    result: Result<barrage_client::Response, barrage_client::Failure>,
     /// A flow's request: its session and step.
     pub(crate) session: Option<barrage_model::SessionMark>,
 }
@@ -114,18 +106,77 @@ impl Finished {
     /// Whether it is a success: no error (a status outside [200, 400)
     /// is one: its text is the record's error).
     pub(crate) fn ok(&self) -> bool {
-        self.error.is_empty()
+        self.result.as_ref().is_ok_and(|r| r.error.is_none())
     }
 
     /// Its error with each of `values` (a session's extracted and fed
     /// values, of 3 bytes or more) left out: a record's error reaches
     /// reports and Prometheus labels, a token must not.
     pub(crate) fn redact(&mut self, values: &[String]) {
+        let error = match &mut self.result {
+            Ok(r) => match &mut r.error {
+                Some(e) => e,
+                None => return,
+            },
+            Err(f) => &mut f.0,
+        };
         for v in values.iter().filter(|v| v.len() >= 3) {
-            if self.error.contains(v.as_str()) {
-                self.error = self.error.replace(v.as_str(), "{{…}}");
+            if error.contains(v.as_str()) {
+                *error = error.replace(v.as_str(), "{{…}}");
             }
         }
+    }
+
+    /// Fills `hit` with what this request's answer says (the target's
+    /// and schedule's fields are the writer's).
+    fn describe(self, hit: &mut Hit) {
+        hit.seq = self.seq;
+        hit.scheduled = self.scheduled;
+        hit.timestamp = self.timestamp;
+        hit.latency = self.latency;
+        hit.first_byte = self.first_byte;
+        hit.session = self.session;
+        hit.events.clear();
+        let r = match self.result {
+            Ok(r) => r,
+            Err(f) => {
+                hit.code = 0;
+                hit.proto = barrage_model::Proto::Unknown;
+                hit.link = None;
+                hit.bytes_in = 0;
+                hit.error = f.0;
+                hit.body = Vec::new();
+                hit.headers = Vec::new();
+                hit.event_count = 0;
+                hit.event_malformed = 0;
+                return;
+            }
+        };
+        hit.code = r.code;
+        hit.proto = r.proto;
+        hit.link = r.link.map(|v| v.link());
+        hit.bytes_in = r.bytes_in;
+        hit.error = r.error.unwrap_or_default();
+        hit.body = r.body;
+        hit.headers = r.headers;
+        let (count, malformed) = match r.events {
+            Some(ev) => {
+                let taped = ev.1;
+                // To whole microseconds, as the result stream keeps them,
+                // in the record's own buffer (reused record to record).
+                let shift = self.events_shift;
+                hit.events.extend(
+                    taped
+                        .stamps
+                        .iter()
+                        .map(|at| (at + shift + 500) / 1000 * 1000),
+                );
+                (taped.count, taped.malformed)
+            }
+            None => (0, 0),
+        };
+        hit.event_count = count;
+        hit.event_malformed = malformed;
     }
 }
 
@@ -171,63 +222,36 @@ pub(crate) fn record(
     timestamp: i64,
     sent: Instant,
     latency: u64,
-    result: Result<barrage_client::Response, barrage_client::Failure>,
+    mut result: Result<barrage_client::Response, barrage_client::Failure>,
 ) -> Finished {
-    let mut done = Finished {
+    let since = |at: Instant| at.saturating_duration_since(sent).as_nanos() as u64;
+    let (mut first_byte, mut events_shift) = (0, 0);
+    if let Ok(r) = &mut result {
+        first_byte = r.head_at.map_or(0, since).min(latency);
+        // Stamps count from the tape's making, just after the send.
+        events_shift = r.events.as_ref().map_or(0, |ev| since(ev.0));
+        if r.error.is_none() && !((200..400).contains(&r.code) || (r.code == 101 && target.ws)) {
+            // The server's own status line where the engine kept it
+            // ("503 Backend Down", as Go's Status), else the code's
+            // standard text.
+            r.error = Some(
+                r.status
+                    .take()
+                    .unwrap_or_else(|| barrage_model::status::error_text(r.code)),
+            );
+        }
+    }
+    Finished {
         target,
         seq,
         scheduled,
         timestamp,
         latency,
-        first_byte: 0,
-        code: 0,
-        proto: barrage_model::Proto::Unknown,
-        link: None,
-        bytes_in: 0,
-        error: String::new(),
-        body: Vec::new(),
-        headers: Vec::new(),
-        events: barrage_client::Stamps::default(),
-        events_shift: 0,
-        event_count: 0,
-        event_malformed: 0,
+        first_byte,
+        events_shift,
+        result,
         session: None,
-    };
-    match result {
-        Ok(r) => {
-            done.first_byte = r
-                .head_at
-                .map_or(0, |at| at.saturating_duration_since(sent).as_nanos() as u64)
-                .min(latency);
-            done.code = r.code;
-            done.proto = r.proto;
-            done.link = r.link.map(|v| v.link());
-            done.bytes_in = r.bytes_in;
-            done.body = r.body;
-            done.headers = r.headers;
-            if let Some(ev) = r.events {
-                let (base, taped) = *ev;
-                // Stamps count from the tape's making, just after the
-                // send: moved to count from the send.
-                done.events_shift = base.saturating_duration_since(sent).as_nanos() as u64;
-                done.events = taped.stamps;
-                done.event_count = taped.count;
-                done.event_malformed = taped.malformed;
-            }
-            if let Some(e) = r.error {
-                done.error = e;
-            } else if !((200..400).contains(&r.code) || (r.code == 101 && done.target.ws)) {
-                // The server's own status line where the engine kept it
-                // ("503 Backend Down", as Go's Status), else the code's
-                // standard text.
-                done.error = r
-                    .status
-                    .unwrap_or_else(|| barrage_model::status::error_text(r.code));
-            }
-        }
-        Err(e) => done.error = e.0,
     }
-    done
 }
 
 /// Finished requests on their way to the writer, one worker thread's at a
@@ -377,32 +401,9 @@ pub(crate) fn write_hits(
                         None => hit.attack.clone_from(&name),
                     }
                     hit.bytes_out = done.target.message_len() as u64;
-                    last_target = Some(done.target);
+                    last_target = Some(done.target.clone());
                 }
-                hit.seq = done.seq;
-                hit.scheduled = done.scheduled;
-                hit.timestamp = done.timestamp;
-                hit.latency = done.latency;
-                hit.first_byte = done.first_byte;
-                hit.code = done.code;
-                hit.proto = done.proto;
-                hit.link = done.link;
-                hit.bytes_in = done.bytes_in;
-                hit.error = done.error;
-                hit.body = done.body;
-                hit.headers = done.headers;
-                // To whole microseconds, as the result stream keeps them,
-                // in the record's own buffer (reused record to record).
-                hit.events.clear();
-                let shift = done.events_shift;
-                hit.events.extend(
-                    done.events
-                        .iter()
-                        .map(|at| (at + shift + 500) / 1000 * 1000),
-                );
-                hit.event_count = done.event_count;
-                hit.event_malformed = done.event_malformed;
-                hit.session = done.session;
+                done.describe(&mut hit);
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;
@@ -460,3 +461,15 @@ pub(crate) fn write_hits(
 
 /// Facts about the run for the writer to put in the stream at its end.
 pub(crate) type Facts = Arc<std::sync::Mutex<Vec<(String, String)>>>;
+
+#[cfg(test)]
+mod tests {
+    /// A record waiting for the writer carries the client's answer whole
+    /// (no second copy of its fields): 248 bytes, where the copy it
+    /// replaced was 328.
+    #[test]
+    fn a_waiting_record_stays_small() {
+        let size = std::mem::size_of::<super::Finished>();
+        assert!(size <= 248, "Finished is {size} bytes");
+    }
+}
