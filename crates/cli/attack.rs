@@ -429,7 +429,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     }
     let config_arrivals = config.arrivals;
     let shard = config.shard;
-    let spool = crate::live::spool_for(&a.output, &a.spool)?;
+    let spool = barrage_collect::live::spool_for(&a.output, &a.spool)?;
     // What this host allows, set against the plan, before anything is
     // sent: one warning naming the first limit it would hit.
     crate::plan::warn_if_unfit(&a, &config, &targets)?;
@@ -474,7 +474,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let live = match spool {
         Some(spool) => {
             let stop = stopper.clone();
-            Some(crate::live::start(
+            Some(barrage_collect::live::Live::start(
                 &a.output,
                 &None,
                 spool,
@@ -536,7 +536,7 @@ pub fn run(a: AttackArgs) -> Outcome {
                     }
                 }
             }
-            let stopped = live.outcome();
+            let stopped = crate::live::stopped(live.stopped());
             let seen = signals.signals();
             live.finish(&|| signals.signals() > seen)?;
             stopped

@@ -12,6 +12,7 @@
 
 mod collector;
 pub mod link;
+pub mod live;
 mod origins;
 mod uplink;
 pub mod wire;
