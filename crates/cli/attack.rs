@@ -9,17 +9,13 @@ use std::{
     sync::Arc,
 };
 
-use barrage_attack::{
-    Arrivals, Attack, AttackConfig, HitSink, Rate, StopReason, Stopper, TargetSource, Targets,
-};
-use barrage_client::{
-    grpc_is_json, grpc_prepare_body, ClientConfig, GrpcReflectError, ProtoSet, GRPC_METHOD,
-};
-use barrage_model::Target;
+use barrage_attack::load::TargetsSpec;
+use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, Rate, StopReason, Stopper, Targets};
+use barrage_client::{ClientConfig, ProtoSet};
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
 use barrage_stream::{Encoder, Hit};
-use barrage_targets::{BadValue, Feed, LazyTargets, Loaded, Prepare, Renderer, TargetReader};
+use barrage_targets::{Feed, TargetReader};
 
 use crate::{
     exit,
@@ -60,33 +56,10 @@ impl HitSink for StreamSink {
     }
 }
 
-/// `-lazy`'s targets as the attack's source.
-struct Lazy(Box<LazyTargets<Box<dyn BufRead + Send>>>);
-
-impl TargetSource for Lazy {
-    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
-        (self.0.next(seq)).map_err(|e| barrage_attack::SourceError(e.to_string()))
-    }
-}
-
-/// Targets with placeholders (`{{seq}}`, `-feed` columns): one rendered
-/// per request, round-robin.
-struct Rendered(Renderer);
-
-impl TargetSource for Rendered {
-    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, barrage_attack::SourceError> {
-        Ok(Some(self.0.render(seq)))
-    }
-}
-
-/// The attack's targets: fixed (prepared once) unless some target has
-/// placeholders; `-lazy` reads them as requests go. A `GRPC` target's
-/// JSON body becomes its message through `-proto-set`, or without it
-/// through the descriptors its server's reflection gives (asked once per
-/// service, as the first of its targets is read: before the clock for
-/// targets read up front; not without a `client`, as `doctor` reads
-/// them); a server-streaming method is noted in `client`'s
-/// `grpc_streams`.
+/// The attack's targets from `reader`, as the flags say
+/// ([`barrage_attack::load`]): the `-feed` and `-proto-set` files read
+/// here; not with a `client`, as `doctor` reads them, no server is asked
+/// for its gRPC descriptors.
 pub(crate) fn targets(
     a: &AttackArgs,
     reader: TargetReader<Box<dyn BufRead + Send>>,
@@ -96,11 +69,11 @@ pub(crate) fn targets(
     let read = |flag: &str, path: &str| bounded(flag, path, barrage_targets::MAX_FILE);
     let feed = match &a.feed {
         None => None,
-        Some(path) => Some(Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?),
+        Some(path) => Some((
+            Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?,
+            path.clone(),
+        )),
     };
-    if a.format == barrage_targets::Format::Flow {
-        return crate::flow::targets(a, reader, feed, shard);
-    }
     let protos = match (&a.proto_set, &a.proto) {
         (Some(path), _) => Some(
             ProtoSet::decode(&read("-proto-set", path)?)
@@ -112,79 +85,18 @@ pub(crate) fn targets(
         ),
         (None, None) => None,
     };
-    let reflector = client
-        .filter(|_| protos.is_none())
-        .map(barrage_client::GrpcReflector::new);
-    let streams = client.map(|c| c.grpc_streams.clone()).unwrap_or_default();
-    // Services whose reflection failed and whose binary bodies go as
-    // they are: said once each.
-    let unreflected = std::sync::Mutex::new(std::collections::HashSet::<String>::new());
-    let prepare: Prepare = Box::new(move |mut t: Target| {
-        if t.method == GRPC_METHOD {
-            let reflected = match &reflector {
-                Some(r) => match r.protos_for(&t.url, &t.headers) {
-                    Ok(p) => Some(p),
-                    // A binary body is the message already: a unary call
-                    // needs no schema (production servers often turn
-                    // reflection off). A JSON body does need one.
-                    Err(GrpcReflectError::Failed(why)) if !grpc_is_json(&t.body) => {
-                        let service = t.url.rsplit_once('/').map_or("", |(s, _)| s).to_string();
-                        if unreflected
-                            .lock()
-                            .map(|mut u| u.insert(service))
-                            .unwrap_or(false)
-                        {
-                            eprintln!("barrage attack: note: {why}; the body is sent as it is (already-encoded protobuf) and the method taken as unary");
-                        }
-                        None
-                    }
-                    Err(e) => return Err(BadValue(e.to_string())),
-                },
-                None => None,
-            };
-            let p = grpc_prepare_body(&t.url, &t.body, protos.as_ref().or(reflected.as_deref()))
-                .map_err(|e| BadValue(e.0))?;
-            if p.server_streaming {
-                // The path the calls go to: after the authority, before
-                // any query.
-                let after = t.url.split_once("://").map_or("", |(_, r)| r);
-                let path = after.find('/').map_or("/", |i| &after[i..]);
-                streams.insert(path.split('?').next().unwrap_or(path));
-            }
-            t.body = p.body.into();
-        }
-        Ok(t)
-    });
-    let loaded = Loaded::load(
-        reader,
-        &a.targets,
+    let spec = TargetsSpec {
+        name: a.targets.clone(),
+        flow: a.format == barrage_targets::Format::Flow,
         feed,
-        a.feed_random,
+        feed_random: a.feed_random,
+        lazy: a.lazy,
+        recorded: a.har_timing,
+        protos,
+        cookies: a.cookies,
         shard,
-        a.lazy,
-        prepare,
-    )
-    .map_err(Failed::usage)?;
-    match loaded {
-        Loaded::Lazy(l) => Ok(Targets::Lazy(Box::new(Lazy(l)))),
-        Loaded::Rendered(mut r) => {
-            // Errors come first: every -feed row is tried before the first
-            // request.
-            if let Some(feed) = &a.feed {
-                r.check_rows(feed, |t| barrage_client::PreparedTarget::new(t).map(drop))
-                    .map_err(Failed::usage)?;
-            }
-            Ok(Targets::Lazy(Box::new(Rendered(r))))
-        }
-        Loaded::Plain(all) => {
-            let all = if a.har_timing {
-                schedule::recorded_order(a, all)?
-            } else {
-                all
-            };
-            Targets::fixed(all).map_err(|e| Failed::usage(format!("{}: {e}", a.targets)))
-        }
-    }
+    };
+    barrage_attack::load::targets(spec, reader, client).map_err(Failed::usage)
 }
 
 /// Bad usage, in one line.
@@ -378,10 +290,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     if a.http3 && a.unix_socket.is_some() {
         return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
     }
-    schedule::refuse_combinations(&a)?;
-    if a.format == barrage_targets::Format::Flow {
-        crate::flow::refuse_combinations(&a)?;
-    }
+    a.conflicts().map_err(Failed::usage)?;
     let Setup {
         reader,
         mut config,

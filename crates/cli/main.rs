@@ -13,7 +13,6 @@ mod exit;
 mod export;
 mod facts;
 mod failed;
-mod flow;
 mod inputs;
 mod live;
 mod manual;

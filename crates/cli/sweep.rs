@@ -83,7 +83,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     }
     // A flow: each step's load is sessions.
     let (flow, targets) = if s.attack.format == barrage_targets::Format::Flow {
-        crate::flow::refuse_combinations(&s.attack)?;
+        s.attack.flow_conflicts().map_err(Failed::usage)?;
         let shard = config.shard.map_or(0, |(i, _)| i);
         let barrage_attack::Targets::Flow(plan) =
             attack::targets(&s.attack, reader, shard, Some(&client))?

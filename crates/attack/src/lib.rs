@@ -48,6 +48,7 @@ mod hands;
 mod hold;
 mod hold_run;
 mod limits;
+pub mod load;
 mod outcome;
 mod pacer;
 mod scheduler;

@@ -23,6 +23,7 @@
 
 mod command;
 mod commands;
+mod conflicts;
 mod hint;
 mod live;
 mod readers;
@@ -31,6 +32,7 @@ mod values;
 
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
+pub use conflicts::Conflict;
 pub use hint::usage_line;
 pub use live::{CollectArgs, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};

@@ -1,49 +1,37 @@
 //! `-format flow`: a flow file read whole and made into the attack's
-//! sessions ([`barrage_attack::FlowPlan`]). Every refusal names the
-//! file and line, before anything is sent.
+//! sessions ([`FlowPlan`]). Every refusal names the file and line, before
+//! anything is sent.
 
 use std::{io::BufRead, sync::Arc};
 
-use barrage_attack::{FlowPlan, PlanStep, Targets};
 use barrage_client::{Check, Checks, Extract, PreparedTarget, StepReads};
-use barrage_flags::AttackArgs;
-use barrage_targets::{Context, Feed, Flow, TargetReader};
+use barrage_targets::{Context, Flow, TargetReader};
 
-use crate::failed::Failed;
-
-/// The flags a flow does not go with, as typed.
-pub(crate) fn refuse_combinations(a: &AttackArgs) -> Result<(), Failed> {
-    let with = [
-        (a.mix.is_some(), "-mix"),
-        (a.lazy, "-lazy"),
-        (a.hold.is_some(), "-hold"),
-        (a.har_timing, "-har-timing"),
-        (a.pipeline > 1, "-pipeline"),
-    ];
-    match with.iter().find(|(on, _)| *on) {
-        Some((_, flag)) => Err(Failed::usage(format!(
-            "-format flow does not take {flag}: a flow's sessions send their steps one after another"
-        ))),
-        None => Ok(()),
-    }
-}
+use super::spec::{LoadError, TargetsSpec};
+use crate::{FlowPlan, PlanStep, Targets};
 
 /// The attack's sessions from the flow `reader` reads, with the `-feed`
 /// rows; `shard`: `-shard i/n`'s i.
-pub(crate) fn targets(
-    a: &AttackArgs,
+pub(super) fn targets(
+    spec: TargetsSpec,
     reader: TargetReader<Box<dyn BufRead + Send>>,
-    feed: Option<Feed>,
-    shard: u64,
-) -> Result<Targets, Failed> {
+) -> Result<Targets, LoadError> {
     let Some(http) = reader.into_flow() else {
-        return Err(Failed::usage("-format flow: no flow reader"));
+        return Err(LoadError::NotAFlow);
     };
+    let shard = spec.shard;
+    let (feed, feed_name) = spec
+        .feed
+        .map_or((None, String::from("-")), |(f, n)| (Some(f), n));
     let (columns, rows, lines) = feed.map_or((Vec::new(), Vec::new(), Vec::new()), |f| {
         (f.columns, f.rows, f.lines)
     });
-    let flow = Flow::from_targets(http, &columns).map_err(Failed::usage)?;
-    let at = |line: u64, what: String| Failed::usage(format!("{}:{line}: {what}", flow.source));
+    let flow = Flow::from_targets(http, &columns)?;
+    let at = |line: u64, what: String| LoadError::At {
+        file: flow.source.clone(),
+        line,
+        what,
+    };
     let mut steps = Vec::with_capacity(flow.steps.len());
     for step in &flow.steps {
         let checks = step
@@ -99,12 +87,10 @@ pub(crate) fn targets(
                     row: Some(&row[..]),
                     rng: &mut rng,
                 });
-                PreparedTarget::new(t).map_err(|e| {
-                    Failed::usage(format!(
-                        "-feed {}:{line}: step {}: {e}",
-                        a.feed.as_deref().unwrap_or("-"),
-                        step.name
-                    ))
+                PreparedTarget::new(t).map_err(|e| LoadError::At {
+                    file: format!("-feed {feed_name}"),
+                    line: *line,
+                    what: format!("step {}: {e}", step.name),
                 })?;
             }
         }
@@ -130,8 +116,8 @@ pub(crate) fn targets(
     Ok(Targets::Flow(Arc::new(FlowPlan {
         steps,
         rows,
-        random_rows: a.feed_random,
+        random_rows: spec.feed_random,
         columns: flow.columns.len(),
-        cookies: a.cookies,
+        cookies: spec.cookies,
     })))
 }

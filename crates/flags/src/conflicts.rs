@@ -1,0 +1,137 @@
+//! Flags that cannot go together, refused before anything is read or
+//! sent: the ways of scheduling (`-mix`, `-har-timing`, `-arrivals`,
+//! `-format flow`) with each other and with what they leave no room for.
+
+use barrage_attack::{Arrivals, Rate};
+
+use crate::AttackArgs;
+
+/// Two flags that do not go together, named as typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Conflict {
+    /// `-format flow` with a flag it does not take.
+    #[error(
+        "-format flow does not take {0}: a flow's sessions send their steps one after another"
+    )]
+    Flow(&'static str),
+    /// `-mix` with a flag it does not take.
+    #[error("-mix does not take {0}")]
+    Mix(&'static str),
+    /// `-har-timing` without `-format har`.
+    #[error("-har-timing replays a HAR file's times: it goes with -format har")]
+    HarTimingFormat,
+    /// `-har-timing` with a flag that sets times of its own.
+    #[error("-har-timing sends at the recording's times: it does not take {0}")]
+    HarTiming(&'static str),
+    /// `-har-speed` alone.
+    #[error("-har-speed goes with -har-timing")]
+    HarSpeed,
+    /// `-arrivals poisson` in the closed model.
+    #[error("-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
+    PoissonClosed,
+}
+
+impl AttackArgs {
+    /// The first pair of flags that do not go together.
+    pub fn conflicts(&self) -> Result<(), Conflict> {
+        let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
+        let poisson = matches!(self.arrivals, Arrivals::Poisson(_));
+        if self.mix.is_some() {
+            if let Some(flag) = first(&[
+                (self.lazy, "-lazy"),
+                (self.feed.is_some(), "-feed"),
+                (self.hold.is_some(), "-hold"),
+                (self.har_timing, "-har-timing"),
+                (
+                    self.max_workers.is_some(),
+                    "-max-workers (give each group its own max-workers)",
+                ),
+                (
+                    self.targets != "stdin",
+                    "-targets (each group names its targets)",
+                ),
+            ]) {
+                return Err(Conflict::Mix(flag));
+            }
+        }
+        if self.har_timing {
+            if self.format != barrage_targets::Format::Har {
+                return Err(Conflict::HarTimingFormat);
+            }
+            if let Some(flag) = first(&[
+                (self.lazy, "-lazy"),
+                (self.stages.is_some(), "-stages"),
+                (poisson, "-arrivals poisson"),
+                (self.hold.is_some(), "-hold"),
+                (self.rate != barrage_model::DEFAULT_RATE, "-rate"),
+            ]) {
+                return Err(Conflict::HarTiming(flag));
+            }
+        } else if self.har_speed != 1.0 {
+            return Err(Conflict::HarSpeed);
+        }
+        if poisson && self.rate == Rate::Max && self.stages.is_none() && self.mix.is_none() {
+            return Err(Conflict::PoissonClosed);
+        }
+        self.flow_conflicts()
+    }
+
+    /// `-format flow` with a flag it does not take.
+    pub fn flow_conflicts(&self) -> Result<(), Conflict> {
+        if self.format == barrage_targets::Format::Flow {
+            let with = [
+                (self.mix.is_some(), "-mix"),
+                (self.lazy, "-lazy"),
+                (self.hold.is_some(), "-hold"),
+                (self.har_timing, "-har-timing"),
+                (self.pipeline > 1, "-pipeline"),
+            ];
+            if let Some((_, flag)) = with.iter().find(|(on, _)| *on) {
+                return Err(Conflict::Flow(flag));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{normalize, parse, Command};
+
+    fn attack(args: &[&str]) -> AttackArgs {
+        let all = ["barrage", "attack"].iter().chain(args);
+        match parse(normalize(all.map(std::ffi::OsString::from)))
+            .expect("parses")
+            .command
+        {
+            Command::Attack(a) => *a,
+            _ => panic!("not an attack"),
+        }
+    }
+
+    #[test]
+    fn each_way_of_scheduling_refuses_what_it_leaves_no_room_for() {
+        let cases: [(&[&str], Conflict); 6] = [
+            (&["-mix", "m.txt", "-lazy"], Conflict::Mix("-lazy")),
+            (&["-har-timing"], Conflict::HarTimingFormat),
+            (
+                &["-format", "har", "-har-timing", "-rate", "9"],
+                Conflict::HarTiming("-rate"),
+            ),
+            (&["-har-speed", "2"], Conflict::HarSpeed),
+            (
+                &["-arrivals", "poisson", "-rate", "0", "-max-workers", "2"],
+                Conflict::PoissonClosed,
+            ),
+            (
+                &["-format", "flow", "-pipeline", "4"],
+                Conflict::Flow("-pipeline"),
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(attack(args).conflicts(), Err(want), "{args:?}");
+        }
+        assert_eq!(attack(&["-rate", "9"]).conflicts(), Ok(()));
+    }
+}
