@@ -15,7 +15,6 @@ mod facts;
 mod failed;
 mod inputs;
 mod live;
-mod manual;
 mod output;
 mod plan;
 mod plot;

@@ -26,6 +26,7 @@ mod commands;
 mod conflicts;
 mod hint;
 mod live;
+pub mod manual;
 mod readers;
 mod spelling;
 mod values;
