@@ -9,7 +9,7 @@ use barrage_doctor::{Host, Verdict};
 use crate::{
     attack,
     failed::{Failed, Kind, Outcome},
-    plan::{destinations, plan},
+    plan::destinations,
     schedule,
 };
 use barrage_flags::AttackArgs;
@@ -31,7 +31,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         config = AttackConfig::default();
         Vec::new()
     };
-    let plan = plan(&a, &config, destinations);
+    let plan = a.plan(config.mix_peak, destinations);
     let checks = barrage_doctor::check(&plan, &Host::this());
     println!("{}", barrage_doctor::summary(&plan));
     for c in &checks {

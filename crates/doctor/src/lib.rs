@@ -17,6 +17,7 @@
 
 mod checks;
 mod costs;
+mod gate;
 mod host;
 mod plan;
 mod walls;
@@ -26,6 +27,7 @@ pub use costs::{
     BASE_BYTES, BASE_DESCRIPTORS, BYTES_PER_CONNECTION, CONNTRACK_TIME_WAIT_SECS, RATE_PER_CORE,
     TIME_WAIT_SECS,
 };
+pub use gate::{first_limit, impossible, Impossible};
 pub use host::Host;
 pub use plan::{Destination, Needs, Plan, EXPECTED_LATENCY, LIKELY_MARGIN};
 pub use walls::IMPOSSIBLE_FACTOR;

@@ -27,6 +27,7 @@ mod conflicts;
 mod hint;
 mod live;
 pub mod manual;
+mod plan;
 mod readers;
 mod spelling;
 mod values;
