@@ -10,17 +10,8 @@ use barrage_flags::AttackArgs;
 /// Where `targets` go: each distinct host and port, once (a `-lazy` or
 /// templated source is not read ahead: none).
 pub fn destinations(targets: &Targets) -> Vec<Destination> {
-    let all: Vec<&barrage_client::PreparedTarget> = match targets {
-        Targets::Fixed(t) => t.iter().map(|t| &**t).collect(),
-        Targets::Groups(groups) => groups
-            .iter()
-            .flat_map(|g| g.targets.iter().map(|t| &**t))
-            .collect(),
-        Targets::Flow(plan) => plan.steps.iter().map(|s| &*s.prepared).collect(),
-        Targets::Lazy(_) => Vec::new(),
-    };
     let mut out: Vec<Destination> = Vec::new();
-    for t in all {
+    for t in targets.known() {
         let Some(host) = t.uri.host() else { continue };
         let secure = matches!(t.uri.scheme_str(), Some("https" | "wss"));
         let d = Destination::new(host, t.uri.port_u16(), secure);

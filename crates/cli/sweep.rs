@@ -130,24 +130,13 @@ pub fn run(s: SweepArgs) -> Outcome {
     let stopper = Stopper::new();
     stopper.on_signals(|| exit::interrupted());
     // The first targets, for the chart's run table.
-    let shown: Vec<String> = {
-        let mut urls: Vec<String> = Vec::new();
-        let all = targets
-            .iter()
-            .map(|t| t.url.clone())
-            .chain(attacker_flow_urls(&flow));
-        for u in all {
-            if !urls.contains(&u) {
-                urls.push(u);
-            }
-        }
-        let more = urls.len().saturating_sub(3);
-        urls.truncate(3);
-        if more > 0 {
-            urls.push(format!("and {more} more"));
-        }
-        urls
-    };
+    let flow_urls = flow
+        .iter()
+        .flat_map(|p| p.steps.iter().map(|s| &*s.prepared.url_text));
+    let shown = barrage_model::words::first_distinct(
+        targets.iter().map(|t| t.url.as_str()).chain(flow_urls),
+        3,
+    );
     let mut attacker = Attacker {
         targets,
         flow,
@@ -226,13 +215,6 @@ pub fn run(s: SweepArgs) -> Outcome {
         }),
         _ => Ok(()),
     }
-}
-
-/// A flow's step URLs (as written, before any rendering).
-fn attacker_flow_urls(flow: &Option<Arc<barrage_attack::FlowPlan>>) -> Vec<String> {
-    flow.iter()
-        .flat_map(|p| p.steps.iter().map(|s| s.prepared.url_text.clone()))
-        .collect()
 }
 
 /// The wall clock, unix ns.

@@ -37,6 +37,28 @@ pub enum Targets {
     Flow(Arc<crate::FlowPlan>),
 }
 
+impl Targets {
+    /// The targets read up front, in order (a `-lazy` or templated
+    /// source is not read ahead: none).
+    pub fn known(&self) -> Vec<&PreparedTarget> {
+        match self {
+            Targets::Fixed(t) => t.iter().map(|t| &**t).collect(),
+            Targets::Groups(groups) => groups
+                .iter()
+                .flat_map(|g| g.targets.iter().map(|t| &**t))
+                .collect(),
+            Targets::Flow(plan) => plan.steps.iter().map(|s| &*s.prepared).collect(),
+            Targets::Lazy(_) => Vec::new(),
+        }
+    }
+
+    /// The first three distinct URLs of [`Targets::known`], and "and N
+    /// more", for a page's run table.
+    pub fn shown_urls(&self) -> Vec<String> {
+        barrage_model::words::first_distinct(self.known().iter().map(|t| &*t.url_text), 3)
+    }
+}
+
 /// One group of a `-mix`: its targets (read up front, weighted as they
 /// say) on a schedule of its own.
 pub struct Group {

@@ -135,3 +135,90 @@ mod tests {
         );
     }
 }
+
+/// The first `n` distinct of `items`, in order, then "and N more" when
+/// there are others (a page's run table names a run's first targets).
+pub fn first_distinct<'a>(items: impl IntoIterator<Item = &'a str>, n: usize) -> Vec<String> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for item in items {
+        if !distinct.contains(&item) {
+            distinct.push(item);
+        }
+    }
+    let mut shown: Vec<String> = distinct.iter().take(n).map(|u| u.to_string()).collect();
+    if distinct.len() > n {
+        shown.push(format!("and {} more", distinct.len() - n));
+    }
+    shown
+}
+
+#[cfg(test)]
+mod first_distinct_tests {
+    #[test]
+    fn the_first_few_then_how_many_more() {
+        let all = ["a", "b", "a", "c", "d", "e"];
+        assert_eq!(super::first_distinct(all, 3), ["a", "b", "c", "and 2 more"]);
+        assert_eq!(super::first_distinct(["a", "a"], 3), ["a"]);
+    }
+}
+
+/// A command line (`args`, the program's first) as a page shows it: the program's name without its
+/// path, words quoted for a shell where needed, header values hidden.
+pub fn shown_command(args: impl Iterator<Item = String>) -> String {
+    // Header values (credentials, often) are not kept: their names are.
+    let mut after_header = false;
+    let command: Vec<String> = args
+        .enumerate()
+        .map(|(i, w)| {
+            if i == 0 {
+                // The program's name, not where it lies on this machine.
+                return std::path::Path::new(&w)
+                    .file_name()
+                    .map_or(w.clone(), |n| n.to_string_lossy().into_owned());
+            }
+            let flag = w.trim_start_matches('-');
+            let redact = after_header || flag.starts_with("header=");
+            after_header = w.starts_with('-') && flag == "header";
+            if redact {
+                let (head, _) = w.split_once(':').unwrap_or((&w, ""));
+                format!("{head}: ***")
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<String>>()
+        .into_iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,%+".contains(c))
+            {
+                w
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    cut(&command.join(" "), 1000, false)
+}
+
+#[cfg(test)]
+mod shown_command_tests {
+    #[test]
+    fn a_command_keeps_its_words_and_hides_header_values() {
+        let args = [
+            "/usr/local/bin/barrage",
+            "attack",
+            "-header",
+            "Authorization: Bearer s3cret",
+            "--header=X-Key: k",
+            "-rate",
+            "5",
+            "it's",
+        ];
+        assert_eq!(
+            super::shown_command(args.iter().map(|s| s.to_string())),
+            "barrage attack -header 'Authorization: ***' '--header=X-Key: ***' -rate 5 'it'\\''s'"
+        );
+    }
+}
