@@ -13,72 +13,6 @@ use crate::{
 };
 use barrage_flags::ReportArgs;
 
-/// What the flags ask that clap cannot check alone.
-fn check(a: &ReportArgs) -> Result<Options, String> {
-    let mut buckets = a.buckets.clone();
-    if a.kind.buckets.is_some() {
-        buckets = a.kind.buckets.clone();
-    }
-    if a.kind.kind == Kind::Hist && buckets.is_none() {
-        return Err(
-            "-type hist needs -buckets '[0,1ms,5ms]' (or write -type 'hist[0,1ms,5ms]')".into(),
-        );
-    }
-    if a.every.is_some_and(|e| e.is_zero()) {
-        return Err("-every must be above 0 (such as 1s)".into());
-    }
-    if a.every.is_some() && a.by.is_some() {
-        return Err("-every and -by cannot be combined".into());
-    }
-    if a.kind.kind == Kind::Plot && (a.every.is_some() || a.by.is_some() || a.fail_on.is_some()) {
-        return Err("-type plot takes none of -every, -by and -fail-on".into());
-    }
-    if a.kind.kind == Kind::Html && a.every.is_some() {
-        return Err("-type html takes no -every (the page has its figures over time)".into());
-    }
-    Ok(Options {
-        latency: a.latency,
-        success: a.success.clone(),
-        buckets,
-    })
-}
-
-/// Under a text report, what the stream says of how it was made: the
-/// Poisson seed of `-arrivals`, to repeat the schedule.
-fn facts(
-    kind: Kind,
-    merge: &barrage_stream::Merge,
-    out: &mut impl std::io::Write,
-) -> std::io::Result<()> {
-    if kind != Kind::Text {
-        return Ok(());
-    }
-    for (key, value) in merge.meta() {
-        if key == "arrivals" {
-            writeln!(out, "Arrivals      {value} (repeat with -arrivals {value})")?;
-        }
-    }
-    Ok(())
-}
-
-/// The stream's `dropped` facts (one per attacker: `N start=… shard=…`,
-/// `~N` when a Poisson schedule's expected count) into `total`.
-pub fn add_dropped(merge: &barrage_stream::Merge, total: &mut barrage_metrics::Metrics) {
-    for (key, value) in merge.meta() {
-        if key != "dropped" {
-            continue;
-        }
-        let first = value.split(' ').next().unwrap_or("");
-        let (digits, exact) = match first.strip_prefix('~') {
-            Some(d) => (d, false),
-            None => (first, true),
-        };
-        if let Ok(n) = digits.parse::<u64>() {
-            total.add_dropped(n, exact);
-        }
-    }
-}
-
 /// `-type html`: the page, with a sweep's table and charts when the
 /// records are a sweep's steps; `-fail-on` as for the other types.
 fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
@@ -94,23 +28,16 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
     run.facts(&records.merge.meta());
     run.inputs(&args.files);
     report.set_run(run.html());
-    add_dropped(&records.merge, report.total_mut());
+    report.total_mut().add_dropped_facts(&records.merge.meta());
     inputs::finish_records(&records, Some(report.total()), "report")?;
     let rows = steps.rows(barrage_sweep::Bounds::default());
-    let mut sections = Vec::new();
-    if !rows.is_empty() {
-        let mut table = Vec::new();
-        let _ = barrage_sweep::write_table(barrage_sweep::Format::Text, &rows, None, &mut table);
-        let mut html = format!(
-            "<pre>{}</pre>\n",
-            barrage_plot::svg::escape(&String::from_utf8_lossy(&table))
-        );
-        barrage_sweep::chart_section(&mut html, "sweep", &rows, None);
-        sections.push(barrage_report::html::Section {
+    let sections: Vec<_> = barrage_sweep::report_section(&rows)
+        .map(|html| barrage_report::html::Section {
             title: "Sweep".into(),
             html,
-        });
-    }
+        })
+        .into_iter()
+        .collect();
     let written = (|| -> std::io::Result<()> {
         let mut out = std::io::BufWriter::new(output::open(&args.output)?);
         report.write("Barrage Report", &args.percentiles, &sections, &mut out)?;
@@ -144,7 +71,7 @@ fn thresholds(args: &ReportArgs, total: &barrage_metrics::Metrics) -> Outcome {
 }
 
 pub fn run(args: ReportArgs) -> Outcome {
-    let options = check(&args).map_err(Failed::usage)?;
+    let options = args.options().map_err(Failed::usage)?;
     let merge = inputs::open(&args.files, false)?;
     let kind = args.kind.kind;
     if kind == Kind::Plot {
@@ -174,14 +101,14 @@ pub fn run(args: ReportArgs) -> Outcome {
         None => {
             let mut records = records;
             let (mut total, groups) = barrage_report::whole(&mut records, options, args.by);
-            add_dropped(&records.merge, &mut total);
+            total.add_dropped_facts(&records.merge.meta());
             // Before anything is written: a view the inputs do not have.
             inputs::finish_records(&records, Some(&total), "report")?;
             let written = match &groups {
                 Some(g) => barrage_report::write_groups(kind, g, &total, p, &mut out),
                 None => barrage_report::write(kind, &total, p, &mut out),
             }
-            .and_then(|()| facts(kind, &records.merge, &mut out));
+            .and_then(|()| barrage_report::write_run_facts(kind, &records.merge.meta(), &mut out));
             (records, total, written)
         }
     };

@@ -29,6 +29,7 @@ mod live;
 pub mod manual;
 mod plan;
 mod readers;
+mod report;
 mod spelling;
 mod values;
 
@@ -38,6 +39,7 @@ pub use conflicts::Conflict;
 pub use hint::usage_line;
 pub use live::{CollectArgs, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};
+pub use report::ReportConflict;
 pub use spelling::{as_typed, normalize, one_dash_help};
 pub use values::*;
 

@@ -248,6 +248,22 @@ impl Metrics {
         self.dropped = Some((sum.saturating_add(n), all_exact && exact));
     }
 
+    /// Adds a stream's `dropped` facts (one per attacker: `N start=…
+    /// shard=…`, `~N` when a Poisson schedule's expected count) from
+    /// its `meta`.
+    pub fn add_dropped_facts(&mut self, meta: &[(String, String)]) {
+        for (_, value) in meta.iter().filter(|(k, _)| k == "dropped") {
+            let first = value.split(' ').next().unwrap_or("");
+            let (digits, exact) = match first.strip_prefix('~') {
+                Some(d) => (d, false),
+                None => (first, true),
+            };
+            if let Ok(n) = digits.parse::<u64>() {
+                self.add_dropped(n, exact);
+            }
+        }
+    }
+
     /// Requests due before the end of `-duration` and never sent, and
     /// whether the count is exact; `None` when the stream says none.
     pub fn dropped(&self) -> Option<(u64, bool)> {
@@ -392,3 +408,18 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod dropped_facts_tests {
+    #[test]
+    fn each_attackers_dropped_count_adds_up_and_an_expected_one_says_so() {
+        let mut m = super::Metrics::default();
+        let meta = [
+            ("dropped".to_string(), "3 start=1 shard=-".to_string()),
+            ("arrivals".to_string(), "poisson:7".to_string()),
+            ("dropped".to_string(), "~4 start=2 shard=0/2".to_string()),
+        ];
+        m.add_dropped_facts(&meta);
+        assert_eq!(m.dropped(), Some((7, false)));
+    }
+}

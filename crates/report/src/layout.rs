@@ -79,6 +79,22 @@ pub fn write(kind: Kind, m: &Metrics, p: &Percentiles, out: &mut dyn Write) -> i
     }
 }
 
+/// Under a text report, what a stream's `meta` says of how it was made:
+/// the Poisson seed of `-arrivals`, to repeat the schedule.
+pub fn write_run_facts(
+    kind: Kind,
+    meta: &[(String, String)],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if kind != Kind::Text {
+        return Ok(());
+    }
+    for (_, value) in meta.iter().filter(|(k, _)| k == "arrivals") {
+        writeln!(out, "Arrivals      {value} (repeat with -arrivals {value})")?;
+    }
+    Ok(())
+}
+
 /// Writes one report per group, then the total: in text layouts each
 /// under a `=== by: key` line (the total under `=== total`); in JSON one
 /// line per group with a `group` key, then the total's line.

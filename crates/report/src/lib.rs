@@ -52,7 +52,7 @@ pub use error::ParseError;
 pub use hdrplot::hdrplot;
 pub use hist::hist;
 pub use json::{json, json_group_object, json_object};
-pub use layout::{write, write_groups, Kind, ReportType};
+pub use layout::{write, write_groups, write_run_facts, Kind, ReportType};
 pub use live::{live, whole, LiveEnd, Source};
 pub use percentiles::Percentiles;
 pub use records::{MissingView, Records};

@@ -45,6 +45,19 @@ pub fn write_chart(
     out.write_all(page.as_bytes())
 }
 
+/// A report page's section for a sweep's `rows` (records that are a
+/// sweep's steps): its table, then its charts; `None` without steps.
+pub fn report_section(rows: &[Row]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = Vec::new();
+    let _ = crate::write_table(crate::Format::Text, rows, None, &mut table);
+    let mut html = format!("<pre>{}</pre>\n", escape(&String::from_utf8_lossy(&table)));
+    section(&mut html, "sweep", rows, None);
+    Some(html)
+}
+
 /// Appends the answer lines and the three charts for `rows`; `id` keeps
 /// the charts' ids apart from others on the page.
 pub fn section(page: &mut String, id: &str, rows: &[Row], found: Option<&Found>) {
