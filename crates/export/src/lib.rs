@@ -35,6 +35,8 @@ mod intervals;
 pub mod otlp;
 mod push;
 pub mod remote_write;
+mod run;
 
 pub use intervals::{Batch, Intervals, Label, Point, MAX_SERIES};
 pub use push::{Endpoint, PushError, Pusher, Summary};
+pub use run::{Export, Exported, Protocol};
