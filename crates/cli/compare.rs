@@ -14,34 +14,8 @@ use crate::{
 };
 use barrage_flags::CompareArgs;
 
-/// The two sides' files, from `BASE NEW` or `BASE... -- NEW...`.
-fn sides(a: &CompareArgs) -> Result<(Vec<String>, Vec<String>), String> {
-    if a.new.is_empty() {
-        return match a.files.as_slice() {
-            [base, new] => Ok((vec![base.clone()], vec![new.clone()])),
-            _ => Err(format!(
-                "needs two result files, BASE NEW, or the base's runs, --, and the new side's runs (got {} files)",
-                a.files.len()
-            )),
-        };
-    }
-    if a.files.is_empty() {
-        return Err("no base runs before --".into());
-    }
-    Ok((a.files.clone(), a.new.clone()))
-}
-
 pub fn run(args: CompareArgs) -> Outcome {
-    let (base, new) = sides(&args).map_err(Failed::usage)?;
-    if base
-        .iter()
-        .chain(&new)
-        .filter(|f| *f == "-" || *f == "stdin")
-        .count()
-        > 1
-    {
-        return Err(Failed::usage("only one input can be stdin"));
-    }
+    let (base, new) = args.sides().map_err(Failed::usage)?;
     let options = Options {
         latency: args.latency,
         success: args.success.clone(),

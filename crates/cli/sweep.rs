@@ -33,13 +33,6 @@ impl HitSink for Discard {
     }
 }
 
-/// A flag a sweep cannot take with the others (what it sets itself each
-/// step is refused when parsed: `flags::SWEEP_SETS`).
-fn refused(s: &SweepArgs) -> Option<&'static str> {
-    (s.concurrency.is_some() && s.attack.max_workers.is_some())
-        .then_some("-max-workers with -concurrency")
-}
-
 pub fn run(s: SweepArgs) -> Outcome {
     let bounds = Bounds {
         lag_p99: s.lag_limit,
@@ -52,25 +45,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     if to_stdout {
         crate::output::refuse_terminal("-")?;
     }
-    if let Some(flag) = refused(&s) {
-        return Err(Failed::usage(format!(
-            "sweep sets {flag} itself: give the steps with -rates or -concurrency, and -step-duration"
-        )));
-    }
-    let steps = match (&s.rates, &s.concurrency) {
-        (Some(steps), None) | (None, Some(steps)) => steps.0.clone(),
-        _ => {
-            return Err(Failed::usage(
-                "sweep needs its steps: -rates 1000,2000,5000 (open model) or -concurrency 50,100,200 (closed model)",
-            ))
-        }
-    };
-    if s.find_max.is_some() && s.stop_on.is_some() {
-        return Err(Failed::usage("-find-max and -stop-on cannot be combined"));
-    }
-    if s.step_duration.is_zero() {
-        return Err(Failed::usage("-step-duration must be above 0"));
-    }
+    let steps = s.steps().map_err(Failed::usage)?;
     let Setup {
         mut reader,
         config,

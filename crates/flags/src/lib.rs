@@ -31,6 +31,7 @@ mod plan;
 mod readers;
 mod report;
 mod spelling;
+mod sweep;
 mod values;
 
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
@@ -39,8 +40,9 @@ pub use conflicts::Conflict;
 pub use hint::usage_line;
 pub use live::{CollectArgs, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};
-pub use report::ReportConflict;
+pub use report::{CompareConflict, ReportConflict};
 pub use spelling::{as_typed, normalize, one_dash_help};
+pub use sweep::SweepConflict;
 pub use values::*;
 
 /// A flag value that is not what the flag takes, in words for clap's

@@ -55,6 +55,41 @@ impl ReportArgs {
     }
 }
 
+/// `compare`'s inputs that do not make two sides.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompareConflict {
+    /// Not `BASE NEW` and no `--`.
+    #[error("needs two result files, BASE NEW, or the base's runs, --, and the new side's runs (got {0} files)")]
+    NotTwo(usize),
+    /// `-- NEW...` with no base before it.
+    #[error("no base runs before --")]
+    NoBase,
+    /// stdin on both sides, or twice.
+    #[error("only one input can be stdin")]
+    StdinTwice,
+}
+
+impl crate::CompareArgs {
+    /// The two sides' files, from `BASE NEW` or `BASE... -- NEW...`.
+    pub fn sides(&self) -> Result<(Vec<String>, Vec<String>), CompareConflict> {
+        let (base, new) = if self.new.is_empty() {
+            match self.files.as_slice() {
+                [base, new] => (vec![base.clone()], vec![new.clone()]),
+                _ => return Err(CompareConflict::NotTwo(self.files.len())),
+            }
+        } else if self.files.is_empty() {
+            return Err(CompareConflict::NoBase);
+        } else {
+            (self.files.clone(), self.new.clone())
+        };
+        let stdin = |f: &&String| *f == "-" || *f == "stdin";
+        if base.iter().chain(&new).filter(stdin).count() > 1 {
+            return Err(CompareConflict::StdinTwice);
+        }
+        Ok((base, new))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +117,26 @@ mod tests {
         );
         let o = report(&["-type", "hist[0,1ms]"]).options().unwrap();
         assert!(o.buckets.is_some());
+    }
+
+    #[test]
+    fn compare_takes_two_sides_and_stdin_once() {
+        let sides = |args: &[&str]| {
+            let all = ["barrage", "compare"].iter().chain(args);
+            match parse(normalize(all.map(std::ffi::OsString::from)))
+                .expect("parses")
+                .command
+            {
+                Command::Compare(c) => c.sides(),
+                _ => panic!("not a compare"),
+            }
+        };
+        assert_eq!(sides(&["a", "b"]), Ok((vec!["a".into()], vec!["b".into()])));
+        assert_eq!(sides(&["a"]), Err(CompareConflict::NotTwo(1)));
+        assert_eq!(sides(&["-", "stdin"]), Err(CompareConflict::StdinTwice));
+        assert_eq!(
+            sides(&["a1", "a2", "--", "b"]).map(|(a, b)| (a.len(), b.len())),
+            Ok((2, 1))
+        );
     }
 }

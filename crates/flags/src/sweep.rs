@@ -1,0 +1,75 @@
+//! What `barrage sweep`'s flags ask that clap cannot check alone.
+
+use barrage_sweep::Load;
+
+use crate::SweepArgs;
+
+/// `sweep` flags that do not go together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepConflict {
+    /// A flag the sweep sets itself each step.
+    #[error(
+        "sweep sets {0} itself: give the steps with -rates or -concurrency, and -step-duration"
+    )]
+    SetsItself(&'static str),
+    /// Neither `-rates` nor `-concurrency`.
+    #[error("sweep needs its steps: -rates 1000,2000,5000 (open model) or -concurrency 50,100,200 (closed model)")]
+    NoSteps,
+    /// `-find-max` with `-stop-on`.
+    #[error("-find-max and -stop-on cannot be combined")]
+    FindMaxStopOn,
+    /// `-step-duration 0`.
+    #[error("-step-duration must be above 0")]
+    ZeroStep,
+}
+
+impl SweepArgs {
+    /// The steps, the flags checked together.
+    pub fn steps(&self) -> Result<Vec<Load>, SweepConflict> {
+        if self.concurrency.is_some() && self.attack.max_workers.is_some() {
+            return Err(SweepConflict::SetsItself("-max-workers with -concurrency"));
+        }
+        let steps = match (&self.rates, &self.concurrency) {
+            (Some(steps), None) | (None, Some(steps)) => steps.0.clone(),
+            _ => return Err(SweepConflict::NoSteps),
+        };
+        if self.find_max.is_some() && self.stop_on.is_some() {
+            return Err(SweepConflict::FindMaxStopOn);
+        }
+        if self.step_duration.is_zero() {
+            return Err(SweepConflict::ZeroStep);
+        }
+        Ok(steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{normalize, parse, Command};
+
+    fn steps(args: &[&str]) -> Result<Vec<Load>, SweepConflict> {
+        let all = ["barrage", "sweep"].iter().chain(args);
+        match parse(normalize(all.map(std::ffi::OsString::from)))
+            .expect("parses")
+            .command
+        {
+            Command::Sweep(s) => s.steps(),
+            _ => panic!("not a sweep"),
+        }
+    }
+
+    #[test]
+    fn a_sweep_needs_its_steps_and_one_way_to_end() {
+        assert_eq!(steps(&[]), Err(SweepConflict::NoSteps));
+        assert_eq!(steps(&["-rates", "10,20"]).map(|s| s.len()), Ok(2));
+        assert_eq!(
+            steps(&["-concurrency", "2", "-max-workers", "3"]),
+            Err(SweepConflict::SetsItself("-max-workers with -concurrency"))
+        );
+        assert_eq!(
+            steps(&["-rates", "10", "-step-duration", "0s"]),
+            Err(SweepConflict::ZeroStep)
+        );
+    }
+}
