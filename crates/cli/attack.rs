@@ -146,26 +146,12 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
             barrage_model::words::cut(&a.name, 200, false)
         )));
     }
-    let config = AttackConfig {
-        rate: a.rate,
-        stages: a.stages.clone(),
-        shard: a
-            .shard
-            .map(|s| s.resolve(|var| std::env::var(var).ok()))
-            .transpose()
-            .map_err(Failed::usage)?,
-        start_at: a.start_at,
-        duration: Some(a.duration).filter(|d| !d.is_zero()),
-        requests: a.requests,
-        workers: a.workers,
-        max_workers: a.max_workers,
-        name: a.name.clone(),
-        cpus: a.cpus,
-        arrivals: schedule::arrivals(a.arrivals),
-        recorded: a.har_timing.then_some(a.har_speed),
-        mix_peak: None,
-        grace: a.grace,
-    };
+    let shard = a
+        .shard
+        .map(|s| s.resolve(|var| std::env::var(var).ok()))
+        .transpose()
+        .map_err(Failed::usage)?;
+    let config = a.attack_config(shard, schedule::arrivals(a.arrivals));
     // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
     let proxies =
         barrage_client::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
@@ -178,46 +164,8 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     if let (_, Some(note)) = io.resolve() {
         eprintln!("{note}");
     }
-    let client = ClientConfig {
-        timeout: Some(a.timeout.0).filter(|d| !d.is_zero()),
-        keepalive: a.keepalive,
-        connections: a.connections,
-        max_connections: a.max_connections,
-        http2: a.http2,
-        h2c: a.h2c,
-        http3: a.http3,
-        h3_streams: a.h3_streams,
-        insecure: a.insecure,
-        cert: a.cert.clone(),
-        key: a.key.clone(),
-        root_certs: a.root_certs.clone(),
-        session_tickets: a.session_tickets,
-        chunked: a.chunked,
-        redirects: a.redirects,
-        max_body: a.max_body,
-        keep_headers: a.keep_headers,
-        laddr: a.laddr.iter().flatten().copied().collect(),
-        dns_select: a.dns_select,
-        h1_engine: a.h1_engine,
-        io,
-        max_header_bytes: a.max_header_bytes,
-        pipeline: a.pipeline,
-        unix_socket: a.unix_socket.clone(),
-        connect_to: a.connect_to.clone(),
-        dns_ttl: a.dns_ttl.0,
-        resolvers: a.resolvers.clone(),
-        proxies,
-        name: a.name.clone(),
-        grpc_max_message: a.grpc_max_message.max(0) as usize,
-        ws_frame: a.ws_frame,
-        ws_max_message: a.ws_max_message.max(1) as usize,
-        checks: (!a.checks.is_empty()).then(|| Arc::new(barrage_client::Checks(a.checks.clone()))),
-        stream: crate::streams::stream_spec(a)?,
-        ws_events: a.ws_events,
-        grpc_streams: Default::default(),
-        // A flow's steps' (set once the flow is read).
-        step_reads: Default::default(),
-    };
+    let stream = a.stream_spec().map_err(Failed::usage)?;
+    let client = a.client_config(proxies, io, stream);
     Ok(Setup {
         reader,
         config,

@@ -22,7 +22,6 @@ mod read;
 mod report;
 mod schedule;
 mod serve;
-mod streams;
 mod sweep;
 mod targets;
 

@@ -23,6 +23,7 @@
 
 mod command;
 mod commands;
+mod configs;
 mod conflicts;
 mod hint;
 mod live;
@@ -36,6 +37,7 @@ mod values;
 
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
+pub use configs::StreamConflict;
 pub use conflicts::Conflict;
 pub use hint::usage_line;
 pub use live::{CollectArgs, SendArgs};
