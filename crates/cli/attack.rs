@@ -10,7 +10,7 @@ use std::{
 };
 
 use barrage_attack::load::TargetsSpec;
-use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, Rate, StopReason, Stopper, Targets};
+use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, StopReason, Stopper, Targets};
 use barrage_client::{ClientConfig, ProtoSet};
 use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
 use barrage_serve::Exporter;
@@ -214,30 +214,6 @@ pub fn run(a: AttackArgs) -> Outcome {
         output::stream_elsewhere();
     }
     output::refuse_terminal(&a.output)?;
-    if a.rate == Rate::Max
-        && a.max_workers.is_none()
-        && a.stages.is_none()
-        && a.hold.is_none()
-        && a.mix.is_none()
-        && !a.har_timing
-    {
-        return usage("-rate=0 (or infinity) requires setting -max-workers");
-    }
-    if let Some(at) = a.start_at {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i64);
-        if at < now {
-            return usage(format!(
-                "-start-at {} is in the past (it is {} now)",
-                barrage_model::time::format_rfc3339(at),
-                barrage_model::time::format_rfc3339(now)
-            ));
-        }
-    }
-    if a.http3 && a.unix_socket.is_some() {
-        return usage("-http3 goes over UDP (QUIC): it does not take -unix-socket");
-    }
     a.conflicts().map_err(Failed::usage)?;
     let Setup {
         reader,
@@ -257,32 +233,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         client.step_reads = plan.reads();
     }
     if a.hold.is_some() {
-        let Targets::Fixed(all) = &targets else {
-            return usage("-hold takes targets read up front, without placeholders or -lazy");
-        };
-        if let Some(t) = all.iter().find(|t| !t.ws) {
-            return usage(format!(
-                "-hold holds WebSocket connections; {} is not ws:// or wss://",
-                t.url_shown()
-            ));
-        }
-        if a.hold == Some(0) {
-            return usage("-hold must be at least 1");
-        }
-        // -hold's opens follow the one schedule (-rate or -stages, -shard,
-        // -start-at); -hold N is their count, so -requests has no meaning.
-        if a.requests.is_some() {
-            return usage(
-                "-hold does not take -requests: -hold N is the number of connections opened",
-            );
-        }
-        if a.hold_every.is_some_and(|d| d.is_zero()) {
-            return usage(
-                "-hold-every must be above 0s (leave it out to only hold the connections)",
-            );
-        }
-    } else if a.hold_every.is_some() {
-        return usage("-hold-every goes with -hold");
+        targets.holdable().map_err(Failed::usage)?;
     }
     let config_arrivals = config.arrivals;
     let shard = config.shard;

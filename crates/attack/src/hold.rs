@@ -45,6 +45,30 @@ pub struct Hold {
     pub every: Option<Duration>,
 }
 
+/// Targets `-hold` cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotHoldable {
+    /// Not read up front.
+    #[error("-hold takes targets read up front, without placeholders or -lazy")]
+    NotFixed,
+    /// Not a WebSocket URL.
+    #[error("-hold holds WebSocket connections; {0} is not ws:// or wss://")]
+    NotWs(String),
+}
+
+impl crate::Targets {
+    /// Whether `-hold` can hold these: read up front, each a WebSocket's.
+    pub fn holdable(&self) -> Result<(), NotHoldable> {
+        let crate::Targets::Fixed(all) = self else {
+            return Err(NotHoldable::NotFixed);
+        };
+        match all.iter().find(|t| !t.ws) {
+            Some(t) => Err(NotHoldable::NotWs(t.url_shown().to_string())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One held connection's life, from its open (due at `due`) to its end.
 pub(crate) struct Holding {
     pub(crate) client: Arc<Client>,

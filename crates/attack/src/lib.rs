@@ -66,7 +66,7 @@ pub use attack::{Attack, Watch};
 pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_GRACE, DEFAULT_WORKERS};
 pub use flow_plan::{FlowPlan, PlanStep, Render, ThinkTime};
-pub use hold::Hold;
+pub use hold::{Hold, NotHoldable};
 pub use limits::raise_open_files_limit;
 pub use outcome::{AttackError, AttackReport, StopReason};
 pub use pacer::{Due, Pacer, POISSON_WALK};

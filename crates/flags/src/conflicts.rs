@@ -26,14 +26,66 @@ pub enum Conflict {
     /// `-har-speed` alone.
     #[error("-har-speed goes with -har-timing")]
     HarSpeed,
+    /// `-rate 0` with nothing to bound it.
+    #[error("-rate=0 (or infinity) requires setting -max-workers")]
+    Unbounded,
+    /// `-start-at` before now.
+    #[error("-start-at {at} is in the past (it is {now} now)")]
+    StartAtPast {
+        /// `-start-at`, RFC 3339.
+        at: String,
+        /// Now, RFC 3339.
+        now: String,
+    },
+    /// `-http3` with `-unix-socket`.
+    #[error("-http3 goes over UDP (QUIC): it does not take -unix-socket")]
+    Http3Unix,
+    /// `-hold 0`.
+    #[error("-hold must be at least 1")]
+    HoldZero,
+    /// `-hold` with `-requests`: the opens follow the one schedule (`-rate`
+    /// or `-stages`, `-shard`, `-start-at`), `-hold N` is their count.
+    #[error("-hold does not take -requests: -hold N is the number of connections opened")]
+    HoldRequests,
+    /// `-hold-every 0s`.
+    #[error("-hold-every must be above 0s (leave it out to only hold the connections)")]
+    HoldEveryZero,
+    /// `-hold-every` alone.
+    #[error("-hold-every goes with -hold")]
+    HoldEveryAlone,
     /// `-arrivals poisson` in the closed model.
     #[error("-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
     PoissonClosed,
 }
 
 impl AttackArgs {
-    /// The first pair of flags that do not go together.
+    /// The first pair of flags that do not go together (or a `-start-at`
+    /// already past).
     pub fn conflicts(&self) -> Result<(), Conflict> {
+        if self.rate == Rate::Max
+            && self.max_workers.is_none()
+            && self.stages.is_none()
+            && self.hold.is_none()
+            && self.mix.is_none()
+            && !self.har_timing
+        {
+            return Err(Conflict::Unbounded);
+        }
+        if let Some(at) = self.start_at {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i64);
+            if at < now {
+                let rfc = barrage_model::time::format_rfc3339;
+                return Err(Conflict::StartAtPast {
+                    at: rfc(at),
+                    now: rfc(now),
+                });
+            }
+        }
+        if self.http3 && self.unix_socket.is_some() {
+            return Err(Conflict::Http3Unix);
+        }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
         let poisson = matches!(self.arrivals, Arrivals::Poisson(_));
         if self.mix.is_some() {
@@ -72,6 +124,19 @@ impl AttackArgs {
         }
         if poisson && self.rate == Rate::Max && self.stages.is_none() && self.mix.is_none() {
             return Err(Conflict::PoissonClosed);
+        }
+        if self.hold.is_some() {
+            if self.hold == Some(0) {
+                return Err(Conflict::HoldZero);
+            }
+            if self.requests.is_some() {
+                return Err(Conflict::HoldRequests);
+            }
+            if self.hold_every.is_some_and(|d| d.is_zero()) {
+                return Err(Conflict::HoldEveryZero);
+            }
+        } else if self.hold_every.is_some() {
+            return Err(Conflict::HoldEveryAlone);
         }
         self.flow_conflicts()
     }
@@ -133,5 +198,17 @@ mod tests {
             assert_eq!(attack(args).conflicts(), Err(want), "{args:?}");
         }
         assert_eq!(attack(&["-rate", "9"]).conflicts(), Ok(()));
+        assert_eq!(
+            attack(&["-rate", "0"]).conflicts(),
+            Err(Conflict::Unbounded)
+        );
+        assert_eq!(
+            attack(&["-hold", "2", "-requests", "3"]).conflicts(),
+            Err(Conflict::HoldRequests)
+        );
+        assert_eq!(
+            attack(&["-hold-every", "1s"]).conflicts(),
+            Err(Conflict::HoldEveryAlone)
+        );
     }
 }
