@@ -4,17 +4,17 @@
 //! and TLS files are all checked, and the output opened and its header
 //! written, before the first request.
 
-use std::{
-    io::{self, BufRead, IsTerminal, Write},
-    sync::Arc,
-};
+use std::io::{self, BufRead, IsTerminal};
 
 use barrage_attack::load::TargetsSpec;
 use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, StopReason, Stopper, Targets};
 use barrage_client::{ClientConfig, ProtoSet};
-use barrage_report::progress::{Board, Display, Show, Tally, Total, Watched};
+use barrage_report::{
+    progress::{Display, Show, Total, Watched},
+    Recorder, Watcher,
+};
 use barrage_serve::Exporter;
-use barrage_stream::{Encoder, Hit};
+use barrage_stream::Hit;
 use barrage_targets::{Feed, TargetReader};
 
 use crate::{
@@ -25,36 +25,6 @@ use crate::{
     schedule,
 };
 use barrage_flags::AttackArgs;
-
-/// The stream encoder as the attack's sink, `-prometheus-addr`'s
-/// exporter counting what is written, and the progress display's tally
-/// (published at each flush).
-pub struct StreamSink {
-    encoder: Encoder<Box<dyn Write + Send>>,
-    exporter: Option<Exporter>,
-    tally: Tally,
-    board: Arc<Board>,
-}
-
-impl HitSink for StreamSink {
-    fn write(&mut self, hit: &Hit) -> io::Result<()> {
-        if let Some(e) = &self.exporter {
-            e.add(hit);
-        }
-        self.tally.add(hit);
-        self.board.written();
-        self.encoder.write(hit)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.board.publish(&mut self.tally);
-        self.encoder.flush()
-    }
-
-    fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
-        self.encoder.meta(key, value)
-    }
-}
 
 /// The attack's targets from `reader`, as the flags say
 /// ([`barrage_attack::load`]): the `-feed` and `-proto-set` files read
@@ -182,21 +152,13 @@ pub fn attack_error(e: barrage_attack::AttackError) -> Failed {
     }
 }
 
-/// Opens `-output` and writes the stream's header; `Ok(None)` when stdout
-/// is a pipe already closed (a quiet exit 0).
-pub fn open_stream(path: &str, exporter: Option<Exporter>) -> Result<Option<StreamSink>, Failed> {
+/// Opens `-output` and writes the stream's header, each record shown to
+/// `watcher`; `Ok(None)` when stdout is a pipe already closed (a quiet
+/// exit 0).
+pub fn open_stream(path: &str, watcher: Option<Watcher>) -> Result<Option<Recorder>, Failed> {
     output::stream_started();
-    match output::open(path).and_then(|out| {
-        let mut encoder = Encoder::new(out)?;
-        encoder.flush()?;
-        Ok(encoder)
-    }) {
-        Ok(encoder) => Ok(Some(StreamSink {
-            encoder,
-            exporter,
-            tally: Tally::default(),
-            board: Arc::default(),
-        })),
+    match output::open(path).and_then(|out| Recorder::start(out, watcher)) {
+        Ok(r) => Ok(Some(r)),
         Err(e) if output::is_closed_pipe(&e) => Ok(None),
         Err(e) => Err(Failed::io(format!("-output {path}: {e}"))),
     }
@@ -254,20 +216,22 @@ pub fn run(a: AttackArgs) -> Outcome {
     let stream_path = spool
         .as_ref()
         .map_or(a.output.clone(), |(p, _)| p.to_string_lossy().into_owned());
-    let Some(mut sink) = open_stream(&stream_path, exporter)? else {
+    let metrics_at = exporter.as_ref().map(|e| e.addr());
+    let watcher = exporter.map(|e| Box::new(move |h: &Hit| e.add(h)) as Watcher);
+    let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
     // What run this is, for every page made from its stream (issue 60:
     // a page fit for a post-mortem names its target, rate and command).
     for (k, v) in crate::facts::run_facts(&a, &targets) {
-        if let Err(e) = sink.encoder.meta(k, &v) {
+        if let Err(e) = sink.meta(k, &v) {
             return io(format!("writing {}: {e}", a.output));
         }
     }
     // The seed goes in the stream, so that a run can be repeated from its
     // results (report shows it).
     if let Arrivals::Poisson(Some(seed)) = config_arrivals {
-        if let Err(e) = sink.encoder.meta("arrivals", &format!("poisson:{seed}")) {
+        if let Err(e) = sink.meta("arrivals", &format!("poisson:{seed}")) {
             return io(format!("writing {}: {e}", a.output));
         }
     }
@@ -294,8 +258,8 @@ pub fn run(a: AttackArgs) -> Outcome {
         None => None,
     };
     stopper.on_signals(|| exit::interrupted());
-    if let Some(e) = &sink.exporter {
-        eprintln!("barrage attack: metrics at http://{}/metrics", e.addr());
+    if let Some(addr) = metrics_at {
+        eprintln!("barrage attack: metrics at http://{addr}/metrics");
     }
     let total = match (a.duration.is_zero(), a.requests) {
         (false, _) => Total::Time(a.duration),
@@ -307,7 +271,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let display = Display::start(
         Show::from_flag(a.progress, io::stderr().is_terminal()),
         Watched {
-            board: sink.board.clone(),
+            board: sink.board(),
             sent: Box::new({
                 let watch = watch.clone();
                 move || watch.sent()

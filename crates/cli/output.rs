@@ -1,60 +1,14 @@
-//! Where commands write: `stdout` (unbuffered by Rust's line writer, which
-//! would flush a binary stream at every newline byte) or a file.
+//! Where commands write: [`barrage_stream::output`], and the one refusal
+//! of a terminal for a binary stream.
 
-use std::{
-    fs::File,
-    io::{self, IsTerminal, Write},
-    sync::atomic::{AtomicU8, Ordering},
+pub use barrage_stream::output::{
+    is_closed_pipe, leave_abort, open, stream_elsewhere, stream_started,
 };
-
-/// Where `attack`'s stream stands: not started and due on stdout (0),
-/// started (1), due elsewhere (2).
-static STREAM: AtomicU8 = AtomicU8::new(0);
-
-/// The attack's stream has begun: a later failure leaves it as it is.
-pub fn stream_started() {
-    STREAM.store(1, Ordering::SeqCst);
-}
-
-/// The attack's stream goes to a file, not stdout.
-pub fn stream_elsewhere() {
-    STREAM.store(2, Ordering::SeqCst);
-}
-
-/// An attack that failed before its stream began, with stdout a pipe or
-/// a file: leaves a stream that says so (`barrage_stream::aborted_stream`),
-/// so that `report` downstream prints the reason, not a report of nothing.
-pub fn leave_abort(reason: &str) {
-    if STREAM.load(Ordering::SeqCst) != 0 || io::stdout().is_terminal() {
-        return;
-    }
-    let bytes = barrage_stream::aborted_stream(reason);
-    if let Ok(mut out) = open("stdout") {
-        let _ = out.write_all(&bytes);
-    }
-}
-
-/// Opens `-output`: `stdout` or a file (created or truncated).
-pub fn open(path: &str) -> io::Result<Box<dyn Write + Send>> {
-    if path == "stdout" || path == "-" {
-        use std::os::fd::AsFd;
-        let fd = io::stdout().as_fd().try_clone_to_owned()?;
-        Ok(Box::new(File::from(fd)))
-    } else {
-        Ok(Box::new(File::create(path)?))
-    }
-}
-
-/// Whether a write failed because the reader went away (`| head`): a quiet
-/// stop with exit 0, not an error.
-pub fn is_closed_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
-}
 
 /// Refuses to write the binary stream to a terminal (as gzip does),
 /// before anything is sent.
 pub fn refuse_terminal(path: &str) -> Result<(), crate::failed::Failed> {
-    if (path == "stdout" || path == "-") && io::stdout().is_terminal() {
+    if (path == "stdout" || path == "-") && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Err(crate::failed::Failed::usage(
             "result stream not written to a terminal; pipe it to `barrage report` or use -output FILE",
         ));

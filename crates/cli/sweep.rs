@@ -20,19 +20,6 @@ use crate::{
 };
 use barrage_flags::{self as flags, SweepArgs};
 
-/// No result stream (`-output` not given).
-struct Discard;
-
-impl HitSink for Discard {
-    fn write(&mut self, _: &barrage_stream::Hit) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 pub fn run(s: SweepArgs) -> Outcome {
     let bounds = Bounds {
         lag_p99: s.lag_limit,
@@ -88,7 +75,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     drop(barrage_attack::Attack::new(probe, client.clone()).map_err(attack::attack_error)?);
     // The stream only where asked for: the table takes stdout otherwise.
     let sink: Box<dyn HitSink> = if s.attack.output == flags::SWEEP_NO_OUTPUT {
-        Box::new(Discard)
+        Box::new(barrage_attack::Discard)
     } else {
         let path = if to_stdout {
             "stdout"

@@ -32,6 +32,7 @@ mod hit;
 mod link;
 mod proto;
 mod rate;
+pub mod sink;
 pub mod size;
 mod stages;
 pub mod status;

@@ -41,6 +41,7 @@ mod error;
 mod item;
 mod json;
 mod merge;
+pub mod output;
 mod reader;
 pub mod wire;
 mod writer;

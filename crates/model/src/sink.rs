@@ -1,9 +1,12 @@
+//! [`HitSink`]: where an attack's records go.
+
 use std::io;
 
-use barrage_model::Hit;
+use crate::Hit;
 
-/// Where finished hits go: the CLI plugs the stream encoder in. It runs on
-/// its own thread, so it may block on slow output without stalling requests.
+/// Where finished hits go: the attack's writer thread hands each to one
+/// (the stream's encoder, most often). It runs on its own thread, so it
+/// may block on slow output without stalling requests.
 pub trait HitSink: Send {
     /// Takes one hit.
     fn write(&mut self, hit: &Hit) -> io::Result<()>;
@@ -13,6 +16,19 @@ pub trait HitSink: Send {
     /// Takes a fact about the run (key, value), said once the attack
     /// knows it: the requests `dropped` at the end of `-duration`.
     fn meta(&mut self, _key: &str, _value: &str) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that keeps nothing (a sweep without `-output`).
+pub struct Discard;
+
+impl HitSink for Discard {
+    fn write(&mut self, _: &Hit) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 }

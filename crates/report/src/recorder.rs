@@ -1,0 +1,116 @@
+//! [`Recorder`]: an attack's stream as its records' sink, tallied for the
+//! progress line as it is written.
+
+use std::{
+    io::{self, Write},
+    sync::Arc,
+};
+
+use barrage_model::{sink::HitSink, Hit};
+use barrage_stream::Encoder;
+
+use crate::progress::{Board, Tally};
+
+/// What is shown each record as it is written.
+pub type Watcher = Box<dyn Fn(&Hit) + Send>;
+
+/// The stream's encoder as the attack's sink, a watcher of each record
+/// (`-prometheus-addr`'s exporter), and the progress display's tally
+/// (published to [`Recorder::board`] at each flush).
+pub struct Recorder {
+    encoder: Encoder<Box<dyn Write + Send>>,
+    watcher: Option<Watcher>,
+    tally: Tally,
+    board: Arc<Board>,
+}
+
+impl Recorder {
+    /// Writes the stream's header to `out` and flushes it, so that a
+    /// reader downstream knows the stream has begun.
+    pub fn start(out: Box<dyn Write + Send>, watcher: Option<Watcher>) -> io::Result<Recorder> {
+        let mut encoder = Encoder::new(out)?;
+        encoder.flush()?;
+        Ok(Recorder {
+            encoder,
+            watcher,
+            tally: Tally::default(),
+            board: Arc::default(),
+        })
+    }
+
+    /// Where the progress display reads the tallies.
+    pub fn board(&self) -> Arc<Board> {
+        self.board.clone()
+    }
+}
+
+impl HitSink for Recorder {
+    fn write(&mut self, hit: &Hit) -> io::Result<()> {
+        if let Some(w) = &self.watcher {
+            w(hit);
+        }
+        self.tally.add(hit);
+        self.board.written();
+        self.encoder.write(hit)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.board.publish(&mut self.tally);
+        self.encoder.flush()
+    }
+
+    fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
+        self.encoder.meta(key, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{
+        atomic::{AtomicU64, Ordering},
+        Mutex,
+    };
+
+    /// A writer whose bytes a test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn each_record_is_written_watched_and_tallied() {
+        let out = Shared::default();
+        let seen = Arc::new(AtomicU64::new(0));
+        let counted = seen.clone();
+        let mut r = Recorder::start(
+            Box::new(out.clone()),
+            Some(Box::new(move |_| {
+                counted.fetch_add(1, Ordering::Relaxed);
+            })),
+        )
+        .unwrap();
+        let header = out.0.lock().unwrap().len();
+        assert!(header > 0, "the header is written at the start");
+        let hit = Hit {
+            code: 200,
+            ..Hit::default()
+        };
+        r.write(&hit).unwrap();
+        r.meta("k", "v").unwrap();
+        r.flush().unwrap();
+        assert_eq!(seen.load(Ordering::Relaxed), 1);
+        let bytes = out.0.lock().unwrap().clone();
+        let (hits, error) = barrage_stream::Decoder::read_all(&bytes[..]);
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(hits.iter().map(|h| h.code).collect::<Vec<_>>(), [200]);
+    }
+}
