@@ -319,12 +319,8 @@ pub fn run(a: AttackArgs) -> Outcome {
         Ok(r) => r,
         Err(e) => return io(e),
     };
-    if report.dropped > 0 {
-        eprintln!(
-            "barrage attack: warning: {} requests due before the end of -duration were never sent: this host fell over {}ms behind the schedule, so sending stopped at the end (they are in the stream as dropped; barrage doctor sizes a plan)",
-            report.dropped,
-            barrage_attack::LATE_GRACE_NS / 1_000_000
-        );
+    if let Some(warning) = report.dropped_warning() {
+        eprintln!("barrage attack: {warning}");
     }
     match report.reason {
         StopReason::BadTarget => usage(report.target_error.map(|e| e.0).unwrap_or_default()),
@@ -336,18 +332,14 @@ pub fn run(a: AttackArgs) -> Outcome {
         StopReason::Stopped if collector_stop.is_err() => collector_stop,
         StopReason::Stopped => {
             eprintln!(
-                "barrage attack: interrupted: {} requests sent, {} results written",
-                report.scheduled, report.written
+                "barrage attack: {}",
+                report.interrupted().unwrap_or_default()
             );
             Ok(())
         }
         StopReason::Abandoned => Err(Failed {
             kind: FailKind::Interrupted,
-            lines: vec![format!(
-                "interrupted again: {} requests in flight abandoned, {} results written",
-                report.scheduled.saturating_sub(report.written),
-                report.written
-            )],
+            lines: report.interrupted().into_iter().collect(),
         }),
         StopReason::Done | StopReason::TargetsExhausted => Ok(()),
     }

@@ -4,7 +4,7 @@
 
 use barrage_collect::{
     live::{Blame, LiveError},
-    CollectConfig, Collector,
+    Collector,
 };
 use barrage_stream::Encoder;
 
@@ -54,28 +54,12 @@ pub fn send(a: SendArgs) -> Outcome {
 pub fn collect(a: CollectArgs) -> Outcome {
     let token = barrage_collect::live::token(&a.token, "collect")?;
     output::refuse_terminal(&a.output)?;
-    let tls = match (&a.tls_cert, &a.tls_key) {
-        (Some(c), Some(k)) => Some(barrage_collect::link::server_tls(c, k).map_err(Failed::usage)?),
-        (None, None) => None,
-        _ => return Err(Failed::usage("-tls-cert and -tls-key go together")),
+    let tls = match a.tls_files().map_err(Failed::usage)? {
+        Some((c, k)) => Some(barrage_collect::link::server_tls(c, k).map_err(Failed::usage)?),
+        None => None,
     };
     let tls_on = tls.is_some();
-    let config = CollectConfig {
-        token,
-        tls,
-        interval: a.interval,
-        attackers: a.attackers,
-        join_timeout: Some(a.join_timeout).filter(|d| !d.is_zero()),
-        silence: Some(a.silence).filter(|d| !d.is_zero()),
-        fail_on: a.fail_on.map(|f| f.0).unwrap_or_default(),
-        min_requests: a.min_requests,
-        max_skew: a.max_skew,
-    };
-    if a.interval < std::time::Duration::from_millis(1) {
-        return Err(Failed::usage(
-            "-interval must be at least 1ms (it is how long a record waits for a slower attacker)",
-        ));
-    }
+    let config = a.config(token, tls).map_err(Failed::usage)?;
     if !a.listen.ip().is_loopback() && !tls_on {
         eprintln!("barrage collect: warning: -listen {} without -tls-cert: the token and the results cross the network in clear", a.listen);
     }
@@ -102,17 +86,7 @@ pub fn collect(a: CollectArgs) -> Outcome {
         Err(e) if output::is_closed_pipe(&e) => return Ok(()),
         Err(e) => return Err(Failed::io(format!("writing {}: {e}", a.output))),
     };
-    let show = |ns: u64| {
-        barrage_model::duration::format(barrage_model::duration::round_for_report(ns as i64))
-    };
-    eprintln!(
-        "barrage collect: {} records from {} attackers; added latency p50 {}, p99 {}, max {} (from a record's end to its place in the merged stream)",
-        summary.records,
-        summary.attackers,
-        show(summary.added.quantile(0.5)),
-        show(summary.added.quantile(0.99)),
-        show(summary.added.max())
-    );
+    eprintln!("barrage collect: {summary}");
     if !summary.failed.is_empty() {
         return Err(Failed {
             kind: Kind::Threshold,

@@ -147,25 +147,14 @@ pub fn run(s: SweepArgs) -> Outcome {
     } else {
         Target::Stdout
     };
-    let mut run = barrage_plot::run::RunFacts::new();
-    run.span(started, unix_now());
-    run.facts(&[
-        ("command".into(), crate::facts::command_line()),
-        ("version".into(), env!("CARGO_PKG_VERSION").into()),
-        ("targets".into(), shown.join(", ")),
-        (
-            "load".into(),
-            format!(
-                "sweep over {}",
-                out.rows
-                    .iter()
-                    .map(|r| r.load.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ),
-    ]);
-    write(&s, &run.html(), &out.rows, out.found.as_ref(), table)?;
+    let run = barrage_sweep::run_table(
+        crate::facts::command_line(),
+        env!("CARGO_PKG_VERSION"),
+        &shown,
+        &out.rows,
+        (started, unix_now()),
+    );
+    write(&s, &run, &out.rows, out.found.as_ref(), table)?;
     match out.found {
         Some(Found::FirstFails { .. }) => Err(Failed {
             kind: Kind::Threshold,
@@ -213,11 +202,7 @@ fn write(s: &SweepArgs, run: &str, rows: &[Row], found: Option<&Found>, to: Targ
         }
     }
     if let Some(path) = &s.chart {
-        let page = std::fs::File::create(path).and_then(|f| {
-            let mut f = BufWriter::new(f);
-            barrage_sweep::write_chart(&s.title, run, rows, found, &mut f)?;
-            f.flush()
-        });
+        let page = barrage_sweep::write_chart_file(path, &s.title, run, rows, found);
         page.map_err(|e| Failed::io(format!("-chart {}: {e}", path.display())))?;
     }
     Ok(())

@@ -54,3 +54,60 @@ pub struct AttackReport {
     /// the end.
     pub dropped: u64,
 }
+
+impl AttackReport {
+    /// The warning for requests never sent, when some were.
+    pub fn dropped_warning(&self) -> Option<String> {
+        (self.dropped > 0).then(|| format!(
+            "warning: {} requests due before the end of -duration were never sent: this host fell over {}ms behind the schedule, so sending stopped at the end (they are in the stream as dropped; barrage doctor sizes a plan)",
+            self.dropped,
+            crate::LATE_GRACE_NS / 1_000_000
+        ))
+    }
+
+    /// What a stop by signal left: the first finishes what is in flight,
+    /// the second abandons it.
+    pub fn interrupted(&self) -> Option<String> {
+        match self.reason {
+            StopReason::Stopped => Some(format!(
+                "interrupted: {} requests sent, {} results written",
+                self.scheduled, self.written
+            )),
+            StopReason::Abandoned => Some(format!(
+                "interrupted again: {} requests in flight abandoned, {} results written",
+                self.scheduled.saturating_sub(self.written),
+                self.written
+            )),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_says_what_it_left() {
+        let mut r = AttackReport {
+            scheduled: 14,
+            written: 1,
+            reason: StopReason::Abandoned,
+            output_error: None,
+            target_error: None,
+            dropped: 0,
+        };
+        assert_eq!(
+            r.interrupted().as_deref(),
+            Some("interrupted again: 13 requests in flight abandoned, 1 results written")
+        );
+        assert!(r.dropped_warning().is_none());
+        r.reason = StopReason::Done;
+        r.dropped = 2;
+        assert!(r.interrupted().is_none());
+        assert!(r
+            .dropped_warning()
+            .unwrap()
+            .starts_with("warning: 2 requests due"));
+    }
+}

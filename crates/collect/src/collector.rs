@@ -85,6 +85,24 @@ pub struct Summary {
     pub added: Distribution,
 }
 
+impl std::fmt::Display for Summary {
+    /// The collector's last line: what it merged and what merging added.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |ns: u64| {
+            barrage_model::duration::format(barrage_model::duration::round_for_report(ns as i64))
+        };
+        write!(
+            f,
+            "{} records from {} attackers; added latency p50 {}, p99 {}, max {} (from a record's end to its place in the merged stream)",
+            self.records,
+            self.attackers,
+            show(self.added.quantile(0.5)),
+            show(self.added.quantile(0.99)),
+            show(self.added.max())
+        )
+    }
+}
+
 /// A bound collector.
 pub struct Collector {
     listener: TcpListener,

@@ -40,7 +40,7 @@ pub use commands::*;
 pub use configs::StreamConflict;
 pub use conflicts::Conflict;
 pub use hint::usage_line;
-pub use live::{CollectArgs, SendArgs};
+pub use live::{CollectArgs, CollectConflict, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};
 pub use report::{CompareConflict, ReportConflict};
 pub use spelling::{as_typed, normalize, one_dash_help};

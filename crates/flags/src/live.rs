@@ -63,3 +63,51 @@ pub struct SendArgs {
     /// A result file to send (default: stdin)
     pub file: Option<String>,
 }
+
+/// `collect` flags that do not go together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CollectConflict {
+    /// One of `-tls-cert` and `-tls-key`.
+    #[error("-tls-cert and -tls-key go together")]
+    HalfTls,
+    /// `-interval` under a millisecond.
+    #[error(
+        "-interval must be at least 1ms (it is how long a record waits for a slower attacker)"
+    )]
+    Interval,
+}
+
+impl CollectArgs {
+    /// The TLS files, both or neither.
+    pub fn tls_files(
+        &self,
+    ) -> Result<Option<(&std::path::Path, &std::path::Path)>, CollectConflict> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => Ok(Some((c, k))),
+            (None, None) => Ok(None),
+            _ => Err(CollectConflict::HalfTls),
+        }
+    }
+
+    /// The collector's configuration, with its `token` and `tls`.
+    pub fn config(
+        &self,
+        token: String,
+        tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    ) -> Result<barrage_collect::CollectConfig, CollectConflict> {
+        if self.interval < Duration::from_millis(1) {
+            return Err(CollectConflict::Interval);
+        }
+        Ok(barrage_collect::CollectConfig {
+            token,
+            tls,
+            interval: self.interval,
+            attackers: self.attackers,
+            join_timeout: Some(self.join_timeout).filter(|d| !d.is_zero()),
+            silence: Some(self.silence).filter(|d| !d.is_zero()),
+            fail_on: self.fail_on.clone().map(|f| f.0).unwrap_or_default(),
+            min_requests: self.min_requests,
+            max_skew: self.max_skew,
+        })
+    }
+}

@@ -45,6 +45,41 @@ pub fn write_chart(
     out.write_all(page.as_bytes())
 }
 
+/// The run table of a sweep's page: its `command` (as typed, shown),
+/// barrage's `version`, the first `targets`, the steps of `rows` and
+/// its span (`from` and `to`, unix ns).
+pub fn run_table(
+    command: String,
+    version: &str,
+    targets: &[String],
+    rows: &[Row],
+    (from, to): (i64, i64),
+) -> String {
+    let mut run = barrage_plot::run::RunFacts::new();
+    run.span(from, to);
+    let steps: Vec<String> = rows.iter().map(|r| r.load.name()).collect();
+    run.facts(&[
+        ("command".into(), command),
+        ("version".into(), version.into()),
+        ("targets".into(), targets.join(", ")),
+        ("load".into(), format!("sweep over {}", steps.join(", "))),
+    ]);
+    run.html()
+}
+
+/// `-chart PATH`: the page ([`write_chart`]) in a file.
+pub fn write_chart_file(
+    path: &std::path::Path,
+    title: &str,
+    run: &str,
+    rows: &[Row],
+    found: Option<&Found>,
+) -> io::Result<()> {
+    let mut f = io::BufWriter::new(std::fs::File::create(path)?);
+    write_chart(title, run, rows, found, &mut f)?;
+    f.flush()
+}
+
 /// A report page's section for a sweep's `rows` (records that are a
 /// sweep's steps): its table, then its charts; `None` without steps.
 pub fn report_section(rows: &[Row]) -> Option<String> {
@@ -243,5 +278,22 @@ mod tests {
         };
         assert!(num("x") + num("width") <= WIDTH - 16.0 + 0.1, "{band}");
         assert!(p.contains("grey: generator-bound"));
+    }
+}
+
+#[cfg(test)]
+mod run_table_tests {
+    #[test]
+    fn a_sweeps_page_names_its_command_targets_and_steps() {
+        let html = super::run_table(
+            "barrage sweep -rates 10,20".into(),
+            "0.1.0",
+            &["http://h/".into()],
+            &[],
+            (0, 1_000_000_000),
+        );
+        for want in ["barrage sweep -rates 10,20", "http://h/", "sweep over"] {
+            assert!(html.contains(want), "{want} not in {html}");
+        }
     }
 }

@@ -24,7 +24,9 @@ mod run;
 pub mod steps;
 mod table;
 
-pub use chart::{report_section, section as chart_section, write_chart};
+pub use chart::{
+    report_section, run_table, section as chart_section, write_chart, write_chart_file,
+};
 pub use knee::knee;
 pub use row::{Bounds, Row};
 pub use run::{sweep, Attacker, Collect, Outcome, Plan, RunStep, Step, SweepError, WARMUP};
