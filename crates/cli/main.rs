@@ -83,38 +83,30 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => usage_error(e, &typed),
     };
+    // The readers outlive the first Ctrl-C (barrage_stream::output says why).
+    if matches!(
+        cli.command,
+        Command::Report(_)
+            | Command::Dump(_)
+            | Command::Encode(_)
+            | Command::Plot(_)
+            | Command::Export(_)
+            | Command::Compare(_)
+            | Command::Send(_)
+    ) {
+        output::outlive_first_interrupt(exit::interrupted);
+    }
     let (name, outcome) = match cli.command {
         Command::Attack(a) => ("attack", attack::run(*a)),
         Command::Doctor(a) => ("doctor", doctor::run(*a)),
-        Command::Report(r) => {
-            outlive_first_interrupt();
-            ("report", report::run(r))
-        }
-        Command::Dump(d) => {
-            outlive_first_interrupt();
-            ("dump", dump::run(d))
-        }
-        Command::Encode(e) => {
-            outlive_first_interrupt();
-            ("encode", dump::encode(e))
-        }
-        Command::Plot(p) => {
-            outlive_first_interrupt();
-            ("plot", plot::run(p))
-        }
-        Command::Export(x) => {
-            outlive_first_interrupt();
-            ("export", export::run(x))
-        }
-        Command::Compare(c) => {
-            outlive_first_interrupt();
-            ("compare", compare::run(c))
-        }
+        Command::Report(r) => ("report", report::run(r)),
+        Command::Dump(d) => ("dump", dump::run(d)),
+        Command::Encode(e) => ("encode", dump::encode(e)),
+        Command::Plot(p) => ("plot", plot::run(p)),
+        Command::Export(x) => ("export", export::run(x)),
+        Command::Compare(c) => ("compare", compare::run(c)),
         Command::Collect(c) => ("collect", live::collect(c)),
-        Command::Send(s) => {
-            outlive_first_interrupt();
-            ("send", live::send(s))
-        }
+        Command::Send(s) => ("send", live::send(s)),
         Command::Serve(s) => ("serve", serve::run(s)),
         Command::Targets(t) => ("targets", targets::run(t)),
         Command::Sweep(s) => ("sweep", sweep::run(*s)),
@@ -154,74 +146,24 @@ fn said(line: &str) -> String {
     barrage_model::words::printable(&line).into_owned()
 }
 
-/// For the readers (`report`, `dump`, `encode`, `plot`): Ctrl-C in a
-/// terminal goes to the whole pipeline, and `attack` upstream decides when
-/// the stream ends (the first Ctrl-C finishes its requests in flight, the
-/// second abandons them, and either way it closes a valid stream). So a
-/// reader whose stdin is a pipe ignores SIGINT and reads to the end
-/// (issue 29: it printed nothing on a double Ctrl-C, and the attack
-/// upstream then wrote into a closed pipe); one reading files keeps
-/// reading through the first SIGINT and exits 130 on the second.
-fn outlive_first_interrupt() {
-    use std::os::unix::fs::FileTypeExt;
-    let stdin_is_pipe = std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo());
-    if stdin_is_pipe {
-        // A handler that only sets a flag replaces the default action
-        // (ending the process): the signal is ignored.
-        let _ = signal_hook::flag::register(
-            signal_hook::consts::SIGINT,
-            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        );
-        return;
-    }
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
-        return;
-    };
-    let _ = std::thread::Builder::new()
-        .name("barrage-signals".into())
-        .spawn(move || {
-            for (n, _) in signals.forever().enumerate() {
-                if n >= 1 {
-                    exit::interrupted();
-                }
-            }
-        });
-}
-
-/// Help and version go to stdout with exit 0 (help with flags in
-/// vegeta's one-dash spelling); any other flag error is one line on
-/// stderr, flags as typed, pointing to the subcommand's help, and exit 2.
+/// A command line clap refused ([`flags::refused`]): help on stdout and
+/// exit 0, or what is wrong on stderr and exit 2.
 fn usage_error(e: clap::Error, typed: &[String]) -> ! {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let help = flags::one_dash_help(&e.render().to_string());
-            let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                eprint!("{help}");
-                exit::Kind::Usage.code()
-            } else {
-                print!("{help}");
-                0
-            };
-            exit::with(code);
+    match flags::refused(&e, typed) {
+        flags::Refused::Help(help) => {
+            print!("{help}");
+            exit::with(0)
         }
-        _ => {
-            let line = said(&flags::usage_line(&e, typed));
+        flags::Refused::HelpOnStderr(help) => eprint!("{help}"),
+        flags::Refused::Usage { line, abort } => {
+            let line = said(&line);
             eprintln!("barrage: {line}");
-            // `barrage attack -c 100 | barrage report`: the report says
-            // why, instead of a report of nothing.
-            let sub = typed.iter().skip(1).find(|a| !a.starts_with('-'));
-            let output_typed = typed
-                .iter()
-                .any(|a| a.trim_start_matches('-').starts_with("output"));
-            if sub.is_some_and(|s| s == "attack") && !output_typed {
+            if abort {
                 output::leave_abort(&line);
             }
-            exit::with(exit::Kind::Usage.code());
         }
     }
+    exit::with(exit::Kind::Usage.code())
 }
 
 #[cfg(test)]

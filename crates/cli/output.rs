@@ -2,7 +2,7 @@
 //! of a terminal for a binary stream.
 
 pub use barrage_stream::output::{
-    is_closed_pipe, leave_abort, open, stream_elsewhere, stream_started,
+    is_closed_pipe, leave_abort, open, outlive_first_interrupt, stream_elsewhere, stream_started,
 };
 
 /// Refuses to write the binary stream to a terminal (as gzip does),

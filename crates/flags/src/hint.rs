@@ -7,6 +7,49 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::as_typed;
 
+/// What a command line clap refused comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// `-h` or `-version`: this on stdout, exit 0 (help with flags in
+    /// vegeta's one-dash spelling).
+    Help(String),
+    /// A subcommand missing its arguments: its help on stderr, exit 2.
+    HelpOnStderr(String),
+    /// Any other flag error: one line after `barrage: `, flags as typed,
+    /// pointing to the subcommand's help, exit 2; `abort`: an attack
+    /// writing to stdout leaves a stream that says why
+    /// (`barrage attack -c 100 | barrage report`: the report says why,
+    /// instead of a report of nothing).
+    Usage {
+        /// The line.
+        line: String,
+        /// Whether stdout gets an aborted stream.
+        abort: bool,
+    },
+}
+
+/// What clap's `e` comes to for the command line `typed`.
+pub fn refused(e: &clap::Error, typed: &[String]) -> Refused {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            Refused::Help(crate::one_dash_help(&e.render().to_string()))
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            Refused::HelpOnStderr(crate::one_dash_help(&e.render().to_string()))
+        }
+        _ => {
+            let sub = typed.iter().skip(1).find(|a| !a.starts_with('-'));
+            let output_typed = typed
+                .iter()
+                .any(|a| a.trim_start_matches('-').starts_with("output"));
+            Refused::Usage {
+                line: usage_line(e, typed),
+                abort: sub.is_some_and(|s| s == "attack") && !output_typed,
+            }
+        }
+    }
+}
+
 /// The line a usage error prints after `barrage: `, ending with the help
 /// to read.
 pub fn usage_line(e: &clap::Error, typed: &[String]) -> String {
@@ -338,5 +381,32 @@ mod tests {
         // Our own flags that begin with those letters are not habits.
         let l = said(&["barrage", "attack", "-connections", "5", "-bogus"]);
         assert!(l.starts_with("unexpected argument '-bogus'"), "{l}");
+    }
+}
+
+#[cfg(test)]
+mod refused_tests {
+    use super::*;
+
+    fn refused_for(args: &[&str]) -> Refused {
+        let typed: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let e = crate::parse(crate::normalize(typed.iter().map(std::ffi::OsString::from)))
+            .expect_err("refused");
+        refused(&e, &typed)
+    }
+
+    #[test]
+    fn help_goes_to_stdout_and_an_attack_on_a_pipe_leaves_why() {
+        assert!(
+            matches!(refused_for(&["barrage", "attack", "-h"]), Refused::Help(h) if h.contains("-rate"))
+        );
+        let Refused::Usage { line, abort } = refused_for(&["barrage", "attack", "-c", "100"])
+        else {
+            panic!("not a usage error")
+        };
+        assert!(line.contains("-c"), "{line}");
+        assert!(abort);
+        let with_output = refused_for(&["barrage", "attack", "-c", "1", "-output", "r.bin"]);
+        assert!(matches!(with_output, Refused::Usage { abort: false, .. }));
     }
 }

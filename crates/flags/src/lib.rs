@@ -39,7 +39,7 @@ pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};
 pub use commands::*;
 pub use configs::StreamConflict;
 pub use conflicts::Conflict;
-pub use hint::usage_line;
+pub use hint::{refused, usage_line, Refused};
 pub use live::{CollectArgs, CollectConflict, SendArgs};
 pub use readers::{CompareArgs, ExportArgs};
 pub use report::{CompareConflict, ReportConflict};

@@ -50,3 +50,38 @@ pub fn open(path: &str) -> io::Result<Box<dyn Write + Send>> {
 pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
+
+/// For the readers (`report`, `dump`, `encode`, `plot`): Ctrl-C in a
+/// terminal goes to the whole pipeline, and `attack` upstream decides when
+/// the stream ends (the first Ctrl-C finishes its requests in flight, the
+/// second abandons them, and either way it closes a valid stream). So a
+/// reader whose stdin is a pipe ignores SIGINT and reads to the end
+/// (issue 29: it printed nothing on a double Ctrl-C, and the attack
+/// upstream then wrote into a closed pipe); one reading files keeps
+/// reading through the first SIGINT and calls `second` on the second
+/// (exit 130).
+pub fn outlive_first_interrupt(second: fn() -> !) {
+    use std::os::unix::fs::FileTypeExt;
+    let stdin_is_pipe = std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo());
+    if stdin_is_pipe {
+        // A handler that only sets a flag replaces the default action
+        // (ending the process): the signal is ignored.
+        let _ = signal_hook::flag::register(
+            signal_hook::consts::SIGINT,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+        return;
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("barrage-signals".into())
+        .spawn(move || {
+            for (n, _) in signals.forever().enumerate() {
+                if n >= 1 {
+                    second();
+                }
+            }
+        });
+}
