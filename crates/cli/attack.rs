@@ -92,9 +92,7 @@ pub struct Setup {
 /// the environment, the TLS files (by `Attack::new`, later) all checked
 /// before anything is sent.
 pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
-    if a.max_workers == Some(0) {
-        return Err(Failed::usage("-max-workers must be at least 1"));
-    }
+    a.input_conflicts().map_err(Failed::usage)?;
     let defaults = defaults(a)?;
     let input = crate::read::target_input(a)?;
     let source = if a.urls.is_empty() {
@@ -107,14 +105,6 @@ pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
     reader.load().map_err(Failed::usage)?;
     for note in reader.take_notes() {
         eprintln!("barrage: note: {note}");
-    }
-    // The name goes in every request's X-Barrage-Attack header: a line
-    // break there dropped the header silently (issue 29).
-    if a.name.chars().any(|c| c.is_control() && c != '\t') {
-        return Err(Failed::usage(format!(
-            "-name {:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters",
-            barrage_model::words::cut(&a.name, 200, false)
-        )));
     }
     let shard = a
         .shard

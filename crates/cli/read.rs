@@ -41,22 +41,6 @@ pub(crate) fn target_input(
         fs::File,
         io::{self, BufRead, BufReader, IsTerminal},
     };
-    if !a.urls.is_empty() {
-        if a.mix.is_some() || !matches!(a.targets.as_str(), "stdin" | "-") {
-            return Err(Failed::usage(format!(
-                "{}: give URLs or {}, not both",
-                a.urls[0],
-                if a.mix.is_some() { "-mix" } else { "-targets" }
-            )));
-        }
-        if a.format != barrage_targets::Format::Http {
-            return Err(Failed::usage(format!(
-                "{}: URLs as arguments are GET targets; -format {} reads -targets or stdin",
-                a.urls[0],
-                format!("{:?}", a.format).to_lowercase()
-            )));
-        }
-    }
     let input: Box<dyn BufRead + Send> = if !a.urls.is_empty() {
         // oha's and hey's habit: each URL a GET target.
         let lines: String = a.urls.iter().map(|u| format!("GET {u}\n")).collect();

@@ -53,12 +53,67 @@ pub enum Conflict {
     /// `-hold-every` alone.
     #[error("-hold-every goes with -hold")]
     HoldEveryAlone,
+    /// `-max-workers 0`.
+    #[error("-max-workers must be at least 1")]
+    NoWorkers,
+    /// URLs as arguments with `-targets` or `-mix` (`flag`).
+    #[error("{url}: give URLs or {flag}, not both")]
+    UrlsAnd {
+        /// The first URL.
+        url: String,
+        /// `-targets` or `-mix`.
+        flag: &'static str,
+    },
+    /// URLs as arguments with a `-format` other than http.
+    #[error("{url}: URLs as arguments are GET targets; -format {format} reads -targets or stdin")]
+    UrlsFormat {
+        /// The first URL.
+        url: String,
+        /// The format, as typed.
+        format: String,
+    },
+    /// A `-name` that cannot go in a header.
+    #[error("-name {0:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters")]
+    Name(String),
     /// `-arrivals poisson` in the closed model.
     #[error("-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
     PoissonClosed,
 }
 
 impl AttackArgs {
+    /// What an attack, a sweep and `doctor` refuse alike: where the
+    /// targets come from, `-max-workers 0`, a `-name` no header can hold
+    /// (a line break there dropped the header silently: issue 29).
+    pub fn input_conflicts(&self) -> Result<(), Conflict> {
+        if self.max_workers == Some(0) {
+            return Err(Conflict::NoWorkers);
+        }
+        if let Some(url) = self.urls.first() {
+            if self.mix.is_some() || !matches!(self.targets.as_str(), "stdin" | "-") {
+                return Err(Conflict::UrlsAnd {
+                    url: url.clone(),
+                    flag: if self.mix.is_some() {
+                        "-mix"
+                    } else {
+                        "-targets"
+                    },
+                });
+            }
+            if self.format != barrage_targets::Format::Http {
+                return Err(Conflict::UrlsFormat {
+                    url: url.clone(),
+                    format: format!("{:?}", self.format).to_lowercase(),
+                });
+            }
+        }
+        if self.name.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(Conflict::Name(barrage_model::words::cut(
+                &self.name, 200, false,
+            )));
+        }
+        Ok(())
+    }
+
     /// The first pair of flags that do not go together (or a `-start-at`
     /// already past).
     pub fn conflicts(&self) -> Result<(), Conflict> {
@@ -210,5 +265,16 @@ mod tests {
             attack(&["-hold-every", "1s"]).conflicts(),
             Err(Conflict::HoldEveryAlone)
         );
+        assert!(matches!(
+            attack(&["-targets", "t.txt", "http://h/"]).input_conflicts(),
+            Err(Conflict::UrlsAnd {
+                flag: "-targets",
+                ..
+            })
+        ));
+        assert!(matches!(
+            attack(&["-name", "a\nb"]).input_conflicts(),
+            Err(Conflict::Name(_))
+        ));
     }
 }
