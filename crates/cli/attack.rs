@@ -6,7 +6,6 @@
 
 use std::io::{self, BufRead, IsTerminal};
 
-use barrage_attack::load::TargetsSpec;
 use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, StopReason, Stopper, Targets};
 use barrage_client::{ClientConfig, ProtoSet};
 use barrage_report::{
@@ -55,17 +54,7 @@ pub(crate) fn targets(
         ),
         (None, None) => None,
     };
-    let spec = TargetsSpec {
-        name: a.targets.clone(),
-        flow: a.format == barrage_targets::Format::Flow,
-        feed,
-        feed_random: a.feed_random,
-        lazy: a.lazy,
-        recorded: a.har_timing,
-        protos,
-        cookies: a.cookies,
-        shard,
-    };
+    let spec = a.targets_spec(shard, feed, protos);
     barrage_attack::load::targets(spec, reader, client).map_err(Failed::usage)
 }
 

@@ -34,7 +34,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     }
     let steps = s.steps().map_err(Failed::usage)?;
     let Setup {
-        mut reader,
+        reader,
         config,
         mut client,
     } = attack::setup(&s.attack)?;
@@ -55,15 +55,8 @@ pub fn run(s: SweepArgs) -> Outcome {
         client.step_reads = plan.reads();
         (Some(plan), Vec::new())
     } else {
-        let targets = reader.read_all().map_err(Failed::usage)?;
-        if targets.is_empty() {
-            return Err(Failed::usage(format!("{}: no targets", s.attack.targets)));
-        }
-        if targets.iter().any(barrage_targets::has_placeholders) {
-            return Err(Failed::usage(
-                "sweep does not render templated targets ({{...}}) yet; attack does",
-            ));
-        }
+        let targets =
+            barrage_attack::load::plain(&s.attack.targets, reader).map_err(Failed::usage)?;
         (None, targets)
     };
     // Checked once here (TLS files) before anything is sent.

@@ -272,9 +272,10 @@ impl Hand for Dispatch<'_> {
                     self.flush().await;
                     // Past the end of -duration and its grace, the
                     // wait ends: the ticket and the rest are dropped.
-                    let late = self.ctx.end.map(|end| {
-                        end + std::time::Duration::from_nanos(crate::tickets::LATE_GRACE_NS)
-                    });
+                    let late = self
+                        .ctx
+                        .end
+                        .map(|end| end + std::time::Duration::from_nanos(crate::LATE_GRACE_NS));
                     tokio::select! {
                         p = sem.acquire_owned() => match p {
                             Ok(p) => Some(p),

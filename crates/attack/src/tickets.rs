@@ -41,14 +41,6 @@ pub(crate) fn since(start: std::time::Instant) -> Now {
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
 
-/// How far behind its schedule the generator may be at the end of
-/// `-duration` and still send what was due: past it, sending stops and
-/// the rest is counted as dropped (a host that cannot keep the rate ran
-/// a 1 s attack for 30 s). Half a second: a stall that long at the very
-/// end of a healthy run (a busy 2-core CI machine) is rare, and lag
-/// shows any shorter one.
-pub const LATE_GRACE_NS: u64 = 500_000_000;
-
 /// What [`Tickets::take_due_by`] found next.
 pub(crate) enum Next {
     /// A ticket due by then: its sequence number, target and due offset
@@ -180,7 +172,7 @@ impl Tickets {
         let now = (self.now)();
         if l.pacer
             .end_ns()
-            .is_some_and(|end| now >= end.saturating_add(LATE_GRACE_NS))
+            .is_some_and(|end| now >= end.saturating_add(crate::outcome::LATE_GRACE_NS))
         {
             // Past the end, this far behind: nothing more goes out, and
             // what the schedule still wanted is counted (once: by the
@@ -509,10 +501,16 @@ mod tests {
             t.take().unwrap();
         }
         // Behind, within the grace: what was due still goes.
-        clock.store(1_000_000_000 + LATE_GRACE_NS - 1, Ordering::SeqCst);
+        clock.store(
+            1_000_000_000 + crate::outcome::LATE_GRACE_NS - 1,
+            Ordering::SeqCst,
+        );
         assert!(t.take().is_some());
         // Past it: nothing more, and the 989 still due are counted once.
-        clock.store(1_000_000_000 + LATE_GRACE_NS, Ordering::SeqCst);
+        clock.store(
+            1_000_000_000 + crate::outcome::LATE_GRACE_NS,
+            Ordering::SeqCst,
+        );
         assert!(t.take().is_none());
         assert!(t.take().is_none());
         assert_eq!(t.dropped(), (989, true));

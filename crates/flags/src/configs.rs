@@ -60,6 +60,27 @@ impl AttackArgs {
         }
     }
 
+    /// How targets are read, for shard `shard`, with the `-feed` rows and
+    /// `-proto-set` (or `-proto`) descriptors read.
+    pub fn targets_spec(
+        &self,
+        shard: u64,
+        feed: Option<(barrage_targets::Feed, String)>,
+        protos: Option<barrage_client::ProtoSet>,
+    ) -> barrage_attack::load::TargetsSpec {
+        barrage_attack::load::TargetsSpec {
+            name: self.targets.clone(),
+            flow: self.format == barrage_targets::Format::Flow,
+            feed,
+            feed_random: self.feed_random,
+            lazy: self.lazy,
+            recorded: self.har_timing,
+            protos,
+            cookies: self.cookies,
+            shard,
+        }
+    }
+
     /// The client's configuration, with the `proxies` of the environment,
     /// the `io` back end settled and the `stream` spec
     /// ([`AttackArgs::stream_spec`]).

@@ -76,6 +76,22 @@ pub fn targets(
     }
 }
 
+/// Every target of `reader` (named `name`), read whole, each to be sent
+/// as it is (a sweep's): none, or one with placeholders, is refused.
+pub fn plain(
+    name: &str,
+    mut reader: TargetReader<Box<dyn BufRead + Send>>,
+) -> Result<Vec<Target>, LoadError> {
+    let all = reader.read_all()?;
+    if all.is_empty() {
+        return Err(LoadError::NoTargets(name.to_string()));
+    }
+    if all.iter().any(barrage_targets::has_placeholders) {
+        return Err(LoadError::Templated);
+    }
+    Ok(all)
+}
+
 /// Each target as it is read: a `GRPC` target's body made its message.
 fn grpc_prepare(protos: Option<ProtoSet>, client: Option<&ClientConfig>) -> Prepare {
     let reflector = client
@@ -194,6 +210,26 @@ mod tests {
         };
         assert!(matches!(e, LoadError::At { line: 2, .. }), "{e}");
         assert!(e.to_string().starts_with("t.txt:2: :check "), "{e}");
+    }
+
+    #[test]
+    fn a_sweep_sends_targets_as_they_are() {
+        let e = |text: &str| {
+            plain("t.txt", reader(text, Format::Http))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(e(""), "t.txt: no targets");
+        assert_eq!(
+            e("GET http://127.0.0.1:1/{{seq}}\n"),
+            "sweep does not render templated targets ({{...}}) yet; attack does"
+        );
+        assert_eq!(
+            plain("t.txt", reader("GET http://h/\n", Format::Http))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -78,6 +78,12 @@ pub enum LoadError {
         /// Why.
         error: SourceError,
     },
+    /// No target read.
+    #[error("{0}: no targets")]
+    NoTargets(String),
+    /// A target with placeholders where each must be sent as it is.
+    #[error("sweep does not render templated targets ({{{{...}}}}) yet; attack does")]
+    Templated,
     /// `-format flow` with a reader of another format.
     #[error("-format flow: no flow reader")]
     NotAFlow,
