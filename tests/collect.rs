@@ -827,11 +827,13 @@ fn collect_names_who_never_came_or_went_away() {
     // An attacker killed with -9: lost after -silence, its records kept.
     let merged = dir.join("killed.bin");
     let collect = Collect::start(&["-silence", "1s"], &merged);
+    // Its spool in the test's directory: a killed attacker cannot remove
+    // it (each run of the suite left one in /tmp).
     let mut a = attack(
         &server.url("/"),
         &format!("tcp://{}", collect.addr),
         &["-rate", "100", "-duration", "60s"],
-        &[("BARRAGE_TOKEN", TOKEN)],
+        &[("BARRAGE_TOKEN", TOKEN), ("TMPDIR", dir.to_str().unwrap())],
     );
     let t = Instant::now();
     while collect.said("joined").is_none() {
