@@ -52,7 +52,7 @@ fn flag_errors_echo_the_flag_as_typed_and_point_to_the_subcommands_help() {
 }
 
 #[test]
-fn help_uses_the_one_dash_spelling_and_agrees_with_the_readme() {
+fn help_uses_the_one_dash_spelling_and_agrees_with_the_guide() {
     let out = run(&["attack", "-h"], b"");
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
@@ -63,7 +63,7 @@ fn help_uses_the_one_dash_spelling_and_agrees_with_the_readme() {
             && help.contains("Connections opened to each host before the clock starts"),
         "{help}"
     );
-    let readme = std::fs::read_to_string(common::fixture("../README.md")).unwrap();
+    let readme = std::fs::read_to_string(common::fixture("../docs/guide/attacking.md")).unwrap();
     assert!(readme.contains("connections opened to each host before the clock starts"));
 }
 

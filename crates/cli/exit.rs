@@ -2,13 +2,8 @@
 //! `main` turns an outcome into a code here, and the signal threads end a
 //! hard stop here.
 //!
-//! | code | when |
-//! |---|---|
-//! | 0 | done; a graceful stop on the first Ctrl-C or SIGTERM; a closed stdout pipe |
-//! | 1 | the tool's own I/O failed; `doctor`: the plan does not fit this host |
-//! | 2 | bad usage or input |
-//! | 3 | a `-fail-on` condition (or a sweep's limit) held |
-//! | 130 | a hard stop on a second Ctrl-C |
+//! The codes and when each is given: `docs/reference/exit-codes.md`, the
+//! one table (the manual shows it; a test holds these kinds to it).
 
 /// The kinds of failure, each with its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,4 +40,32 @@ pub fn with(code: i32) -> ! {
 /// Ends the process as a hard stop (a second Ctrl-C), from a signal thread.
 pub fn interrupted() -> ! {
     with(Kind::Interrupted.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    #[test]
+    fn every_kind_has_its_row_in_the_one_table_and_every_row_a_kind() {
+        let table: Vec<i32> = barrage_flags::manual::exit_codes()
+            .iter()
+            .map(|(c, _)| *c)
+            .collect();
+        let kinds = [
+            Kind::Io,
+            Kind::Unfit,
+            Kind::Usage,
+            Kind::Threshold,
+            Kind::Interrupted,
+        ];
+        let mut codes: Vec<i32> = kinds.iter().map(|k| k.code()).collect();
+        codes.push(0);
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(
+            codes, table,
+            "docs/reference/exit-codes.md and exit.rs disagree"
+        );
+    }
 }

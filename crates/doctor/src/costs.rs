@@ -6,13 +6,13 @@
 pub const BASE_DESCRIPTORS: u64 = 64;
 
 /// barrage's memory per open connection, bytes: 1.68–1.95 KiB measured
-/// holding 18,000 connections (README, "Sizing"), rounded up.
+/// holding 18,000 connections (docs/guide/host.md, "Sizing"), rounded up.
 pub const BYTES_PER_CONNECTION: u64 = 2 * 1024;
 
 /// barrage's memory besides its connections, bytes (about 10 MiB).
 pub const BASE_BYTES: u64 = 10 << 20;
 
-/// The open-model rate one core carries with room to spare (README,
+/// The open-model rate one core carries with room to spare (docs/guide/host.md,
 /// "Sizing": 93,000–109,000/s measured at 20,000/s; plan 40,000).
 pub const RATE_PER_CORE: f64 = 40_000.0;
 

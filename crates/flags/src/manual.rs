@@ -69,6 +69,21 @@ pub fn page(name: &str, version: &str) -> Vec<u8> {
 /// The words, one file for the pages and for readers of the repository.
 const SOURCE: &str = include_str!("../../../docs/manual.md");
 
+/// The one table of exit codes, which the manual's EXIT STATUS shows.
+pub const EXIT_CODES: &str = include_str!("../../../docs/reference/exit-codes.md");
+
+/// The rows of [`EXIT_CODES`]: each code and when it is given.
+pub fn exit_codes() -> Vec<(i32, &'static str)> {
+    EXIT_CODES
+        .lines()
+        .filter_map(|l| {
+            let mut cells = l.strip_prefix('|')?.split('|');
+            let code = cells.next()?.trim().parse().ok()?;
+            Some((code, cells.next()?.trim()))
+        })
+        .collect()
+}
+
 /// A section: its title and its paragraphs. A paragraph whose lines all
 /// start with two spaces is an example, set as it is.
 struct Section {
@@ -89,6 +104,16 @@ fn sections(page: &str) -> Vec<Section> {
             continue;
         };
         if !pages.split(' ').any(|p| p == page || p == "*") {
+            continue;
+        }
+        // The exit codes are the reference's table, a paragraph a code.
+        if text.contains("<!-- from: reference/exit-codes.md") {
+            let text = exit_codes()
+                .iter()
+                .map(|(code, when)| format!("{code}  {}", when.replace('`', "")))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            out.push(Section { title, text });
             continue;
         }
         // Markdown's examples are indented four spaces; the pages' two.
@@ -173,5 +198,43 @@ mod tests {
         let order = ["SCHEDULE", "TARGET FORMATS", "EXAMPLES", "EXIT STATUS"]
             .map(|t| attack.find(&format!(".SH \"{t}\"")).expect(t));
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    }
+}
+
+/// `docs/reference/flags.md`: every subcommand's flags as its `-h` shows
+/// them (a test holds the file to the parser).
+pub fn flags_reference() -> String {
+    let mut out = String::from(
+        "# Flags\n\nEvery subcommand's flags, as `barrage SUBCOMMAND -h` prints them. This page is made from the flag definitions (`BARRAGE_UPDATE_GOLDEN=1 cargo test -p barrage-flags` writes it again); the guide explains them.\n",
+    );
+    for sub in crate::command().get_subcommands() {
+        let name = sub.get_name();
+        if name == "help" {
+            continue;
+        }
+        let help = crate::one_dash_help(&sub.clone().render_help().to_string());
+        out.push_str(&format!(
+            "\n## barrage {name}\n\n```text\n{}\n```\n",
+            help.trim_end()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod reference_tests {
+    #[test]
+    fn the_flags_reference_is_the_parsers() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/flags.md");
+        let made = super::flags_reference();
+        if std::env::var_os("BARRAGE_UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, &made).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == made,
+            "docs/reference/flags.md is not what the parser says: BARRAGE_UPDATE_GOLDEN=1 cargo test -p barrage-flags writes it"
+        );
     }
 }

@@ -73,7 +73,7 @@ pub const IO_ENV: &str = "BARRAGE_IO";
 impl IoMode {
     /// `auto` made `uring` or `epoll` for an attack in the `closed` model
     /// (`-rate 0`) or not. From `scripts/bench` against nginx (medians of
-    /// 3, see the README): with 50 connections on one thread io_uring
+    /// 3, see docs/benchmarks.md): with 50 connections on one thread io_uring
     /// cost 9.9 µs a request against epoll's 12.7 (0.78×), pipelined
     /// 6.1 against 6.1; paced at 20,000/s it cost 21.5 against 19.6
     /// (1.10×: a few requests a turn do not pay for the ring's own
