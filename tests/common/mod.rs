@@ -244,3 +244,42 @@ pub fn record_keys(hits: &[Hit]) -> Vec<String> {
     k.sort();
     k
 }
+
+/// Held by a test that times what it sees (a compare's verdict, a
+/// stream's time to first event, a sweep's knee, a connection's cost):
+/// no two such tests run at once, whatever module they are in.
+#[allow(dead_code)]
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `barrage attack ARGS` on `targets` under a 60 s watchdog: its exit,
+/// stdout and stderr, however it ended.
+#[allow(dead_code)]
+pub fn attack_watched(args: &[&str], targets: &str) -> barrage_testkit::ChildResult {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    barrage_testkit::Child::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_barrage")),
+        &full,
+        targets.as_bytes(),
+        None,
+    )
+    .wait(std::time::Duration::from_secs(60))
+}
+
+/// `barrage attack ARGS` on `targets`, which must succeed: its records and
+/// its output.
+#[allow(dead_code)]
+pub fn attack_ok(args: &[&str], targets: &str) -> (Vec<Hit>, Output) {
+    let mut full = vec!["attack"];
+    full.extend_from_slice(args);
+    let out = run(&full, targets.as_bytes());
+    assert!(
+        out.status.success(),
+        "attack failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (decode(&out.stdout), out)
+}

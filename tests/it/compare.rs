@@ -6,21 +6,15 @@
 //! power on 20,000 requests is tested in the library on known
 //! distributions.
 
-mod common;
-
-use std::sync::Mutex;
+use crate::common;
 
 use barrage_stream::Encoder;
 use barrage_testkit::Server;
 use common::{decode, ok, refused, run};
 use serde_json::Value;
 
-/// The runs time latencies: one at a time, so that they do not load the
-/// machine for each other.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Attacks `url` at `rate` for `seconds`; the stream's path.
-fn attack(dir: &std::path::Path, name: &str, url: &str, rate: u32, seconds: f64) -> String {
+fn record_run(dir: &std::path::Path, name: &str, url: &str, rate: u32, seconds: f64) -> String {
     let file = dir.join(name);
     ok(
         &[
@@ -79,10 +73,10 @@ fn changed_seeds(files: &[&str]) -> Vec<(&'static str, usize)> {
 
 #[test]
 fn two_halves_of_one_run_are_no_significant_change() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = common::one_at_a_time();
     let server = Server::http();
     let dir = common::tempdir("compare-halves");
-    let whole = attack(&dir, "whole.bin", &server.url("/delay/1000"), 1000, 4.0);
+    let whole = record_run(&dir, "whole.bin", &server.url("/delay/1000"), 1000, 4.0);
     let hits = decode(&std::fs::read(&whole).unwrap());
     // The halves take turns by half second: a drift of the machine over
     // the run falls on both alike (a drift between two runs is what
@@ -127,8 +121,8 @@ fn interleaved(
 ) -> Vec<String> {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for i in 0..runs {
-        a.push(attack(dir, &format!("a{i}.bin"), base, 1000, seconds));
-        b.push(attack(dir, &format!("b{i}.bin"), new, 1000, seconds));
+        a.push(record_run(dir, &format!("a{i}.bin"), base, 1000, seconds));
+        b.push(record_run(dir, &format!("b{i}.bin"), new, 1000, seconds));
     }
     a.push("--".into());
     a.extend(b);
@@ -137,7 +131,7 @@ fn interleaved(
 
 #[test]
 fn back_to_back_runs_are_no_significant_change_with_runs_on_each_side() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = common::one_at_a_time();
     let server = Server::http();
     let url = server.url("/delay/1000");
     // Seeds redraw one pair of data sets: a data set either holds a
@@ -242,7 +236,7 @@ fn ab_pair(
 
 #[test]
 fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = common::one_at_a_time();
     let server = Server::http();
     // This machine has slow spells that swamp 0.1 ms in some runs (the
     // method then rightly says "same"): up to three tries, and never
@@ -288,7 +282,7 @@ fn a_tenth_of_a_millisecond_more_is_slower_and_fails_the_gate() {
 
 #[test]
 fn groups_are_matched_by_key_and_the_unmatched_named() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = common::one_at_a_time();
     let server = Server::http();
     let dir = common::tempdir("compare-groups");
     let run_of = |name: &str, paths: &[&str]| {

@@ -2,7 +2,7 @@
 //! stateful app (`/login` gives a token and a cookie, `/me` needs both,
 //! `/items` makes an item that only its maker may read back).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ fn flow_args<'a>(flow: &'a str, args: &[&'a str]) -> Vec<&'a str> {
 }
 
 /// The attack's records, run with `args` on the flow file `flow`.
-fn attack(flow: &str, args: &[&str]) -> (Vec<Hit>, Vec<u8>) {
+fn attack_flow(flow: &str, args: &[&str]) -> (Vec<Hit>, Vec<u8>) {
     let out = ok(&flow_args(flow, args), b"");
     (decode(&out), out)
 }
@@ -53,7 +53,7 @@ fn sessions_carry_their_token_cookie_and_item() {
     let server = Server::http();
     let dir = tempdir("flow-app");
     let flow = file(&dir, "app.flow", &app_flow(&server, ""));
-    let (hits, stream) = attack(&flow, &["-rate", "100", "-requests", "50"]);
+    let (hits, stream) = attack_flow(&flow, &["-rate", "100", "-requests", "50"]);
     assert_eq!(hits.len(), 200);
     assert_eq!(
         server.app(),
@@ -130,7 +130,7 @@ fn without_cookies_me_is_refused_and_the_session_ends_there() {
     let server = Server::http();
     let dir = tempdir("flow-nocookies");
     let flow = file(&dir, "app.flow", &app_flow(&server, ""));
-    let (hits, stream) = attack(
+    let (hits, stream) = attack_flow(
         &flow,
         &["-rate", "100", "-requests", "20", "-cookies=false"],
     );
@@ -178,7 +178,7 @@ fn an_extraction_miss_ends_the_session_and_says_why() {
     let dir = tempdir("flow-miss");
     let text = app_flow(&server, "").replace("json:.access_token", "json:.token");
     let flow = file(&dir, "app.flow", &text);
-    let (hits, stream) = attack(&flow, &["-rate", "100", "-requests", "10"]);
+    let (hits, stream) = attack_flow(&flow, &["-rate", "100", "-requests", "10"]);
     assert_eq!(hits.len(), 10);
     assert_eq!(
         server.app().me + server.app().refused,
@@ -208,7 +208,7 @@ fn think_time_follows_its_distribution_and_is_no_lag() {
         server.url("/")
     );
     let flow = file(&dir, "think.flow", &text);
-    let (hits, _) = attack(&flow, &["-rate", "500", "-requests", "1000"]);
+    let (hits, _) = attack_flow(&flow, &["-rate", "500", "-requests", "1000"]);
     assert_eq!(hits.len(), 2000);
     let mut gaps = Vec::new();
     let mut lags = Vec::new();
@@ -262,7 +262,7 @@ fn three_shards_run_every_session_once() {
     let mut all = Vec::new();
     for i in 0..3 {
         let shard = format!("{i}/3");
-        let (hits, _) = attack(&flow, &["-rate", "90", "-duration", "1s", "-shard", &shard]);
+        let (hits, _) = attack_flow(&flow, &["-rate", "90", "-duration", "1s", "-shard", &shard]);
         assert!(hits.iter().all(|h| h.seq % 3 == i), "shard {shard}");
         all.extend(hits);
     }
@@ -373,7 +373,7 @@ fn the_closed_model_is_virtual_users_each_looping_over_the_flow() {
     let server = Server::http();
     let dir = tempdir("flow-vus");
     let flow = file(&dir, "app.flow", &app_flow(&server, ":think 50ms"));
-    let (hits, stream) = attack(
+    let (hits, stream) = attack_flow(
         &flow,
         &["-rate", "0", "-max-workers", "3", "-duration", "1s"],
     );
@@ -465,7 +465,7 @@ fn a_steps_redirect_keeps_its_credentials_at_home() {
         ),
     );
     let to = format!("away.test:{port}:127.0.0.1:{port}");
-    let (hits, _) = attack(
+    let (hits, _) = attack_flow(
         &flow,
         &["-rate", "100", "-requests", "2", "-connect-to", &to],
     );
@@ -507,7 +507,7 @@ fn a_step_goes_where_an_earlier_answer_points() {
             server.url(&format!("/goto/302?{there}")),
         ),
     );
-    let (hits, _) = attack(
+    let (hits, _) = attack_flow(
         &flow,
         &["-rate", "100", "-requests", "3", "-redirects", "-1"],
     );
@@ -523,7 +523,7 @@ fn a_step_goes_where_an_earlier_answer_points() {
             server.url("/")
         ),
     );
-    let (hits, _) = attack(&bad, &["-rate", "100", "-requests", "1"]);
+    let (hits, _) = attack_flow(&bad, &["-rate", "100", "-requests", "1"]);
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[1].error, "Get \"h\": unsupported protocol scheme \"\"");
 }
@@ -543,7 +543,7 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
             server.url("/home")
         ),
     );
-    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "20"]);
+    let (hits, _) = attack_flow(&flow, &["-rate", "100", "-requests", "20"]);
     assert_eq!(hits.len(), 40);
     assert!(
         hits.iter().all(|h| h.error.is_empty() && h.code == 200),
@@ -557,7 +557,7 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
     let kept = std::fs::read_to_string(&flow)
         .unwrap()
         .replace("status=200", "status=303");
-    let (hits, _) = attack(
+    let (hits, _) = attack_flow(
         &file(&dir, "kept.flow", &kept),
         &["-rate", "100", "-requests", "10", "-redirects", "-1"],
     );
@@ -570,12 +570,12 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
         "hops.flow",
         &format!("GET {}\n", server.url("/redirect/3")),
     );
-    let (hits, _) = attack(&hops, &["-rate", "100", "-requests", "2"]);
+    let (hits, _) = attack_flow(&hops, &["-rate", "100", "-requests", "2"]);
     assert!(
         hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
         "{hits:?}"
     );
-    let (hits, _) = attack(
+    let (hits, _) = attack_flow(
         &hops,
         &["-rate", "100", "-requests", "2", "-redirects", "2"],
     );
@@ -587,7 +587,7 @@ fn a_redirect_carries_the_cookie_its_answer_set() {
         );
     }
     // Without the jar the redirect goes without the cookie: refused.
-    let (hits, _) = attack(&flow, &["-rate", "100", "-requests", "5", "-cookies=false"]);
+    let (hits, _) = attack_flow(&flow, &["-rate", "100", "-requests", "5", "-cookies=false"]);
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.code == 401), "{hits:?}");
 }
@@ -606,7 +606,7 @@ fn sessions_in_flight_at_the_end_finish_within_the_grace_or_are_interrupted() {
     );
     let flow = file(&dir, "grace.flow", &text);
     // The default grace: every session started completes.
-    let (hits, stream) = attack(&flow, &["-rate", "20", "-duration", "1s"]);
+    let (hits, stream) = attack_flow(&flow, &["-rate", "20", "-duration", "1s"]);
     let s = &report(&stream)["sessions"];
     assert_eq!(s["started"], 20, "{s}");
     assert_eq!(s["completed"], 20, "{s}");
@@ -617,7 +617,7 @@ fn sessions_in_flight_at_the_end_finish_within_the_grace_or_are_interrupted() {
     );
     assert_eq!(hits.len(), 60);
     // A grace of 100 ms: sessions whose next step is due past it are cut.
-    let (hits, stream) = attack(
+    let (hits, stream) = attack_flow(
         &flow,
         &["-rate", "20", "-duration", "1s", "-grace", "100ms"],
     );
@@ -662,7 +662,7 @@ fn extracted_values_stay_out_of_errors() {
         server.url("/login")
     );
     let flow = file(&dir, "secret.flow", &text);
-    let (hits, _) = attack(&flow, &["-rate", "10", "-requests", "3"]);
+    let (hits, _) = attack_flow(&flow, &["-rate", "10", "-requests", "3"]);
     let used: Vec<&Hit> = hits.iter().filter(|h| h.name == "use").collect();
     assert_eq!(used.len(), 3);
     for h in used {

@@ -3,7 +3,7 @@
 //! server exactly as written; `barrage targets` converts between formats;
 //! bad input is refused at file:line.
 
-mod common;
+use crate::common;
 
 use std::{fs, path::Path};
 

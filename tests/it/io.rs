@@ -3,7 +3,7 @@
 //! filter on `io_uring_setup`, as a container's default profile has).
 //! The fault matrix (tests/matrix.rs) runs every cell on both back ends.
 
-mod common;
+use crate::common;
 
 use std::{
     io::Write,
@@ -127,7 +127,7 @@ fn holds_a_ring(pid: u32) -> bool {
 }
 
 /// Runs the attack to its end: whether it held a ring, and its output.
-fn attack(args: &[&str], io: Option<&str>, denied: bool) -> (bool, Output, u64) {
+fn attack_io(args: &[&str], io: Option<&str>, denied: bool) -> (bool, Output, u64) {
     let server = Server::http();
     let child = start(&server, &PACED, args, io, denied);
     let ring = holds_a_ring(child.id());
@@ -155,12 +155,12 @@ fn note(out: &Output) -> String {
 
 #[test]
 fn uring_is_used_when_asked_and_epoll_otherwise() {
-    let (ring, out, seen) = attack(&["-io", "uring"], None, false);
+    let (ring, out, seen) = attack_io(&["-io", "uring"], None, false);
     assert!(ring, "-io uring holds no ring: {}", note(&out));
     all_good(&out, seen);
     assert!(!note(&out).contains("io_uring"), "{}", note(&out));
     for asked in ["epoll", "auto"] {
-        let (ring, out, seen) = attack(&["-io", asked], None, false);
+        let (ring, out, seen) = attack_io(&["-io", asked], None, false);
         assert!(!ring, "-io {asked} holds a ring");
         all_good(&out, seen);
     }
@@ -185,17 +185,17 @@ fn auto_takes_io_uring_for_the_closed_model_only() {
 
 #[test]
 fn the_environment_overrides_the_flag() {
-    let (ring, out, seen) = attack(&["-io", "epoll"], Some("uring"), false);
+    let (ring, out, seen) = attack_io(&["-io", "epoll"], Some("uring"), false);
     assert!(ring, "BARRAGE_IO=uring holds no ring: {}", note(&out));
     all_good(&out, seen);
-    let (ring, out, seen) = attack(&["-io", "uring"], Some("epoll"), false);
+    let (ring, out, seen) = attack_io(&["-io", "uring"], Some("epoll"), false);
     assert!(!ring, "BARRAGE_IO=epoll holds a ring");
     all_good(&out, seen);
 }
 
 #[test]
 fn denied_io_uring_falls_back_to_epoll_with_one_note() {
-    let (ring, out, seen) = attack(&["-io", "uring"], None, true);
+    let (ring, out, seen) = attack_io(&["-io", "uring"], None, true);
     assert!(!ring);
     all_good(&out, seen);
     let err = note(&out);
@@ -208,10 +208,10 @@ fn denied_io_uring_falls_back_to_epoll_with_one_note() {
         "{err}"
     );
     // Denied through the override too; nothing said when not asked.
-    let (ring, out, _) = attack(&[], Some("uring"), true);
+    let (ring, out, _) = attack_io(&[], Some("uring"), true);
     assert!(!ring);
     assert!(note(&out).contains("using epoll"), "{}", note(&out));
-    let (_, out, _) = attack(&["-io", "auto"], None, true);
+    let (_, out, _) = attack_io(&["-io", "auto"], None, true);
     assert!(!note(&out).contains("io_uring"), "{}", note(&out));
 }
 

@@ -3,7 +3,7 @@
 //! pixels: tests/pages.rs looks at those), and the page's size, flat in
 //! the number of records.
 
-mod common;
+use crate::common;
 
 use barrage_stream::{Encoder, Hit};
 use common::{golden, ok, path, refused};

@@ -11,7 +11,7 @@
 //! in the target directory (`pages/`) for a person to look at; they are
 //! artefacts, not goldens.
 
-mod common;
+use crate::common;
 
 use std::{
     path::{Path, PathBuf},

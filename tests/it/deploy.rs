@@ -3,7 +3,7 @@
 //! index on loopback), the Dockerfile's shape, `scripts/fanout` over a
 //! stand-in for ssh, and the report's warning when shards disagree.
 
-mod common;
+use crate::common;
 
 use std::{
     collections::HashMap,

@@ -3,7 +3,7 @@
 //! over a name with three addresses; `-laddr` and its ranges; and streams
 //! from before the fields, which report them absent.
 
-mod common;
+use crate::common;
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -18,13 +18,8 @@ const CLOSE: i64 = 5_000_000;
 /// woken late on a loaded 2-core machine.
 const SERVER_LATE: i64 = 50_000_000;
 
-/// One test of this file at a time: the timing test compares the record
-/// with the server's clock to 5 ms, which a busy neighbour test on this
-/// 2-core machine could take from it.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    common::one_at_a_time()
 }
 
 /// `run()`'s result from a try during which the wall clock kept pace with

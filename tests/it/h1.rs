@@ -4,20 +4,11 @@
 //! records say. The same cases run on hyper's engine (`-h1-engine hyper`)
 //! where its behaviour is the same, so the two stay comparable.
 
-mod common;
+use crate::common;
 
-use std::{path::Path, time::Duration};
+use std::time::Duration;
 
-use barrage_testkit::{Child, ChildResult, RawServer, Script, SequentialServer};
-
-const WATCHDOG: Duration = Duration::from_secs(60);
-
-fn attack(args: &[&str], targets: &str) -> ChildResult {
-    let mut full = vec!["attack"];
-    full.extend_from_slice(args);
-    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
-    Child::spawn(bin, &full, targets.as_bytes(), None).wait(WATCHDOG)
-}
+use barrage_testkit::{ChildResult, RawServer, Script, SequentialServer};
 
 /// Attacks a server answering every request with `bytes` (as `trickle`d
 /// or all at once; closing after each when `close`), `n` requests at
@@ -37,7 +28,7 @@ fn against(
     let requests = n.to_string();
     let mut args = vec!["-rate", "100", "-requests", &requests, "-max-body", "-1"];
     args.extend_from_slice(extra);
-    let mut r = attack(&args, &format!("GET {}\n", server.url("/")));
+    let mut r = common::attack_watched(&args, &format!("GET {}\n", server.url("/")));
     r.assert_clean();
     assert_eq!(r.hits.len() as u64, n, "one record per request");
     common::assert_seq_complete(&mut r.hits);
@@ -135,7 +126,7 @@ fn a_target_sending_interim_responses_does_not_spoil_the_others() {
     });
     let healthy = barrage_testkit::Server::http();
     let targets = format!("GET {}\n\nGET {}\n", endless.url("/"), healthy.url("/"));
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &["-rate", "200", "-requests", "40", "-timeout", "5s"],
         &targets,
     );
@@ -158,7 +149,7 @@ fn head_204_and_304_carry_no_body_whatever_their_length_says() {
         trickle: false,
         close: false,
     });
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &["-rate", "100", "-requests", "3", "-cpus", "1"],
         &format!("HEAD {}\n", server.url("/")),
     );
@@ -267,7 +258,7 @@ fn an_answer_sent_before_the_body_is_written() {
     let dir = common::tempdir("early");
     let body = dir.join("body");
     std::fs::write(&body, vec![b'x'; 8 << 20]).unwrap();
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &["-rate", "10", "-requests", "2", "-timeout", "10s"],
         &format!("POST {}\n@{}\n", server.url("/"), body.display()),
     );
@@ -289,7 +280,7 @@ fn pipelined_answers_are_matched_in_order() {
         close_after: None,
         delay: Duration::ZERO,
     });
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &[
             "-rate",
             "0",
@@ -337,7 +328,7 @@ fn a_server_closing_mid_pipeline_leaves_exact_error_records() {
         close_after: Some(3),
         delay: Duration::ZERO,
     });
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &[
             "-rate",
             "0",
@@ -384,7 +375,7 @@ fn a_server_that_handles_one_connection_at_a_time() {
     // Issue 15: -workers connections opened ahead left such a server
     // waiting on one of them while the request went on another.
     let server = SequentialServer::start();
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &["-rate", "20", "-requests", "10", "-timeout", "3s"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -430,7 +421,7 @@ fn open_model_requests_queue_onto_busy_connections() {
         close_after: None,
         delay: Duration::from_millis(50),
     });
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &[
             "-rate",
             "1000",
@@ -473,7 +464,7 @@ fn open_model_pipelines_closed_mid_way_leave_exact_records() {
         close_after: Some(3),
         delay: Duration::from_millis(20),
     });
-    let mut r = attack(
+    let mut r = common::attack_watched(
         &[
             "-rate",
             "1000",
@@ -524,7 +515,7 @@ fn several_local_addresses_are_used_in_turn() {
     ] {
         let mut args = vec!["-rate", "100", "-requests", "6", "-keepalive=false"];
         args.extend_from_slice(&laddr);
-        let mut r = attack(&args, &format!("GET {}\n", server.url("/")));
+        let mut r = common::attack_watched(&args, &format!("GET {}\n", server.url("/")));
         r.assert_clean();
         common::assert_seq_complete(&mut r.hits);
         assert!(
@@ -624,7 +615,7 @@ fn url_credentials_go_as_basic_auth_and_are_never_shown() {
     for extra in [vec![], vec!["-h1-engine", "hyper"], vec!["-h2c"]] {
         let mut args = vec!["-rate", "100", "-requests", "2"];
         args.extend_from_slice(&extra);
-        let r = attack(&args, &format!("GET {url}\n"));
+        let r = common::attack_watched(&args, &format!("GET {url}\n"));
         assert_eq!(r.code, Some(0), "{extra:?}: {}", r.stderr);
         assert_eq!(r.hits.len(), 2);
         assert!(r.hits.iter().all(|h| h.code == 200), "{extra:?}");
@@ -650,7 +641,7 @@ fn url_credentials_go_as_basic_auth_and_are_never_shown() {
         "{text}"
     );
     // A target's own Authorization wins.
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "100", "-requests", "1"],
         &format!("GET {url}\nAuthorization: Bearer t0k\n"),
     );
@@ -660,12 +651,12 @@ fn url_credentials_go_as_basic_auth_and_are_never_shown() {
         Some("Bearer t0k")
     );
     // Errors never show the password: refused, and timed out.
-    let refused = attack(
+    let refused = common::attack_watched(
         &["-rate", "100", "-requests", "1"],
         "GET http://alice:s3cret@127.0.0.1:1/\n",
     );
     let stalled = RawServer::start(Script::Stall);
-    let timed_out = attack(
+    let timed_out = common::attack_watched(
         &["-rate", "100", "-requests", "1", "-timeout", "200ms"],
         &format!(
             "GET {}\n",

@@ -3,7 +3,7 @@
 //! with `-progress` on a pipe, what a stop waits for, falling behind, and
 //! the refusal to write the binary stream to a terminal.
 
-mod common;
+use crate::common;
 
 use std::{path::Path, process::Command, time::Duration};
 

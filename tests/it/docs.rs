@@ -10,7 +10,7 @@
 //! runs each block with `bash -eo pipefail` in a directory of its own,
 //! with `targets/` beside it and this build's `barrage` first on PATH.
 
-mod common;
+use crate::common;
 
 use std::{
     fs,

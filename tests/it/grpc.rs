@@ -3,7 +3,7 @@
 //! descriptor set, metadata, `grpc-timeout`, every failure as a record,
 //! bad targets refused at file:line.
 
-mod common;
+use crate::common;
 
 use std::{fs, path::Path};
 

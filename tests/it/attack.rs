@@ -1,28 +1,16 @@
 //! End-to-end: the real binary attacking in-process loopback servers.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
 use barrage_testkit::{DnsServer, RawServer, Script, Server, TestCert};
 use common::{assert_seq_complete, decode, run};
 
-fn attack(args: &[&str], targets: &str) -> (Vec<barrage_stream::Hit>, std::process::Output) {
-    let mut full = vec!["attack"];
-    full.extend_from_slice(args);
-    let out = run(&full, targets.as_bytes());
-    assert!(
-        out.status.success(),
-        "attack failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (decode(&out.stdout), out)
-}
-
 #[test]
 fn rate_200_for_2s_is_exactly_400_records_5ms_apart() {
     let server = Server::http();
-    let (mut hits, _) = attack(
+    let (mut hits, _) = common::attack_ok(
         &["-rate", "200", "-duration", "2s"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -68,7 +56,7 @@ fn stages_ramp_the_rate_on_an_exact_schedule() {
     ] {
         let mut args = vec!["-stages", stages];
         args.extend_from_slice(extra);
-        let (mut hits, _) = attack(&args, &many);
+        let (mut hits, _) = common::attack_ok(&args, &many);
         assert_eq!(hits.len(), n, "{stages} {extra:?}");
         assert_seq_complete(&mut hits);
         let start = hits[0].scheduled;
@@ -85,7 +73,7 @@ fn stages_ramp_the_rate_on_an_exact_schedule() {
     }
     // Held at 400/s for 0.5 s (200), then down to 0 over 0.5 s, cut by
     // -duration 610ms: n(0.11 s) = 400 * 0.11 - 400 * 0.11² = 39.16 more.
-    let (mut hits, _) = attack(
+    let (mut hits, _) = common::attack_ok(
         &["-stages", "0s:400,500ms:400,500ms:0", "-duration", "610ms"],
         &t,
     );
@@ -138,7 +126,7 @@ fn shards_started_at_one_time_make_one_schedule() {
         .map(|shard| {
             let (at, t) = (at.clone(), t.clone());
             std::thread::spawn(move || {
-                attack(
+                common::attack_ok(
                     &[
                         "-rate",
                         "200",
@@ -247,7 +235,7 @@ fn interrupted_before_the_start_time_leaves_an_empty_stream() {
 #[test]
 fn time_to_first_byte_is_recorded_apart_from_the_body() {
     let thinking = Server::http();
-    let (hits, out) = attack(
+    let (hits, out) = common::attack_ok(
         &["-rate", "20", "-requests", "4"],
         &format!("GET {}\n", thinking.url("/sleep/100")),
     );
@@ -282,7 +270,7 @@ fn time_to_first_byte_is_recorded_apart_from_the_body() {
     assert!((reported - max).abs() <= max * 0.001, "{reported} vs {max}");
 
     let slow = RawServer::start(Script::SlowBody(Duration::from_millis(300)));
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-rate", "20", "-requests", "2"],
         &format!("GET {}\n", slow.url("/")),
     );
@@ -308,7 +296,7 @@ fn requests_cap_and_all_flag_spellings() {
         vec!["--rate", "500", "--requests", "25"],
         vec!["--rate=500", "--requests=25", "-duration", "10s"],
     ] {
-        let (mut hits, _) = attack(&args, &t);
+        let (mut hits, _) = common::attack_ok(&args, &t);
         assert_eq!(hits.len(), 25, "{args:?}");
         assert_seq_complete(&mut hits);
     }
@@ -340,7 +328,7 @@ fn every_request_has_exactly_its_targets_headers() {
     ] {
         let mut args = mode.to_vec();
         args.extend(["-header", "X-Global: g"]);
-        let (hits, _) = attack(&args, &targets);
+        let (hits, _) = common::attack_ok(&args, &targets);
         assert_eq!(hits.len(), 40, "{mode:?}");
     }
     let got = server.received();
@@ -388,7 +376,7 @@ fn http_targets_send_headers_and_bodies() {
         body.display(),
         server.url("/status/201")
     );
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-rate",
             "100",
@@ -439,7 +427,7 @@ fn json_targets_send_headers_and_bodies() {
         "{{\"method\":\"PUT\",\"url\":\"{}\",\"body\":\"aGVsbG8gand0\",\"header\":{{\"X-A\":[\"1\",\"2\"]}}}}\n",
         server.url("/")
     );
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-format", "json", "-rate", "50", "-requests", "2"],
         &targets,
     );
@@ -468,7 +456,7 @@ fn lazy_json_targets_stream_until_they_run_out() {
             )
         })
         .collect();
-    let (mut hits, _) = attack(&["-lazy", "-format", "json", "-rate", "1000"], &targets);
+    let (mut hits, _) = common::attack_ok(&["-lazy", "-format", "json", "-rate", "1000"], &targets);
     assert_eq!(
         hits.len(),
         30,
@@ -484,19 +472,19 @@ fn lazy_json_targets_stream_until_they_run_out() {
 fn redirects_followed_and_not_followed() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/redirect/3"));
-    let (hits, _) = attack(&["-rate", "100", "-requests", "2"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "2"], &t);
     assert!(hits
         .iter()
         .all(|h| h.code == 200 && h.error.is_empty() && h.bytes_in == 7));
     assert_eq!(server.count(), 8, "each hit follows 3 redirects");
 
-    let (hits, _) = attack(&["-rate", "100", "-requests", "2", "-redirects", "-1"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "2", "-redirects", "-1"], &t);
     assert!(
         hits.iter().all(|h| h.code == 302 && h.error.is_empty()),
         "3xx kept as success"
     );
 
-    let (hits, _) = attack(&["-rate", "100", "-requests", "1", "-redirects", "2"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "1", "-redirects", "2"], &t);
     assert_eq!(hits[0].code, 0);
     assert!(
         hits[0].error.contains("stopped after 2 redirects"),
@@ -544,7 +532,7 @@ fn redirects_carry_headers_as_go_does() {
         let mut args = vec!["-rate", "100", "-requests", "3", "-connect-to", &away];
         args.extend(["-connect-to", &sub, "-connect-to", &parent]);
         args.extend_from_slice(engine);
-        let (hits, _) = attack(&args, &targets);
+        let (hits, _) = common::attack_ok(&args, &targets);
         assert!(hits.iter().all(|h| h.code == 200), "{engine:?} {hits:?}");
         let got = server.received();
         for (tag, credentials, typed) in [
@@ -578,7 +566,7 @@ fn timeouts_are_errors_with_code_0() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/sleep/2000"));
     let started = Instant::now();
-    let (hits, _) = attack(&["-rate", "10", "-requests", "3", "-timeout", "200ms"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "10", "-requests", "3", "-timeout", "200ms"], &t);
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "timeouts bound the attack's end"
@@ -606,7 +594,7 @@ fn closed_model_timeouts_restart_with_each_request() {
         server.url("/"),
         server.url("/sleep/2000")
     );
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-rate",
             "0",
@@ -649,7 +637,7 @@ fn http_errors_and_refused_connections_are_records() {
     let dead = format!("http://{}/", closed.local_addr().unwrap());
     drop(closed);
     let t = format!("GET {}\n\nGET {}\n", server.url("/status/503"), dead);
-    let (mut hits, _) = attack(&["-rate", "100", "-requests", "4"], &t);
+    let (mut hits, _) = common::attack_ok(&["-rate", "100", "-requests", "4"], &t);
     assert_seq_complete(&mut hits);
     for h in &hits {
         if h.seq % 2 == 0 {
@@ -670,18 +658,18 @@ fn http_errors_and_refused_connections_are_records() {
 fn max_body_keeps_at_most_n_bytes_but_counts_all() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/bytes/1000"));
-    let (hits, _) = attack(&["-rate", "100", "-requests", "1"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "1"], &t);
     assert_eq!(
         (hits[0].bytes_in, hits[0].body.len()),
         (1000, 0),
         "default keeps no body"
     );
-    let (hits, _) = attack(&["-rate", "100", "-requests", "1", "-max-body", "10"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "1", "-max-body", "10"], &t);
     assert_eq!(
         (hits[0].bytes_in, hits[0].body.as_slice()),
         (1000, &b"xxxxxxxxxx"[..])
     );
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-rate",
             "100",
@@ -704,10 +692,10 @@ fn max_body_keeps_at_most_n_bytes_but_counts_all() {
 fn h2c_uses_http2_on_cleartext() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/"));
-    let (hits, _) = attack(&["-h2c", "-rate", "100", "-requests", "5"], &t);
+    let (hits, _) = common::attack_ok(&["-h2c", "-rate", "100", "-requests", "5"], &t);
     assert!(hits.iter().all(|h| h.code == 200));
     assert!(server.received().iter().all(|r| r.version == "HTTP/2.0"));
-    let (_, _) = attack(&["-rate", "100", "-requests", "5"], &t);
+    let (_, _) = common::attack_ok(&["-rate", "100", "-requests", "5"], &t);
     assert_eq!(server.count_version("HTTP/1.1"), 5);
 }
 
@@ -732,7 +720,7 @@ fn tls_sessions_resume_only_with_session_tickets() {
         let server = Server::https(&cert);
         let mut args = base.to_vec();
         args.extend(extra);
-        let (hits, out) = attack(&args, &format!("GET {}\n", server.url("/")));
+        let (hits, out) = common::attack_ok(&args, &format!("GET {}\n", server.url("/")));
         assert_eq!(hits.len(), 5, "{}", String::from_utf8_lossy(&out.stderr));
         assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
         assert!(
@@ -758,7 +746,7 @@ fn tls_verifies_by_default_and_trusts_what_it_is_told() {
     let cert = TestCert::generate();
     let server = Server::https(&cert);
     let t = format!("GET {}\n", server.url("/"));
-    let (hits, _) = attack(&["-rate", "100", "-requests", "2"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "100", "-requests", "2"], &t);
     assert!(
         hits.iter().all(|h| h.code == 0 && !h.error.is_empty()),
         "self-signed must fail by default"
@@ -770,18 +758,18 @@ fn tls_verifies_by_default_and_trusts_what_it_is_told() {
     );
     assert_eq!(server.count(), 0);
 
-    let (hits, _) = attack(&["-insecure", "-rate", "100", "-requests", "2"], &t);
+    let (hits, _) = common::attack_ok(&["-insecure", "-rate", "100", "-requests", "2"], &t);
     assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
 
     let roots = cert.cert_path.to_str().unwrap();
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-root-certs", roots, "-rate", "100", "-requests", "2"],
         &t,
     );
     assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
     // HTTP/2 by ALPN is the default over TLS; -http2=false keeps HTTP/1.1.
     assert!(server.received().iter().all(|r| r.version == "HTTP/2.0"));
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-root-certs",
             roots,
@@ -877,10 +865,11 @@ fn bad_flags_are_one_line_exit_2() {
 fn closed_model_with_max_workers() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/"));
-    let (mut hits, _) = attack(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
+    let (mut hits, _) =
+        common::attack_ok(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
     assert_eq!(hits.len(), 200);
     assert_seq_complete(&mut hits);
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-rate",
             "infinity",
@@ -903,7 +892,8 @@ fn closed_model_kept_connections_move_hosts_close_and_share_a_cap() {
     // there (dropping it instead would open one per request).
     let (a, b) = (Server::http(), Server::http());
     let t = format!("GET {}\nGET {}\n", a.url("/"), b.url("/"));
-    let (mut hits, _) = attack(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
+    let (mut hits, _) =
+        common::attack_ok(&["-rate", "0", "-max-workers", "4", "-requests", "200"], &t);
     assert_eq!(hits.len(), 200);
     assert_seq_complete(&mut hits);
     assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
@@ -919,7 +909,7 @@ fn closed_model_kept_connections_move_hosts_close_and_share_a_cap() {
     // never reused (the request would fail), a new one is opened.
     let c = Server::http();
     let t = format!("GET {}\n", c.url("/close"));
-    let (hits, _) = attack(&["-rate", "0", "-max-workers", "2", "-requests", "50"], &t);
+    let (hits, _) = common::attack_ok(&["-rate", "0", "-max-workers", "2", "-requests", "50"], &t);
     assert_eq!(hits.len(), 50);
     assert!(
         hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
@@ -933,7 +923,7 @@ fn closed_model_kept_connections_move_hosts_close_and_share_a_cap() {
     // out of tickets, and then open theirs (4 connections here).
     let d = Server::http();
     let t = format!("GET {}\n", d.url("/"));
-    let (mut hits, _) = attack(
+    let (mut hits, _) = common::attack_ok(
         &[
             "-rate",
             "0",
@@ -957,7 +947,8 @@ fn worker_cap_makes_requests_late_not_lost() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/sleep/100"));
     // 50/s with one worker and 100 ms responses: only ~10/s can go out.
-    let (mut hits, _) = attack(&["-rate", "50", "-requests", "10", "-max-workers", "1"], &t);
+    let (mut hits, _) =
+        common::attack_ok(&["-rate", "50", "-requests", "10", "-max-workers", "1"], &t);
     assert_eq!(hits.len(), 10);
     assert_seq_complete(&mut hits);
     let last = &hits[9];
@@ -1056,7 +1047,7 @@ fn max_connections_caps_open_connections() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/sleep/100"));
     // 100/s of 100 ms requests wants ~10 at once; 3 connections serve them late.
-    let (mut hits, _) = attack(
+    let (mut hits, _) = common::attack_ok(
         &["-rate", "100", "-requests", "40", "-max-connections", "3"],
         &t,
     );
@@ -1081,7 +1072,7 @@ fn unix_socket_carries_every_request_whatever_the_host() {
     let server = Server::http_unix(&sock);
     let sock = sock.to_str().unwrap();
     let t = "GET http://barrage.invalid:8080/\n";
-    let (hits, _) = attack(&["-unix-socket", sock, "-rate", "100", "-requests", "5"], t);
+    let (hits, _) = common::attack_ok(&["-unix-socket", sock, "-rate", "100", "-requests", "5"], t);
     assert_eq!(hits.len(), 5);
     assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
     let received = server.received();
@@ -1093,7 +1084,7 @@ fn unix_socket_carries_every_request_whatever_the_host() {
     }
 
     let gone = dir.join("gone.sock");
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-unix-socket",
             gone.to_str().unwrap(),
@@ -1120,7 +1111,7 @@ fn connect_to_maps_a_host_and_takes_its_addresses_in_turn() {
     let (a, b) = (Server::http(), Server::http());
     let to = |s: &Server| format!("barrage.invalid:80:127.0.0.1:{}", s.addr().port());
     let (to_a, to_b) = (to(&a), to(&b));
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-connect-to",
             &to_a,
@@ -1154,7 +1145,7 @@ fn host_names_work_with_and_without_the_dns_cache() {
     let server = Server::http();
     let t = format!("GET http://localhost:{}/\n", server.addr().port());
     for ttl in ["-dns-ttl=0", "-dns-ttl=-1", "-dns-ttl=1ms"] {
-        let (hits, _) = attack(
+        let (hits, _) = common::attack_ok(
             &[ttl, "-keepalive=false", "-rate", "100", "-requests", "5"],
             &t,
         );
@@ -1180,7 +1171,7 @@ fn chunked_sends_bodies_without_a_length() {
         if chunked {
             args.push("-chunked");
         }
-        let (hits, _) = attack(&args, &t);
+        let (hits, _) = common::attack_ok(&args, &t);
         assert!(hits.iter().all(|h| h.code == 200), "{:?}", hits[0].error);
         let received = server.received();
         assert_eq!(received.len(), 2);
@@ -1209,7 +1200,7 @@ fn truncated_dns_answers_are_asked_again_over_tcp() {
     let server = Server::http();
     let resolver = dns.addr().to_string();
     let url = format!("http://barrage.test:{}/", server.addr().port());
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-resolvers", &resolver, "-rate", "100", "-requests", "3"],
         &format!("GET {url}\n"),
     );
@@ -1229,7 +1220,7 @@ fn resolvers_replace_the_system_dns() {
     let server = Server::http();
     let resolver = dns.addr().to_string();
     let url = format!("http://barrage.test:{}/", server.addr().port());
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-resolvers", &resolver, "-rate", "100", "-requests", "5"],
         &format!("GET {url}\n"),
     );
@@ -1239,7 +1230,7 @@ fn resolvers_replace_the_system_dns() {
     let want = format!("barrage.test:{}", server.addr().port());
     assert_eq!(server.received()[0].header("host"), Some(want.as_str()));
 
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-resolvers", &resolver, "-rate", "100", "-requests", "2"],
         "GET http://nowhere.test/\n",
     );
@@ -1253,7 +1244,7 @@ fn resolvers_replace_the_system_dns() {
     // A server that never answers: each record says so (after 2 s).
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let silent_addr = silent.local_addr().unwrap().to_string();
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-resolvers", &silent_addr, "-rate", "100", "-requests", "1"],
         &format!("GET {url}\n"),
     );
@@ -1278,7 +1269,7 @@ fn a_name_with_a_line_break_is_refused_and_a_utf8_name_is_sent() {
         "cannot hold line breaks",
     );
     let server = Server::http();
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-rate", "100", "-requests", "2", "-name", "nuit-étoilée"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -1298,7 +1289,7 @@ fn a_name_with_a_line_break_is_refused_and_a_utf8_name_is_sent() {
 fn a_rate_out_of_reach_stops_at_the_duration_and_counts_what_it_dropped() {
     let server = Server::http();
     let t = Instant::now();
-    let (hits, out) = attack(
+    let (hits, out) = common::attack_ok(
         &["-rate", "100", "-duration", "1s", "-max-workers", "1"],
         &format!("GET {}\n", server.url("/delay/100000")),
     );
@@ -1345,7 +1336,7 @@ fn a_rate_out_of_reach_stops_at_the_duration_and_counts_what_it_dropped() {
     assert!(err.contains("-force to run it anyway"), "{err}");
     assert!(out.stdout.is_empty());
     // A healthy run drops nothing and says nothing of it.
-    let (hits, out) = attack(
+    let (hits, out) = common::attack_ok(
         &["-rate", "200", "-duration", "1s"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -1403,7 +1394,7 @@ fn urls_as_arguments_are_get_targets() {
 fn bodies_can_be_written_inline() {
     let server = Server::http();
     let echo = server.url("/echo");
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &[
             "-rate",
             "10",
@@ -1417,7 +1408,7 @@ fn bodies_can_be_written_inline() {
         &format!("POST {echo}\n"),
     );
     assert_eq!(hits[0].body, b"{\"a\":1}");
-    let (hits, _) = attack(
+    let (hits, _) = common::attack_ok(
         &["-rate", "10", "-requests", "1", "-max-body", "-1"],
         &format!("POST {echo}\n:body {{\"user\":\"ann\"}}\nContent-Type: application/json\n"),
     );

@@ -1,7 +1,7 @@
 //! End-to-end: `attack -prometheus-addr`, scraped over loopback while the
 //! attack runs, against the records it wrote.
 
-mod common;
+use crate::common;
 
 use std::{
     collections::HashMap,

@@ -4,7 +4,7 @@
 //! also checks the invariants: one record per scheduled request, every seq
 //! once, a stream that decodes to a clean end, no panic, the right exit code.
 
-mod common;
+use crate::common;
 
 use std::{
     path::Path,
@@ -19,12 +19,6 @@ const WATCHDOG: Duration = Duration::from_secs(60);
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_barrage"))
-}
-
-fn attack(args: &[&str], targets: &str) -> barrage_testkit::ChildResult {
-    let mut full = vec!["attack"];
-    full.extend_from_slice(args);
-    Child::spawn(bin(), &full, targets.as_bytes(), None).wait(WATCHDOG)
 }
 
 fn is_root() -> bool {
@@ -55,7 +49,7 @@ fn assert_schedule_and_count(rate: u64, secs: u64, extra: &[&str]) {
     let (rate_text, secs_text) = (rate.to_string(), format!("{secs}s"));
     let mut args = vec!["-rate", &rate_text, "-duration", &secs_text];
     args.extend_from_slice(extra);
-    let r = attack(&args, &format!("GET {}\n", server.url("/")));
+    let r = common::attack_watched(&args, &format!("GET {}\n", server.url("/")));
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     let want = rate * secs;
@@ -113,7 +107,7 @@ fn p2c_schedule_and_count_with_the_pacer_thread() {
     let targets: String = (0..5000)
         .map(|i| format!("GET {}\n\n", server.url(&format!("/{i}"))))
         .collect();
-    let r = attack(&["-lazy", "-rate", "5000", "-duration", "1s"], &targets);
+    let r = common::attack_watched(&["-lazy", "-rate", "5000", "-duration", "1s"], &targets);
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     let mut hits = r.hits.clone();
@@ -141,7 +135,7 @@ fn p3_one_result_per_scheduled_hit_under_mixed_faults() {
         format!("GET {}", server.url("/status/500")),
     ];
     targets.extend((0..7).map(|_| format!("GET {}", server.url("/"))));
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "500", "-requests", "500", "-timeout", "300ms"],
         &targets.join("\n\n"),
     );
@@ -168,7 +162,7 @@ fn p3_one_result_per_scheduled_hit_under_mixed_faults() {
 fn p4_open_model_does_not_wait_for_slow_hits() {
     let server = Server::http();
     // 100/s for 1 s against a 500 ms server: every hit starts on time.
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "100", "-duration", "1s"],
         &format!("GET {}\n", server.url("/sleep/500")),
     );
@@ -185,7 +179,7 @@ fn p4_open_model_does_not_wait_for_slow_hits() {
 #[test]
 fn p5_worker_cap_delays_but_never_drops() {
     let server = Server::http();
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "100", "-requests", "40", "-max-workers", "10"],
         &format!("GET {}\n", server.url("/sleep/200")),
     );
@@ -208,7 +202,7 @@ fn t1_connection_refused() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", closed.local_addr().unwrap());
     drop(closed);
-    let r = attack(&["-rate", "50", "-duration", "1s"], &format!("GET {url}\n"));
+    let r = common::attack_watched(&["-rate", "50", "-duration", "1s"], &format!("GET {url}\n"));
     assert_eq!(r.code, Some(0));
     r.assert_clean();
     assert_eq!(r.hits.len(), 50);
@@ -218,7 +212,7 @@ fn t1_connection_refused() {
 #[test]
 fn t2_reset_mid_exchange() {
     let server = RawServer::start(Script::Reset);
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "50", "-requests", "20"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -235,7 +229,7 @@ fn t2_reset_mid_exchange() {
 #[test]
 fn t3_timeout_on_a_silent_server() {
     let server = RawServer::start(Script::Stall);
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "100", "-requests", "20", "-timeout", "200ms"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -252,7 +246,7 @@ fn t4_truncated_response_body() {
         declared: 1000,
         sent: 10,
     });
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "50", "-requests", "5"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -278,7 +272,7 @@ fn t4_truncated_response_body() {
 fn t5_keepalive_reuses_one_connection() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/"));
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "500", "-requests", "200", "-max-workers", "1"],
         &t,
     );
@@ -286,7 +280,7 @@ fn t5_keepalive_reuses_one_connection() {
     assert_eq!(server.connections(), 1);
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/"));
-    let r = attack(
+    let r = common::attack_watched(
         &[
             "-rate",
             "500",
@@ -305,7 +299,7 @@ fn t5_keepalive_reuses_one_connection() {
 #[test]
 fn t6_server_closes_connections() {
     let each = RawServer::start(Script::CloseEach);
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "100", "-requests", "50"],
         &format!("GET {}\n", each.url("/")),
     );
@@ -321,7 +315,7 @@ fn t6_server_closes_connections() {
     assert_eq!(each.requests(), 50);
     assert!(each.connections() >= 50, "{}", each.connections());
     let idle = RawServer::start(Script::IdleClose(Duration::from_millis(50)));
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "10", "-requests", "50", "-max-workers", "1"],
         &format!("GET {}\n", idle.url("/")),
     );
@@ -355,7 +349,7 @@ fn t6_server_closes_connections() {
 #[test]
 fn t7_http2_goaway() {
     let server = Server::http_goaway_after(100);
-    let r = attack(
+    let r = common::attack_watched(
         &["-h2c", "-rate", "1000", "-requests", "1000"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -380,7 +374,7 @@ fn t7_http2_goaway() {
 #[test]
 fn t8_endless_body_times_out_with_flat_memory() {
     let server = RawServer::start(Script::Endless);
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "10", "-requests", "10", "-timeout", "1s"],
         &format!("GET {}\n", server.url("/")),
     );
@@ -432,7 +426,7 @@ fn m0_attack_keeps_off_transparent_huge_pages() {
 #[test]
 fn t9_huge_body_is_counted_not_kept() {
     let server = RawServer::start(Script::Huge(256 << 20));
-    let r = attack(
+    let r = common::attack_watched(
         &[
             "-rate",
             "10",
@@ -462,7 +456,7 @@ fn t9b_a_body_over_the_kept_maximum_is_cut_and_the_stream_stays_readable() {
     // -max-body -1 keeps at most 128 MiB: the stream's frames hold 256 MiB,
     // and a bigger record would make the whole stream unreadable (issue 22).
     let server = RawServer::start(Script::Huge(130 << 20));
-    let r = attack(
+    let r = common::attack_watched(
         &[
             "-rate",
             "10",
@@ -496,7 +490,7 @@ fn t9c_a_hanging_handshake_does_not_hold_the_start() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as i64;
-    let r = attack(
+    let r = common::attack_watched(
         &["-rate", "5000", "-requests", "1", "-timeout", "1s"],
         &format!("GET {url}\n"),
     );
@@ -669,7 +663,7 @@ fn t12_t13_tls_failures_name_the_reason_and_opt_outs_work() {
         if let Some(ca) = &ca {
             args.extend(["-root-certs", ca.as_str()]);
         }
-        let r = attack(&args, &t);
+        let r = common::attack_watched(&args, &t);
         r.assert_clean();
         assert!(r.hits.iter().all(|h| h.code == 0), "no 200 without trust");
         let e = &r.hits[0].error;
@@ -678,7 +672,7 @@ fn t12_t13_tls_failures_name_the_reason_and_opt_outs_work() {
             "{} should name {reason}",
             r.hits[0].error
         );
-        let r = attack(&["-insecure", "-rate", "100", "-requests", "10"], &t);
+        let r = common::attack_watched(&["-insecure", "-rate", "100", "-requests", "10"], &t);
         r.assert_clean();
         assert!(r.hits.iter().all(|h| h.code == 200), "{}", r.hits[0].error);
         assert_eq!(
@@ -691,7 +685,7 @@ fn t12_t13_tls_failures_name_the_reason_and_opt_outs_work() {
     let cert = TestCert::ca_signed();
     let server = Server::https(&cert);
     let ca = cert.ca_path().unwrap();
-    let r = attack(
+    let r = common::attack_watched(
         &[
             "-root-certs",
             ca.to_str().unwrap(),
@@ -712,7 +706,7 @@ fn t12b_protocol_mismatches_say_what_happened() {
     // "received corrupt message of type InvalidContentType" (issue 22).
     let plain = Server::http();
     let url = plain.url("/").replace("http://", "https://");
-    let r = attack(&["-requests", "2"], &format!("GET {url}\n"));
+    let r = common::attack_watched(&["-requests", "2"], &format!("GET {url}\n"));
     r.assert_clean();
     for h in &r.hits {
         assert!(
@@ -730,7 +724,7 @@ fn t12b_protocol_mismatches_say_what_happened() {
         // as a broken pipe on its next write before the answer is read.
         close: false,
     });
-    let r = attack(
+    let r = common::attack_watched(
         &["-requests", "2", "-h2c"],
         &format!("GET {}\n", h1.url("/")),
     );
@@ -749,7 +743,7 @@ fn t12b_protocol_mismatches_say_what_happened() {
         trickle: false,
         close: false,
     });
-    let r = attack(
+    let r = common::attack_watched(
         &["-requests", "1", "-h2c"],
         &format!("GET {}\n", other.url("/")),
     );
@@ -1386,7 +1380,7 @@ fn i2_lazy_bad_target_on_line_50() {
         "{{\"method\":\"GET\",\"url\":\"{}\"}}",
         server.url("/")
     ));
-    let r = attack(
+    let r = common::attack_watched(
         &["-lazy", "-format", "json", "-rate", "1000"],
         &(lines.join("\n") + "\n"),
     );
@@ -1414,7 +1408,7 @@ fn m1_flat_memory() {
     // machine's speed (falling behind means more requests in flight, and
     // those do hold memory: that is the open model working, not records
     // piling up), so the two runs differ only in the number of records.
-    let small = attack(
+    let small = common::attack_watched(
         &[
             "-rate",
             "10000",
@@ -1427,7 +1421,7 @@ fn m1_flat_memory() {
     );
     small.assert_clean();
     assert_eq!(small.hits.len(), 50_000);
-    let big = attack(
+    let big = common::attack_watched(
         &[
             "-rate",
             "10000",

@@ -2,7 +2,7 @@
 //! event stamped, the report's "events" figures, LLM-style filtering, and
 //! streams cut by the server, by `-timeout` and by an endless event.
 
-mod common;
+use crate::common;
 
 use barrage_stream::Hit;
 use barrage_testkit::{RawServer, Script, Server};
@@ -11,17 +11,12 @@ use serde_json::Value;
 
 const MS: u64 = 1_000_000;
 
-/// This file's tests run one at a time, as the ones that time events to
-/// within a few ms must: on 2 cores, the others' attacks and servers
-/// moved a TTFT p50 to 205.5 ms (want 200 ± 5) in CI.
-static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn timed() -> std::sync::MutexGuard<'static, ()> {
-    TIMED.lock().unwrap_or_else(|p| p.into_inner())
+    common::one_at_a_time()
 }
 
 /// An attack of `rate` for 1 s on `target` with `args`: its records.
-fn attack(target: &str, args: &[&str]) -> Vec<Hit> {
+fn attack_stream(target: &str, args: &[&str]) -> Vec<Hit> {
     let mut all = vec!["attack", "-duration", "1s", "-timeout", "5s"];
     all.extend_from_slice(args);
     let out = run(&all, format!("{target}\n").as_bytes());
@@ -65,7 +60,7 @@ fn sse_events_are_stamped_one_by_one() {
         let target = format!("GET {}", server.url("/sse/20/50/200"));
         let mut args = vec!["-rate", "4", "-stream", "sse"];
         args.extend_from_slice(proto);
-        let hits = attack(&target, &args);
+        let hits = attack_stream(&target, &args);
         assert_eq!(hits.len(), 4);
         for h in &hits {
             assert!(h.error.is_empty(), "{}", h.error);
@@ -97,7 +92,7 @@ fn http3_streams_are_stamped_too() {
     let server = barrage_testkit::H3Server::start(&cert);
     let target = format!("GET {}", server.url("/sse/10/50/100"));
     let roots = cert.cert_path.to_str().unwrap();
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &[
             "-http3",
@@ -130,13 +125,13 @@ fn ndjson_chunks_and_auto() {
         ("/sse-ka/5/20/50", "auto"),
     ] {
         let target = format!("GET {}", server.url(path));
-        let hits = attack(&target, &["-rate", "2", "-stream", mode]);
+        let hits = attack_stream(&target, &["-rate", "2", "-stream", mode]);
         for h in &hits {
             assert_eq!(h.event_count, 5, "{path} {mode}: {:?}", h.events);
         }
     }
     // Lines that are no SSE field are skipped and counted, never fatal.
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/sse-bad/5/10/10")),
         &["-rate", "2", "-stream", "sse"],
     );
@@ -150,13 +145,13 @@ fn ndjson_chunks_and_auto() {
         .into_owned();
     assert!(text.contains("\"event_malformed\":5"), "{text}");
     // The closed model's loops read streams too.
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/sse/5/20/20")),
         &["-rate", "0", "-max-workers", "2", "-stream", "sse"],
     );
     assert!(hits.len() >= 4 && hits.iter().all(|h| h.event_count == 5));
     // Without -stream nothing changes: no events.
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/sse/3/10/10")),
         &["-rate", "2"],
     );
@@ -176,7 +171,7 @@ fn an_llm_stream_counts_its_tokens() {
         server.url("/v1/chat/completions"),
         concat!(env!("CARGO_MANIFEST_DIR"), "/targets/chat.json")
     );
-    let filtered = attack(
+    let filtered = attack_stream(
         &target,
         &[
             "-rate",
@@ -187,7 +182,7 @@ fn an_llm_stream_counts_its_tokens() {
             ".choices[0].delta.content",
         ],
     );
-    let all = attack(&target, &["-rate", "2", "-stream", "sse"]);
+    let all = attack_stream(&target, &["-rate", "2", "-stream", "sse"]);
     for h in &filtered {
         assert_eq!(h.event_count, 10, "{:?}", h.events);
         // The first token is due 120 ms after the request arrives, the
@@ -218,7 +213,7 @@ fn cut_streams_keep_their_events() {
         trickle: false,
         close: true,
     });
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", raw.url("/")),
         &["-rate", "2", "-stream", "sse"],
     );
@@ -264,7 +259,7 @@ fn cut_streams_keep_their_events() {
 
     // An event that never ends fails at -max-event-bytes.
     let huge = format!("GET {}", server.url("/sse-huge"));
-    let hits = attack(
+    let hits = attack_stream(
         &huge,
         &["-rate", "2", "-stream", "sse", "-max-event-bytes", "64KiB"],
     );
@@ -282,7 +277,7 @@ fn cut_streams_keep_their_events() {
 fn event_offsets_survive_json_and_merging() {
     let _one = timed();
     let server = Server::http();
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/sse/3/10/20")),
         &["-rate", "2", "-stream", "sse", "-max-events", "2"],
     );
@@ -356,7 +351,7 @@ fn checks_on_events() {
     let _one = timed();
     let server = Server::http();
     let target = format!("GET {}", server.url("/sse/5/10/10"));
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &[
             "-rate",
@@ -374,7 +369,7 @@ fn checks_on_events() {
         "{:?}",
         hits[0].error
     );
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &["-rate", "2", "-stream", "sse", "-check", "events>=6"],
     );
@@ -384,7 +379,7 @@ fn checks_on_events() {
         "{}",
         hits[0].error
     );
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &["-rate", "2", "-stream", "sse", "-check", "event~\"n\":9"],
     );
@@ -482,7 +477,7 @@ fn websocket_messages_are_events() {
     // after 50 ms: each an event, the record ends at the tenth.
     let subscribe = body("subscribe", b"subscribe");
     let target = format!("GET {}\n@{subscribe}", server.url("/feed/10/20/50"));
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &["-rate", "4", "-ws-events", "10", "-max-body", "-1"],
     );
@@ -499,7 +494,7 @@ fn websocket_messages_are_events() {
     near(&e["first"]["50th"], 50, 10);
     near(&e["gap"]["50th"], 20, 10);
     // Without a body a request only listens: a feed pushed on connect.
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/push/3/10")),
         &["-rate", "2", "-ws-events", "3", "-keepalive=false"],
     );
@@ -512,7 +507,7 @@ fn websocket_messages_are_events() {
     // A feed that closes early: its events kept, the record failed;
     // -event-filter decides which messages count.
     let target = format!("GET {}\n@{subscribe}", server.url("/feed-close/3/10/10"));
-    let hits = attack(
+    let hits = attack_stream(
         &target,
         &["-rate", "2", "-ws-events", "5", "-event-filter", ".n"],
     );
@@ -549,7 +544,7 @@ fn grpc_server_streams_are_events() {
     );
     let targets = dir.join("targets.http");
     std::fs::write(&targets, &target).unwrap();
-    let hits = attack("", &["-targets", targets.to_str().unwrap(), "-rate", "4"]);
+    let hits = attack_stream("", &["-targets", targets.to_str().unwrap(), "-rate", "4"]);
     assert_eq!(hits.len(), 4);
     // "ann" as a test.echo.Hello: field 1, 3 bytes.
     let message = b"\x0a\x03ann";
@@ -582,7 +577,7 @@ fn grpc_server_streams_are_events() {
         format!("GRPC {count}\nx-count: 3\nx-grpc-status: 14\n@{json}\n"),
     )
     .unwrap();
-    let hits = attack(
+    let hits = attack_stream(
         "",
         &[
             "-targets",
@@ -709,7 +704,7 @@ fn streams_read_as_the_spec_says_and_say_what_went_wrong() {
 fn serve_streams_events_and_chat_tokens() {
     let _one = timed();
     let server = barrage_testkit::CapacityServer::unlimited();
-    let hits = attack(
+    let hits = attack_stream(
         &format!("GET {}", server.url("/sse?n=5&gap=20ms&first=100ms")),
         &["-rate", "2", "-stream", "sse"],
     );
@@ -729,7 +724,7 @@ fn serve_streams_events_and_chat_tokens() {
         r#"{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#,
     )
     .unwrap();
-    let hits = attack(
+    let hits = attack_stream(
         &format!(
             "POST {}\nContent-Type: application/json\n@{}",
             server.url("/v1/chat/completions?gap=5ms&first=50ms"),

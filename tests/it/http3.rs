@@ -2,7 +2,7 @@
 //! server: every route, bodies both ways, many streams on one
 //! connection, the server's faults as records, certificates, `-timeout`.
 
-mod common;
+use crate::common;
 
 use barrage_stream::Hit;
 use barrage_testkit::{H3Server, TestCert};

@@ -1,6 +1,6 @@
 //! End-to-end: report, dump and encode on committed fixtures.
 
-mod common;
+use crate::common;
 
 use barrage_stream::{Encoder, Hit};
 use common::{golden, ok, path, run};

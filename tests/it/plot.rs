@@ -3,7 +3,7 @@
 //! labels give the mapping from pixels to seconds and milliseconds, and
 //! every dot is mapped back and checked against the records.
 
-mod common;
+use crate::common;
 
 use barrage_stream::Encoder;
 use barrage_testkit::Server;

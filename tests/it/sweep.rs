@@ -4,7 +4,7 @@
 //! not keep is marked and never reported as the server's limit, and the
 //! table and chart of a saved sweep match their golden files.
 
-mod common;
+use crate::common;
 
 use std::{path::Path, time::Duration};
 
@@ -14,13 +14,8 @@ use common::{run, tempdir};
 
 const WATCHDOG: Duration = Duration::from_secs(120);
 
-/// The tests that read a server's capacity run one at a time: two of
-/// them at once on 2 cores halved each other's (a full local run found
-/// 219/s for a limit of 400/s).
-static CAPACITY: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    CAPACITY.lock().unwrap_or_else(|p| p.into_inner())
+    common::one_at_a_time()
 }
 
 fn sweep(args: &[&str], targets: &str) -> std::process::Output {

@@ -3,7 +3,7 @@
 //! (`*.test`): going through the proxy, barrage never looks them up; the
 //! one exempt by `NO_PROXY` is answered by a loopback DNS server.
 
-mod common;
+use crate::common;
 
 use std::process::{Output, Stdio};
 

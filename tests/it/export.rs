@@ -4,7 +4,7 @@
 //! with its own query API. And endpoints that refuse: a closed port, a
 //! server that answers 500, one that never accepts.
 
-mod common;
+use crate::common;
 
 use std::{
     io::{Read, Write},
@@ -112,7 +112,7 @@ impl Daemon {
 
 /// A 2 s attack at 200/s on a loopback server, saved: its path, records
 /// and first and last send (unix ns).
-fn attack(dir: &Path) -> (String, u64, i64, i64) {
+fn recorded_run(dir: &Path) -> (String, u64, i64, i64) {
     let server = Server::http();
     let file = dir.join("r.bin");
     ok(
@@ -159,7 +159,7 @@ fn prometheus_holds_every_record_at_its_own_time() {
         (args, port)
     };
     let (_prom, port) = Daemon::ready("prometheus", &dir, setup, "/-/ready", 200);
-    let (file, count, first, last) = attack(&dir);
+    let (file, count, first, last) = recorded_run(&dir);
     let url = format!("http://127.0.0.1:{port}/api/v1/write");
     let out = run(
         &["export", "-to", "prometheus-remote-write", &url, &file],
@@ -295,7 +295,7 @@ fn influxdb_holds_every_record() {
     let (_influx, port) = Daemon::ready("influxd", &dir, setup, "/ping", 204);
     let (code, body) = http("POST", port, "/query?q=CREATE%20DATABASE%20barrage").unwrap();
     assert_eq!(code, 200, "{body}");
-    let (file, count, first, last) = attack(&dir);
+    let (file, count, first, last) = recorded_run(&dir);
     let url = format!("http://127.0.0.1:{port}/");
     let out = run(&["export", "-to", "influx", &url, &file], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -337,7 +337,7 @@ fn influxdb_holds_every_record() {
 fn an_otlp_collector_gets_cumulative_sums_at_the_records_time() {
     let dir = common::tempdir("export-otlp");
     let receiver = OtlpReceiver::start();
-    let (file, count, first, last) = attack(&dir);
+    let (file, count, first, last) = recorded_run(&dir);
     let out = run(&["export", "-to", "otlp", &receiver.url(), &file], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let points = receiver.points();

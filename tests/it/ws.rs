@@ -2,7 +2,7 @@
 //! records at a rate over ws and wss, kept and per-message connections,
 //! every failure as a record, bad targets refused.
 
-mod common;
+use crate::common;
 
 use std::{fs, path::Path};
 

@@ -3,7 +3,7 @@
 //! stable, so a fixed crash stays fixed. `scripts/fuzz` runs the real
 //! fuzzers.
 
-#[path = "../crates/fuzz/src/lib.rs"]
+#[path = "../../crates/fuzz/src/lib.rs"]
 #[allow(dead_code)]
 mod bodies;
 

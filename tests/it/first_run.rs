@@ -3,7 +3,7 @@
 //! completions and a man page, and the README's examples working against
 //! `barrage serve`.
 
-mod common;
+use crate::common;
 
 use barrage_testkit::CapacityServer;
 use common::run;

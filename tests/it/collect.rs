@@ -2,7 +2,7 @@
 //! a dropped connection resumed from the spool, the token, the shared
 //! `-fail-on`, and `barrage send`.
 
-mod common;
+use crate::common;
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -95,7 +95,7 @@ impl Collect {
 }
 
 /// An attack writing to `output`, its targets given.
-fn attack(target: &str, output: &str, args: &[&str], env: &[(&str, &str)]) -> Child {
+fn attack_into(target: &str, output: &str, args: &[&str], env: &[(&str, &str)]) -> Child {
     let mut cmd = bin();
     cmd.args(["attack", "-output", output])
         .args(args)
@@ -168,7 +168,7 @@ fn three_shards_merge_into_one_schedule() {
     let attackers: Vec<Child> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
-            attack(
+            attack_into(
                 &server.url("/"),
                 &output,
                 &[
@@ -211,7 +211,7 @@ fn a_dropped_connection_resumes_from_the_spool() {
     let collect = Collect::start(&["-attackers", "1"], &merged);
     let relay = Relay::new(collect.addr.clone());
     let spool = dir.join("spool.bin");
-    let a = attack(
+    let a = attack_into(
         &server.url("/"),
         &format!("tcp://{}", relay.addr),
         &[
@@ -257,7 +257,7 @@ fn a_wrong_or_missing_token_is_refused() {
     // The attackers' spools in the test's own directory: a refused
     // attacker leaves none behind.
     let tmp = dir.to_str().unwrap();
-    let out = finished(attack(
+    let out = finished(attack_into(
         &server.url("/"),
         &output,
         &["-rate", "10", "-duration", "1s"],
@@ -266,7 +266,7 @@ fn a_wrong_or_missing_token_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("refused this stream: wrong token"), "{err}");
-    let out = finished(attack(
+    let out = finished(attack_into(
         &server.url("/"),
         &output,
         &["-rate", "10", "-duration", "1s"],
@@ -317,7 +317,7 @@ fn fail_on_stops_every_attacker() {
     let attackers: Vec<Child> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
-            attack(
+            attack_into(
                 &target,
                 &output,
                 &["-rate", "100", "-duration", "60s", "-shard", &shard],
@@ -373,7 +373,7 @@ fn tls_and_send() {
     let output = format!("tls://localhost:{port}");
     let ca = cert.ca_path().unwrap();
     // Unverified: the system's roots do not know this CA.
-    let out = finished(attack(
+    let out = finished(attack_into(
         &server.url("/"),
         &output,
         &["-rate", "10", "-duration", "1s"],
@@ -392,7 +392,7 @@ fn tls_and_send() {
         "{err}"
     );
     let ca_env = ("BARRAGE_CA", ca.to_str().unwrap());
-    let out = finished(attack(
+    let out = finished(attack_into(
         &server.url("/"),
         &output,
         &["-rate", "100", "-duration", "1s"],
@@ -461,7 +461,7 @@ fn the_shards_are_checked_live() {
                 "-start-at",
                 &at,
             ];
-            attack(
+            attack_into(
                 &server.url("/"),
                 &output,
                 &args,
@@ -496,7 +496,7 @@ fn ctrl_c_leaves_the_collector_a_whole_stream() {
     let dir = tempdir("collect-sigint");
     let merged = dir.join("merged.bin");
     let collect = Collect::start(&[], &merged);
-    let a = attack(
+    let a = attack_into(
         &server.url("/"),
         &format!("tcp://{}", collect.addr),
         &["-rate", "200", "-duration", "60s"],
@@ -806,7 +806,7 @@ fn collect_names_who_never_came_or_went_away() {
     // Two awaited, one comes: its records are kept, the other is named.
     let merged = dir.join("one.bin");
     let collect = Collect::start(&["-expect", "2", "-join-timeout", "3s"], &merged);
-    let out = finished(attack(
+    let out = finished(attack_into(
         &server.url("/"),
         &format!("tcp://{}", collect.addr),
         &["-rate", "50", "-duration", "1s"],
@@ -829,7 +829,7 @@ fn collect_names_who_never_came_or_went_away() {
     let collect = Collect::start(&["-silence", "1s"], &merged);
     // Its spool in the test's directory: a killed attacker cannot remove
     // it (each run of the suite left one in /tmp).
-    let mut a = attack(
+    let mut a = attack_into(
         &server.url("/"),
         &format!("tcp://{}", collect.addr),
         &["-rate", "100", "-duration", "60s"],
@@ -937,7 +937,7 @@ fn strangers_cost_the_collector_little() {
     // BARRAGE_CA with no certificate in it: said, exit 2.
     let empty = dir.join("empty.pem");
     std::fs::write(&empty, "nothing here\n").unwrap();
-    let out = finished(attack(
+    let out = finished(attack_into(
         "http://127.0.0.1:1/",
         "tls://127.0.0.1:1",
         &["-rate", "1", "-duration", "1s"],

@@ -1,7 +1,7 @@
 //! End-to-end: every report type, live windows, grouping, success rules,
 //! thresholds and merging, on committed fixtures and live attacks.
 
-mod common;
+use crate::common;
 
 use barrage_testkit::Server;
 use common::{golden, ok, path, run};

@@ -2,7 +2,7 @@
 //! of groups with their own rates, Poisson arrivals and recorded timings,
 //! end to end against loopback servers, and their bad input.
 
-mod common;
+use crate::common;
 
 use barrage_stream::Hit;
 use barrage_testkit::Server;
