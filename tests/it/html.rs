@@ -1,6 +1,6 @@
 //! End-to-end: `report -type html` and `compare -type html`, read as a
 //! structure (headings, tables, charts, their axes and legends; not
-//! pixels: tests/pages.rs looks at those), and the page's size, flat in
+//! pixels: tests/it/pages.rs looks at those), and the page's size, flat in
 //! the number of records.
 
 use crate::common;

@@ -1,5 +1,5 @@
 //! The bodies of barrage's fuzz targets, shared by the cargo-fuzz binaries
-//! and by `tests/fuzz_seeds.rs`, which replays every committed seed and
+//! and by `tests/it/fuzz_seeds.rs`, which replays every committed seed and
 //! crash reproducer on stable as an ordinary test.
 //!
 //! Each body must never panic, hang or allocate without bound on any input;
