@@ -180,18 +180,7 @@ impl AttackArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{normalize, parse, Command};
-
-    fn attack(args: &[&str]) -> AttackArgs {
-        let all = ["barrage", "attack"].iter().chain(args);
-        match parse(normalize(all.map(std::ffi::OsString::from)))
-            .expect("parses")
-            .command
-        {
-            Command::Attack(a) => *a,
-            _ => panic!("not an attack"),
-        }
-    }
+    use crate::testing::attack;
 
     #[test]
     fn streamed_answers_refuse_what_does_not_go_with_them() {

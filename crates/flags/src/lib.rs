@@ -33,6 +33,8 @@ mod readers;
 mod report;
 mod spelling;
 mod sweep;
+#[cfg(test)]
+mod testing;
 mod values;
 
 pub use command::{command, parse, SWEEP_NO_OUTPUT, SWEEP_SETS};

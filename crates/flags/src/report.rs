@@ -93,14 +93,10 @@ impl crate::CompareArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{normalize, parse, Command};
+    use crate::{testing::parsed, Command};
 
     fn report(args: &[&str]) -> ReportArgs {
-        let all = ["barrage", "report"].iter().chain(args);
-        match parse(normalize(all.map(std::ffi::OsString::from)))
-            .expect("parses")
-            .command
-        {
+        match parsed("report", args) {
             Command::Report(r) => r,
             _ => panic!("not a report"),
         }
@@ -121,15 +117,9 @@ mod tests {
 
     #[test]
     fn compare_takes_two_sides_and_stdin_once() {
-        let sides = |args: &[&str]| {
-            let all = ["barrage", "compare"].iter().chain(args);
-            match parse(normalize(all.map(std::ffi::OsString::from)))
-                .expect("parses")
-                .command
-            {
-                Command::Compare(c) => c.sides(),
-                _ => panic!("not a compare"),
-            }
+        let sides = |args: &[&str]| match parsed("compare", args) {
+            Command::Compare(c) => c.sides(),
+            _ => panic!("not a compare"),
         };
         assert_eq!(sides(&["a", "b"]), Ok((vec!["a".into()], vec!["b".into()])));
         assert_eq!(sides(&["a"]), Err(CompareConflict::NotTwo(1)));

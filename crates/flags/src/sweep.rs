@@ -46,14 +46,10 @@ impl SweepArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{normalize, parse, Command};
+    use crate::{testing::parsed, Command};
 
     fn steps(args: &[&str]) -> Result<Vec<Load>, SweepConflict> {
-        let all = ["barrage", "sweep"].iter().chain(args);
-        match parse(normalize(all.map(std::ffi::OsString::from)))
-            .expect("parses")
-            .command
-        {
+        match parsed("sweep", args) {
             Command::Sweep(s) => s.steps(),
             _ => panic!("not a sweep"),
         }

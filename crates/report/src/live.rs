@@ -201,7 +201,7 @@ pub fn live<S: Source>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The last 0.55 s of a run at 200/s, in 1 s windows: its rate is
@@ -238,8 +238,9 @@ mod tests {
         }
     }
 
+    /// A writer whose bytes a test reads back.
     #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Shared(pub(crate) Arc<Mutex<Vec<u8>>>);
     impl Write for Shared {
         fn write(&mut self, b: &[u8]) -> io::Result<usize> {
             self.0.lock().unwrap().extend_from_slice(b);

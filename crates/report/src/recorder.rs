@@ -67,24 +67,8 @@ impl HitSink for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{
-        atomic::{AtomicU64, Ordering},
-        Mutex,
-    };
-
-    /// A writer whose bytes a test reads back.
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::live::tests::Shared;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     #[test]
     fn each_record_is_written_watched_and_tallied() {
