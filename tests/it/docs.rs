@@ -4,11 +4,13 @@
 //!
 //! A block fenced as ` ```shell ` runs; ` ```sh ` is shown only (it needs
 //! what a test machine has not: a gRPC server, Prometheus, many hosts).
-//! The examples name `127.0.0.1:8080` and `:8081`; the test starts its own
-//! servers on free ports and puts them there, skips the lines that start
-//! a server, shortens `-duration` and `-step-duration` to a second, and
-//! runs each block with `bash -eo pipefail` in a directory of its own,
-//! with `targets/` beside it and this build's `barrage` first on PATH.
+//! A block's `barrage serve -addr 127.0.0.1:PORT FLAGS &` lines are the
+//! servers it needs: the test starts each on a free port with its flags
+//! and puts that port where the block names PORT (a block with none gets
+//! a plain one at 127.0.0.1:8080). It shortens `-duration` and
+//! `-step-duration` to a second, and runs each block with `bash -eo
+//! pipefail` in a directory of its own, with `targets/` beside it and this
+//! build's `barrage` first on PATH.
 
 use crate::common;
 
@@ -90,16 +92,47 @@ impl Drop for Serve {
     }
 }
 
-/// `script` as the test runs it.
-fn rewrite(script: &str, plain: &str, capped: &str) -> String {
+/// The servers `script` starts (`barrage serve -addr HOST:PORT FLAGS &`),
+/// each as its address and flags; a plain one at 127.0.0.1:8080 when it
+/// starts none.
+fn servers(script: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for line in script.lines().map(str::trim) {
+        let Some(rest) = line.strip_prefix("barrage serve") else {
+            continue;
+        };
+        // Its flags: up to its `&` (and a comment after it).
+        let rest = rest.split(" #").next().unwrap_or("").trim();
+        let words: Vec<&str> = rest.trim_end_matches('&').split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "-addr");
+        let addr = at
+            .and_then(|i| words.get(i + 1))
+            .unwrap_or(&"127.0.0.1:8080");
+        let flags = words
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| at.is_none_or(|a| *i != a && *i != a + 1))
+            .map(|(_, w)| w.to_string())
+            .collect();
+        out.push((addr.to_string(), flags));
+    }
+    if out.is_empty() {
+        out.push(("127.0.0.1:8080".into(), Vec::new()));
+    }
+    out
+}
+
+/// `script` as the test runs it: its servers' lines left out, their
+/// addresses made `to` (each `(named, started)`), durations a second.
+fn rewrite(script: &str, to: &[(String, String)]) -> String {
     let kept: Vec<&str> = script
         .lines()
         .filter(|l| !l.trim_start().starts_with("barrage serve"))
         .collect();
     let mut s = kept.join("\n");
-    s = s
-        .replace("127.0.0.1:8080", plain)
-        .replace("127.0.0.1:8081", capped);
+    for (named, started) in to {
+        s = s.replace(named.as_str(), started);
+    }
     let mut out = String::new();
     let mut words = s.split_inclusive(char::is_whitespace).peekable();
     while let Some(w) = words.next() {
@@ -117,8 +150,6 @@ fn rewrite(script: &str, plain: &str, capped: &str) -> String {
 
 #[test]
 fn every_shell_example_runs() {
-    let plain = Serve::start(&[]);
-    let capped = Serve::start(&["-capacity", "400"]);
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_barrage")).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -133,7 +164,18 @@ fn every_shell_example_runs() {
         for (line, script) in shell_blocks(&text) {
             let dir = common::tempdir(&format!("docs-{}", ran));
             std::os::unix::fs::symlink(root().join("targets"), dir.join("targets")).unwrap();
-            let script = rewrite(&script, &plain.1, &capped.1);
+            let started: Vec<(String, Serve)> = servers(&script)
+                .into_iter()
+                .map(|(addr, flags)| {
+                    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+                    (addr, Serve::start(&flags))
+                })
+                .collect();
+            let to: Vec<(String, String)> = started
+                .iter()
+                .map(|(a, s)| (a.clone(), s.1.clone()))
+                .collect();
+            let script = rewrite(&script, &to);
             let out = Command::new("timeout")
                 .args(["120", "bash", "-eo", "pipefail", "-c", &script])
                 .current_dir(&*dir)
@@ -142,6 +184,7 @@ fn every_shell_example_runs() {
                 .output()
                 .unwrap();
             ran += 1;
+            drop(started);
             if !out.status.success() {
                 failed.push(format!(
                     "{name}:{line}: exit {:?}\n{script}\n{}",
