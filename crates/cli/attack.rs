@@ -7,20 +7,20 @@
 use std::io::{self, BufRead, IsTerminal};
 
 use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, StopReason, Stopper, Targets};
-use barrage_client::{ClientConfig, ProtoSet};
+use barrage_client::ClientConfig;
 use barrage_report::{
     progress::{Display, Show, Total, Watched},
     Recorder, Watcher,
 };
 use barrage_serve::Exporter;
 use barrage_stream::Hit;
-use barrage_targets::{Feed, TargetReader};
+use barrage_targets::TargetReader;
 
 use crate::{
     exit,
     failed::{Failed, Kind as FailKind, Outcome},
     output,
-    read::{bounded, defaults},
+    read::defaults,
     schedule,
 };
 use barrage_flags::AttackArgs;
@@ -35,25 +35,19 @@ pub(crate) fn targets(
     shard: u64,
     client: Option<&ClientConfig>,
 ) -> Result<Targets, Failed> {
-    let read = |flag: &str, path: &str| bounded(flag, path, barrage_targets::MAX_FILE);
-    let feed = match &a.feed {
-        None => None,
-        Some(path) => Some((
-            Feed::parse(&read("-feed", path)?, path).map_err(Failed::usage)?,
-            path.clone(),
-        )),
+    use barrage_attack::load;
+    let failed = |e: load::LoadError| match e.is_io() {
+        true => Failed::io(e),
+        false => Failed::usage(e),
     };
-    let protos = match (&a.proto_set, &a.proto) {
-        (Some(path), _) => Some(
-            ProtoSet::decode(&read("-proto-set", path)?)
-                .map_err(|e| Failed::usage(format!("-proto-set {path}: {e}")))?,
-        ),
-        (None, Some(path)) => Some(
-            ProtoSet::compile(path, &a.import_path)
-                .map_err(|e| Failed::usage(format!("-proto {path}: {e}")))?,
-        ),
-        (None, None) => None,
-    };
+    let feed = a
+        .feed
+        .as_deref()
+        .map(load::feed)
+        .transpose()
+        .map_err(failed)?;
+    let protos =
+        load::protos(a.proto_set.as_deref(), a.proto.as_deref(), &a.import_path).map_err(failed)?;
     let spec = a.targets_spec(shard, feed, protos);
     barrage_attack::load::targets(spec, reader, client).map_err(Failed::usage)
 }

@@ -3,8 +3,6 @@
 //! and exits 3 when a `-fail-on` condition holds. A damaged input is
 //! compared up to its last complete record, then said, and exits 2.
 
-use std::io::{BufWriter, Write};
-
 use barrage_metrics::Options;
 use barrage_report::compare::{self, Side, Sides, ROUNDS};
 
@@ -63,23 +61,14 @@ pub fn run(args: CompareArgs) -> Outcome {
             );
         }
     }
-    let written = (|| -> std::io::Result<()> {
-        let mut out = BufWriter::new(output::open(&args.output)?);
-        match args.kind.as_str() {
-            "json" => compare::compare_json(&c, &mut out)?,
-            "html" => {
-                let header = barrage_plot::run::side_by_side(&runs[0], &runs[1]);
-                barrage_report::html::compare_page(&c, &all, &header, &mut out)?
-            }
-            _ => compare::compare_text(&c, &mut out)?,
+    output::write_to(&args.output, |out| match args.kind.as_str() {
+        "json" => compare::compare_json(&c, out),
+        "html" => {
+            let header = barrage_plot::run::side_by_side(&runs[0], &runs[1]);
+            barrage_report::html::compare_page(&c, &all, &header, out)
         }
-        out.flush()
-    })();
-    if let Err(e) = written {
-        if !output::is_closed_pipe(&e) {
-            return Err(Failed::io(format!("writing {}: {e}", args.output)));
-        }
-    }
+        _ => compare::compare_text(&c, out),
+    })?;
     if let Some(f) = damaged.into_iter().next() {
         return Err(f);
     }

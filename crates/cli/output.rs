@@ -15,3 +15,23 @@ pub fn refuse_terminal(path: &str) -> Result<(), crate::failed::Failed> {
     }
     Ok(())
 }
+
+/// Writes to `path` (stdout or a file) through a buffer with `write`: a
+/// reader that went away is a quiet end, any other error the tool's own
+/// I/O, naming `path`.
+pub fn write_to(
+    path: &str,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> crate::failed::Outcome {
+    let written = open(path).and_then(|out| {
+        let mut out = std::io::BufWriter::new(out);
+        write(&mut out)?;
+        std::io::Write::flush(&mut out)
+    });
+    match written {
+        Err(e) if !is_closed_pipe(&e) => {
+            Err(crate::failed::Failed::io(format!("writing {path}: {e}")))
+        }
+        _ => Ok(()),
+    }
+}

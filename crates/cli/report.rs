@@ -38,16 +38,9 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
         })
         .into_iter()
         .collect();
-    let written = (|| -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(output::open(&args.output)?);
-        report.write("Barrage Report", &args.percentiles, &sections, &mut out)?;
-        std::io::Write::flush(&mut out)
-    })();
-    if let Err(e) = written {
-        if !output::is_closed_pipe(&e) {
-            return Err(Failed::io(format!("writing {}: {e}", args.output)));
-        }
-    }
+    output::write_to(&args.output, |out| {
+        report.write("Barrage Report", &args.percentiles, &sections, out)
+    })?;
     inputs::warn_of_shards(&records, args.max_skew, "report");
     inputs::finish(&records.merge)?;
     thresholds(args, report.total())

@@ -1,16 +1,16 @@
 //! barrage's end-to-end tests, one binary (each links the whole product
-//! once): a module per area, the helpers in `common` (shared with
-//! `tests/matrix.rs`, which stays a binary of its own: its cells load
-//! both cores for a minute). Tests that time what they see take
-//! [`common::one_at_a_time`].
+//! once): a module per area, the helpers in `common`. What a busy
+//! neighbour would upset has a binary of its own, as binaries run one
+//! after another: `tests/matrix.rs` (its cells load both cores for a
+//! minute) and the tests that time what they see (`compare.rs`,
+//! `connections.rs`, `streams.rs`, `sweep.rs`: a compare's verdict over
+//! 20 seeds called a change when chromium rendered a page beside it).
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod attack;
 mod collect;
-mod compare;
-mod connections;
 mod deploy;
 mod docs;
 mod export;
@@ -31,7 +31,5 @@ mod reliability;
 mod report;
 mod report_types;
 mod request_inputs;
-mod streams;
-mod sweep;
 mod traffic;
 mod ws;

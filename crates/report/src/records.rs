@@ -30,6 +30,26 @@ pub struct Records {
 pub struct MissingView(pub String);
 
 impl Records {
+    /// `barrage plot`'s page: every record, at most `threshold` points a
+    /// series, with the run's facts and `files` named.
+    pub fn plot(&mut self, threshold: usize, files: &[String]) -> barrage_plot::Plot {
+        let sample = match self.view {
+            LatencyView::Actual => barrage_plot::Sample::Actual,
+            LatencyView::Intended => barrage_plot::Sample::Intended,
+            LatencyView::FirstByte => barrage_plot::Sample::FirstByte,
+        };
+        let mut plot = barrage_plot::Plot::new(threshold, sample);
+        let mut run = barrage_plot::run::RunFacts::new();
+        while let Some((hit, _)) = self.next_record() {
+            plot.add(hit);
+            run.add(hit);
+        }
+        run.facts(&self.merge.meta());
+        run.inputs(files);
+        plot.set_run(run.html());
+        plot
+    }
+
     /// Reads `merge` for `view`.
     pub fn new(merge: Merge, view: LatencyView) -> Self {
         Records {

@@ -13,7 +13,7 @@ use barrage_client::{
     grpc_is_json, grpc_prepare_body, ClientConfig, GrpcReflectError, ProtoSet, GRPC_METHOD,
 };
 use barrage_model::Target;
-use barrage_targets::{BadValue, LazyTargets, Loaded, Prepare, Renderer, TargetReader};
+use barrage_targets::{BadValue, Feed, LazyTargets, Loaded, Prepare, Renderer, TargetReader};
 
 pub use mix::mix;
 pub use spec::{LoadError, TargetsSpec};
@@ -73,6 +73,50 @@ pub fn targets(
             };
             Targets::fixed(all).map_err(|error| LoadError::Unsendable { file: name, error })
         }
+    }
+}
+
+/// The file `flag` names, read whole up to `limit` bytes.
+pub fn read_bounded(flag: &'static str, path: &str, limit: u64) -> Result<Vec<u8>, LoadError> {
+    barrage_targets::read_bounded(path, limit).map_err(|why| LoadError::Unread {
+        flag,
+        path: path.to_string(),
+        why,
+    })
+}
+
+/// `-feed FILE`: its rows, and the file as typed.
+pub fn feed(path: &str) -> Result<(Feed, String), LoadError> {
+    let text = read_bounded("-feed", path, barrage_targets::MAX_FILE)?;
+    Ok((Feed::parse(&text, path)?, path.to_string()))
+}
+
+/// `-proto-set FILE` (a descriptor set) or else `-proto FILE` (compiled,
+/// its imports looked for in `imports`); `None` without either.
+pub fn protos(
+    set: Option<&str>,
+    proto: Option<&str>,
+    imports: &[String],
+) -> Result<Option<ProtoSet>, LoadError> {
+    let refused = |flag: &'static str, path: &str| {
+        let path = path.to_string();
+        move |e: barrage_client::Failure| LoadError::Protos {
+            flag,
+            path,
+            why: e.0,
+        }
+    };
+    match (set, proto) {
+        (Some(path), _) => {
+            let bytes = read_bounded("-proto-set", path, barrage_targets::MAX_FILE)?;
+            Ok(Some(
+                ProtoSet::decode(&bytes).map_err(refused("-proto-set", path))?,
+            ))
+        }
+        (None, Some(path)) => Ok(Some(
+            ProtoSet::compile(path, imports).map_err(refused("-proto", path))?,
+        )),
+        (None, None) => Ok(None),
     }
 }
 

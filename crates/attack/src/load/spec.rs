@@ -84,7 +84,42 @@ pub enum LoadError {
     /// A target with placeholders where each must be sent as it is.
     #[error("sweep does not render templated targets ({{{{...}}}}) yet; attack does")]
     Templated,
+    /// A file a flag names (`-feed`, `-proto-set`) that cannot be read
+    /// whole: the tool's own I/O ([`LoadError::is_io`]), or bad input
+    /// (too big, a device).
+    #[error("{flag} {path}: {why}")]
+    Unread {
+        /// The flag.
+        flag: &'static str,
+        /// The file, as typed.
+        path: String,
+        /// Why.
+        why: barrage_targets::Unread,
+    },
+    /// Descriptors that do not decode or compile.
+    #[error("{flag} {path}: {why}")]
+    Protos {
+        /// `-proto-set` or `-proto`.
+        flag: &'static str,
+        /// The file, as typed.
+        path: String,
+        /// What is wrong.
+        why: String,
+    },
     /// `-format flow` with a reader of another format.
     #[error("-format flow: no flow reader")]
     NotAFlow,
+}
+
+impl LoadError {
+    /// Whether the tool's own I/O failed (exit 1), not the input.
+    pub fn is_io(&self) -> bool {
+        matches!(
+            self,
+            LoadError::Unread {
+                why: barrage_targets::Unread::Io(_),
+                ..
+            }
+        )
+    }
 }

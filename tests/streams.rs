@@ -2,7 +2,7 @@
 //! event stamped, the report's "events" figures, LLM-style filtering, and
 //! streams cut by the server, by `-timeout` and by an endless event.
 
-use crate::common;
+mod common;
 
 use barrage_stream::Hit;
 use barrage_testkit::{RawServer, Script, Server};

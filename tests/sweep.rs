@@ -4,7 +4,7 @@
 //! not keep is marked and never reported as the server's limit, and the
 //! table and chart of a saved sweep match their golden files.
 
-use crate::common;
+mod common;
 
 use std::{path::Path, time::Duration};
 

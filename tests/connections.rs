@@ -3,7 +3,7 @@
 //! over a name with three addresses; `-laddr` and its ranges; and streams
 //! from before the fields, which report them absent.
 
-use crate::common;
+mod common;
 
 use std::{net::SocketAddr, time::Duration};
 

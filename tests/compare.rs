@@ -6,7 +6,7 @@
 //! power on 20,000 requests is tested in the library on known
 //! distributions.
 
-use crate::common;
+mod common;
 
 use barrage_stream::Encoder;
 use barrage_testkit::Server;
