@@ -36,20 +36,10 @@ pub(crate) fn targets(
     client: Option<&ClientConfig>,
 ) -> Result<Targets, Failed> {
     use barrage_attack::load;
-    let failed = |e: load::LoadError| match e.is_io() {
-        true => Failed::io(e),
-        false => Failed::usage(e),
-    };
-    let feed = a
-        .feed
-        .as_deref()
-        .map(load::feed)
-        .transpose()
-        .map_err(failed)?;
-    let protos =
-        load::protos(a.proto_set.as_deref(), a.proto.as_deref(), &a.import_path).map_err(failed)?;
+    let feed = a.feed.as_deref().map(load::feed).transpose()?;
+    let protos = load::protos(a.proto_set.as_deref(), a.proto.as_deref(), &a.import_path)?;
     let spec = a.targets_spec(shard, feed, protos);
-    barrage_attack::load::targets(spec, reader, client).map_err(Failed::usage)
+    Ok(load::targets(spec, reader, client)?)
 }
 
 /// Bad usage, in one line.

@@ -29,5 +29,17 @@ impl Failed {
     }
 }
 
+/// Targets or a file a flag names that could not be made ready: the
+/// tool's own I/O when a file could not be read, else bad input.
+impl From<barrage_attack::load::LoadError> for Failed {
+    fn from(e: barrage_attack::load::LoadError) -> Self {
+        if e.is_io() {
+            Failed::io(e)
+        } else {
+            Failed::usage(e)
+        }
+    }
+}
+
 /// What a command returns.
 pub type Outcome = Result<(), Failed>;

@@ -9,11 +9,8 @@ use barrage_flags::AttackArgs;
 /// The file `flag` names, read whole up to `limit` bytes: a file that
 /// cannot be read is exit 1, one over the limit (or a device without
 /// end) exit 2.
-pub(crate) fn bounded(flag: &str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
-    barrage_targets::read_bounded(path, limit).map_err(|e| match e {
-        barrage_targets::Unread::Io(e) => Failed::io(format!("{flag} {path}: {e}")),
-        over => Failed::usage(format!("{flag} {path}: {over}")),
-    })
+pub(crate) fn bounded(flag: &'static str, path: &str, limit: u64) -> Result<Vec<u8>, Failed> {
+    Ok(barrage_attack::load::read_bounded(flag, path, limit)?)
 }
 
 /// `-header` and `-body`, for every target that has none of its own.

@@ -35,5 +35,5 @@ pub(crate) fn mix(
     let text = String::from_utf8(bounded("-mix", path, barrage_targets::MAX_FILE)?)
         .map_err(|_| Failed::usage(format!("-mix {path}: not UTF-8 text")))?;
     let defaults = defaults(a)?;
-    barrage_attack::load::mix(path, &text, &defaults, config).map_err(Failed::usage)
+    Ok(barrage_attack::load::mix(path, &text, &defaults, config)?)
 }

@@ -55,8 +55,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         client.step_reads = plan.reads();
         (Some(plan), Vec::new())
     } else {
-        let targets =
-            barrage_attack::load::plain(&s.attack.targets, reader).map_err(Failed::usage)?;
+        let targets = barrage_attack::load::plain(&s.attack.targets, reader)?;
         (None, targets)
     };
     // Checked once here (TLS files) before anything is sent.
