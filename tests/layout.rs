@@ -560,10 +560,12 @@ fn the_match_on_protocol_is_in_one_file() {
 
 /// The CLI's budget (issue 61): `crates/cli` is wiring (flags to
 /// configs, stages called, outcomes to exit codes); stage logic lives in
-/// the stage crates, flag checks and configs beside the flags. Counted
-/// as lines of code (neither blank nor comment), and as all lines.
-const CLI_CODE_LINES: usize = 1500;
-const CLI_LINES: usize = 1850;
+/// the stage crates, flag checks and configs beside the flags (an
+/// attack's flags made ready: `barrage_flags::Setup`). At most 1,500
+/// lines in all, as the issue asks, and fewer of code (neither blank nor
+/// comment).
+const CLI_CODE_LINES: usize = 1250;
+const CLI_LINES: usize = 1500;
 
 #[test]
 fn the_cli_stays_wiring() {

@@ -4,106 +4,33 @@
 //! and TLS files are all checked, and the output opened and its header
 //! written, before the first request.
 
-use std::io::{self, BufRead, IsTerminal};
+use std::io::{self, IsTerminal};
 
-use barrage_attack::{Arrivals, Attack, AttackConfig, HitSink, StopReason, Stopper, Targets};
-use barrage_client::ClientConfig;
+use barrage_attack::{Attack, HitSink, StopReason, Stopper, Targets};
 use barrage_report::{
     progress::{Display, Show, Total, Watched},
     Recorder, Watcher,
 };
 use barrage_serve::Exporter;
 use barrage_stream::Hit;
-use barrage_targets::TargetReader;
 
 use crate::{
     exit,
     failed::{Failed, Kind as FailKind, Outcome},
     output,
-    read::defaults,
-    schedule,
 };
-use barrage_flags::AttackArgs;
+use barrage_flags::{AttackArgs, Setup};
 
-/// The attack's targets from `reader`, as the flags say
-/// ([`barrage_attack::load`]): the `-feed` and `-proto-set` files read
-/// here; not with a `client`, as `doctor` reads them, no server is asked
-/// for its gRPC descriptors.
-pub(crate) fn targets(
-    a: &AttackArgs,
-    reader: TargetReader<Box<dyn BufRead + Send>>,
-    shard: u64,
-    client: Option<&ClientConfig>,
-) -> Result<Targets, Failed> {
-    use barrage_attack::load;
-    let feed = a.feed.as_deref().map(load::feed).transpose()?;
-    let protos = load::protos(a.proto_set.as_deref(), a.proto.as_deref(), &a.import_path)?;
-    let spec = a.targets_spec(shard, feed, protos);
-    Ok(load::targets(spec, reader, client)?)
-}
-
-/// Bad usage, in one line.
-fn usage(msg: impl std::fmt::Display) -> Outcome {
-    Err(Failed::usage(msg))
-}
-
-/// The tool's own I/O, in one line.
-fn io(msg: impl std::fmt::Display) -> Outcome {
-    Err(Failed::io(msg))
-}
-
-/// What the flags describe, checked: the targets' reader, the attack and
-/// how requests are sent. Shared with `sweep`.
-pub struct Setup {
-    pub reader: TargetReader<Box<dyn BufRead + Send>>,
-    pub config: AttackConfig,
-    pub client: ClientConfig,
-}
-
-/// Checks the flags an attack and a sweep share and builds their
-/// configurations: targets opened, the body file read, the proxies from
-/// the environment, the TLS files (by `Attack::new`, later) all checked
-/// before anything is sent.
+/// An attack's flags made ready ([`AttackArgs::setup`]), its notes said.
 pub fn setup(a: &AttackArgs) -> Result<Setup, Failed> {
-    a.input_conflicts().map_err(Failed::usage)?;
-    let defaults = defaults(a)?;
-    let input = crate::read::target_input(a)?;
-    let source = if a.urls.is_empty() {
-        a.targets.as_str()
-    } else {
-        "arguments"
-    };
-    let mut reader =
-        TargetReader::new(input, source, a.format, defaults).with_har_filter(a.har_filter.clone());
-    reader.load().map_err(Failed::usage)?;
-    for note in reader.take_notes() {
-        eprintln!("barrage: note: {note}");
-    }
-    let shard = a
-        .shard
-        .map(|s| s.resolve(|var| std::env::var(var).ok()))
-        .transpose()
-        .map_err(Failed::usage)?;
-    let config = a.attack_config(shard, schedule::arrivals(a.arrivals));
-    // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
-    let proxies =
-        barrage_client::Proxies::from_env(|name| std::env::var(name).ok(), a.proxy_headers.clone())
-            .map_err(Failed::usage)?;
-    // -io auto: io_uring for the closed model, epoll for the open one.
-    let closed =
-        matches!(a.rate, barrage_model::Rate::Max) && a.stages.is_none() && a.mix.is_none();
-    let io = a.io.settle(closed);
-    // io_uring asked for and not to be had here: said once, epoll used.
-    if let (_, Some(note)) = io.resolve() {
+    let setup = a.setup(
+        |var| std::env::var(var).ok(),
+        || eprintln!("barrage attack: reading targets from this terminal, one per line (METHOD URL, e.g. GET http://127.0.0.1:8080/); Ctrl-D ends them"),
+    )?;
+    for note in &setup.notes {
         eprintln!("{note}");
     }
-    let stream = a.stream_spec().map_err(Failed::usage)?;
-    let client = a.client_config(proxies, io, stream);
-    Ok(Setup {
-        reader,
-        config,
-        client,
-    })
+    Ok(setup)
 }
 
 /// `Attack::new`'s failure: a TLS file that is not what it should be is
@@ -144,28 +71,18 @@ pub fn run(a: AttackArgs) -> Outcome {
         reader,
         mut config,
         mut client,
+        ..
     } = setup(&a)?;
-    let targets = match &a.mix {
-        Some(path) => schedule::mix(&a, path, &mut config)?,
-        None => targets(
-            &a,
-            reader,
-            config.shard.map_or(0, |(i, _)| i),
-            Some(&client),
-        )?,
-    };
+    let targets = a.all_targets(reader, &mut config, Some(&client))?;
     if let Targets::Flow(plan) = &targets {
         client.step_reads = plan.reads();
     }
-    if a.hold.is_some() {
-        targets.holdable().map_err(Failed::usage)?;
-    }
-    let config_arrivals = config.arrivals;
     let shard = config.shard;
     let spool = barrage_collect::live::spool_for(&a.output, &a.spool)?;
-    // What this host allows, set against the plan, before anything is
-    // sent: one warning naming the first limit it would hit.
-    crate::plan::warn_if_unfit(&a, &config, &targets)?;
+    if let Some(warning) = a.check_fit(&config, &targets)? {
+        eprintln!("barrage attack: warning: {warning}");
+    }
+    let facts = a.run_facts(command_line(), env!("CARGO_PKG_VERSION"), &config, &targets);
     let attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
@@ -173,7 +90,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         Ok(e) => e,
         Err(e) => {
             let addr = a.prometheus_addr.map(|a| a.to_string()).unwrap_or_default();
-            return io(format!("-prometheus-addr {addr}: {e}"));
+            return io_error(format!("-prometheus-addr {addr}: {e}"));
         }
     };
     let stream_path = spool
@@ -184,18 +101,10 @@ pub fn run(a: AttackArgs) -> Outcome {
     let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
-    // What run this is, for every page made from its stream (issue 60:
-    // a page fit for a post-mortem names its target, rate and command).
-    for (k, v) in crate::facts::run_facts(&a, &targets) {
+    // What run this is, for every page made from its stream (issue 60).
+    for (k, v) in facts {
         if let Err(e) = sink.meta(k, &v) {
-            return io(format!("writing {}: {e}", a.output));
-        }
-    }
-    // The seed goes in the stream, so that a run can be repeated from its
-    // results (report shows it).
-    if let Arrivals::Poisson(Some(seed)) = config_arrivals {
-        if let Err(e) = sink.meta("arrivals", &format!("poisson:{seed}")) {
-            return io(format!("writing {}: {e}", a.output));
+            return io_error(format!("writing {}: {e}", a.output));
         }
     }
 
@@ -280,16 +189,18 @@ pub fn run(a: AttackArgs) -> Outcome {
     };
     let report = match report {
         Ok(r) => r,
-        Err(e) => return io(e),
+        Err(e) => return io_error(e),
     };
     if let Some(warning) = report.dropped_warning() {
         eprintln!("barrage attack: {warning}");
     }
     match report.reason {
-        StopReason::BadTarget => usage(report.target_error.map(|e| e.0).unwrap_or_default()),
+        StopReason::BadTarget => Err(Failed::usage(
+            report.target_error.map(|e| e.0).unwrap_or_default(),
+        )),
         StopReason::OutputFailed => match report.output_error {
             Some(e) if output::is_closed_pipe(&e) => Ok(()),
-            Some(e) => io(format!("writing {}: {e}", a.output)),
+            Some(e) => io_error(format!("writing {}: {e}", a.output)),
             None => Ok(()),
         },
         StopReason::Stopped if collector_stop.is_err() => collector_stop,
@@ -311,3 +222,13 @@ pub fn run(a: AttackArgs) -> Outcome {
 /// Open files below which the attack warns before starting: every request
 /// in flight holds a socket.
 const LOW_OPEN_FILES: u64 = 1024;
+
+/// The command as typed, for a page ([`barrage_model::words::shown_command`]).
+pub fn command_line() -> String {
+    barrage_model::words::shown_command(std::env::args())
+}
+
+/// The tool's own I/O, in one line.
+fn io_error(msg: impl std::fmt::Display) -> Outcome {
+    Err(Failed::io(msg))
+}

@@ -7,7 +7,7 @@ use barrage_metrics::Options;
 use barrage_report::compare::{self, Side, Sides, ROUNDS};
 
 use crate::{
-    failed::{Failed, Kind, Outcome},
+    failed::{Failed, Outcome},
     inputs, output,
 };
 use barrage_flags::CompareArgs;
@@ -72,12 +72,5 @@ pub fn run(args: CompareArgs) -> Outcome {
     if let Some(f) = damaged.into_iter().next() {
         return Err(f);
     }
-    let held = args.fail_on.map(|g| g.check(&c)).unwrap_or_default();
-    if held.is_empty() {
-        return Ok(());
-    }
-    Err(Failed {
-        kind: Kind::Threshold,
-        lines: held.iter().map(|h| format!("-fail-on: {h}")).collect(),
-    })
+    Failed::fail_on(args.fail_on.map(|g| g.check(&c)).unwrap_or_default())
 }

@@ -1,5 +1,5 @@
 //! `barrage doctor`: whether this host can hold the attack its flags
-//! describe (the checks are `barrage-doctor`'s; the plan is `plan.rs`'s).
+//! describe (the checks are `barrage-doctor`'s; the plan is `barrage_flags`').
 
 use std::io::IsTerminal;
 
@@ -9,10 +9,8 @@ use barrage_doctor::{Host, Verdict};
 use crate::{
     attack,
     failed::{Failed, Kind, Outcome},
-    plan::destinations,
-    schedule,
 };
-use barrage_flags::AttackArgs;
+use barrage_flags::{destinations, AttackArgs};
 
 pub fn run(a: AttackArgs) -> Outcome {
     // Targets say where the connections go; from a terminal, none are
@@ -22,11 +20,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let destinations = if reads || !std::io::stdin().is_terminal() {
         let setup = attack::setup(&a)?;
         config = setup.config;
-        let targets = match &a.mix {
-            Some(path) => schedule::mix(&a, path, &mut config)?,
-            None => attack::targets(&a, setup.reader, 0, None)?,
-        };
-        destinations(&targets)
+        destinations(&a.all_targets(setup.reader, &mut config, None)?)
     } else {
         config = AttackConfig::default();
         Vec::new()

@@ -20,6 +20,19 @@ impl Failed {
         }
     }
 
+    /// The `-fail-on` conditions that `held`, each a line (exit 3), or
+    /// none.
+    pub fn fail_on<T: std::fmt::Display>(held: impl IntoIterator<Item = T>) -> Outcome {
+        let lines: Vec<String> = held.into_iter().map(|h| format!("-fail-on: {h}")).collect();
+        match lines.is_empty() {
+            true => Ok(()),
+            false => Err(Failed {
+                kind: Kind::Threshold,
+                lines,
+            }),
+        }
+    }
+
     /// The tool's own I/O, in one line.
     pub fn io(line: impl std::fmt::Display) -> Self {
         Failed {
@@ -37,6 +50,21 @@ impl From<barrage_attack::load::LoadError> for Failed {
             Failed::io(e)
         } else {
             Failed::usage(e)
+        }
+    }
+}
+
+/// An attack's flags that could not be made ready.
+impl From<barrage_flags::ReadyError> for Failed {
+    fn from(e: barrage_flags::ReadyError) -> Self {
+        use barrage_flags::Blame;
+        Failed {
+            kind: match e.blame() {
+                Blame::Usage => Kind::Usage,
+                Blame::Io => Kind::Io,
+                Blame::Unfit => Kind::Unfit,
+            },
+            lines: vec![e.to_string()],
         }
     }
 }

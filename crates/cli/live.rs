@@ -87,16 +87,7 @@ pub fn collect(a: CollectArgs) -> Outcome {
         Err(e) => return Err(Failed::io(format!("writing {}: {e}", a.output))),
     };
     eprintln!("barrage collect: {summary}");
-    if !summary.failed.is_empty() {
-        return Err(Failed {
-            kind: Kind::Threshold,
-            lines: summary
-                .failed
-                .iter()
-                .map(|f| format!("-fail-on: {f}"))
-                .collect(),
-        });
-    }
+    Failed::fail_on(&summary.failed)?;
     if !summary.unfinished.is_empty() {
         return Err(Failed {
             kind: Kind::Io,

@@ -11,16 +11,12 @@ mod doctor;
 mod dump;
 mod exit;
 mod export;
-mod facts;
 mod failed;
 mod inputs;
 mod live;
 mod output;
-mod plan;
 mod plot;
-mod read;
 mod report;
-mod schedule;
 mod serve;
 mod sweep;
 mod targets;
@@ -28,13 +24,9 @@ mod targets;
 use barrage_flags as flags;
 use flags::Command;
 
-/// mimalloc: every request allocates a few small buffers (headers, the
-/// record's strings), and glibc's malloc/free showed as 5% of an attack's
-/// profile. Built with `no_thp`: otherwise mimalloc asks for transparent
-/// huge pages, and each thread's first 2 MiB page is resident at once:
-/// 18-24 MiB peak RSS at 20,000/s instead of 11-12, for no CPU measured.
-/// `main` also turns them off for the process, for systems where the
-/// kernel uses them unasked (`transparent_hugepage=always`: 23 MiB).
+/// mimalloc, built with `no_thp` (the figures are in `git log -S no_thp`):
+/// glibc's malloc was 5% of an attack's profile, and transparent huge
+/// pages doubled the peak RSS; `main` turns those off for the process too.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -49,14 +41,8 @@ fn main() {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
     // Pages that empty go back to the system at once, not a second later
-    // (mimalloc v3's default): 1,000 SSE streams ending within a second
-    // free their stamps and buffers while their records are made, and
-    // the delay kept both resident. scripts/bench's streams cell: 4.74,
-    // 4.97, 5.59 KiB per open stream with the delay, 4.23, 4.22, 4.17
-    // without (runs taken in turn); CPU per request in the closed and
-    // open cells did not move (11.3 and 14.4 µs against 11.4 and 15.2
-    // before, one run of 3 rounds). MIMALLOC_PURGE_DELAY,
-    // when set, still rules.
+    // (mimalloc v3's default): 1,000 SSE streams ending within a second kept
+    // their buffers resident. MIMALLOC_PURGE_DELAY, when set, still rules.
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one of mimalloc's options; any value is valid.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
@@ -134,16 +120,10 @@ fn exit_code(command: &str, outcome: failed::Outcome) -> i32 {
     }
 }
 
-/// The most bytes of one line an error prints: what it quotes of an
-/// input (a 100 MB line, a server's words) is cut, so stderr stays
-/// readable (issue 29: 100 MB on stderr; vegeta's: 41 bytes).
-const MAX_SAID: usize = 1000;
-
-/// An error's line as printed: cut to [`MAX_SAID`] and with control
-/// characters escaped.
+/// An error's line as printed: at most 1,000 bytes of it (issue 29: a
+/// 100 MB line on stderr), control characters escaped.
 fn said(line: &str) -> String {
-    let line = barrage_model::words::cut(line, MAX_SAID, false);
-    barrage_model::words::printable(&line).into_owned()
+    barrage_model::words::printable(&barrage_model::words::cut(line, 1000, false)).into_owned()
 }
 
 /// A command line clap refused ([`flags::refused`]): help on stdout and

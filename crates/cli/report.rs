@@ -8,7 +8,7 @@ use barrage_metrics::Options;
 use barrage_report::Kind;
 
 use crate::{
-    failed::{Failed, Kind as FailKind, Outcome},
+    failed::{Failed, Outcome},
     inputs, output,
 };
 use barrage_flags::ReportArgs;
@@ -48,19 +48,12 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
 
 /// `-fail-on`: exit 3 with a line per condition that holds.
 fn thresholds(args: &ReportArgs, total: &barrage_metrics::Metrics) -> Outcome {
-    let failed: Vec<String> = args
-        .fail_on
-        .iter()
-        .flat_map(|f| &f.0)
-        .filter_map(|t| t.check(total))
-        .collect();
-    if failed.is_empty() {
-        return Ok(());
-    }
-    Err(Failed {
-        kind: FailKind::Threshold,
-        lines: failed.iter().map(|f| format!("-fail-on: {f}")).collect(),
-    })
+    Failed::fail_on(
+        args.fail_on
+            .iter()
+            .flat_map(|f| &f.0)
+            .filter_map(|t| t.check(total)),
+    )
 }
 
 pub fn run(args: ReportArgs) -> Outcome {

@@ -13,12 +13,11 @@ use barrage_attack::{HitSink, Rate, Stopper};
 use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Plan, Row};
 
 use crate::{
-    attack::{self, Setup},
-    exit,
+    attack, exit,
     failed::{Failed, Kind, Outcome},
     inputs, output,
 };
-use barrage_flags::{self as flags, SweepArgs};
+use barrage_flags::{self as flags, Setup, SweepArgs};
 
 pub fn run(s: SweepArgs) -> Outcome {
     let bounds = Bounds {
@@ -37,6 +36,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         reader,
         config,
         mut client,
+        ..
     } = attack::setup(&s.attack)?;
     // -concurrency steps are the closed model: -io auto takes io_uring
     // for them, as attack does for -rate 0.
@@ -45,13 +45,8 @@ pub fn run(s: SweepArgs) -> Outcome {
     }
     // A flow: each step's load is sessions.
     let (flow, targets) = if s.attack.format == barrage_targets::Format::Flow {
-        s.attack.flow_conflicts().map_err(Failed::usage)?;
         let shard = config.shard.map_or(0, |(i, _)| i);
-        let barrage_attack::Targets::Flow(plan) =
-            attack::targets(&s.attack, reader, shard, Some(&client))?
-        else {
-            return Err(Failed::usage("-format flow: no flow read"));
-        };
+        let plan = s.attack.flow(reader, shard, &client)?;
         client.step_reads = plan.reads();
         (Some(plan), Vec::new())
     } else {
@@ -140,7 +135,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         Target::Stdout
     };
     let run = barrage_sweep::run_table(
-        crate::facts::command_line(),
+        attack::command_line(),
         env!("CARGO_PKG_VERSION"),
         &shown,
         &out.rows,
