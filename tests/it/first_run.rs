@@ -63,7 +63,7 @@ fn help_uses_the_one_dash_spelling_and_agrees_with_the_guide() {
             && help.contains("Connections opened to each host before the clock starts"),
         "{help}"
     );
-    let readme = std::fs::read_to_string(common::fixture("../docs/guide/attacking.md")).unwrap();
+    let readme = std::fs::read_to_string(common::fixture("../docs/reference/client.md")).unwrap();
     assert!(readme.contains("connections opened to each host before the clock starts"));
 }
 
