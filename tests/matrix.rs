@@ -190,15 +190,18 @@ enum End {
     InterruptTwice,
     Terminate,
     ClosedStdout,
+    /// `-until`: the run stops itself once its figure is sure (issue 63).
+    Until,
 }
 
-const ENDS: [End; 6] = [
+const ENDS: [End; 7] = [
     End::Requests,
     End::Duration,
     End::Interrupt,
     End::InterruptTwice,
     End::Terminate,
     End::ClosedStdout,
+    End::Until,
 ];
 
 /// The server of a cell, kept until the cell is checked.
@@ -456,6 +459,26 @@ fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
         // -hold: three opens and the messages of those that opened.
         End::Duration if way == Way::WsHold => (vec!["-rate", "10", "-duration", "1s"], None),
         End::Duration => (vec!["-rate", "10", "-duration", "1s"], Some(10)),
+        // A width every run meets once it has 100 records and 9 blocks:
+        // a healthy cell ends itself in about a second, not at its 3 s
+        // (a fault that answers slowly may reach the 3 s).
+        End::Until if pipelined => (
+            vec![
+                "-rate",
+                "0",
+                "-max-workers",
+                "2",
+                "-duration",
+                "3s",
+                "-until",
+                "success±50%",
+            ],
+            None,
+        ),
+        End::Until => (
+            vec!["-rate", "200", "-duration", "3s", "-until", "success±50%"],
+            None,
+        ),
         _ if pipelined => (
             vec!["-rate", "0", "-max-workers", "2", "-duration", "30s"],
             None,
@@ -533,6 +556,9 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         End::Requests | End::Duration => Duration::from_millis(1000),
         End::Interrupt | End::Terminate => Duration::from_millis(700),
         End::InterruptTwice => Duration::from_millis(800),
+        // Judged once a second of sends, after 100 records: answers that
+        // take -timeout come after it.
+        End::Until => Duration::from_millis(3000),
         // Nothing is written until the first record: a record can take
         // -timeout, the next write finds the pipe closed, in-flight
         // requests take -timeout.
@@ -579,6 +605,12 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     };
     if !code.is_some_and(|c| codes.contains(&c)) {
         failures.push(format!("exit {code:?}, not {codes:?}: {stderr}"));
+    }
+    // A healthy cell ends itself (but -hold's: a few messages a second,
+    // short of the 100 records -until judges on).
+    let judged = fault == Fault::Healthy && way != Way::WsHold;
+    if end == End::Until && judged && !stderr.contains("-until success±50% met: ") {
+        failures.push(format!("-until did not end the run: {stderr}"));
     }
     if end != End::ClosedStdout {
         // A second Ctrl-C abandons what is in flight and says how many.

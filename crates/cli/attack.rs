@@ -56,9 +56,7 @@ pub fn open_stream(path: &str, watcher: Option<Watcher>) -> Result<Option<Record
 
 /// Raises the open-files limit, warning when even the raised one is low.
 pub fn raise_open_files_limit() {
-    if let Some(n) = barrage_attack::raise_open_files_limit().filter(|&n| n < LOW_OPEN_FILES) {
-        eprintln!("barrage: warning: the open files limit (NOFILE) is {n}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)");
-    }
+    barrage_attack::open_files_warning().inspect(|w| eprintln!("barrage: warning: {w}"));
 }
 
 pub fn run(a: AttackArgs) -> Outcome {
@@ -101,18 +99,24 @@ pub fn run(a: AttackArgs) -> Outcome {
     let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
+    let stopper = Stopper::new();
+    if let Some(until) = a.until.clone() {
+        let stop = stopper.clone();
+        sink.until(
+            until,
+            Box::new(move |why| {
+                eprintln!("barrage attack: {why}");
+                stop.stop();
+            }),
+        );
+    }
     // What run this is, for every page made from its stream (issue 60).
     for (k, v) in facts {
         if let Err(e) = sink.meta(k, &v) {
             return io_error(format!("writing {}: {e}", a.output));
         }
     }
-
-    if a.insecure {
-        eprintln!("barrage attack: warning: -insecure: server certificates are not verified");
-    }
     raise_open_files_limit();
-    let stopper = Stopper::new();
     // -output tcp://: the collector is reached, and the token taken,
     // before the first request; its `stop` stops us as Ctrl-C does.
     let live = match spool {
@@ -218,10 +222,6 @@ pub fn run(a: AttackArgs) -> Outcome {
         StopReason::Done | StopReason::TargetsExhausted => Ok(()),
     }
 }
-
-/// Open files below which the attack warns before starting: every request
-/// in flight holds a socket.
-const LOW_OPEN_FILES: u64 = 1024;
 
 /// The command as typed, for a page ([`barrage_model::words::shown_command`]).
 pub fn command_line() -> String {

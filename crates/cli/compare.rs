@@ -17,7 +17,8 @@ pub fn run(args: CompareArgs) -> Outcome {
     let options = Options {
         latency: args.latency,
         success: args.success.clone(),
-        buckets: None,
+        limits: args.limits.clone(),
+        ..Options::default()
     };
     let mut all = Sides::new(args.by, options);
     let mut damaged = Vec::new();
@@ -29,7 +30,7 @@ pub fn run(args: CompareArgs) -> Outcome {
         let run = &mut runs[usize::from(side == Side::New)];
         run.inputs(files);
         for file in files {
-            all.start_run(side);
+            all.start_named_run(side, file);
             let merge = inputs::open(std::slice::from_ref(file), false)?;
             let mut records = inputs::Records::new(merge, args.latency);
             while let Some((hit, lacks)) = records.next_record() {
@@ -37,6 +38,7 @@ pub fn run(args: CompareArgs) -> Outcome {
                 run.add(hit);
             }
             run.facts(&records.merge.meta());
+            all.add_run_facts(side, &records.merge.meta(), &records.merge.audits());
             inputs::finish_records(&records, None, "compare")?;
             if let Err(f) = inputs::finish(&records.merge) {
                 damaged.push(f);

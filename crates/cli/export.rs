@@ -38,6 +38,7 @@ pub fn run(a: ExportArgs) -> Outcome {
         latency: a.latency,
         success: a.success.clone(),
         buckets: None,
+        ..Options::default()
     };
     let width = a.interval.as_nanos().min(i64::MAX as u128) as i64;
     let mut export = Export::start(protocol, endpoint, width, by);

@@ -15,13 +15,15 @@ pub fn open(files: &[String], headers: bool) -> Result<Merge, Failed> {
     } else {
         Merge::open_without_headers(files)
     };
-    merge.map_err(|e| {
-        if e.bad_input {
-            Failed::usage(e.message)
-        } else {
-            Failed::io(e.message)
-        }
-    })
+    merge.map_err(failed)
+}
+
+/// An input that cannot be opened: bad input (2) or I/O (1).
+pub fn failed(e: barrage_stream::OpenError) -> Failed {
+    match e.bad_input {
+        true => Failed::usage(e.message),
+        false => Failed::io(e.message),
+    }
 }
 
 /// The read errors of `merge`, if any: bad input (2) when any is, else I/O (1).

@@ -17,6 +17,8 @@ use barrage_flags::ReportArgs;
 /// records are a sweep's steps; `-fail-on` as for the other types.
 fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
     let mut records = inputs::Records::new(merge, options.latency);
+    let warm = records.warm_up(args.warmup, &args.files, &options);
+    warm.map_err(inputs::failed)?;
     let mut report = barrage_report::html::Report::new(options, args.by);
     let mut steps = barrage_sweep::Collect::default();
     let mut run = barrage_plot::run::RunFacts::new();
@@ -28,7 +30,7 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
     run.facts(&records.merge.meta());
     run.inputs(&args.files);
     report.set_run(run.html());
-    report.total_mut().add_dropped_facts(&records.merge.meta());
+    barrage_report::Source::run_facts(&records).add_to(report.total_mut());
     inputs::finish_records(&records, Some(report.total()), "report")?;
     let rows = steps.rows(barrage_sweep::Bounds::default());
     let sections: Vec<_> = barrage_sweep::report_section(&rows)
@@ -69,15 +71,14 @@ pub fn run(args: ReportArgs) -> Outcome {
     let mut out = output::open(&args.output)
         .map_err(|e| Failed::io(format!("-output {}: {e}", args.output)))?;
     let p = &args.percentiles;
-    let records = inputs::Records::new(merge, options.latency);
+    let mut records = inputs::Records::new(merge, options.latency);
+    let warm = records.warm_up(args.warmup, &args.files, &options);
+    warm.map_err(inputs::failed)?;
     let (records, total, written) = match args.every {
         Some(every) => match barrage_report::live(kind, options, p, records, every, out) {
             Ok(end) => {
-                if end.late > 0 {
-                    eprintln!(
-                            "barrage report: {} results arrived after their interval was printed; they count in the final report only",
-                            end.late
-                        );
+                if let Some(note) = end.late_note() {
+                    eprintln!("barrage report: {note}");
                 }
                 inputs::finish_records(&end.source, Some(&end.total), "report")?;
                 (end.source, end.total, end.written)
@@ -87,7 +88,7 @@ pub fn run(args: ReportArgs) -> Outcome {
         None => {
             let mut records = records;
             let (mut total, groups) = barrage_report::whole(&mut records, options, args.by);
-            total.add_dropped_facts(&records.merge.meta());
+            barrage_report::Source::run_facts(&records).add_to(&mut total);
             // Before anything is written: a view the inputs do not have.
             inputs::finish_records(&records, Some(&total), "report")?;
             let written = match &groups {

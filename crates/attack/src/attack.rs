@@ -369,10 +369,12 @@ impl Attack {
             let stopper = stopper.clone();
             let name = self.config.name.clone();
             let facts = self.facts.clone();
+            let watch = self.watch.clone();
             thread::Builder::new()
                 .name("barrage-writer".into())
                 .spawn(move || {
-                    let r = write_hits(rx, name, sink, stopper, facts);
+                    let sent = Box::new(move || watch.sent());
+                    let r = write_hits(rx, name, sink, stopper, facts, sent);
                     let _ = ended.send(());
                     r
                 })?

@@ -41,6 +41,7 @@
 
 mod alarm;
 mod attack;
+mod audit;
 mod clock;
 mod config;
 mod flow_plan;
@@ -67,7 +68,7 @@ pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_GRACE, DEFAULT_WORKERS};
 pub use flow_plan::{FlowPlan, PlanStep, Render, ThinkTime};
 pub use hold::{Hold, NotHoldable};
-pub use limits::raise_open_files_limit;
+pub use limits::{open_files_warning, raise_open_files_limit};
 pub use outcome::{AttackError, AttackReport, StopReason, LATE_GRACE_NS};
 pub use pacer::{Due, Pacer, POISSON_WALK};
 pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};

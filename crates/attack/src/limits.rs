@@ -25,3 +25,15 @@ pub fn raise_open_files_limit() -> Option<u64> {
     }
     Some(lim.rlim_cur)
 }
+
+/// Open files below which an attack warns before starting: every request
+/// in flight holds a socket.
+const LOW_OPEN_FILES: u64 = 1024;
+
+/// Raises the open-files limit ([`raise_open_files_limit`]); a warning
+/// when even the raised one is low.
+pub fn open_files_warning() -> Option<String> {
+    raise_open_files_limit().filter(|&n| n < LOW_OPEN_FILES).map(|n| {
+        format!("the open files limit (NOFILE) is {n}; requests beyond it fail with \"socket: too many open files\" (raise it with ulimit -n)")
+    })
+}

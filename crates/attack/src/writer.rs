@@ -360,7 +360,9 @@ pub(crate) fn write_hits(
     mut sink: Box<dyn HitSink>,
     stopper: Stopper,
     facts: Facts,
+    sent: Box<dyn Fn() -> u64 + Send>,
 ) -> (u64, Option<io::Error>) {
+    let mut audit = crate::audit::Sampler::start();
     let mut hit = Hit {
         attack: name.clone(),
         ..Hit::default()
@@ -428,6 +430,12 @@ pub(crate) fn write_hits(
                 }
             }
         }
+        if error.is_none() && audit.due(Instant::now()) {
+            if let Err(e) = sink.audit(&audit.take(sent(), written)) {
+                error = Some(e);
+                stopper.stop();
+            }
+        }
         awake += got;
         if got == 0 {
             // Half or twice as long as the last sleep at most, as the
@@ -439,6 +447,10 @@ pub(crate) fn write_hits(
             // Woken early when the queue closes (see RequestContext).
             thread::park_timeout(poll);
         }
+    }
+    if error.is_none() {
+        // The last span, however short, so that every second is counted.
+        error = sink.audit(&audit.take(sent(), written)).err();
     }
     if error.is_none() {
         // The run's facts known only at its end (the queue closes once

@@ -377,6 +377,15 @@ impl<'a> Merge<'a> {
                     self.metas.push((k, v));
                 }
             }
+            Event::Audit(index, mut sample) => {
+                // Named by its attacker, so that each keeps its own.
+                if sample.source.is_empty() {
+                    if let Some(a) = self.attackers.get(index) {
+                        sample.source = who(&a.hello);
+                    }
+                }
+                out.audit(&sample)?;
+            }
             Event::Finished(index) => {
                 let a = &mut self.attackers[index];
                 a.finished = true;

@@ -54,6 +54,8 @@ pub enum Event {
     Hit(usize, Box<Hit>),
     /// A fact about the run.
     Meta(String, String),
+    /// A sample of an origin's self-audit.
+    Audit(usize, Box<barrage_model::Audit>),
     /// An origin's connection ended with its stream, `done` said.
     Finished(usize),
     /// An origin's connection dropped before its end.
@@ -401,6 +403,7 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
         }
     };
     let mut metas = 0;
+    let mut audits = 0;
     let mut hit = Hit::default();
     loop {
         match dec.read(&mut hit) {
@@ -409,6 +412,10 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                     let _ = events.send(Event::Meta(k.clone(), v.clone()));
                 }
                 metas = dec.meta().len();
+                for a in &dec.audits()[audits..] {
+                    let _ = events.send(Event::Audit(index, Box::new(a.clone())));
+                }
+                audits = dec.audits().len();
                 if events
                     .send(Event::Hit(index, Box::new(hit.clone())))
                     .is_err()
@@ -421,6 +428,9 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                 // `dropped` count) come through too.
                 for (k, v) in &dec.meta()[metas..] {
                     let _ = events.send(Event::Meta(k.clone(), v.clone()));
+                }
+                for a in &dec.audits()[audits..] {
+                    let _ = events.send(Event::Audit(index, Box::new(a.clone())));
                 }
                 let _ = events.send(Event::Ended(index));
                 return;

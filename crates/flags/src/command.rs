@@ -13,8 +13,9 @@ use crate::Cli;
 
 /// The attack flags `sweep` sets itself, each step: `(id, as typed)`.
 /// Hidden from `sweep -h`, and refused when given.
-pub const SWEEP_SETS: [(&str, &str); 13] = [
+pub const SWEEP_SETS: [(&str, &str); 14] = [
     ("rate", "-rate"),
+    ("until", "-until"),
     ("duration", "-duration"),
     ("requests", "-requests"),
     ("stages", "-stages"),
@@ -170,6 +171,7 @@ mod tests {
                 "shard" => "0/2".to_string(),
                 "start_at" => "1700000000".to_string(),
                 "prometheus_addr" => "127.0.0.1:1".to_string(),
+                "until" => "p99±5%".to_string(),
                 _ => arg
                     .get_default_values()
                     .first()

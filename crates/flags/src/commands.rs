@@ -108,6 +108,9 @@ pub struct AttackArgs {
     /// Stop after scheduling this many requests (with -duration, whichever comes first)
     #[arg(long, value_parser = parse_count, allow_hyphen_values = true)]
     pub requests: Option<u64>,
+    /// Stop once a figure is sure: its interval from the run so far within a width of it, e.g. 'p99±5%', 'mean±2%@90', 'success±0.5%' (-duration or -requests stays the cap)
+    #[arg(long)]
+    pub until: Option<barrage_metrics::Until>,
     /// Targets file
     #[arg(long, default_value = "stdin")]
     pub targets: String,
@@ -385,9 +388,18 @@ pub struct ReportArgs {
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
     #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
-    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s)
+    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s; 'valid' when the verdict is NOT VALID)
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
+    /// The verdict's thresholds, e.g. 'lag=10ms,rate=90%,cpu=90%,wait=10%,tail=10,trend=50%' (these are the defaults; name only those to change)
+    #[arg(long, default_value = "")]
+    pub limits: barrage_metrics::Limits,
+    /// Show each figure's 95% interval from the run itself (a block bootstrap over its time; JSON and HTML always have them)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub intervals: bool,
+    /// Leave out the run's first DURATION (records scheduled within it of the first), or 'auto': the warm-up the records show (MSER; reads its files twice, not stdin)
+    #[arg(long, value_parser = parse_warmup)]
+    pub warmup: Option<WarmupFlag>,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,

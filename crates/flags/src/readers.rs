@@ -29,6 +29,9 @@ pub struct CompareArgs {
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
     #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
+    /// The thresholds of each run's verdict (as report's): a change is not judged when a run is NOT VALID
+    #[arg(long, default_value = "")]
+    pub limits: barrage_metrics::Limits,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,

@@ -188,6 +188,9 @@ impl AttackArgs {
             && self.mix.is_none();
         let io = self.io.settle(closed);
         notes.extend(io.resolve().1);
+        if self.insecure {
+            notes.push("barrage: warning: -insecure: server certificates are not verified".into());
+        }
         let client = self.client_config(proxies, io, self.stream_spec()?);
         Ok(Setup {
             reader,

@@ -23,6 +23,9 @@ pub enum ReportConflict {
     /// `-type html -every`.
     #[error("-type html takes no -every (the page has its figures over time)")]
     HtmlEvery,
+    /// `-warmup auto` on stdin or with `-every`.
+    #[error("-warmup auto reads its inputs twice: give files (not stdin), without -every")]
+    WarmupOnce,
 }
 
 impl ReportArgs {
@@ -39,6 +42,10 @@ impl ReportArgs {
         if self.every.is_some() && self.by.is_some() {
             return Err(ReportConflict::EveryBy);
         }
+        let stdin = self.files.is_empty() || self.files.iter().any(|f| f == "-" || f == "stdin");
+        if self.warmup == Some(crate::WarmupFlag::Auto) && (stdin || self.every.is_some()) {
+            return Err(ReportConflict::WarmupOnce);
+        }
         if kind == Kind::Plot
             && (self.every.is_some() || self.by.is_some() || self.fail_on.is_some())
         {
@@ -51,6 +58,8 @@ impl ReportArgs {
             latency: self.latency,
             success: self.success.clone(),
             buckets,
+            limits: self.limits.clone(),
+            intervals: self.intervals || matches!(kind, Kind::Json | Kind::Html),
         })
     }
 }

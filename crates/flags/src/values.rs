@@ -71,6 +71,18 @@ pub fn parse_pipeline(s: &str) -> Result<usize, BadFlag> {
     }
 }
 
+pub use barrage_report::WarmupFlag;
+
+/// `-warmup`: `auto` or a duration.
+pub fn parse_warmup(s: &str) -> Result<WarmupFlag, BadFlag> {
+    match s {
+        "auto" => Ok(WarmupFlag::Auto),
+        d => parse_duration(d)
+            .map(WarmupFlag::Given)
+            .map_err(|e| format!("{}; or auto", e.0).into()),
+    }
+}
+
 /// A Go duration flag value (`30s`, `1m30s`, `0`); negatives refused.
 pub fn parse_duration(s: &str) -> Result<Duration, BadFlag> {
     let ns = duration::parse(s).map_err(|e| e.to_string())?;

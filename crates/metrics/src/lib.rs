@@ -15,6 +15,10 @@
 //! - [`Shards`]: whether merged inputs are the shards of one schedule, and
 //!   whether they agree.
 //! - [`Threshold`]: `-fail-on` conditions such as `p99>250ms`.
+//! - [`blocks`]: a run cut into blocks of send time, for the block
+//!   bootstraps of `compare` and of a run's own intervals.
+//! - [`Trust`]: the verdict on a run (was barrage the limit, are there
+//!   records enough), from [`Evidence`] gathered as records are read.
 //!
 //! ```
 //! use barrage_metrics::Metrics;
@@ -29,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod blocks;
 mod buckets;
 mod connections;
 mod distribution;
@@ -42,6 +47,7 @@ mod sessions;
 mod shards;
 mod success;
 mod threshold;
+pub mod trust;
 mod view;
 mod windows;
 
@@ -58,5 +64,6 @@ pub use sessions::Sessions;
 pub use shards::{Shard, Shards, Verdict};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
+pub use trust::{Check, Evidence, Interval, Intervals, Limits, Trust, Until, Warmup};
 pub use view::{LatencyView, Options};
 pub use windows::Windows;

@@ -41,6 +41,12 @@ pub struct Metrics {
     /// Requests due before the end of `-duration` and never sent (the
     /// stream's `dropped` facts), and whether the count is exact.
     dropped: Option<(u64, bool)>,
+    /// What the verdict needs ([`Metrics::trust`]): gathered for a run's
+    /// total, not for its windows or groups.
+    evidence: Option<Box<crate::Evidence>>,
+    gathers: bool,
+    /// `-warmup`: what was left out at the run's start.
+    pub(crate) warmup: Option<crate::Warmup>,
 }
 
 impl Default for Metrics {
@@ -89,6 +95,9 @@ impl Metrics {
             sessions: None,
             count_sessions: true,
             dropped: None,
+            evidence: None,
+            gathers: true,
+            warmup: None,
         }
     }
 
@@ -96,13 +105,34 @@ impl Metrics {
     pub fn empty_like(&self) -> Self {
         let mut m = Self::with_options(self.options.clone());
         m.count_sessions = self.count_sessions;
+        m.gathers = false;
         m
     }
 
     /// The same, counting no sessions (a `-by` group's).
     pub fn without_sessions(mut self) -> Self {
         self.count_sessions = false;
+        self.gathers = false;
         self
+    }
+
+    /// What the verdict rests on (`None` when no record had a scheduled
+    /// time, or for a window's or a group's metrics).
+    pub fn evidence(&self) -> Option<&crate::Evidence> {
+        self.evidence.as_deref()
+    }
+
+    /// Takes a run's facts (`meta`: its arrivals, its load, the requests
+    /// `dropped`) and its self-audit, as the readers found them.
+    pub fn add_run(
+        &mut self,
+        meta: &[(String, String)],
+        audits: &[(usize, &barrage_model::Audit)],
+    ) {
+        self.add_dropped_facts(meta);
+        if let Some(e) = &mut self.evidence {
+            e.add_run(meta, audits);
+        }
     }
 
     /// The options.
@@ -128,6 +158,12 @@ impl Metrics {
             self.unscheduled += 1;
         } else {
             self.lag.record(hit.lag());
+            if self.gathers {
+                let limit = self.options.limits.lag;
+                let blocks = self.options.intervals.then_some(ok);
+                let evidence = self.evidence.get_or_insert_with(Box::default);
+                evidence.add(hit, limit, latency, blocks);
+            }
         }
         if let Some(b) = &self.options.buckets {
             self.bucket_counts[b.index(latency)] += 1;
@@ -197,6 +233,9 @@ impl Metrics {
         }
         if let Some(x) = &other.sessions {
             self.sessions.get_or_insert_with(Box::default).merge(x);
+        }
+        if let (Some(x), true) = (&other.evidence, self.gathers) {
+            self.evidence.get_or_insert_with(Box::default).merge(x);
         }
     }
 

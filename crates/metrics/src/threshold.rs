@@ -25,6 +25,9 @@ enum Figure {
     SessionSuccess,
     /// `-format flow`: a completed session's duration, a percentile.
     SessionPercentile(f64),
+    /// The verdict ([`Metrics::trust`]): 1 valid (or nothing to judge),
+    /// 0 not valid. Written `valid` alone: the run fails when it is not.
+    Valid,
 }
 
 impl Figure {
@@ -111,6 +114,7 @@ impl Figure {
             Figure::SessionPercentile(q) => {
                 m.sessions().map_or(0.0, |x| x.took().quantile(q) as f64)
             }
+            Figure::Valid => m.trust(&[]).is_none_or(|t| t.valid()) as u8 as f64,
         }
     }
 }
@@ -138,6 +142,7 @@ impl Threshold {
     /// `rate`, `throughput`, `requests`, `errors`, `mean`, `max`, `pNN`,
     /// `lag.mean`, `lag.max`, `lag.pNN`, `first.pNN`, `gap.pNN`,
     /// `session_success`, `session.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
+    /// and `valid` alone (the run fails when its verdict is NOT VALID);
     /// durations for latency figures, `NN%` (or a fraction) for `success`.
     pub fn parse_list(text: &str) -> Result<Vec<Threshold>, crate::ParseError> {
         text.split(',')
@@ -149,6 +154,14 @@ impl Threshold {
 
     /// Parses one condition.
     pub fn parse(text: &str) -> Result<Threshold, crate::ParseError> {
+        if text.trim() == "valid" {
+            return Ok(Threshold {
+                text: "valid".into(),
+                figure: Figure::Valid,
+                op: Op::Eq,
+                value: 0.0,
+            });
+        }
         let bad = |why: &str| format!("bad -fail-on condition {text:?}: {why}");
         let at = text
             .find(['<', '>', '='])
@@ -216,6 +229,10 @@ impl Threshold {
             Op::Eq => actual == self.value,
         };
         holds.then(|| {
+            if self.figure == Figure::Valid {
+                let line = m.trust(&[]).map(|t| t.line()).unwrap_or_default();
+                return format!("valid (the verdict: {line})");
+            }
             let shown = if self.figure.is_duration() {
                 duration::format(actual as i64)
             } else if self.figure.is_ratio() {
@@ -246,6 +263,28 @@ mod tests {
             });
         }
         m
+    }
+
+    #[test]
+    fn valid_fails_a_run_whose_verdict_is_not() {
+        let t = Threshold::parse("valid").unwrap();
+        assert_eq!(t.check(&metrics()), None);
+        let mut late = Metrics::new();
+        for i in 0..100u64 {
+            late.add(&Hit {
+                timestamp: i as i64 * 10_000_000 + 50_000_000,
+                scheduled: i as i64 * 10_000_000,
+                latency: 1_000_000,
+                code: 200,
+                ..Hit::default()
+            });
+        }
+        let said = t.check(&late).expect("not valid");
+        assert!(
+            said.starts_with("valid (the verdict: NOT VALID: the schedule was not kept"),
+            "{said}"
+        );
+        assert!(Threshold::parse_list("p99>1s,valid").unwrap().len() == 2);
     }
 
     #[test]

@@ -39,6 +39,11 @@ pub struct Options {
     pub success: SuccessRule,
     /// Exact bucket counts to keep (`-buckets`, `hist[...]`).
     pub buckets: Option<Buckets>,
+    /// The verdict's thresholds (`-limits`).
+    pub limits: crate::Limits,
+    /// Whether the run is cut into blocks for its intervals
+    /// ([`crate::Metrics::intervals`]).
+    pub intervals: bool,
 }
 
 impl Options {

@@ -2,6 +2,7 @@
 //!
 //! - [`Hit`]: the record of one scheduled request (what `attack` writes and
 //!   `report`/`dump` read). Times are unix nanoseconds, durations nanoseconds.
+//! - [`Audit`]: what the generator itself did, about once a second.
 //! - [`Link`]: the connection a request went on and what opening it cost.
 //! - [`Target`]: one request to send (method, URL, headers, body).
 //! - [`Rate`]: `-rate` (`50/1s`, `2.5/100ms`, `0`, `infinity`) and the exact
@@ -26,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod arrivals;
+mod audit;
 pub mod duration;
 pub mod gojson;
 mod hit;
@@ -42,6 +44,7 @@ pub mod weights;
 pub mod words;
 
 pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
+pub use audit::Audit;
 pub use hit::{Hit, Lacks, SessionEnd, SessionMark, CHECK_FAILED, GRPC_FAILED};
 pub use link::Link;
 pub use proto::Proto;

@@ -18,6 +18,10 @@ pub trait HitSink: Send {
     fn meta(&mut self, _key: &str, _value: &str) -> io::Result<()> {
         Ok(())
     }
+    /// Takes a sample of the attack's self-audit ([`crate::Audit`]).
+    fn audit(&mut self, _sample: &crate::Audit) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps nothing (a sweep without `-output`).

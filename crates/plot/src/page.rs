@@ -32,6 +32,11 @@ table.run th { font-weight: normal; color: #777; padding-left: 0; }
 table.run td { text-align: left; border-bottom: none; word-break: break-all; }
 table.run th, table.run td { border-bottom: none; padding-top: 0; padding-bottom: 0; }
 p.note { color: #555; margin: 0.5em 0; }
+.verdict { border-left: 4px solid #0072b2; padding: 2px 10px; margin: 0 0 1em; }
+.verdict.invalid { border-left-color: #d55e00; background: #fdf1ea; }
+.verdict p { margin: 0.2em 0; font-size: 15px; }
+.verdict ul { margin: 0.2em 0; padding-left: 1.2em; color: #555; }
+.verdict details { color: #444; font-size: 12px; }
 ";
 
 /// Appends two versions of a chart and a checkbox that shows the second

@@ -30,7 +30,7 @@
 //! the change between two redraws of the base side alone: a change
 //! smaller than this cannot be told from noise.
 
-pub(crate) mod blocks;
+pub(crate) use barrage_metrics::blocks;
 pub(crate) mod bootstrap;
 mod gate;
 pub(crate) mod text;
@@ -83,7 +83,12 @@ struct Part {
 struct RunParts {
     total: Part,
     groups: BTreeMap<String, Part>,
+    /// Its input's name, as the verdict names it.
+    name: String,
 }
+
+/// The verdict of every figure when a run is NOT VALID.
+pub const INVALID_RUN: &str = "invalid run";
 
 /// Records of both sides, run by run, ready to compare.
 pub struct Sides {
@@ -151,6 +156,10 @@ pub struct Comparison {
     pub only_new: Vec<String>,
     /// The least block width among the runs (ns).
     pub block_width: i64,
+    /// The runs whose verdict is NOT VALID (`base run 2: NOT VALID: …`):
+    /// when there is one, no change is judged (issue 63: a difference
+    /// made by a generator that fell behind is not the server's).
+    pub invalid: Vec<String>,
 }
 
 impl Part {
@@ -180,10 +189,16 @@ impl Sides {
 
     /// Starts a run on `side`: records added from now on belong to it.
     pub fn start_run(&mut self, side: Side) {
+        self.start_named_run(side, "");
+    }
+
+    /// [`Sides::start_run`], the run read from the input `name`.
+    pub fn start_named_run(&mut self, side: Side, name: &str) {
         let total = Part::new(&self.options);
         self.runs[side as usize].push(RunParts {
             total,
             groups: BTreeMap::new(),
+            name: name.to_string(),
         });
     }
 
@@ -209,6 +224,36 @@ impl Sides {
                 p.add(hit, lacks, ok, latency);
             }
         }
+    }
+
+    /// Takes what the current run of `side` said of itself besides its
+    /// records (its facts and self-audit), for its verdict.
+    pub fn add_run_facts(
+        &mut self,
+        side: Side,
+        meta: &[(String, String)],
+        audits: &[(usize, &barrage_model::Audit)],
+    ) {
+        if let Some(run) = self.runs[side as usize].last_mut() {
+            run.total.metrics.add_run(meta, audits);
+        }
+    }
+
+    /// The runs whose verdict is NOT VALID, as lines naming side and run.
+    fn invalid_runs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (side, name) in [(Side::Base, "base"), (Side::New, "new")] {
+            for (i, r) in self.runs[side as usize].iter().enumerate() {
+                if let Some(t) = r.total.metrics.trust(&[]).filter(|t| !t.valid()) {
+                    let run = match r.name.as_str() {
+                        "" => format!("run {}", i + 1),
+                        file => file.to_string(),
+                    };
+                    out.push(format!("{name} {run}: {}", t.line()));
+                }
+            }
+        }
+        out
     }
 
     /// Records on `side`.
@@ -257,7 +302,7 @@ impl Sides {
             rounds,
             &mut rng,
         );
-        Comparison {
+        let mut c = Comparison {
             by: self.by,
             runs: (base.len(), new.len()),
             seed,
@@ -266,13 +311,26 @@ impl Sides {
             total,
             only_base: kb.iter().filter(|k| !kn.contains(k)).cloned().collect(),
             only_new: kn.iter().filter(|k| !kb.contains(k)).cloned().collect(),
+            invalid: self.invalid_runs(),
             block_width: base
                 .iter()
                 .chain(new)
                 .map(|r| r.total.run.width())
                 .min()
                 .unwrap_or(blocks::FIRST_WIDTH),
+        };
+        if !c.invalid.is_empty() {
+            for row in c
+                .groups
+                .iter_mut()
+                .chain(std::iter::once(&mut c.total))
+                .flat_map(|g| g.rows.iter_mut())
+            {
+                row.judged = false;
+                row.verdict = INVALID_RUN;
+            }
         }
+        c
     }
 }
 
@@ -385,5 +443,55 @@ impl Comparison {
     /// Every group and then the total.
     pub fn all(&self) -> impl Iterator<Item = &Group> {
         self.groups.iter().chain(std::iter::once(&self.total))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of 3,000 records over 3 s, each `lag` late.
+    fn run(sides: &mut Sides, side: Side, name: &str, lag: i64) {
+        sides.start_named_run(side, name);
+        for i in 0..3_000u64 {
+            let scheduled = 1_700_000_000_000_000_000 + i as i64 * 1_000_000;
+            sides.add(
+                side,
+                &Hit {
+                    seq: i,
+                    code: 200,
+                    scheduled,
+                    timestamp: scheduled + lag,
+                    latency: 1_000_000 + (i % 7) * 10_000,
+                    ..Hit::default()
+                },
+                Lacks::default(),
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_that_is_not_valid_leaves_every_change_unjudged_and_named() {
+        let mut sides = Sides::new(None, Options::default());
+        run(&mut sides, Side::Base, "a.bin", 50_000);
+        run(&mut sides, Side::New, "b.bin", 50_000_000);
+        let c = sides.compare(1, 200);
+        assert_eq!(c.invalid.len(), 1, "{:?}", c.invalid);
+        assert!(
+            c.invalid[0].starts_with("new b.bin: NOT VALID: the schedule was not kept"),
+            "{:?}",
+            c.invalid
+        );
+        assert!(c
+            .total
+            .rows
+            .iter()
+            .all(|r| !r.judged && r.verdict == INVALID_RUN));
+        let mut fine = Sides::new(None, Options::default());
+        run(&mut fine, Side::Base, "a.bin", 50_000);
+        run(&mut fine, Side::New, "b.bin", 60_000);
+        let c = fine.compare(1, 200);
+        assert!(c.invalid.is_empty());
+        assert!(c.total.rows.iter().any(|r| r.judged));
     }
 }

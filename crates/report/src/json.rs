@@ -136,8 +136,98 @@ fn json_object_of(
     connections(&mut s, m, p)?;
     events(&mut s, m, p)?;
     sessions(&mut s, m, p)?;
+    if group.is_none() {
+        intervals(&mut s, m, p)?;
+        verdict(&mut s, m, p)?;
+    }
     s.push(b'}');
     Ok(s)
+}
+
+/// `"intervals"`: each figure's 95% interval from the run itself (a
+/// block bootstrap over its time): `"latencies"` (each percentile's key
+/// as in `"latencies"`, and `"mean"`, each `{"low","high"}` in ns),
+/// `"rate"` and `"throughput"` (a second), `"blocks"` and `"block_width"`
+/// (ns); null when the run is too short (9 blocks, 100 records).
+fn intervals(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    if !m.options().intervals {
+        return Ok(());
+    }
+    let Some(iv) = m.intervals(&p.percents()) else {
+        s.extend_from_slice(b",\"intervals\":null");
+        return Ok(());
+    };
+    let ns = |i: barrage_metrics::Interval| {
+        format!(
+            "{{\"low\":{},\"high\":{}}}",
+            i.low.round() as u64,
+            i.high.round() as u64
+        )
+    };
+    let per = |i: barrage_metrics::Interval| {
+        format!(
+            "{{\"low\":{},\"high\":{}}}",
+            gojson::float(i.low),
+            gojson::float(i.high)
+        )
+    };
+    s.extend_from_slice(b",\"intervals\":{\"latencies\":{");
+    for ((_, label), (_, i)) in p.iter().zip(&iv.latencies) {
+        write!(s, "\"{label}th\":{},", ns(*i))?;
+    }
+    write!(
+        s,
+        "\"mean\":{}}},\"rate\":{},\"throughput\":{},\"blocks\":{},\"block_width\":{}}}",
+        ns(iv.mean),
+        per(iv.rate),
+        per(iv.throughput),
+        iv.blocks,
+        iv.width
+    )
+}
+
+/// `"verdict"`: whether to believe the run ([`Metrics::trust`]):
+/// `"valid"`, `"line"` (as the text report says it) and `"checks"`, each
+/// with its `"name"`, `"figure"` and `"threshold"` in its `"unit"` (`ns`,
+/// `share`, `count`, `statistic`, `s`), `"ok"`, `"binding"` (failing it
+/// makes the run not valid), `"from"` (seconds into the run where it
+/// first failed) and `"says"`; null when no record had a scheduled time.
+fn verdict(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    if let Some(w) = m.warmup() {
+        write!(
+            s,
+            ",\"warmup\":{{\"ns\":{},\"left_out\":{},\"found\":{}}}",
+            w.ns, w.left_out, w.found
+        )?;
+    }
+    let Some(t) = m.trust(&p.percents()) else {
+        s.extend_from_slice(b",\"verdict\":null");
+        return Ok(());
+    };
+    write!(s, ",\"verdict\":{{\"valid\":{},\"line\":", t.valid())?;
+    gojson::push_str(s, &t.line());
+    s.extend_from_slice(b",\"checks\":[");
+    let num = |v: Option<f64>| v.map_or("null".to_string(), gojson::float);
+    for (i, c) in t.checks.iter().enumerate() {
+        if i > 0 {
+            s.push(b',');
+        }
+        write!(
+            s,
+            "{{\"name\":\"{}\",\"figure\":{},\"threshold\":{},\"unit\":\"{}\",\"ok\":{},\"binding\":{},\"from\":{},\"says\":",
+            c.name,
+            num(c.figure),
+            gojson::float(c.threshold),
+            c.unit.name(),
+            c.ok,
+            c.binding,
+            num(c.from)
+        )?;
+        gojson::push_str(s, &c.says);
+        s.push(b'}');
+    }
+    s.extend_from_slice(b"]}");
+    Ok(())
 }
 
 /// `"sessions"`: a flow's sessions (`-format flow`): `"started"`,

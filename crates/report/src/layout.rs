@@ -89,8 +89,12 @@ pub fn write_run_facts(
     if kind != Kind::Text {
         return Ok(());
     }
-    for (_, value) in meta.iter().filter(|(k, _)| k == "arrivals") {
-        writeln!(out, "Arrivals      {value} (repeat with -arrivals {value})")?;
+    for (key, value) in meta {
+        match key.as_str() {
+            "arrivals" => writeln!(out, "Arrivals      {value} (repeat with -arrivals {value})")?,
+            "ended" => writeln!(out, "Ended         {value}")?,
+            _ => {}
+        }
     }
     Ok(())
 }

@@ -19,6 +19,48 @@ use crate::{layout, Kind, Percentiles};
 pub trait Source: Send + 'static {
     /// The next record and what its source lacks, `None` at the end.
     fn next_hit(&mut self) -> Option<(&Hit, barrage_model::Lacks)>;
+
+    /// What the inputs said of their runs besides records: their facts
+    /// and their self-audits, each with its input's place (none by
+    /// default).
+    fn run_facts(&self) -> RunFacts {
+        RunFacts::default()
+    }
+}
+
+/// A run's facts and self-audit, as [`Source::run_facts`] gives them.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    /// `(key, value)` facts.
+    pub meta: Vec<(String, String)>,
+    /// Self-audit samples, each with its input's place.
+    pub audits: Vec<(usize, barrage_model::Audit)>,
+    /// What `-warmup` left out.
+    pub warmup: Option<barrage_metrics::Warmup>,
+}
+
+impl RunFacts {
+    /// Puts them into `total`.
+    pub fn add_to(&self, total: &mut Metrics) {
+        let audits: Vec<(usize, &barrage_model::Audit)> =
+            self.audits.iter().map(|(i, a)| (*i, a)).collect();
+        total.add_run(&self.meta, &audits);
+        if let Some(w) = self.warmup {
+            total.set_warmup(w);
+        }
+    }
+}
+
+/// `-warmup auto`: the warm-up `source`'s records show (the verdict's
+/// `warmup` check, MSER on each second's mean latency), ns; 0 when none.
+pub fn find_warmup<S: Source>(source: &mut S, options: Options) -> u64 {
+    let (mut total, _) = whole(source, options, None);
+    source.run_facts().add_to(&mut total);
+    let found = total.trust(&[]).and_then(|t| {
+        let w = t.checks.into_iter().find(|c| c.name == "warmup")?;
+        w.figure.filter(|_| !w.ok)
+    });
+    (found.unwrap_or(0.0) * 1e9) as u64
 }
 
 /// State shared by the reading thread and the ticking one.
@@ -94,6 +136,18 @@ pub struct LiveEnd<S> {
     /// Records that arrived after their interval was printed (they count
     /// in the final report only).
     pub late: u64,
+}
+
+impl<S> LiveEnd<S> {
+    /// Says how many records came after their interval was printed.
+    pub fn late_note(&self) -> Option<String> {
+        (self.late > 0).then(|| {
+            format!(
+                "{} results arrived after their interval was printed; they count in the final report only",
+                self.late
+            )
+        })
+    }
 }
 
 /// The whole report's reading: every record of `source` into the total
@@ -178,6 +232,7 @@ pub fn live<S: Source>(
     let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
     let rest = s.windows.finish();
     s.emit(rest, true);
+    source.run_facts().add_to(&mut s.total);
     let total = s.total.clone();
     let late = s.windows.late();
     let written = match s.error.take() {

@@ -13,6 +13,11 @@ impl Default for Percentiles {
 }
 
 impl Percentiles {
+    /// Each as a percent (`99.9`).
+    pub fn percents(&self) -> Vec<f64> {
+        self.0.clone()
+    }
+
     /// Each as (quantile in [0,1], label such as `99.9`).
     pub fn iter(&self) -> impl Iterator<Item = (f64, String)> + '_ {
         self.0.iter().map(|p| (p / 100.0, label(*p)))

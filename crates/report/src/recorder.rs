@@ -22,7 +22,19 @@ pub struct Recorder {
     watcher: Option<Watcher>,
     tally: Tally,
     board: Arc<Board>,
+    until: Option<Box<Until>>,
 }
+
+/// `-until`: the records so far, judged once a second of sends.
+struct Until {
+    until: barrage_metrics::Until,
+    metrics: barrage_metrics::Metrics,
+    judged: i64,
+    stop: Box<dyn FnMut(&str) + Send>,
+}
+
+/// How often `-until` judges the run, in send time.
+const UNTIL_EVERY: i64 = 1_000_000_000;
 
 impl Recorder {
     /// Writes the stream's header to `out` and flushes it, so that a
@@ -35,7 +47,41 @@ impl Recorder {
             watcher,
             tally: Tally::default(),
             board: Arc::default(),
+            until: None,
         })
+    }
+
+    /// `-until`: once the run's interval of `until`'s figure is within
+    /// its width, the stream says so (its fact `ended`) and `stop` is
+    /// called with the words, once.
+    pub fn until(&mut self, until: barrage_metrics::Until, stop: Box<dyn FnMut(&str) + Send>) {
+        let options = barrage_metrics::Options {
+            intervals: true,
+            ..Default::default()
+        };
+        self.until = Some(Box::new(Until {
+            until,
+            metrics: barrage_metrics::Metrics::with_options(options),
+            judged: i64::MIN,
+            stop,
+        }));
+    }
+
+    /// Feeds `-until` a record; its words once it is met.
+    fn judge(&mut self, hit: &Hit) -> Option<String> {
+        let u = self.until.as_mut()?;
+        u.metrics.add(hit);
+        if u.judged == i64::MIN {
+            u.judged = hit.timestamp;
+        }
+        if hit.timestamp < u.judged.saturating_add(UNTIL_EVERY) {
+            return None;
+        }
+        u.judged = hit.timestamp;
+        let said = u.until.settled(&u.metrics)?;
+        (u.stop)(&said);
+        self.until = None;
+        Some(said)
     }
 
     /// Where the progress display reads the tallies.
@@ -51,7 +97,11 @@ impl HitSink for Recorder {
         }
         self.tally.add(hit);
         self.board.written();
-        self.encoder.write(hit)
+        self.encoder.write(hit)?;
+        match self.judge(hit) {
+            Some(said) => self.encoder.meta("ended", &said),
+            None => Ok(()),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -61,6 +111,10 @@ impl HitSink for Recorder {
 
     fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
         self.encoder.meta(key, value)
+    }
+
+    fn audit(&mut self, sample: &barrage_model::Audit) -> io::Result<()> {
+        self.encoder.audit(sample)
     }
 }
 

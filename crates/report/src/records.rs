@@ -21,6 +21,21 @@ pub struct Records {
     /// Whether the inputs are shards of one schedule that disagree
     /// (`None` with one input: nothing to compare).
     pub shards: Option<Shards>,
+    /// `-warmup`: records scheduled this long after the run's first
+    /// are left out (ns; 0: none), and how many were.
+    warmup: u64,
+    origin: Option<i64>,
+    left_out: u64,
+    found: bool,
+}
+
+/// `report -warmup`: a duration, or `auto` (found by MSER).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmupFlag {
+    /// The run's first this long left out.
+    Given(Duration),
+    /// Found in the records (their inputs read twice).
+    Auto,
 }
 
 /// A latency view the inputs cannot give: bad input, in one line
@@ -58,7 +73,59 @@ impl Records {
             unscheduled_from: Vec::new(),
             shards: (merge.inputs() > 1).then(Shards::new),
             merge,
+            warmup: 0,
+            origin: None,
+            left_out: 0,
+            found: false,
         }
+    }
+
+    /// Leaves out the records scheduled within `ns` of the run's first
+    /// (the first read: records come about in the order they were
+    /// scheduled); records without a scheduled time are kept.
+    pub fn set_warmup(&mut self, ns: u64, found: bool) {
+        self.warmup = ns;
+        self.found = found;
+    }
+
+    /// `-warmup` as given, or `auto`: found by reading `files` once first
+    /// with `options` ([`crate::find_warmup`]).
+    pub fn warm_up(
+        &mut self,
+        flag: Option<WarmupFlag>,
+        files: &[String],
+        options: &barrage_metrics::Options,
+    ) -> Result<(), barrage_stream::OpenError> {
+        match flag {
+            None => {}
+            Some(WarmupFlag::Given(d)) => {
+                self.set_warmup(d.as_nanos().min(u64::MAX as u128) as u64, false)
+            }
+            Some(WarmupFlag::Auto) => {
+                let mut first = Records::new(Merge::open_without_headers(files)?, self.view);
+                let ns = crate::find_warmup(&mut first, options.clone());
+                self.set_warmup(ns, true);
+            }
+        }
+        Ok(())
+    }
+
+    /// The records `-warmup` left out so far.
+    pub fn left_out(&self) -> u64 {
+        self.left_out
+    }
+
+    /// Whether the record just read is in the warm-up.
+    fn in_warmup(&mut self) -> Option<bool> {
+        let (hit, from) = self.merge.next_with_source()?;
+        if let Some(s) = &mut self.shards {
+            s.add(from.index, from.name, hit, from.lacks);
+        }
+        if self.warmup == 0 || from.lacks.scheduled {
+            return Some(false);
+        }
+        let origin = *self.origin.get_or_insert(hit.scheduled);
+        Some(hit.scheduled < origin.saturating_add(self.warmup.min(i64::MAX as u64) as i64))
     }
 
     /// The next record and what its input lacks, `None` at the end or
@@ -67,11 +134,11 @@ impl Records {
         if self.missing.is_some() {
             return None;
         }
-        let (hit, from) = self.merge.next_with_source()?;
-        let (lacks, name) = (from.lacks, from.name);
-        if let Some(s) = &mut self.shards {
-            s.add(from.index, name, hit, lacks);
+        while self.in_warmup()? {
+            self.left_out += 1;
         }
+        let (hit, from) = self.merge.current()?;
+        let (lacks, name) = (from.lacks, from.name);
         let absent = match self.view {
             LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
             LatencyView::FirstByte if lacks.first_byte => {
@@ -149,5 +216,22 @@ impl Records {
 impl crate::Source for Records {
     fn next_hit(&mut self) -> Option<(&Hit, Lacks)> {
         self.next_record()
+    }
+
+    fn run_facts(&self) -> crate::live::RunFacts {
+        crate::live::RunFacts {
+            meta: self.merge.meta(),
+            audits: self
+                .merge
+                .audits()
+                .into_iter()
+                .map(|(i, a)| (i, a.clone()))
+                .collect(),
+            warmup: (self.warmup > 0).then_some(barrage_metrics::Warmup {
+                ns: self.warmup,
+                left_out: self.left_out,
+                found: self.found,
+            }),
+        }
     }
 }

@@ -86,7 +86,60 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     let cols = [12 + 2, brackets.into_iter().max().unwrap_or(0) + 2];
     connections(m, p, &cols, &mut out)?;
     events(m, p, &cols, &mut out)?;
-    sessions(m, p, &cols, out)
+    sessions(m, p, &cols, &mut out)?;
+    if m.options().intervals {
+        intervals(m, p, &cols, &mut out)?;
+    }
+    verdict(m, p, &cols, out)
+}
+
+/// `-intervals`: each figure's 95% interval from the run itself, a line
+/// under vegeta's block; nothing when the run is too short.
+fn intervals<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
+    let Some(iv) = m.intervals(&p.percents()) else {
+        return Ok(());
+    };
+    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
+    let show =
+        |i: barrage_metrics::Interval| format!("{}..{}", dur(i.low as u64), dur(i.high as u64));
+    let mut cells = vec![show(iv.mean)];
+    cells.extend(iv.latencies.iter().map(|(_, i)| show(*i)));
+    let mut tw = TabWriter::at_least(out, cols);
+    writeln!(
+        tw,
+        "Intervals\t[95%: mean, {}]\t{}",
+        labels.join(", "),
+        cells.join(", ")
+    )?;
+    writeln!(
+        tw,
+        "\t[95%: rate, throughput]\t{:.2}..{:.2}, {:.2}..{:.2} (block bootstrap: {} blocks of {})",
+        iv.rate.low,
+        iv.rate.high,
+        iv.throughput.low,
+        iv.throughput.high,
+        iv.blocks,
+        dur(iv.width.max(0) as u64)
+    )?;
+    tw.flush_table()
+}
+
+/// The verdict on the run ([`Metrics::trust`]) in a line, then a line per
+/// warning; nothing when no record had a scheduled time (vegeta's own
+/// results: the report stays vegeta's to the byte).
+fn verdict<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
+    let Some(t) = m.trust(&p.percents()) else {
+        return Ok(());
+    };
+    let mut tw = TabWriter::at_least(out, &cols[..1]);
+    if let Some(w) = m.warmup() {
+        writeln!(tw, "Warm-up\t{}", w.said())?;
+    }
+    writeln!(tw, "Verdict\t{}", t.line())?;
+    for w in t.warnings() {
+        writeln!(tw, "Warning\t{}", w.says)?;
+    }
+    tw.flush_table()
 }
 
 /// barrage's lines for a flow's sessions (`-format flow`), aligned on

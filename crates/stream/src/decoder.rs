@@ -108,6 +108,12 @@ impl<R: Read> Decoder<R> {
         &self.meta
     }
 
+    /// The attack's self-audit samples read so far (at most
+    /// [`crate::item::MAX_AUDITS`]), in the order written.
+    pub fn audits(&self) -> &[barrage_model::Audit] {
+        &self.lately.audits
+    }
+
     /// Bytes of the input consumed so far (up to the end of the last frame read).
     pub fn offset(&self) -> u64 {
         self.offset

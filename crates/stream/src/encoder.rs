@@ -5,9 +5,9 @@ use barrage_model::Hit;
 use crate::wire::{
     most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
     FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
-    ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META, ITEM_RESET,
-    ITEM_SESSION, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL,
-    X_NAME, X_NEW, X_REMOTE,
+    ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
+    ITEM_RESET, ITEM_SESSION, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS,
+    X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -185,6 +185,23 @@ impl<W: Write> Encoder<W> {
         put_varint(&mut self.frame, ITEM_META);
         put_bytes(&mut self.frame, key.as_bytes());
         put_bytes(&mut self.frame, value.as_bytes());
+        Ok(())
+    }
+
+    /// Writes a sample of the attack's self-audit, read back by
+    /// [`crate::Decoder::audits`].
+    pub fn audit(&mut self, a: &barrage_model::Audit) -> io::Result<()> {
+        if self.frame.len() - FRAME_HEADER_LEN + a.source.len() + 100 > self.max_frame {
+            self.end_frame()?;
+        }
+        let (f, n) = (&mut self.frame, a.threads as u64);
+        put_varint(f, ITEM_AUDIT);
+        put_bytes(f, a.source.as_bytes());
+        put_zigzag(f, a.at);
+        let v = [
+            a.span, n, a.cpu_max, a.cpu_user, a.cpu_sys, a.wait_max, a.sent, a.written,
+        ];
+        v.into_iter().for_each(|v| put_varint(f, v));
         Ok(())
     }
 
@@ -498,91 +515,4 @@ fn same_text(a: &[u8], b: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Decoder;
-
-    /// The payload lengths of the frames of `stream`.
-    fn frames(stream: &[u8]) -> Vec<usize> {
-        let mut at = 6;
-        let mut lens = Vec::new();
-        while at < stream.len() {
-            let len = u32::from_le_bytes(stream[at..at + 4].try_into().unwrap()) as usize;
-            lens.push(len);
-            at += FRAME_HEADER_LEN + len;
-        }
-        lens
-    }
-
-    fn hit(body: usize) -> Hit {
-        Hit {
-            seq: body as u64,
-            code: 200,
-            method: "GET".into(),
-            url: "http://a/".into(),
-            body: vec![b'x'; body],
-            bytes_in: body as u64,
-            ..Hit::default()
-        }
-    }
-
-    #[test]
-    fn no_frame_is_written_past_the_limit() {
-        let max = 4096;
-        let mut enc = Encoder::new(Vec::new()).unwrap().with_max_frame(max);
-        for body in [100, 3000, 3000, 10, 3500] {
-            enc.write(&hit(body)).unwrap();
-        }
-        let err = enc.write(&hit(max)).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        assert!(err.to_string().contains("does not fit"), "{err}");
-        let out = enc.finish().unwrap();
-        let lens = frames(&out);
-        assert!(lens.len() >= 3, "{lens:?}");
-        assert!(lens.iter().all(|&l| l <= max), "{lens:?}");
-        let (hits, err) = Decoder::read_all(&out[..]);
-        assert!(err.is_none(), "{err:?}");
-        let bodies: Vec<usize> = hits.iter().map(|h| h.body.len()).collect();
-        assert_eq!(bodies, [100, 3000, 3000, 10, 3500]);
-    }
-
-    /// Issue 29: the table was bounded in entries only.
-    #[test]
-    fn the_table_is_bounded_in_bytes() {
-        let mut enc = Encoder::new(Vec::new()).unwrap();
-        let n = 600;
-        for i in 0..n {
-            let mut h = hit(0);
-            h.seq = i;
-            h.error = format!("{i:05}{}", "e".repeat(60_000));
-            enc.write(&h).unwrap();
-            assert!(enc.table_bytes <= MAX_TABLE_BYTES);
-        }
-        assert!(enc.resets >= 3, "{} resets", enc.resets);
-        let out = enc.finish().unwrap();
-        let (hits, err) = Decoder::read_all(&out[..]);
-        assert!(err.is_none(), "{err:?}");
-        assert_eq!(hits.len(), n as usize);
-        assert!(hits
-            .iter()
-            .enumerate()
-            .all(|(i, h)| h.error.starts_with(&format!("{i:05}"))));
-    }
-
-    #[test]
-    fn same_text_compares_every_byte() {
-        let long = "http://127.0.0.1:18081/a/longer/path?q=1";
-        for (a, b) in [("", ""), ("GET", "GET"), (long, long)] {
-            assert!(same_text(a.as_bytes(), b.as_bytes()), "{a:?}");
-        }
-        assert!(!same_text(b"GET", b"PUT"));
-        assert!(!same_text(b"GET", b"GETS"));
-        // A difference in the whole words and in the tail after them.
-        let mut other = long.as_bytes().to_vec();
-        for at in [0, 7, 8, 31, long.len() - 1] {
-            other[at] ^= 1;
-            assert!(!same_text(long.as_bytes(), &other), "byte {at}");
-            other[at] ^= 1;
-        }
-    }
-}
+mod tests;

@@ -7,15 +7,19 @@ use crate::{
     cursor::{Cursor, Malformed},
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
-        ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
-        ITEM_RESET, ITEM_SESSION, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL,
-        X_NAME, X_NEW, X_REMOTE,
+        ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK,
+        ITEM_META, ITEM_RESET, ITEM_SESSION, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN,
+        X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
 /// The most facts a reader keeps ([`Decoder::meta`]): later ones are
 /// skipped, so a crafted stream cannot grow them without bound.
 pub const MAX_META: usize = 64;
+
+/// The most self-audit samples a reader keeps per input ([`Decoder::audits`]):
+/// 27 hours of one a second; later ones are skipped.
+pub const MAX_AUDITS: usize = 100_000;
 
 /// What kind 7 reads against, besides the previous record: the addresses
 /// last parsed and the frame's recent local addresses.
@@ -27,6 +31,8 @@ pub(crate) struct Lately {
     pub(crate) events: bool,
     /// Whether a session item came for the next record.
     pub(crate) session: bool,
+    /// The self-audit's samples read so far (at most [`MAX_AUDITS`]).
+    pub(crate) audits: Vec<barrage_model::Audit>,
 }
 
 impl Lately {
@@ -64,8 +70,32 @@ pub(crate) fn decode_item(
         recent,
         events,
         session,
+        audits,
     } = lately;
     match c.u64()? {
+        ITEM_AUDIT => {
+            let source = c.str()?.to_owned();
+            let at = c.i64()?;
+            let mut v = [0u64; 8];
+            for x in &mut v {
+                *x = c.u64()?;
+            }
+            if audits.len() < MAX_AUDITS {
+                audits.push(barrage_model::Audit {
+                    source,
+                    at,
+                    span: v[0],
+                    threads: u32::try_from(v[1]).unwrap_or(u32::MAX),
+                    cpu_max: v[2],
+                    cpu_user: v[3],
+                    cpu_sys: v[4],
+                    wait_max: v[5],
+                    sent: v[6],
+                    written: v[7],
+                });
+            }
+            Ok(false)
+        }
         ITEM_SESSION => {
             let id = c.u64()?;
             let step = u32::try_from(c.u64()?).map_err(|_| "a session step past 2^32")?;

@@ -58,6 +58,14 @@ impl Merge {
         all
     }
 
+    /// The self-audit samples of every input read so far, each with its
+    /// input's place among the inputs: a merge keeps them per source.
+    pub fn audits(&self) -> Vec<(usize, &barrage_model::Audit)> {
+        let each = self.heads.iter().enumerate();
+        each.flat_map(|(i, h)| h.reader.audits().iter().map(move |a| (i, a)))
+            .collect()
+    }
+
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
         Self::open_with(files, true)
@@ -155,6 +163,18 @@ impl Merge {
         }
         let i = best?;
         self.advance = Some(i);
+        let h = &self.heads[i];
+        let origin = Origin {
+            lacks: h.reader.lacks(),
+            name: h.name.as_str(),
+            index: i,
+        };
+        Some((&h.hit, origin))
+    }
+
+    /// The record [`Merge::next_with_source`] returned last, again.
+    pub fn current(&self) -> Option<(&Hit, Origin<'_>)> {
+        let i = self.advance?;
         let h = &self.heads[i];
         let origin = Origin {
             lacks: h.reader.lacks(),

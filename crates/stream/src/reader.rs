@@ -81,6 +81,15 @@ impl<R: Read> HitReader<R> {
         }
     }
 
+    /// The attack's self-audit a binary stream holds (see
+    /// [`Decoder::audits`]); none in CSV or JSON lines.
+    pub fn audits(&self) -> &[barrage_model::Audit] {
+        match self {
+            HitReader::Binary(d) => d.audits(),
+            _ => &[],
+        }
+    }
+
     /// Reads the next record into `hit`; `Ok(false)` at a clean end.
     pub fn read(&mut self, hit: &mut Hit) -> Result<bool, StreamError> {
         match self {

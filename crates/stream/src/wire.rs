@@ -43,6 +43,12 @@
 //!                                 0 going on, 1 completed, 2 failed;
 //!                                 `took`: ns from the session's first
 //!                                 send
+//! 10 Audit source:bytes at:zigzag span threads cpu_max cpu_user cpu_sys
+//!          wait_max sent written:varint
+//!                                 (version 8) a sample of the attack's
+//!                                 self-audit (`barrage_model::Audit`),
+//!                                 about once a second; `source` empty
+//!                                 but in a stream `collect` merged
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -80,9 +86,9 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// the protocol (flag PROTO), version 4 the target's name (kind 5) and the
 /// run's facts (kind 6), version 5 the connection (kind 7), version 6 a
 /// streamed answer's events (kind 8), version 7 a flow's session and step
-/// (kind 9); older streams are read as they are (their records have none
+/// (kind 9), version 8 the attack's self-audit (kind 10); older streams are read as they are (their records have none
 /// of these).
-pub const FORMAT_VERSION: u16 = 7;
+pub const FORMAT_VERSION: u16 = 8;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -111,6 +117,7 @@ pub(crate) const ITEM_META: u64 = 6;
 pub(crate) const ITEM_HIT_LINK: u64 = 7;
 pub(crate) const ITEM_EVENTS: u64 = 8;
 pub(crate) const ITEM_SESSION: u64 = 9;
+pub(crate) const ITEM_AUDIT: u64 = 10;
 
 /// The most event offsets one record holds: `-max-events` is at most
 /// this, and readers refuse more, so that a crafted stream cannot make a

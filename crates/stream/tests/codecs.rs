@@ -301,7 +301,7 @@ fn header_errors_are_named() {
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
             found: 9,
-            supported: 7,
+            supported: 8,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

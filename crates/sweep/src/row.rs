@@ -76,13 +76,24 @@ impl Row {
         )
     }
 
-    /// The row of a step at `load` whose counted records are in `m`.
+    /// The row of a step at `load` whose counted records are in `m`: its
+    /// step is generator-bound when the report's verdict says the
+    /// schedule was not kept (its `rate` and `dropped` checks: issue 63),
+    /// or the step's lag p99 is past `-lag-limit` (the verdict's `lag`
+    /// check, with the sweep's limit), or it sent under its share of the
+    /// offered rate.
     pub fn new(load: Load, m: &Metrics, bounds: Bounds) -> Row {
         let lag_p99 = m.lag().quantile(0.99);
         let rate = m.rate();
+        let kept = m.trust(&[]).is_none_or(|t| {
+            let schedule = |c: &&barrage_metrics::Check| matches!(c.name, "rate" | "dropped");
+            t.checks.iter().filter(schedule).all(|c| c.ok)
+        });
         let generator_bound = match load {
             Load::Rate(offered) => {
-                lag_p99 > bounds.lag_p99.as_nanos() as u64 || rate < offered * bounds.min_rate_share
+                !kept
+                    || lag_p99 > bounds.lag_p99.as_nanos() as u64
+                    || rate < offered * bounds.min_rate_share
             }
             // The closed model has no schedule to fall behind.
             Load::Concurrency(_) => false,

@@ -248,6 +248,18 @@ impl HitSink for StepSink {
     fn flush(&mut self) -> io::Result<()> {
         self.sink.lock().unwrap_or_else(|p| p.into_inner()).flush()
     }
+
+    fn audit(&mut self, sample: &barrage_model::Audit) -> io::Result<()> {
+        // The step's verdict reads its generator's self-audit too.
+        self.counted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add_run(&[], &[(0, sample)]);
+        self.sink
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .audit(sample)
+    }
 }
 
 impl RunStep for Attacker {
@@ -270,7 +282,15 @@ impl RunStep for Attacker {
                 config.max_workers = Some(c);
             }
         }
-        let counted = Arc::new(Mutex::new(Metrics::new()));
+        // The verdict's lag limit is the sweep's -lag-limit.
+        let options = barrage_metrics::Options {
+            limits: barrage_metrics::Limits {
+                lag: self.bounds.lag_p99.as_nanos().min(u64::MAX as u128) as u64,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let counted = Arc::new(Mutex::new(Metrics::with_options(options)));
         let sink = StepSink {
             sink: self.sink.clone(),
             counted: counted.clone(),

@@ -7,7 +7,7 @@
 use rand_core::Rng;
 use rand_pcg::Pcg64;
 
-use super::blocks::{within_bucket, Block, BUCKETS};
+use barrage_metrics::blocks::{within_bucket, Block, BUCKETS};
 
 /// A figure compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,8 +247,8 @@ pub fn expansion(b: usize, n: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::blocks::Run;
     use super::*;
+    use barrage_metrics::blocks::Run;
     use rand_core::SeedableRng;
 
     /// A run of `n` records at 1,000/s, latencies spread around `ms`

@@ -61,7 +61,7 @@ fn group_text<W: Write>(tw: &mut TabWriter<W>, g: &Group) -> io::Result<()> {
             pct(r.high),
             r.noise * 100.0,
             match (r.judged, r.verdict) {
-                (true, v) | (false, v @ "too few records") => v,
+                (true, v) | (false, v @ ("too few records" | super::INVALID_RUN)) => v,
                 _ => "not judged",
             }
         )?;
@@ -78,6 +78,9 @@ pub fn compare_text(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
 
 fn text_into(c: &Comparison, out: &mut Vec<u8>) -> io::Result<()> {
     writeln!(out, "Method: {}", method(c))?;
+    for line in &c.invalid {
+        writeln!(out, "Not judged: {}", barrage_model::words::printable(line))?;
+    }
     let by = c.by.map_or("", |b| b.name());
     for g in c.all() {
         if c.by.is_some() {
@@ -173,7 +176,11 @@ pub fn compare_json(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     }
     o.extend_from_slice(b"],\"total\":");
     group_json(&c.total, &mut o, by);
-    for (name, keys) in [("only_in_base", &c.only_base), ("only_in_new", &c.only_new)] {
+    for (name, keys) in [
+        ("only_in_base", &c.only_base),
+        ("only_in_new", &c.only_new),
+        ("invalid", &c.invalid),
+    ] {
         o.extend_from_slice(format!(",\"{name}\":[").as_bytes());
         for (i, k) in keys.iter().enumerate() {
             if i > 0 {

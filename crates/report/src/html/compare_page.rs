@@ -83,7 +83,8 @@ pub fn compare_page(
                     format!("[{}, {}]", pct(r.low), pct(r.high)),
                     format!("±{:.2}%", r.noise * 100.0),
                     match (r.judged, r.verdict) {
-                        (true, v) | (false, v @ "too few records") => v,
+                        (true, v)
+                        | (false, v @ ("too few records" | crate::compare::INVALID_RUN)) => v,
                         _ => "not judged",
                     }
                     .to_string(),
@@ -103,6 +104,12 @@ pub fn compare_page(
             ],
             &rows,
         );
+    }
+    for line in &c.invalid {
+        page.push_str(&format!(
+            "<div class=\"verdict invalid\"><p><strong>Not judged</strong>: {}</p></div>\n",
+            barrage_plot::svg::escape(line)
+        ));
     }
     for (side, keys) in [("base", &c.only_base), ("new", &c.only_new)] {
         for k in keys {

@@ -89,6 +89,7 @@ impl Report {
             page.push_str(page::END);
             return out.write_all(page.as_bytes());
         }
+        verdict(&mut page, m, p);
         page.push_str("<div class=\"charts\">\n<div>\n");
         table(&mut page, &["figure", "of", "values"], &summary(m, p));
         page.push_str("</div>\n");
@@ -223,6 +224,25 @@ fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
             ),
         ],
     ];
+    if let Some(iv) = m.intervals(&p.percents()) {
+        let show =
+            |i: barrage_metrics::Interval| format!("{}..{}", dur(i.low as u64), dur(i.high as u64));
+        let mut cells = vec![show(iv.mean)];
+        cells.extend(iv.latencies.iter().map(|(_, i)| show(*i)));
+        rows.push(vec![
+            "95% intervals".into(),
+            format!("mean, {}", labels.join(", ")),
+            cells.join(", "),
+        ]);
+        rows.push(vec![
+            "".into(),
+            "rate, throughput".into(),
+            format!(
+                "{:.2}..{:.2}/s, {:.2}..{:.2}/s",
+                iv.rate.low, iv.rate.high, iv.throughput.low, iv.throughput.high
+            ),
+        ]);
+    }
     if m.lag().max() > 0 {
         rows.push(vec![
             "Lag".into(),
@@ -427,4 +447,64 @@ fn connections(page: &mut String, m: &Metrics, p: &Percentiles) {
         })
         .collect();
     table(page, &header, &rows);
+}
+
+/// The verdict on the run ([`Metrics::trust`]) at the top of the page:
+/// its line, its warnings, and every check with its figure and threshold
+/// behind a disclosure; nothing when no record had a scheduled time.
+fn verdict(page: &mut String, m: &Metrics, p: &Percentiles) {
+    use barrage_metrics::trust::Unit;
+    use std::fmt::Write as _;
+    let Some(t) = m.trust(&p.percents()) else {
+        return;
+    };
+    let class = if t.valid() {
+        "verdict"
+    } else {
+        "verdict invalid"
+    };
+    let _ = writeln!(
+        page,
+        "<div class=\"{class}\">\n<p><strong>Verdict</strong>: {}</p>",
+        barrage_plot::svg::escape(&t.line())
+    );
+    let warnings: Vec<_> = t.warnings().collect();
+    if !warnings.is_empty() {
+        page.push_str("<ul>\n");
+        for w in warnings {
+            let _ = writeln!(page, "<li>{}</li>", barrage_plot::svg::escape(&w.says));
+        }
+        page.push_str("</ul>\n");
+    }
+    let shown = |v: f64, unit: Unit| match unit {
+        Unit::Ns => barrage_model::duration::format(v.round() as i64),
+        Unit::Share => format!("{:.1}%", v * 100.0),
+        Unit::Count => format!("{v:.0}"),
+        Unit::Statistic => format!("{v:.2}"),
+        Unit::Seconds => format!("{v:.0}s"),
+    };
+    let rows: Vec<Vec<String>> = t
+        .checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.name.to_string(),
+                c.figure.map_or("-".into(), |f| shown(f, c.unit)),
+                shown(c.threshold, c.unit),
+                match (c.ok, c.binding) {
+                    (true, _) => "ok".into(),
+                    (false, true) => "NOT VALID".into(),
+                    (false, false) => "warning".into(),
+                },
+                c.says.clone(),
+            ]
+        })
+        .collect();
+    page.push_str("<details><summary>every check</summary>\n");
+    table(
+        page,
+        &["check", "figure", "limit", "", "what it says"],
+        &rows,
+    );
+    page.push_str("</details>\n</div>\n");
 }

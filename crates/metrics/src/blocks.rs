@@ -118,6 +118,15 @@ pub struct Run {
     open: Vec<Open>,
 }
 
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("width", &self.width)
+            .field("blocks", &self.open.len())
+            .finish()
+    }
+}
+
 impl Default for Run {
     fn default() -> Self {
         Run::new()
@@ -160,7 +169,7 @@ impl Run {
     }
 
     /// Merges neighbours: half as many blocks, twice as wide.
-    pub(crate) fn halve(&mut self) {
+    pub fn halve(&mut self) {
         let old = std::mem::take(&mut self.open);
         let mut it = old.into_iter();
         while let Some(mut a) = it.next() {
@@ -220,7 +229,8 @@ impl Run {
     }
 
     /// Blocks now, empty ones included.
-    pub(crate) fn len(&self) -> usize {
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
         self.open.len()
     }
 

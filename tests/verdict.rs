@@ -1,0 +1,285 @@
+//! The verdict end to end (issue 63): a generator starved of its core is
+//! NOT VALID and named the limit; the same run given a core is valid; a
+//! slow server alone stays valid; a Poisson run passes the arrivals check
+//! and the same stream with its sends made even does not; `-fail-on
+//! valid` exits 3 on a run that is not.
+//!
+//! Timed: each test holds `one_at_a_time`, and the starved run is starved
+//! by a wide margin (barrage at nice 19 pinned beside two busy loops at
+//! nice 0: about 1.5% of a core for a rate that needs a tenth of one).
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+
+use barrage_stream::{Decoder, Encoder, Hit};
+
+/// A process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `barrage serve` with `flags`, pinned to `cpu` when given; its address.
+fn serve(flags: &[&str], cpu: Option<&str>) -> (Killed, String) {
+    let exe = env!("CARGO_BIN_EXE_barrage");
+    let mut cmd = match cpu {
+        Some(c) => {
+            let mut cmd = Command::new("taskset");
+            cmd.args(["-c", c, exe]);
+            cmd
+        }
+        None => Command::new(exe),
+    };
+    let mut child = cmd
+        .args(["serve", "-addr", "127.0.0.1:0"])
+        .args(flags)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("barrage serve");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    (Killed(child), addr)
+}
+
+/// The JSON report of `stream`, with `extra` flags: its verdict object.
+fn verdict(stream: &[u8], extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["report", "-type", "json"];
+    args.extend_from_slice(extra);
+    let out = common::run(&args, stream);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    v["verdict"].clone()
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[test]
+fn a_starved_generator_is_not_valid_and_named_the_limit() {
+    let _one = common::one_at_a_time();
+    if cpus() < 2 || Command::new("taskset").arg("-V").output().is_err() {
+        eprintln!("skipped: needs 2 CPUs and taskset");
+        return;
+    }
+    let (_server, addr) = serve(&[], Some("1"));
+    let hogs: Vec<Killed> = (0..2)
+        .map(|_| {
+            Killed(
+                Command::new("taskset")
+                    .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("busy loop"),
+            )
+        })
+        .collect();
+    let out = Command::new("timeout")
+        .args(["60", "taskset", "-c", "0", "nice", "-n", "19"])
+        .arg(env!("CARGO_BIN_EXE_barrage"))
+        .args([
+            "attack",
+            "-rate",
+            "3000",
+            "-duration",
+            "3s",
+            "-progress=false",
+        ])
+        .arg(format!("http://{addr}/"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    drop(hogs);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = verdict(&out.stdout, &[]);
+    assert_eq!(v["valid"], false, "{v:#}");
+    let line = v["line"].as_str().unwrap();
+    assert!(line.starts_with("NOT VALID: generator-bound"), "{line}");
+    let wait = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "wait")
+        .unwrap();
+    assert_eq!(wait["ok"], false, "{wait:#}");
+    // -fail-on valid: exit 3, saying why.
+    let gate = common::run(&["report", "-fail-on", "valid"], &out.stdout);
+    assert_eq!(gate.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&gate.stderr);
+    assert!(
+        err.contains("-fail-on: valid (the verdict: NOT VALID: generator-bound"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_same_run_with_a_core_of_its_own_and_a_slow_server_are_valid() {
+    let _one = common::one_at_a_time();
+    let (_server, addr) = serve(&[], None);
+    let (_slow, slow) = serve(&["-delay", "100ms"], None);
+    for (target, rate) in [(&addr, "1000"), (&slow, "200")] {
+        let (_, out) = common::attack_ok(
+            &[
+                "-rate",
+                rate,
+                "-duration",
+                "3s",
+                "-progress=false",
+                &format!("http://{target}/"),
+            ],
+            "",
+        );
+        let v = verdict(&out.stdout, &[]);
+        assert_eq!(v["valid"], true, "{target}: {v:#}");
+        let gate = common::run(&["report", "-fail-on", "valid"], &out.stdout);
+        assert_eq!(
+            gate.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&gate.stderr)
+        );
+    }
+}
+
+#[test]
+fn poisson_sends_pass_the_arrivals_check_and_even_ones_fail_it() {
+    let _one = common::one_at_a_time();
+    let (_server, addr) = serve(&[], None);
+    let (hits, out) = common::attack_ok(
+        &[
+            "-rate",
+            "2000",
+            "-duration",
+            "3s",
+            "-arrivals",
+            "poisson:7",
+            "-progress=false",
+            &format!("http://{addr}/"),
+        ],
+        "",
+    );
+    let arrivals = |v: &serde_json::Value| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "arrivals")
+            .unwrap()
+            .clone()
+    };
+    let v = verdict(&out.stdout, &[]);
+    let a = arrivals(&v);
+    assert_eq!(a["ok"], true, "{a:#}");
+    assert_eq!(a["unit"], "statistic", "{a:#}");
+    // The same records, each scheduled and sent on an even beat of the
+    // same rate.
+    let mut even: Vec<Hit> = hits.clone();
+    even.sort_by_key(|h| h.seq);
+    let start = even[0].timestamp;
+    let mut stream = Vec::new();
+    {
+        let mut enc = Encoder::new(&mut stream).unwrap();
+        let meta = Decoder::new(&out.stdout[..]).map(|mut d| {
+            let mut h = Hit::default();
+            while d.read(&mut h).unwrap_or(false) {}
+            d.meta().to_vec()
+        });
+        for (k, val) in meta.unwrap() {
+            enc.meta(&k, &val).unwrap();
+        }
+        for h in &mut even {
+            h.timestamp = start + h.seq as i64 * 500_000;
+            h.scheduled = h.timestamp;
+            enc.write(h).unwrap();
+        }
+        enc.flush().unwrap();
+    }
+    let v = verdict(&stream, &[]);
+    let a = arrivals(&v);
+    assert_eq!(a["ok"], false, "{a:#}");
+    assert!(
+        v["line"]
+            .as_str()
+            .unwrap()
+            .contains("the arrivals are not what was asked"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn until_stops_a_steady_run_once_its_figure_is_sure_and_says_so() {
+    let _one = common::one_at_a_time();
+    let (_server, addr) = serve(&["-delay", "1ms"], None);
+    let out = Command::new("timeout")
+        .args(["120"])
+        .arg(env!("CARGO_BIN_EXE_barrage"))
+        .args([
+            "attack",
+            "-rate",
+            "500",
+            "-duration",
+            "60s",
+            "-until",
+            "p50±5%",
+            "-progress=false",
+        ])
+        .arg(format!("http://{addr}/"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("barrage attack: -until p50±5% met: p50 "),
+        "{err}"
+    );
+    let hits = common::decode(&out.stdout);
+    // Well before the minute it was given.
+    assert!(hits.len() < 500 * 30, "{} records", hits.len());
+    let text = String::from_utf8_lossy(&common::ok(&["report"], &out.stdout)).into_owned();
+    assert!(
+        text.contains("\nEnded         -until p50±5% met: p50 "),
+        "{text}"
+    );
+    // sweep's steps set their own ends: -until is refused there.
+    let refused = common::run(
+        &[
+            "sweep",
+            "-until",
+            "p50±5%",
+            "-rates",
+            "100",
+            &format!("http://{addr}/"),
+        ],
+        b"",
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
