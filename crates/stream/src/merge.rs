@@ -161,15 +161,8 @@ impl Merge {
                 best = Some(i);
             }
         }
-        let i = best?;
-        self.advance = Some(i);
-        let h = &self.heads[i];
-        let origin = Origin {
-            lacks: h.reader.lacks(),
-            name: h.name.as_str(),
-            index: i,
-        };
-        Some((&h.hit, origin))
+        self.advance = Some(best?);
+        self.current()
     }
 
     /// The record [`Merge::next_with_source`] returned last, again.
