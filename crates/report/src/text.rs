@@ -93,6 +93,15 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     verdict(m, p, &cols, out)
 }
 
+/// The mean's and each percentile's interval, as `low..high` durations
+/// joined by commas (the text report's and the HTML page's).
+pub(crate) fn latency_intervals(iv: &barrage_metrics::Intervals) -> String {
+    let show =
+        |i: &barrage_metrics::Interval| format!("{}..{}", dur(i.low as u64), dur(i.high as u64));
+    let each = std::iter::once(&iv.mean).chain(iv.latencies.iter().map(|(_, i)| i));
+    each.map(show).collect::<Vec<_>>().join(", ")
+}
+
 /// `-intervals`: each figure's 95% interval from the run itself, a line
 /// under vegeta's block; nothing when the run is too short.
 fn intervals<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> io::Result<()> {
@@ -100,16 +109,12 @@ fn intervals<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -> 
         return Ok(());
     };
     let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
-    let show =
-        |i: barrage_metrics::Interval| format!("{}..{}", dur(i.low as u64), dur(i.high as u64));
-    let mut cells = vec![show(iv.mean)];
-    cells.extend(iv.latencies.iter().map(|(_, i)| show(*i)));
     let mut tw = TabWriter::at_least(out, cols);
     writeln!(
         tw,
         "Intervals\t[95%: mean, {}]\t{}",
         labels.join(", "),
-        cells.join(", ")
+        latency_intervals(&iv)
     )?;
     writeln!(
         tw,

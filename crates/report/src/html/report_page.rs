@@ -225,14 +225,10 @@ fn summary(m: &Metrics, p: &Percentiles) -> Vec<Vec<String>> {
         ],
     ];
     if let Some(iv) = m.intervals(&p.percents()) {
-        let show =
-            |i: barrage_metrics::Interval| format!("{}..{}", dur(i.low as u64), dur(i.high as u64));
-        let mut cells = vec![show(iv.mean)];
-        cells.extend(iv.latencies.iter().map(|(_, i)| show(*i)));
         rows.push(vec![
             "95% intervals".into(),
             format!("mean, {}", labels.join(", ")),
-            cells.join(", "),
+            crate::text::latency_intervals(&iv),
         ]);
         rows.push(vec![
             "".into(),
