@@ -79,7 +79,9 @@ fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
     // 20,000/s, the whole process stopped for 300 ms midway: the 6,000
     // requests due meanwhile go out late when it runs again (in batches,
     // reading answers between them), each with its own schedule, none
-    // dropped and none sent twice.
+    // sent twice. A loaded host may still be over 500 ms behind at the
+    // end of -duration: what was due then is never sent, and is counted
+    // and said, never lost without a word.
     let server = Server::http();
     let child = spawn_attack(&server, &["-rate", "20000", "-duration", "2s"], "/");
     assert!(
@@ -92,12 +94,21 @@ fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
     let r = child.wait(WATCHDOG);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     r.assert_clean();
-    assert_eq!(r.hits.len(), 40_000);
+    let dropped: usize = r
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("warning: ")?
+                .split_once(" requests due before the end")
+        })
+        .map_or(0, |(n, _)| n.parse().unwrap());
+    assert_eq!(r.hits.len() + dropped, 40_000, "{}", r.stderr);
+    assert!(dropped < 20_000, "most went out late: {}", r.stderr);
     let mut hits = r.hits.clone();
     common::assert_exact_schedule(&mut hits, 50_000);
     let worst = hits.iter().map(|h| h.lag()).max().unwrap();
     assert!(worst >= 250_000_000, "the stop shows as lag: {worst} ns");
-    assert_eq!(server.count(), 40_000);
+    assert_eq!(server.count(), r.hits.len() as u64);
 }
 
 #[test]
