@@ -283,3 +283,66 @@ fn until_stops_a_steady_run_once_its_figure_is_sure_and_says_so() {
         String::from_utf8_lossy(&refused.stderr)
     );
 }
+
+#[test]
+fn events_read_at_one_time_are_a_stacked_warning() {
+    let _one = common::one_at_a_time();
+    let (_server, addr) = serve(&[], None);
+    let stacked = |query: &str| {
+        let (_, out) = common::attack_ok(
+            &[
+                "-rate",
+                "20",
+                "-duration",
+                "2s",
+                "-stream",
+                "sse",
+                "-progress=false",
+                &format!("http://{addr}/sse?{query}"),
+            ],
+            "",
+        );
+        let v = verdict(&out.stdout, &[]);
+        let checks = v["checks"].as_array().unwrap().clone();
+        checks
+            .into_iter()
+            .find(|c| c["name"] == "stacked")
+            .unwrap_or_else(|| panic!("{query}: no stacked check in {v:#}"))
+    };
+    // 20 ms between events: the server's gaps, each read on its own.
+    let apart = stacked("n=5&gap=20ms&first=0ms");
+    assert_eq!(apart["ok"], true, "{apart:#}");
+    assert!(apart["figure"].as_f64().unwrap() < 0.05, "{apart:#}");
+    // Written at once: most gaps are barrage's reading, and it says so.
+    let together = stacked("n=20&gap=0ms&first=0ms");
+    assert_eq!(together["ok"], false, "{together:#}");
+    assert!(together["figure"].as_f64().unwrap() > 0.5, "{together:#}");
+    assert!(
+        together["says"]
+            .as_str()
+            .unwrap()
+            .contains("read at one time"),
+        "{together:#}"
+    );
+    // A run without streams has no such check.
+    let (_, plain) = common::attack_ok(
+        &[
+            "-rate",
+            "20",
+            "-duration",
+            "1s",
+            "-progress=false",
+            &format!("http://{addr}/"),
+        ],
+        "",
+    );
+    let v = verdict(&plain.stdout, &[]);
+    assert!(
+        !v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "stacked"),
+        "{v:#}"
+    );
+}

@@ -15,6 +15,12 @@ use barrage_model::Audit;
 /// How often a sample is taken.
 pub(crate) const AUDIT_EVERY: Duration = Duration::from_secs(1);
 
+/// Events of a streamed answer stamped closer than this were read at
+/// one time (one read, or frames decoded from one read): their gap is
+/// barrage's reading, not the server's writing. A stamp is one clock
+/// read; frames of one read are stamped a few microseconds apart.
+const STACKED_NS: u64 = 50_000;
+
 /// One thread's counters when last read: user and system CPU (clock
 /// ticks), time on a CPU and time waiting on a run queue (ns).
 #[derive(Clone, Copy, Default)]
@@ -31,6 +37,10 @@ pub(crate) struct Sampler {
     at: Instant,
     next: Instant,
     tick_ns: u64,
+    /// Gaps between streamed answers' events written since the last
+    /// sample, and those under [`STACKED_NS`].
+    gaps: u64,
+    stacked: u64,
 }
 
 impl Sampler {
@@ -44,9 +54,25 @@ impl Sampler {
             at: now,
             next: now + AUDIT_EVERY,
             tick_ns: 1_000_000_000 / u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100),
+            gaps: 0,
+            stacked: 0,
         };
         s.last = threads();
         s
+    }
+
+    /// Counts the gaps between a streamed answer's events (`stamps`, ns
+    /// from one base; written with its record), and those too short to
+    /// be the server's: events stamped together, read at one time.
+    pub(crate) fn streamed(&mut self, stamps: &barrage_client::Stamps) {
+        let mut last = None;
+        for at in stamps.iter() {
+            if let Some(before) = last {
+                self.gaps += 1;
+                self.stacked += u64::from(at.saturating_sub(before) < STACKED_NS);
+            }
+            last = Some(at);
+        }
     }
 
     /// Whether a sample is due.
@@ -68,6 +94,8 @@ impl Sampler {
             threads: counters.len() as u32,
             sent,
             written,
+            gaps: std::mem::take(&mut self.gaps),
+            stacked: std::mem::take(&mut self.stacked),
             ..Audit::default()
         };
         for (tid, c) in &counters {

@@ -128,8 +128,9 @@ impl Finished {
     }
 
     /// Fills `hit` with what this request's answer says (the target's
-    /// and schedule's fields are the writer's).
-    fn describe(self, hit: &mut Hit) {
+    /// and schedule's fields are the writer's); its stream's reads are
+    /// counted in `audit`.
+    fn describe(self, hit: &mut Hit, audit: &mut crate::audit::Sampler) {
         hit.seq = self.seq;
         hit.scheduled = self.scheduled;
         hit.timestamp = self.timestamp;
@@ -171,6 +172,7 @@ impl Finished {
                         .iter()
                         .map(|at| (at + shift + 500) / 1000 * 1000),
                 );
+                audit.streamed(&taped.stamps);
                 (taped.count, taped.malformed)
             }
             None => (0, 0),
@@ -405,7 +407,7 @@ pub(crate) fn write_hits(
                     hit.bytes_out = done.target.message_len() as u64;
                     last_target = Some(done.target.clone());
                 }
-                done.describe(&mut hit);
+                done.describe(&mut hit, &mut audit);
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;

@@ -30,6 +30,13 @@ pub struct Audit {
     /// Records handed to the stream by the span's end: `sent - written`
     /// were in flight or on their way to the writer.
     pub written: u64,
+    /// Gaps between consecutive events of the streamed answers
+    /// (`-stream`) written in the span.
+    pub gaps: u64,
+    /// Of `gaps`, those under 50 µs: events stamped together, read at one
+    /// time (they waited for barrage to read them, or the server wrote
+    /// them at once).
+    pub stacked: u64,
 }
 
 impl Audit {
@@ -41,6 +48,12 @@ impl Audit {
     /// The longest run-queue wait's share of the span (0 to 1).
     pub fn waited(&self) -> f64 {
         share(self.wait_max, self.span)
+    }
+
+    /// The share of the span's event gaps that were stacked (0 without
+    /// streamed answers).
+    pub fn stacked_share(&self) -> f64 {
+        share(self.stacked, self.gaps)
     }
 
     /// Requests in flight (or queued to the writer) at the span's end.

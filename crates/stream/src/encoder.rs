@@ -199,8 +199,12 @@ impl<W: Write> Encoder<W> {
         put_bytes(f, a.source.as_bytes());
         put_zigzag(f, a.at);
         let v = [
-            a.span, n, a.cpu_max, a.cpu_user, a.cpu_sys, a.wait_max, a.sent, a.written,
+            a.span, n, a.cpu_max, a.cpu_user, a.cpu_sys, a.wait_max, a.sent, a.written, a.gaps,
+            a.stacked,
         ];
+        // The count first: a reader takes the fields it knows and skips
+        // those a later barrage adds.
+        put_varint(f, v.len() as u64);
         v.into_iter().for_each(|v| put_varint(f, v));
         Ok(())
     }

@@ -76,9 +76,13 @@ pub(crate) fn decode_item(
         ITEM_AUDIT => {
             let source = c.str()?.to_owned();
             let at = c.i64()?;
-            let mut v = [0u64; 8];
-            for x in &mut v {
-                *x = c.u64()?;
+            let mut v = [0u64; 10];
+            let fields = c.u64()?;
+            for i in 0..fields {
+                let x = c.u64()?;
+                if let Some(slot) = v.get_mut(i as usize) {
+                    *slot = x;
+                }
             }
             if audits.len() < MAX_AUDITS {
                 audits.push(barrage_model::Audit {
@@ -92,6 +96,8 @@ pub(crate) fn decode_item(
                     wait_max: v[5],
                     sent: v[6],
                     written: v[7],
+                    gaps: v[8],
+                    stacked: v[9],
                 });
             }
             Ok(false)
@@ -350,4 +356,58 @@ fn address(
 fn set(dst: &mut String, src: &str) {
     dst.clear();
     dst.push_str(src);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{put_bytes, put_varint, put_zigzag};
+
+    /// A self-audit item as `fields` varints after its count.
+    fn audit_item(fields: &[u64]) -> Vec<u8> {
+        let mut b = Vec::new();
+        put_varint(&mut b, ITEM_AUDIT);
+        put_bytes(&mut b, b"vm");
+        put_zigzag(&mut b, 42);
+        put_varint(&mut b, fields.len() as u64);
+        fields.iter().for_each(|v| put_varint(&mut b, *v));
+        b
+    }
+
+    fn read(bytes: &[u8]) -> Vec<barrage_model::Audit> {
+        let mut lately = Lately::default();
+        let mut c = Cursor { buf: bytes, pos: 0 };
+        let (mut table, mut hit, mut prev, mut meta) =
+            (Vec::new(), Hit::default(), Prev::default(), Vec::new());
+        while c.pos < bytes.len() {
+            let record = decode_item(
+                &mut c,
+                &mut table,
+                &mut hit,
+                &mut prev,
+                false,
+                &mut meta,
+                &mut lately,
+            )
+            .unwrap();
+            assert!(!record);
+        }
+        lately.audits
+    }
+
+    #[test]
+    fn an_audit_item_with_fields_a_later_barrage_adds_reads_what_it_knows() {
+        let mut fields: Vec<u64> = (1..=10).collect();
+        fields.extend([777, 888]);
+        let mut bytes = audit_item(&fields);
+        // Fewer fields (a reader past this one meeting an older writer's
+        // shape): the rest are 0.
+        bytes.extend(audit_item(&[5, 2]));
+        let a = read(&bytes);
+        assert_eq!(a.len(), 2);
+        assert_eq!((a[0].source.as_str(), a[0].at), ("vm", 42));
+        assert_eq!((a[0].span, a[0].written), (1, 8));
+        assert_eq!((a[0].gaps, a[0].stacked), (9, 10));
+        assert_eq!((a[1].span, a[1].threads, a[1].sent), (5, 2, 0));
+    }
 }

@@ -219,6 +219,37 @@ pub(super) fn audit_checks(audits: &[(usize, Audit)], start: i64, limits: &Limit
             says,
         });
     }
+    // Streamed answers only: gaps between events read at one time.
+    let (gaps, stacked) = full
+        .iter()
+        .fold((0u64, 0u64), |(g, s), a| (g + a.gaps, s + a.stacked));
+    if gaps > 0 {
+        let share = stacked as f64 / gaps as f64;
+        let ok = share <= limits.stacked;
+        let from = full
+            .iter()
+            .find(|a| a.gaps >= 20 && a.stacked_share() > limits.stacked)
+            .map(|a| into(a));
+        out.push(Check {
+            name: "stacked",
+            figure: Some(share),
+            threshold: limits.stacked,
+            unit: Unit::Share,
+            ok,
+            binding: false,
+            from: if ok { None } else { from },
+            says: format!(
+                "{} of {gaps} gaps between events under 50µs, read at one time (limit {}){}",
+                pct(share),
+                pct(limits.stacked),
+                if ok {
+                    ""
+                } else {
+                    ": barrage read them late, or the server wrote them at once"
+                }
+            ),
+        });
+    }
     out
 }
 

@@ -17,6 +17,9 @@ pub struct Limits {
     /// The most of a second one of barrage's threads may wait for a core
     /// (`wait=10%`).
     pub wait: f64,
+    /// The most of a run's gaps between streamed events (`-stream`) that
+    /// may be under 50 µs, read at one time (`stacked=10%`).
+    pub stacked: f64,
     /// The fewest independent records beyond the highest percentile
     /// shown (`tail=10`, as `compare` asks before it judges one).
     pub tail: f64,
@@ -32,6 +35,7 @@ impl Default for Limits {
             rate: 0.9,
             cpu: 0.9,
             wait: 0.1,
+            stacked: 0.1,
             tail: 10.0,
             trend: 0.5,
         }
@@ -47,7 +51,7 @@ impl std::str::FromStr for Limits {
         let mut l = Limits::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!("-limits {part:?}: want NAME=VALUE (lag=10ms, rate=90%, cpu=90%, wait=10%, tail=10, trend=50%)").into());
+                return Err(format!("-limits {part:?}: want NAME=VALUE (lag=10ms, rate=90%, cpu=90%, wait=10%, stacked=10%, tail=10, trend=50%)").into());
             };
             let share = || -> Result<f64, ParseError> {
                 let v = value.trim();
@@ -70,6 +74,7 @@ impl std::str::FromStr for Limits {
                 "rate" => l.rate = share()?,
                 "cpu" => l.cpu = share()?,
                 "wait" => l.wait = share()?,
+                "stacked" => l.stacked = share()?,
                 "trend" => l.trend = share()?,
                 "tail" => {
                     l.tail = value

@@ -98,6 +98,8 @@ fn self_audit_samples_come_back_as_written() {
         wait_max: 12_000,
         sent: 5_000,
         written: 4_990,
+        gaps: 300,
+        stacked: 7,
     };
     let mut out = Vec::new();
     {
