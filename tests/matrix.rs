@@ -459,9 +459,9 @@ fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
         // -hold: three opens and the messages of those that opened.
         End::Duration if way == Way::WsHold => (vec!["-rate", "10", "-duration", "1s"], None),
         End::Duration => (vec!["-rate", "10", "-duration", "1s"], Some(10)),
-        // A width every run meets once it has 100 records and 9 blocks:
-        // a healthy cell ends itself after about 2.5 s, not at its 5 s (a
-        // fault that answers slowly may reach the 5 s). At 200/s the
+        // A width every run meets once it may stop (3 s of sends, -until's
+        // least): a healthy cell ends itself after 3 to 4 s, not at its
+        // 6 s (a fault that answers slowly may reach the 6 s). At 200/s the
         // matrix's servers, on a loaded CI machine, let requests reach
         // -timeout.
         End::Until if pipelined => (
@@ -471,14 +471,14 @@ fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
                 "-max-workers",
                 "2",
                 "-duration",
-                "5s",
+                "6s",
                 "-until",
                 "success±50%",
             ],
             None,
         ),
         End::Until => (
-            vec!["-rate", "40", "-duration", "5s", "-until", "success±50%"],
+            vec!["-rate", "40", "-duration", "6s", "-until", "success±50%"],
             None,
         ),
         _ if pipelined => (
@@ -558,9 +558,9 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         End::Requests | End::Duration => Duration::from_millis(1000),
         End::Interrupt | End::Terminate => Duration::from_millis(700),
         End::InterruptTwice => Duration::from_millis(800),
-        // Judged once a second of sends, after 100 records: answers that
-        // take -timeout come after it.
-        End::Until => Duration::from_millis(5000),
+        // Judged once a second of sends, from 3 s on: answers that take
+        // -timeout come after it.
+        End::Until => Duration::from_millis(6000),
         // Nothing is written until the first record: a record can take
         // -timeout, the next write finds the pipe closed, in-flight
         // requests take -timeout.
@@ -609,7 +609,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         failures.push(format!("exit {code:?}, not {codes:?}: {stderr}"));
     }
     // A healthy cell ends itself (but -hold's: a few messages a second,
-    // short of the 100 records -until judges on).
+    // too few records for an interval).
     let judged = fault == Fault::Healthy && way != Way::WsHold;
     if end == End::Until && judged && !stderr.contains("-until success±50% met: ") {
         failures.push(format!("-until did not end the run: {stderr}"));

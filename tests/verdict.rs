@@ -240,6 +240,8 @@ fn until_stops_a_steady_run_once_its_figure_is_sure_and_says_so() {
             "60s",
             "-until",
             "p50±5%",
+            "-warmup",
+            "1s",
             "-progress=false",
         ])
         .arg(format!("http://{addr}/"))
@@ -256,14 +258,40 @@ fn until_stops_a_steady_run_once_its_figure_is_sure_and_says_so() {
         err.contains("barrage attack: -until p50±5% met: p50 "),
         "{err}"
     );
+    // Its own end: not an interruption.
+    assert!(!err.contains("interrupted"), "{err}");
     let hits = common::decode(&out.stdout);
-    // Well before the minute it was given.
-    assert!(hits.len() < 500 * 30, "{} records", hits.len());
+    // Well before the minute it was given, and not before 3 s of sends
+    // after the warm-up's second.
+    assert!(
+        (500 * 4..500 * 30).contains(&hits.len()),
+        "{} records",
+        hits.len()
+    );
     let text = String::from_utf8_lossy(&common::ok(&["report"], &out.stdout)).into_owned();
     assert!(
         text.contains("\nEnded         -until p50±5% met: p50 "),
         "{text}"
     );
+    // The warm-up the attack marked is left out, and said; -warmup 0
+    // keeps it.
+    assert!(
+        text.contains(
+            "\nWarm-up       the first 1s left out, as attack -warmup marked it: 500 records"
+        ),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&common::ok(&["report", "-type", "json"], &out.stdout)).unwrap();
+    assert_eq!(json["requests"], hits.len() - 500);
+    assert_eq!(json["warmup"]["marked"], true);
+    let all: serde_json::Value = serde_json::from_slice(&common::ok(
+        &["report", "-type", "json", "-warmup", "0"],
+        &out.stdout,
+    ))
+    .unwrap();
+    assert_eq!(all["requests"], hits.len());
+    assert!(all["warmup"].is_null(), "{all}");
     // sweep's steps set their own ends: -until is refused there.
     let refused = common::run(
         &[

@@ -106,7 +106,7 @@ pub fn run(a: AttackArgs) -> Outcome {
             until,
             Box::new(move |why| {
                 eprintln!("barrage attack: {why}");
-                stop.stop();
+                stop.met();
             }),
         );
     }

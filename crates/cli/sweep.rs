@@ -94,7 +94,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         sink: sink.clone(),
         stopper: stopper.clone(),
         step_duration: s.step_duration,
-        warmup: s.warmup,
+        warmup: s.attack.warmup,
         bounds,
     };
     let plan = Plan {

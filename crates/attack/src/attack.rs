@@ -493,10 +493,11 @@ impl Attack {
             Sent::Tickets(n) => n,
             Sent::Steps => self.watch.2.load(std::sync::atomic::Ordering::SeqCst),
         };
-        let reason = if output_error.is_some() {
-            StopReason::OutputFailed
-        } else {
-            reason
+        let reason = match reason {
+            _ if output_error.is_some() => StopReason::OutputFailed,
+            // -until's answer came, and no signal after it: the run's own end.
+            StopReason::Stopped if stopper.is_met() && !stopper.is_signalled() => StopReason::Done,
+            reason => reason,
         };
         AttackReport {
             scheduled,

@@ -21,6 +21,8 @@ struct Inner {
     /// Stopped by a signal (not a closed output or the end of the
     /// targets): the progress line says so.
     signalled: AtomicBool,
+    /// Stopped because the run's answer is sure (`-until`).
+    met: AtomicBool,
     /// Signals received, all told.
     signals: std::sync::atomic::AtomicUsize,
     abandoned: AtomicBool,
@@ -45,6 +47,18 @@ impl Stopper {
         let _guard = self.inner.lock.lock();
         self.inner.wake.notify_all();
         self.inner.notify.notify_waiters();
+    }
+
+    /// Fires because the run's answer is sure (`-until`): in-flight
+    /// requests finish, and the attack ends as done, not interrupted.
+    pub fn met(&self) {
+        self.inner.met.store(true, Ordering::SeqCst);
+        self.stop();
+    }
+
+    /// Whether [`Stopper::met`] fired it.
+    pub fn is_met(&self) -> bool {
+        self.inner.met.load(Ordering::SeqCst)
     }
 
     /// Fires harder (a second Ctrl-C): requests in flight are dropped

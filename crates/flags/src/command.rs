@@ -39,6 +39,9 @@ pub fn command() -> clap::Command {
         for (id, _) in SWEEP_SETS {
             sweep = sweep.mut_arg(id, |a| a.hide(true));
         }
+        sweep = sweep.mut_arg("warmup", |a| {
+            a.help("The first part of each step: sent and written (as \"NAME warmup\"), left out of its figures")
+        });
         sweep.mut_arg("output", |a| {
             a.default_value(SWEEP_NO_OUTPUT).help(
                 "Also write every step's results to this file, as one result stream (- for stdout)",

@@ -108,6 +108,9 @@ pub struct AttackArgs {
     /// Stop after scheduling this many requests (with -duration, whichever comes first)
     #[arg(long, value_parser = parse_count, allow_hyphen_values = true)]
     pub requests: Option<u64>,
+    /// The run's first DURATION is warm-up: its records are written, marked (the stream's fact warmup), and reports leave them out of the figures unless given -warmup 0
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub warmup: Duration,
     /// Stop once a figure is sure: its interval from the run so far within a width of it, e.g. 'p99±5%', 'mean±2%@90', 'success±0.5%' (-duration or -requests stays the cap)
     #[arg(long)]
     pub until: Option<barrage_metrics::Until>,
@@ -326,9 +329,6 @@ pub struct SweepArgs {
     /// How long each step is measured
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub step_duration: Duration,
-    /// The first part of each step: sent and written (as "NAME warmup"), left out of its figures
-    #[arg(long, default_value = "0s", value_parser = parse_duration)]
-    pub warmup: Duration,
     /// Idle time between steps
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub pause: Duration,

@@ -311,6 +311,12 @@ impl AttackArgs {
         if let Arrivals::Poisson(Some(seed)) = config.arrivals {
             facts.push(("arrivals", format!("poisson:{seed}")));
         }
+        if !self.warmup.is_zero() {
+            facts.push((
+                "warmup",
+                barrage_model::duration::format(self.warmup.as_nanos().min(i64::MAX as u128) as i64),
+            ));
+        }
         facts
     }
 }

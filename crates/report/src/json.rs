@@ -196,8 +196,8 @@ fn verdict(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
     if let Some(w) = m.warmup() {
         write!(
             s,
-            ",\"warmup\":{{\"ns\":{},\"left_out\":{},\"found\":{}}}",
-            w.ns, w.left_out, w.found
+            ",\"warmup\":{{\"ns\":{},\"left_out\":{},\"found\":{},\"marked\":{}}}",
+            w.ns, w.left_out, w.found, w.marked
         )?;
     }
     let Some(t) = m.trust(&p.percents()) else {

@@ -31,6 +31,10 @@ struct Until {
     metrics: barrage_metrics::Metrics,
     judged: i64,
     stop: Box<dyn FnMut(&str) + Send>,
+    /// `attack -warmup` (ns; 0: none): the records scheduled this long
+    /// after the first are not judged, as reports leave them out.
+    warmup: u64,
+    first: Option<i64>,
 }
 
 /// How often `-until` judges the run, in send time.
@@ -64,12 +68,18 @@ impl Recorder {
             metrics: barrage_metrics::Metrics::with_options(options),
             judged: i64::MIN,
             stop,
+            warmup: 0,
+            first: None,
         }));
     }
 
     /// Feeds `-until` a record; its words once it is met.
     fn judge(&mut self, hit: &Hit) -> Option<String> {
         let u = self.until.as_mut()?;
+        let first = *u.first.get_or_insert(hit.scheduled);
+        if hit.scheduled < first.saturating_add(u.warmup.min(i64::MAX as u64) as i64) {
+            return None;
+        }
         u.metrics.add(hit);
         if u.judged == i64::MIN {
             u.judged = hit.timestamp;
@@ -110,6 +120,12 @@ impl HitSink for Recorder {
     }
 
     fn meta(&mut self, key: &str, value: &str) -> io::Result<()> {
+        if let (Some(u), crate::records::WARMUP_FACT) = (self.until.as_mut(), key) {
+            u.warmup = barrage_model::duration::parse(value)
+                .ok()
+                .and_then(|ns| u64::try_from(ns).ok())
+                .unwrap_or(0);
+        }
         self.encoder.meta(key, value)
     }
 

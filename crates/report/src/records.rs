@@ -27,7 +27,16 @@ pub struct Records {
     origin: Option<i64>,
     left_out: u64,
     found: bool,
+    /// Whether the warm-up is settled: `-warmup` was given, or the
+    /// stream's own mark (`attack -warmup`, its fact `warmup`) was looked
+    /// for at the first record.
+    given: bool,
+    marked: bool,
 }
+
+/// The stream fact `attack -warmup` writes: how long from the first
+/// scheduled request the run was warming up.
+pub const WARMUP_FACT: &str = "warmup";
 
 /// `report -warmup`: a duration, or `auto` (found by MSER).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +86,8 @@ impl Records {
             origin: None,
             left_out: 0,
             found: false,
+            given: false,
+            marked: false,
         }
     }
 
@@ -86,6 +97,7 @@ impl Records {
     pub fn set_warmup(&mut self, ns: u64, found: bool) {
         self.warmup = ns;
         self.found = found;
+        self.given = true;
     }
 
     /// `-warmup` as given, or `auto`: found by reading `files` once first
@@ -121,11 +133,27 @@ impl Records {
         if let Some(s) = &mut self.shards {
             s.add(from.index, from.name, hit, from.lacks);
         }
-        if self.warmup == 0 || from.lacks.scheduled {
+        if from.lacks.scheduled {
             return Some(false);
         }
-        let origin = *self.origin.get_or_insert(hit.scheduled);
-        Some(hit.scheduled < origin.saturating_add(self.warmup.min(i64::MAX as u64) as i64))
+        let scheduled = hit.scheduled;
+        if !self.given {
+            // The stream's facts come before its first record: looked at
+            // once, there.
+            self.given = true;
+            let marked = self.merge.meta().iter().rev().find_map(|(k, v)| {
+                (k == WARMUP_FACT).then(|| barrage_model::duration::parse(v).ok())?
+            });
+            if let Some(ns) = marked.and_then(|ns| u64::try_from(ns).ok()) {
+                self.warmup = ns;
+                self.marked = ns > 0;
+            }
+        }
+        if self.warmup == 0 {
+            return Some(false);
+        }
+        let origin = *self.origin.get_or_insert(scheduled);
+        Some(scheduled < origin.saturating_add(self.warmup.min(i64::MAX as u64) as i64))
     }
 
     /// The next record and what its input lacks, `None` at the end or
@@ -231,6 +259,7 @@ impl crate::Source for Records {
                 ns: self.warmup,
                 left_out: self.left_out,
                 found: self.found,
+                marked: self.marked,
             }),
         }
     }

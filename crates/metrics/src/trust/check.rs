@@ -14,6 +14,9 @@ pub struct Warmup {
     pub left_out: u64,
     /// Whether it was found (`-warmup auto`) rather than given.
     pub found: bool,
+    /// Whether the stream marked it (`attack -warmup`) and the report's
+    /// `-warmup` left it as it was.
+    pub marked: bool,
 }
 
 impl Warmup {
@@ -23,7 +26,11 @@ impl Warmup {
         format!(
             "the first {} left out{}: {} {} (-warmup 0 keeps them)",
             duration::format(self.ns.min(i64::MAX as u64) as i64),
-            if self.found { ", found by MSER" } else { "" },
+            match (self.found, self.marked) {
+                (true, _) => ", found by MSER",
+                (_, true) => ", as attack -warmup marked it",
+                _ => "",
+            },
             self.left_out,
             records(self.left_out as f64)
         )

@@ -82,12 +82,26 @@ impl std::str::FromStr for Until {
     }
 }
 
+/// The least span of sends `-until` stops on, ns.
+pub const UNTIL_LEAST: i64 = 3_000_000_000;
+
 impl Until {
     /// `Some(what was found)` once `m`'s interval of the figure is within
     /// the width: `-until p99±5% met: p99 1.21ms, 95% interval
     /// 1.18ms..1.24ms (±2.5%)`; `None` before (or while the run is too
     /// short for an interval).
     pub fn settled(&self, m: &Metrics) -> Option<String> {
+        // Not before UNTIL_LEAST of sends, nor before the tail the
+        // verdict asks for lies beyond the percentile: a run that held
+        // still for its first second (about 100 records) is no answer.
+        if m.duration() < UNTIL_LEAST {
+            return None;
+        }
+        if let UntilFigure::Percentile(p) = self.figure {
+            if (m.requests() as f64) * (1.0 - p / 100.0) < crate::Limits::default().tail {
+                return None;
+            }
+        }
         let percents: Vec<f64> = match self.figure {
             UntilFigure::Percentile(p) => vec![p],
             _ => Vec::new(),
@@ -183,11 +197,14 @@ mod tests {
                     held = m.intervals_at(&[50.0], 0.95).map(|iv| iv.latencies[0].1);
                 }
             }
-            if i == 50 {
+            if i == 50 || i == 2_500 {
                 assert_eq!(u.settled(&m), None, "too short to say");
             }
         }
-        assert!(settled_at.is_some_and(|i| i < 20_000), "{settled_at:?}");
+        assert!(
+            settled_at.is_some_and(|i| (3_000..20_000).contains(&i)),
+            "{settled_at:?}"
+        );
         // The interval it stopped on holds the figure of the whole run.
         let whole = m.latency().quantile(0.5) as f64;
         assert!(
