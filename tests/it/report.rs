@@ -426,7 +426,7 @@ fn a_warm_up_is_found_left_out_and_said() {
     .unwrap();
     assert_eq!(
         json["warmup"],
-        serde_json::json!({"ns": 5_000_000_000u64, "left_out": 500, "found": false})
+        serde_json::json!({"ns": 5_000_000_000u64, "left_out": 500, "found": false, "marked": false})
     );
     assert_eq!(json["requests"], 2500);
     // auto reads its inputs twice: not stdin.

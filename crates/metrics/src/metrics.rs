@@ -109,6 +109,13 @@ impl Metrics {
         m
     }
 
+    /// The same, gathering what the verdict rests on (a `-every`
+    /// window's: judged on its own).
+    pub fn judged(mut self) -> Self {
+        self.gathers = true;
+        self
+    }
+
     /// The same, counting no sessions (a `-by` group's).
     pub fn without_sessions(mut self) -> Self {
         self.count_sessions = false;
@@ -117,7 +124,7 @@ impl Metrics {
     }
 
     /// What the verdict rests on (`None` when no record had a scheduled
-    /// time, or for a window's or a group's metrics).
+    /// time, or for a group's metrics).
     pub fn evidence(&self) -> Option<&crate::Evidence> {
         self.evidence.as_deref()
     }

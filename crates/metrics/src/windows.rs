@@ -67,7 +67,7 @@ impl Windows {
         match self.pending.get_mut(&start) {
             Some(m) => m.add_lacking(hit, lacks),
             None => {
-                let mut m = self.template.empty_like();
+                let mut m = self.template.empty_like().judged();
                 m.add_lacking(hit, lacks);
                 self.pending.insert(start, m);
             }

@@ -200,6 +200,11 @@ fn verdict(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
             w.ns, w.left_out, w.found, w.marked
         )?;
     }
+    verdict_object(s, m, p)
+}
+
+/// `,"verdict":{…}` alone (a `-every` window's too).
+pub(crate) fn verdict_object(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
     let Some(t) = m.trust(&p.percents()) else {
         s.extend_from_slice(b",\"verdict\":null");
         return Ok(());

@@ -20,6 +20,13 @@ pub trait Source: Send + 'static {
     /// The next record and what its source lacks, `None` at the end.
     fn next_hit(&mut self) -> Option<(&Hit, barrage_model::Lacks)>;
 
+    /// The self-audit samples read so far that end after `at` (unix
+    /// ns), each with its input's place (none by default): what
+    /// `-every`'s windows are judged with.
+    fn audits_after(&self, _at: i64) -> Vec<(usize, barrage_model::Audit)> {
+        Vec::new()
+    }
+
     /// What the inputs said of their runs besides records: their facts
     /// and their self-audits, each with its input's place (none by
     /// default).
@@ -73,6 +80,8 @@ struct Live {
     /// Records that arrived after their window was printed.
     kind: Kind,
     percentiles: Percentiles,
+    /// The self-audit samples read so far, for the windows' verdicts.
+    audits: Vec<(usize, barrage_model::Audit)>,
 }
 
 impl Live {
@@ -80,11 +89,20 @@ impl Live {
     /// one, cut short by the attack's end.
     fn emit(&mut self, ready: Vec<(i64, Metrics)>, at_end: bool) {
         let n = ready.len();
-        for (i, (start, m)) in ready.into_iter().enumerate() {
+        for (i, (start, mut m)) in ready.into_iter().enumerate() {
             if self.error.is_some() {
                 return;
             }
             let mut every = self.windows.every();
+            // The self-audit samples whose span ends in the window.
+            let end = start.saturating_add(every);
+            let audits: Vec<(usize, &barrage_model::Audit)> = self
+                .audits
+                .iter()
+                .filter(|(_, a)| a.at > start && a.at <= end)
+                .map(|(i, a)| (*i, a))
+                .collect();
+            m.add_run(&[], &audits);
             if at_end && i + 1 == n {
                 every = covered(start, every, &m, &self.total);
                 if self.kind != Kind::Json
@@ -188,6 +206,7 @@ pub fn live<S: Source>(
         error: None,
         kind,
         percentiles: percentiles.clone(),
+        audits: Vec::new(),
     };
     if kind != Kind::Json {
         if let Err(e) = crate::window_header(percentiles, &mut state.out) {
@@ -209,6 +228,8 @@ pub fn live<S: Source>(
                     s.last_data = Instant::now();
                     let ready = s.windows.ready();
                     if !ready.is_empty() {
+                        let seen = s.audits.iter().map(|(_, a)| a.at).max().unwrap_or(i64::MIN);
+                        s.audits.extend(source.audits_after(seen));
                         s.emit(ready, false);
                     }
                 }
@@ -230,6 +251,8 @@ pub fn live<S: Source>(
         .join()
         .map_err(|_| io::Error::other("the report's reader thread failed"))?;
     let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = s.audits.iter().map(|(_, a)| a.at).max().unwrap_or(i64::MIN);
+    s.audits.extend(source.audits_after(seen));
     let rest = s.windows.finish();
     s.emit(rest, true);
     source.run_facts().add_to(&mut s.total);

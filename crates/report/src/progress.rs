@@ -65,20 +65,78 @@ const SLICE: Duration = Duration::from_millis(250);
 struct Totals {
     ok: u64,
     errors: u64,
+    /// Lag since the start (µs), for the live verdict.
+    lag: Option<Distribution>,
     /// Latency and lag by slice of time (at most 5), newest last.
     recent: VecDeque<(Instant, Distribution, Distribution)>,
 }
 
 /// Where the writer publishes its tallies and a display reads them.
-#[derive(Default)]
 pub struct Board {
     /// Records written, counted one by one (so that "in flight" is right
     /// between flushes).
     written: AtomicU64,
     totals: Mutex<Totals>,
+    /// The busiest thread's share of a core in the self-audit's latest
+    /// sample, in thousandths (`u64::MAX`: none yet).
+    busiest: AtomicU64,
+}
+
+/// The verdict so far, as the progress line shows it: the binding lag
+/// check on every record written, and the self-audit's busiest thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SoFar {
+    /// Lag p99 since the start, ns.
+    pub lag_p99: u64,
+    /// The busiest thread's share of a core, lately.
+    pub busiest: Option<f64>,
+}
+
+impl SoFar {
+    /// Whether the run is valid so far, and why not: `lag p99 14ms`, with
+    /// `cpu 99%` when barrage's busiest thread is over its limit.
+    pub fn said(&self) -> (bool, String) {
+        let limits = barrage_metrics::Limits::default();
+        let valid = self.lag_p99 <= limits.lag;
+        let mut why = Vec::new();
+        if !valid {
+            why.push(format!("lag p99 {}", short(self.lag_p99)));
+        }
+        if let Some(b) = self.busiest.filter(|b| *b > limits.cpu) {
+            why.push(format!("cpu {:.0}%", b * 100.0));
+        }
+        (valid, why.join(", "))
+    }
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Board {
+            written: AtomicU64::new(0),
+            totals: Mutex::default(),
+            busiest: AtomicU64::new(u64::MAX),
+        }
+    }
 }
 
 impl Board {
+    /// The self-audit's latest sample: its busiest thread's share.
+    pub fn audited(&self, sample: &barrage_model::Audit) {
+        let thousandths = (sample.busiest() * 1000.0).round() as u64;
+        self.busiest.store(thousandths, Ordering::Relaxed);
+    }
+
+    /// The verdict so far (`None` before the first record).
+    pub fn so_far(&self) -> Option<SoFar> {
+        let t = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        let lag = t.lag.as_ref().filter(|l| l.count() > 0)?;
+        let busiest = self.busiest.load(Ordering::Relaxed);
+        Some(SoFar {
+            lag_p99: lag.quantile(0.99) * 1000,
+            busiest: (busiest != u64::MAX).then(|| busiest as f64 / 1000.0),
+        })
+    }
+
     /// Counts one record written (on the writer thread).
     pub fn written(&self) {
         self.written.fetch_add(1, Ordering::Relaxed);
@@ -115,6 +173,9 @@ impl Board {
             l.merge(&tally.latency);
             g.merge(&tally.lag);
         }
+        t.lag
+            .get_or_insert_with(Distribution::coarse)
+            .merge(&tally.lag);
         while t
             .recent
             .front()
@@ -189,6 +250,8 @@ pub struct Figures {
     pub recent: Option<(u64, u64, u64)>,
     /// Lag p99 above which the line says barrage is behind.
     pub behind_at: Duration,
+    /// The verdict so far.
+    pub so_far: Option<SoFar>,
 }
 
 fn short(ns: u64) -> String {
@@ -264,6 +327,20 @@ impl Figures {
             100.0
         };
         parts.push((0, format!(" | {success:.2}% ok, {} errors", self.errors)));
+        if let Some(so_far) = self.so_far {
+            // The run's verdict so far: NOT VALID is always shown, why
+            // when there is room.
+            let (valid, why) = so_far.said();
+            let word = if valid {
+                " | valid so far"
+            } else {
+                " | NOT VALID"
+            };
+            parts.push((if valid { 4 } else { 0 }, word.into()));
+            if !why.is_empty() {
+                parts.push((3, format!(" ({why})")));
+            }
+        }
         if let Some((p50, p99, lag)) = self.recent {
             parts.push((5, format!(" | p50 {}", short(p50))));
             parts.push((3, format!(" p99 {}", short(p99))));
@@ -431,6 +508,7 @@ fn show_until(show: Show, i: &Watched, done: &AtomicBool, err: &mut Box<dyn Writ
             errors,
             recent,
             behind_at: BEHIND,
+            so_far: i.board.so_far(),
         };
         match show {
             Show::Terminal => {
@@ -501,6 +579,7 @@ mod tests {
             errors,
             recent,
             behind_at: Duration::from_millis(10),
+            so_far: None,
         };
         let line = f.line(true);
         assert!(
@@ -513,6 +592,29 @@ mod tests {
         );
         assert!(line.ends_with("BEHIND"), "{line}");
         assert!(!f.line(false).contains('['));
+        // The verdict so far: lag since the start, the self-audit's
+        // busiest thread.
+        assert_eq!(
+            board.so_far(),
+            Some(SoFar {
+                lag_p99: lag,
+                busiest: None
+            })
+        );
+        board.audited(&barrage_model::Audit {
+            span: 1_000_000_000,
+            cpu_max: 500_000_000,
+            ..Default::default()
+        });
+        let so_far = board.so_far().unwrap();
+        assert_eq!(so_far.busiest, Some(0.5));
+        assert!(!so_far.said().0, "{so_far:?}");
+        assert!(so_far.said().1.starts_with("lag p99 "), "{so_far:?}");
+        let calm = SoFar {
+            lag_p99: 200_000,
+            busiest: Some(0.5),
+        };
+        assert_eq!(calm.said(), (true, String::new()));
     }
 
     /// Issue 29: the line fits the terminal, dropping the least needed
@@ -531,6 +633,10 @@ mod tests {
             errors: 222,
             recent: Some((1_234_567, 98_765_432, 20_000_000)),
             behind_at: Duration::from_millis(10),
+            so_far: Some(SoFar {
+                lag_p99: 20_000_000,
+                busiest: Some(0.99),
+            }),
         };
         let whole = f.line(true);
         assert!(whole.len() > 120, "{whole}");
@@ -540,11 +646,16 @@ mod tests {
             assert!(line.starts_with("3.0s/300.0s"), "{line}");
             assert!(line.ends_with("BEHIND"), "{width}: {line}");
         }
+        assert!(
+            whole.contains(" | NOT VALID (lag p99 20ms, cpu 99%)"),
+            "{whole}"
+        );
         let at80 = f.fitted(true, 79);
         assert!(
-            at80.contains("ok, 222 errors") && at80.contains("held 18000"),
+            at80.contains("ok, 222 errors") && at80.contains("| NOT VALID"),
             "{at80}"
         );
+        assert!(f.fitted(true, 100).contains("held 18000"));
         assert!(!at80.contains('['), "the bar goes first: {at80}");
     }
 }

@@ -130,6 +130,7 @@ impl HitSink for Recorder {
     }
 
     fn audit(&mut self, sample: &barrage_model::Audit) -> io::Result<()> {
+        self.board.audited(sample);
         self.encoder.audit(sample)
     }
 }

@@ -246,6 +246,13 @@ impl crate::Source for Records {
         self.next_record()
     }
 
+    fn audits_after(&self, at: i64) -> Vec<(usize, barrage_model::Audit)> {
+        let all = self.merge.audits().into_iter();
+        all.filter(|(_, a)| a.at > at)
+            .map(|(i, a)| (i, a.clone()))
+            .collect()
+    }
+
     fn run_facts(&self) -> crate::live::RunFacts {
         crate::live::RunFacts {
             meta: self.merge.meta(),

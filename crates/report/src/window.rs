@@ -61,6 +61,12 @@ pub fn window_row<W: Write>(
             }
         }
     }
+    // The window's verdict (none for vegeta's results): its binding
+    // checks only, a window being too short for the warnings.
+    if let Some(t) = m.trust(&p.percents()) {
+        line.push_str("  verdict ");
+        line.push_str(&window_verdict(&t));
+    }
     writeln!(out, "{line}")?;
     out.flush()
 }
@@ -106,7 +112,23 @@ pub fn window_json<W: Write>(
     s.push(b']');
     // `-stream`'s figures of the window, as the whole report has them.
     crate::json::events(&mut s, m, p)?;
+    crate::json::verdict_object(&mut s, m, p)?;
     s.extend_from_slice(b"}\n");
     out.write_all(&s)?;
     out.flush()
+}
+
+/// A window's verdict in words: `valid`, or `NOT VALID: ` and the
+/// binding checks that failed, with barrage's CPU when it failed too.
+fn window_verdict(t: &barrage_metrics::Trust) -> String {
+    if t.valid() {
+        return "valid".into();
+    }
+    let failed: Vec<&str> = t
+        .checks
+        .iter()
+        .filter(|c| !c.ok && (c.binding || matches!(c.name, "cpu" | "wait")))
+        .map(|c| c.says.as_str())
+        .collect();
+    format!("NOT VALID: {}", failed.join("; "))
 }
