@@ -304,12 +304,54 @@ fn until_stops_a_steady_run_once_its_figure_is_sure_and_says_so() {
         ],
         b"",
     );
-    assert_eq!(
-        refused.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("-step-until ends each step"), "{said}");
+}
+
+#[test]
+fn step_until_ends_each_step_of_a_sweep_once_it_is_sure() {
+    let _one = common::one_at_a_time();
+    let (_server, addr) = serve(&["-delay", "1ms"], None);
+    let dir = common::tempdir("step-until");
+    let saved = dir.join("sweep.bin");
+    let out = Command::new("timeout")
+        .args(["120"])
+        .arg(env!("CARGO_BIN_EXE_barrage"))
+        .args([
+            "sweep",
+            "-rates",
+            "200,400",
+            "-step-duration",
+            "30s",
+            "-step-until",
+            "p50±5%",
+            "-type",
+            "json",
+            "-output",
+        ])
+        .arg(&saved)
+        .arg(format!("http://{addr}/"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Each step ended itself, well before its 30 s, and said so.
+    let ended: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("; ended after ") && l.contains(": -until p50±5% met: p50 "))
+        .collect();
+    assert_eq!(ended.len(), 2, "{err}");
+    let hits = common::decode(&std::fs::read(&saved).unwrap());
+    for (name, rate) in [("rate=200", 200), ("rate=400", 400)] {
+        let n = hits.iter().filter(|h| h.attack == name).count();
+        assert!((rate * 3..rate * 20).contains(&n), "{name}: {n} records");
+    }
+    // Not an interruption: both steps are in the table.
+    assert!(!err.contains("interrupted"), "{err}");
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["steps"].as_array().map(Vec::len), Some(2), "{table}");
 }
 
 #[test]

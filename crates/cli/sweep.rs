@@ -94,6 +94,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         sink: sink.clone(),
         stopper: stopper.clone(),
         step_duration: s.step_duration,
+        step_until: s.step_until.clone(),
         warmup: s.attack.warmup,
         bounds,
     };
@@ -104,7 +105,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         precision: s.precision,
         pause: s.pause,
     };
-    let started = unix_now();
+    let started = barrage_model::time::now_ns();
     let out = barrage_sweep::sweep(&plan, &mut attacker, progress);
     let _ = sink.lock().map(|mut s| s.flush());
     let out = match out {
@@ -139,7 +140,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         env!("CARGO_PKG_VERSION"),
         &shown,
         &out.rows,
-        (started, unix_now()),
+        (started, barrage_model::time::now_ns()),
     );
     write(&s, &run, &out.rows, out.found.as_ref(), table)?;
     match out.found {
@@ -153,13 +154,6 @@ pub fn run(s: SweepArgs) -> Outcome {
         }),
         _ => Ok(()),
     }
-}
-
-/// The wall clock, unix ns.
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// One line on stderr per finished step.

@@ -87,9 +87,7 @@ impl Sampler {
         let span = now.duration_since(self.at).as_nanos() as u64;
         let counters = threads();
         let mut a = Audit {
-            at: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as i64),
+            at: barrage_model::time::now_ns(),
             span,
             threads: counters.len() as u32,
             sent,

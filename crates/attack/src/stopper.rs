@@ -32,6 +32,8 @@ struct Inner {
     wake: Condvar,
     notify: Notify,
     abandon: Notify,
+    /// Stoppers that stop (and are abandoned) with this one.
+    children: Mutex<Vec<std::sync::Weak<Inner>>>,
 }
 
 impl Stopper {
@@ -40,13 +42,48 @@ impl Stopper {
         Self::default()
     }
 
+    /// A stopper of its own that also fires when this one does (and is
+    /// abandoned with it): a sweep's step, which `-step-until` may end
+    /// alone while a Ctrl-C ends them all.
+    pub fn child(&self) -> Stopper {
+        let child = Stopper::new();
+        let mut children = self
+            .inner
+            .children
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        children.retain(|c| c.strong_count() > 0);
+        children.push(Arc::downgrade(&child.inner));
+        drop(children);
+        if self.is_abandoned() {
+            child.abandon();
+        } else if self.is_stopped() {
+            child.stop();
+        }
+        child
+    }
+
+    /// The children alive now.
+    fn children(&self) -> Vec<Stopper> {
+        let children = self
+            .inner
+            .children
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let alive = children.iter().filter_map(std::sync::Weak::upgrade);
+        alive.map(|inner| Stopper { inner }).collect()
+    }
+
     /// Fires: the attack schedules nothing more.
     pub fn stop(&self) {
         let _ = self.inner.stopped_at.set(Instant::now());
         self.inner.stopped.store(true, Ordering::SeqCst);
-        let _guard = self.inner.lock.lock();
-        self.inner.wake.notify_all();
-        self.inner.notify.notify_waiters();
+        {
+            let _guard = self.inner.lock.lock();
+            self.inner.wake.notify_all();
+            self.inner.notify.notify_waiters();
+        }
+        self.children().iter().for_each(Stopper::stop);
     }
 
     /// Fires because the run's answer is sure (`-until`): in-flight
@@ -67,6 +104,7 @@ impl Stopper {
     pub fn abandon(&self) {
         self.inner.abandoned.store(true, Ordering::SeqCst);
         self.inner.abandon.notify_waiters();
+        self.children().iter().for_each(Stopper::abandon);
         self.stop();
     }
 
@@ -166,4 +204,27 @@ async fn until(notify: &Notify, flag: &AtomicBool) {
         return;
     }
     notified.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_stops_alone_or_with_its_parent() {
+        let parent = Stopper::new();
+        let step = parent.child();
+        step.met();
+        assert!(step.is_stopped() && step.is_met());
+        assert!(!parent.is_stopped(), "a step's end is not the sweep's");
+        let next = parent.child();
+        parent.stop();
+        assert!(next.is_stopped() && !next.is_met());
+        // Made after the stop: stopped at once; abandoned with it.
+        let late = parent.child();
+        assert!(late.is_stopped() && !late.is_abandoned());
+        parent.abandon();
+        assert!(late.is_abandoned() && next.is_abandoned());
+        assert!(parent.child().is_abandoned());
+    }
 }

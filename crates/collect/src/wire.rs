@@ -165,12 +165,7 @@ pub fn new_origin() -> String {
     format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }
 
-/// The wall clock, unix nanoseconds.
-pub fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
-}
+pub use barrage_model::time::now_ns;
 
 /// A label or reason on one line.
 pub fn one_line(s: &str) -> String {

@@ -64,11 +64,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
                 .find_subcommand_mut("sweep")
                 .cloned()
                 .unwrap_or_default();
+            let instead = match *typed {
+                "-until" => "-step-until ends each step once its figure is sure",
+                _ => "give the steps with -rates or -concurrency, and -step-duration",
+            };
             return Err(sweep.error(
                 ErrorKind::ArgumentConflict,
-                format!(
-                    "sweep sets {typed} itself: give the steps with -rates or -concurrency, and -step-duration"
-                ),
+                format!("sweep sets {typed} itself: {instead}"),
             ));
         }
     }

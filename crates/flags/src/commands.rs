@@ -329,6 +329,9 @@ pub struct SweepArgs {
     /// How long each step is measured
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub step_duration: Duration,
+    /// End each step once a figure is sure, as attack -until does ('p99±5%'): a step at a steady load is short, a noisy one runs to -step-duration
+    #[arg(long)]
+    pub step_until: Option<barrage_metrics::Until>,
     /// Idle time between steps
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub pause: Duration,

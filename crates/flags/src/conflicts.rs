@@ -127,9 +127,7 @@ impl AttackArgs {
             return Err(Conflict::Unbounded);
         }
         if let Some(at) = self.start_at {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as i64);
+            let now = barrage_model::time::now_ns();
             if at < now {
                 let rfc = barrage_model::time::format_rfc3339;
                 return Err(Conflict::StartAtPast {

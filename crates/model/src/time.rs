@@ -14,6 +14,13 @@ pub struct TimeError(pub String);
 #[error("{0}")]
 pub struct InstantError(pub String);
 
+/// The wall clock, unix nanoseconds (0 before 1970).
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 /// Formats unix nanoseconds as RFC 3339 in UTC with up to 9 fraction digits.
 pub fn format_rfc3339(unix_ns: i64) -> String {
     let secs = unix_ns.div_euclid(1_000_000_000);

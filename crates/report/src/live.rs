@@ -7,7 +7,7 @@
 use std::{
     io::{self, Write},
     sync::{mpsc, Arc, Mutex},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant},
 };
 
 use barrage_metrics::{Metrics, Options, Windows};
@@ -240,9 +240,7 @@ pub fn live<S: Source>(
     while let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(every) {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         if s.last_data.elapsed() >= every {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as i64);
+            let now = barrage_model::time::now_ns();
             let ready = s.windows.ready_before(now - every_ns as i64);
             s.emit(ready, false);
         }

@@ -76,7 +76,8 @@ impl Recorder {
     /// Feeds `-until` a record; its words once it is met.
     fn judge(&mut self, hit: &Hit) -> Option<String> {
         let u = self.until.as_mut()?;
-        let first = *u.first.get_or_insert(hit.scheduled);
+        let first = u.first.map_or(hit.scheduled, |f| f.min(hit.scheduled));
+        u.first = Some(first);
         if hit.scheduled < first.saturating_add(u.warmup.min(i64::MAX as u64) as i64) {
             return None;
         }

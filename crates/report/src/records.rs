@@ -92,8 +92,8 @@ impl Records {
     }
 
     /// Leaves out the records scheduled within `ns` of the run's first
-    /// (the first read: records come about in the order they were
-    /// scheduled); records without a scheduled time are kept.
+    /// (the earliest read so far: records come about in the order they
+    /// were scheduled); records without a scheduled time are kept.
     pub fn set_warmup(&mut self, ns: u64, found: bool) {
         self.warmup = ns;
         self.found = found;
@@ -152,7 +152,10 @@ impl Records {
         if self.warmup == 0 {
             return Some(false);
         }
-        let origin = *self.origin.get_or_insert(scheduled);
+        // The earliest scheduled so far: records come as they finish, so
+        // the first read may be a little after the run's first.
+        let origin = self.origin.map_or(scheduled, |o| o.min(scheduled));
+        self.origin = Some(origin);
         Some(scheduled < origin.saturating_add(self.warmup.min(i64::MAX as u64) as i64))
     }
 

@@ -37,6 +37,8 @@ pub struct Row {
     /// barrage could not keep this step's schedule: its figures say what
     /// the generator could do, not what the server could.
     pub generator_bound: bool,
+    /// What ended the step early (`-step-until`'s words), if it did.
+    pub until: Option<String>,
 }
 
 /// When a step counts as generator-bound.
@@ -62,7 +64,7 @@ impl Row {
     /// `rate=5000: 4999.8/s sent, 4999.8/s ok, 100.00% success, p99 1.2ms`.
     pub fn progress_line(&self) -> String {
         format!(
-            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}",
+            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}{}",
             self.load.name(),
             self.rate,
             self.throughput,
@@ -72,6 +74,10 @@ impl Row {
                 " (generator-bound)"
             } else {
                 ""
+            },
+            match &self.until {
+                Some(said) => format!("; ended after {} records: {said}", self.requests),
+                None => String::new(),
             }
         )
     }
@@ -113,6 +119,7 @@ impl Row {
             lag_p99,
             errors: m.failures(),
             generator_bound,
+            until: None,
         }
     }
 }
@@ -136,6 +143,7 @@ pub(crate) mod tests {
             lag_p99: 50_000,
             errors: ((1.0 - throughput / load) * 1000.0) as u64,
             generator_bound: false,
+            until: None,
         }
     }
 }

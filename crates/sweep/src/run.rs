@@ -206,6 +206,8 @@ pub struct Attacker {
     pub stopper: Stopper,
     /// Measured part of each step.
     pub step_duration: Duration,
+    /// `-step-until`: each step ends once this figure is sure.
+    pub step_until: Option<barrage_metrics::Until>,
     /// The first part of each step, written but left out of its figures.
     pub warmup: Duration,
     /// When a step counts as generator-bound.
@@ -224,7 +226,21 @@ struct StepSink {
     first: Option<i64>,
     scratch: Hit,
     warm_name: String,
+    until: Option<StepUntil>,
 }
+
+/// `-step-until` in a step: its counted records judged once a second of
+/// sends; once the figure is sure, the step's stopper is met and the
+/// words kept.
+struct StepUntil {
+    until: barrage_metrics::Until,
+    judged: Option<i64>,
+    stop: Stopper,
+    said: Arc<Mutex<Option<String>>>,
+}
+
+/// How often `-step-until` judges a step, in send time.
+const STEP_UNTIL_EVERY: i64 = 1_000_000_000;
 
 impl HitSink for StepSink {
     fn write(&mut self, hit: &Hit) -> io::Result<()> {
@@ -238,10 +254,20 @@ impl HitSink for StepSink {
             self.scratch.attack.clone_from(&self.warm_name);
             return sink.write(&self.scratch);
         }
-        self.counted
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(hit);
+        let mut counted = self.counted.lock().unwrap_or_else(|p| p.into_inner());
+        counted.add(hit);
+        if let Some(u) = &mut self.until {
+            let judged = *u.judged.get_or_insert(hit.timestamp);
+            if hit.timestamp >= judged.saturating_add(STEP_UNTIL_EVERY) {
+                u.judged = Some(hit.timestamp);
+                if let Some(said) = u.until.settled(&counted) {
+                    *u.said.lock().unwrap_or_else(|p| p.into_inner()) = Some(said);
+                    u.stop.met();
+                    self.until = None;
+                }
+            }
+        }
+        drop(counted);
         sink.write(hit)
     }
 
@@ -282,14 +308,18 @@ impl RunStep for Attacker {
                 config.max_workers = Some(c);
             }
         }
-        // The verdict's lag limit is the sweep's -lag-limit.
+        // The verdict's lag limit is the sweep's -lag-limit; -step-until
+        // judges intervals.
         let options = barrage_metrics::Options {
             limits: barrage_metrics::Limits {
                 lag: self.bounds.lag_p99.as_nanos().min(u64::MAX as u128) as u64,
                 ..Default::default()
             },
+            intervals: self.step_until.is_some(),
             ..Default::default()
         };
+        let stop = self.stopper.child();
+        let said = Arc::new(Mutex::new(None));
         let counted = Arc::new(Mutex::new(Metrics::with_options(options)));
         let sink = StepSink {
             sink: self.sink.clone(),
@@ -298,16 +328,19 @@ impl RunStep for Attacker {
             first: None,
             scratch: Hit::default(),
             warm_name: format!("{}{WARMUP}", config.name),
+            until: self.step_until.clone().map(|until| StepUntil {
+                until,
+                judged: None,
+                stop: stop.clone(),
+                said: said.clone(),
+            }),
         };
         let targets = match &self.flow {
             Some(plan) => Targets::Flow(plan.clone()),
             None => Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?,
         };
-        let report = Attack::new(config, self.client.clone())?.run(
-            targets,
-            Box::new(sink),
-            self.stopper.clone(),
-        )?;
+        let report =
+            Attack::new(config, self.client.clone())?.run(targets, Box::new(sink), stop)?;
         match report.reason {
             StopReason::OutputFailed => {
                 return Err(SweepError::Output(
@@ -325,7 +358,8 @@ impl RunStep for Attacker {
             StopReason::Done | StopReason::TargetsExhausted => {}
         }
         let metrics = std::mem::take(&mut *counted.lock().unwrap_or_else(|p| p.into_inner()));
-        let row = Row::new(load, &metrics, self.bounds);
+        let mut row = Row::new(load, &metrics, self.bounds);
+        row.until = said.lock().unwrap_or_else(|p| p.into_inner()).take();
         Ok(Some(Step { row, metrics }))
     }
 
