@@ -394,7 +394,7 @@ pub struct ReportArgs {
     /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s; 'valid' when the verdict is NOT VALID)
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
-    /// The verdict's thresholds, e.g. 'lag=5ms,cpu=80%': name only those to change (defaults: lag=10ms, rate=90%, cpu=90%, wait=10%, stacked=10%, tail=10, trend=50%)
+    /// The verdict's thresholds, e.g. 'lag=5ms,cpu=70%': name only those to change (defaults: lag=10ms, rate=90%, cpu=80%, wait=10%, stacked=10%, tail=10, trend=50%)
     #[arg(long, default_value = "")]
     pub limits: barrage_metrics::Limits,
     /// Show each figure's 95% interval from the run itself (a block bootstrap over its time; JSON and HTML always have them)

@@ -144,6 +144,8 @@ const MAX_SIZE: u64 = 64 << 20;
 pub const ROUTES: &str = "Routes (any other path: 200 and -body):
   /status/N                  answers status N
   /delay/MS                  answers after MS milliseconds
+  /delay/LOW-HIGH            answers after a delay drawn evenly from LOW to HIGH ms
+                             (a known law: pNN is LOW + NN% of the span)
   /size/N                    N bytes of body
   /echo                      the request's body back
   /sse?n=20&gap=50ms&first=200ms
@@ -211,6 +213,14 @@ async fn respond(
             precise_sleep(Duration::from_millis(ms.min(60_000))).await;
             (hyper::StatusCode::OK, body)
         }
+        // A latency of known law: uniform from LOW to HIGH ms (its pNN is
+        // LOW + NN% of the span), a ground truth for intervals.
+        ("delay", None) if arg.and_then(uniform_ms).is_some() => {
+            let (low, high) = arg.and_then(uniform_ms).unwrap_or_default();
+            let us = fastrand::u64(low * 1000..=high * 1000);
+            precise_sleep(Duration::from_micros(us)).await;
+            (hyper::StatusCode::OK, body)
+        }
         ("size", Some(n)) => (
             hyper::StatusCode::OK,
             Bytes::from(vec![b'x'; n.min(MAX_SIZE) as usize]),
@@ -228,6 +238,13 @@ async fn respond(
     let mut resp = Response::new(whole(answer));
     *resp.status_mut() = status;
     Ok(resp)
+}
+
+/// `LOW-HIGH` of `/delay/LOW-HIGH`, in ms (at most a minute).
+fn uniform_ms(arg: &str) -> Option<(u64, u64)> {
+    let (low, high) = arg.split_once('-')?;
+    let (low, high) = (low.parse::<u64>().ok()?, high.parse::<u64>().ok()?);
+    (low <= high && high <= 60_000).then_some((low, high))
 }
 
 /// Sleeps `d` to within tens of µs: tokio's timer rounds up to its
@@ -395,4 +412,18 @@ fn chat(query: &str, body: &[u8]) -> Response<Answer> {
         .header("cache-control", "no-cache")
         .body(Paced::body(paced, first, gap))
         .expect("a head")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uniform_delay_takes_low_and_high_in_ms() {
+        assert_eq!(uniform_ms("1-20"), Some((1, 20)));
+        assert_eq!(uniform_ms("5-5"), Some((5, 5)));
+        for bad in ["20-1", "1-", "-3", "a-b", "1-60001"] {
+            assert_eq!(uniform_ms(bad), None, "{bad}");
+        }
+    }
 }

@@ -11,7 +11,7 @@ pub struct Limits {
     pub lag: u64,
     /// The least share of a second's due requests sent in it (`rate=90%`).
     pub rate: f64,
-    /// The most of a core barrage's busiest thread may use (`cpu=90%`,
+    /// The most of a core barrage's busiest thread may use (`cpu=80%`,
     /// k6's rule of thumb for its own CPU).
     pub cpu: f64,
     /// The most of a second one of barrage's threads may wait for a core
@@ -33,7 +33,7 @@ impl Default for Limits {
         Limits {
             lag: 10_000_000,
             rate: 0.9,
-            cpu: 0.9,
+            cpu: 0.8,
             wait: 0.1,
             stacked: 0.1,
             tail: 10.0,
@@ -51,7 +51,7 @@ impl std::str::FromStr for Limits {
         let mut l = Limits::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!("-limits {part:?}: want NAME=VALUE (lag=10ms, rate=90%, cpu=90%, wait=10%, stacked=10%, tail=10, trend=50%)").into());
+                return Err(format!("-limits {part:?}: want NAME=VALUE (lag=10ms, rate=90%, cpu=80%, wait=10%, stacked=10%, tail=10, trend=50%)").into());
             };
             let share = || -> Result<f64, ParseError> {
                 let v = value.trim();
