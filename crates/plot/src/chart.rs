@@ -54,6 +54,9 @@ pub struct Band {
     pub title: String,
 }
 
+/// Rules nearer than this (px) have their labels parted.
+const RULES_APART: f64 = 160.0;
+
 /// A dashed vertical line at an x, labelled above the plot area.
 #[derive(Clone, Debug)]
 pub struct Rule {
@@ -278,21 +281,33 @@ impl Chart {
         for s in &self.series {
             self.draw_series(page, s, &x, &y);
         }
-        for r in &self.rules {
-            let px = x(r.x);
+        let at: Vec<f64> = self.rules.iter().map(|r| x(r.x)).collect();
+        for (r, &px) in self.rules.iter().zip(&at) {
             if !(LEFT..=LEFT + pw).contains(&px) {
                 continue;
             }
             let label = escape(&r.label);
-            let anchor = if px > LEFT + pw * 0.8 {
+            // Two rules close together (an answer and its bracket): their
+            // labels part, the left one ending at its line, the right one
+            // starting at its own.
+            let near = |d: f64| d > 0.0 && d < RULES_APART;
+            let anchor = if at.iter().any(|&o| near(o - px)) || px > LEFT + pw * 0.8 {
                 "end"
+            } else if at.iter().any(|&o| near(px - o)) {
+                "start"
             } else {
                 "middle"
+            };
+            // A parted label stands 4 px off its line.
+            let tx = match anchor {
+                "end" if at.iter().any(|&o| near(o - px)) => px - 4.0,
+                "start" => px + 4.0,
+                _ => px,
             };
             let _ = writeln!(
                 page,
                 "<line class=\"rule\" x1=\"{px:.1}\" y1=\"{top:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\"/>\
-                 <text class=\"rule\" x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{label}</text>",
+                 <text class=\"rule\" x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{label}</text>",
                 top + ph,
                 top - 5.0
             );

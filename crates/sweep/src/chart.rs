@@ -15,7 +15,7 @@ use barrage_plot::{
     svg::escape,
 };
 
-use crate::{knee, row::Row, table::Found, Load};
+use crate::{row::Row, table::Found, Load};
 
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 380.0;
@@ -106,14 +106,14 @@ pub fn section(page: &mut String, id: &str, rows: &[Row], found: Option<&Found>)
         page.push_str("<p>No finished steps.</p>\n");
         return;
     }
-    let knee = knee(rows);
+    let knee = crate::knee::knee_of(rows, found);
     let knee_text = match knee {
-        Some(k) => Some(format!(
+        Some(k) if found.is_none() => Some(format!(
             "knee: {} (dashed line): {}",
             rows[k].load,
             crate::knee::knee_rule(&rows[k].load)
         )),
-        None => crate::knee::knee_line(rows),
+        _ => crate::knee::knee_line(rows, found),
     };
     if let Some(t) = knee_text {
         page.push_str(&format!("<p class=\"answer\">{}</p>\n", escape(&t)));
@@ -136,11 +136,28 @@ pub fn section(page: &mut String, id: &str, rows: &[Row], found: Option<&Found>)
         );
         c.bands = bands(rows);
         c.band_legend = "grey: generator-bound (not the server's figures)".into();
-        if let Some(k) = knee {
-            c.rules.push(Rule {
-                x: rows[k].load.amount(),
-                label: format!("knee {}", rows[k].load),
-            });
+        match found {
+            // The search's answer and its bracket.
+            Some(Found::Max { load, above, .. }) => {
+                c.rules.push(Rule {
+                    x: load.amount(),
+                    label: format!("max {load}"),
+                });
+                if let Some(a) = above {
+                    c.rules.push(Rule {
+                        x: a.amount(),
+                        label: format!("{a} failed"),
+                    });
+                }
+            }
+            _ => {
+                if let Some(k) = knee {
+                    c.rules.push(Rule {
+                        x: rows[k].load.amount(),
+                        label: format!("knee {}", rows[k].load),
+                    });
+                }
+            }
         }
         c
     };

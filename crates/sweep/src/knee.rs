@@ -1,14 +1,16 @@
 //! The knee: the last step before more load stops paying, by the open
 //! model's rule or the closed model's, and its line under the table.
 
-use crate::{row::Row, steps::Load};
+use crate::{row::Row, steps::Load, table::Found};
 
 /// The knee: the last step after which more load stops paying. Between
 /// two steps, the load grows by some share and so should throughput; the
 /// knee is the last step before the first one that brings less than half
 /// its share of throughput (`(T₂−T₁)/T₁ < ½·(L₂−L₁)/L₁`), or loses more
 /// than a point of success, or more than doubles p99 (by a millisecond
-/// or more). Generator-bound
+/// or more), and the step after that (if any) is as bad against it: one
+/// step's wobble (a stall of barrage's under `-lag-limit`, one 503) is
+/// not a knee. Generator-bound
 /// steps are never the knee: when the step after a good one is
 /// generator-bound, the server's knee is not known from this sweep.
 pub fn knee(rows: &[Row]) -> Option<usize> {
@@ -26,20 +28,39 @@ pub fn knee(rows: &[Row]) -> Option<usize> {
         if b.generator_bound {
             return None;
         }
-        let load_gain = (b.load.amount() - a.load.amount()) / a.load.amount();
-        let gain = if a.throughput > 0.0 {
-            (b.throughput - a.throughput) / a.throughput
-        } else {
-            0.0
-        };
-        // Sub-millisecond p99s double on noise alone: a jump must also be
-        // a millisecond or more.
-        let slower = b.p99 > 2 * a.p99 && b.p99 - a.p99 >= 1_000_000;
-        if gain < 0.5 * load_gain || b.success < a.success - 0.01 || slower {
+        let next = rows.get(i + 2).filter(|c| !c.generator_bound);
+        if worse(a, b) && next.is_none_or(|c| worse(a, c)) {
             return Some(i);
         }
     }
     None
+}
+
+/// Whether open-model step `b` pays less than its load against `a`: less
+/// than half its share of throughput, a point less success, or twice the
+/// p99 (by a millisecond or more: sub-millisecond p99s double on noise
+/// alone).
+fn worse(a: &Row, b: &Row) -> bool {
+    let load_gain = (b.load.amount() - a.load.amount()) / a.load.amount();
+    let gain = if a.throughput > 0.0 {
+        (b.throughput - a.throughput) / a.throughput
+    } else {
+        0.0
+    };
+    let slower = b.p99 > 2 * a.p99 && b.p99 - a.p99 >= 1_000_000;
+    gain < 0.5 * load_gain || b.success < a.success - 0.01 || slower
+}
+
+/// The knee when `-find-max` ran: its answer, the highest load that met
+/// the conditions (the knee and the maximum come from the same
+/// decisions, and cannot disagree); none when it found none. Without a
+/// search, [`knee`].
+pub fn knee_of(rows: &[Row], found: Option<&Found>) -> Option<usize> {
+    match found {
+        Some(Found::Max { load, .. }) => rows.iter().position(|r| r.load == *load),
+        Some(_) => None,
+        None => knee(rows),
+    }
 }
 
 /// The least extra throughput, as a share of the throughput, that a
@@ -84,7 +105,14 @@ fn closed_knee(rows: &[Row]) -> Option<usize> {
 }
 
 /// The knee's line under the table (and in the chart's legend).
-pub fn knee_line(rows: &[Row]) -> Option<String> {
+pub fn knee_line(rows: &[Row], found: Option<&Found>) -> Option<String> {
+    if let Some(f) = found {
+        let k = knee_of(rows, Some(f))?;
+        return Some(format!(
+            "knee: {} (the search's answer: the highest load that held its conditions)",
+            rows[k].load
+        ));
+    }
     if past_capacity_at_first(rows) {
         return Some(format!(
             "knee: at or below the first step ({}: {:.2}% success already)",
@@ -136,6 +164,23 @@ mod tests {
         assert_eq!(knee(&rows3), Some(1));
         // Steady all the way: no knee within the sweep.
         assert_eq!(knee(&rows[..3]), None);
+        // One step's wobble (its p99 up from 0.95 to 2.97 ms and one 503,
+        // barrage's own stall) with the next step steady again: no knee.
+        let mut wobble = rows.to_vec();
+        wobble[1].p99 = 2_970_000;
+        wobble[1].success = 0.9995;
+        wobble[0].p99 = 950_000;
+        assert_eq!(knee(&wobble), Some(2));
+        // With a search, the knee is its answer.
+        let found = Found::Max {
+            load: Load::Rate(4000.0),
+            above: Some(Load::Rate(8000.0)),
+            conditions: "p99<=10ms".into(),
+        };
+        assert_eq!(knee_of(&wobble, Some(&found)), Some(2));
+        assert!(knee_line(&wobble, Some(&found))
+            .unwrap()
+            .starts_with("knee: 4000/s (the search's answer"));
         // A generator-bound step is never the knee, nor what follows it.
         let mut rows4 = rows.to_vec();
         rows4[3].generator_bound = true;
@@ -173,7 +218,7 @@ mod tests {
         assert_eq!(knee(&peaks), Some(4));
         assert!(!past_capacity_at_first(&peaks));
         assert_eq!(
-            knee_line(&peaks).unwrap(),
+            knee_line(&peaks, None).unwrap(),
             "knee: 200 connections (more connections beyond it bring under 2% more throughput, or latency rising faster than connections, or failures)"
         );
         // Still rising at the last step: no knee within the sweep.
@@ -190,7 +235,7 @@ mod tests {
         assert_eq!(knee(&shedding), None);
         assert!(past_capacity_at_first(&shedding));
         assert_eq!(
-            knee_line(&shedding).unwrap(),
+            knee_line(&shedding, None).unwrap(),
             "knee: at or below the first step (10 connections: 1.90% success already)"
         );
         let mut json = Vec::new();

@@ -116,7 +116,7 @@ pub fn sweep<R: RunStep>(
                     break;
                 };
                 if step.row.generator_bound {
-                    found = Found::GeneratorBound { load };
+                    found = Found::GeneratorBound { load, held: good };
                     break;
                 }
                 if conditions.iter().all(|c| c.check(&step.metrics).is_some()) {
@@ -136,6 +136,7 @@ pub fn sweep<R: RunStep>(
                         if up > MAX_RATE {
                             found = Found::Max {
                                 load: g,
+                                above: None,
                                 conditions: text.clone(),
                             };
                             break;
@@ -148,6 +149,7 @@ pub fn sweep<R: RunStep>(
                         if close || mid == g || mid == b {
                             found = Found::Max {
                                 load: g,
+                                above: Some(b),
                                 conditions: text.clone(),
                             };
                             break;
@@ -465,11 +467,14 @@ mod tests {
             generator_limit: f64::INFINITY,
         };
         let out = sweep(&plan(1000.0, "p99<=10ms"), &mut fake, |_| {}).unwrap();
-        let Some(Found::Max { load, .. }) = out.found else {
+        let Some(Found::Max { load, above, .. }) = out.found else {
             panic!("{:?}", out.found)
         };
         let max = load.amount();
         assert!((12_400.0 / 1.05..=12_400.0).contains(&max), "{max}");
+        // The bracket: the lowest load that failed, within the precision.
+        let above = above.unwrap().amount();
+        assert!(above > 12_400.0 && above <= max * 1.05, "{above}");
         assert_eq!(&fake.probes[..5], [1000.0, 2000.0, 4000.0, 8000.0, 16000.0]);
         let rows: Vec<f64> = out.rows.iter().map(|r| r.load.amount()).collect();
         assert!(
@@ -496,7 +501,8 @@ mod tests {
         assert_eq!(
             out.found,
             Some(Found::GeneratorBound {
-                load: Load::Rate(8000.0)
+                load: Load::Rate(8000.0),
+                held: Some(Load::Rate(4000.0)),
             })
         );
     }

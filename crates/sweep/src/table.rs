@@ -1,10 +1,11 @@
 //! The table of a sweep's rows in text, JSON or CSV, with the knee marked
 //! and what `-find-max` found.
 
+use serde_json::{json, Value};
 use std::{io, io::Write};
 
 use crate::{
-    knee::{knee, knee_line, past_capacity_at_first},
+    knee::{knee_line, knee_of, past_capacity_at_first},
     row::Row,
     steps::{number, Load},
 };
@@ -45,6 +46,9 @@ pub enum Found {
     Max {
         /// The load.
         load: Load,
+        /// The lowest load above it that failed them: the answer lies
+        /// between the two (`None`: the search reached its top).
+        above: Option<Load>,
         /// The conditions, as typed.
         conditions: String,
     },
@@ -57,6 +61,9 @@ pub enum Found {
     GeneratorBound {
         /// The load.
         load: Load,
+        /// The highest load below it that held the conditions: the
+        /// server takes at least that.
+        held: Option<Load>,
     },
     /// Stopped (Ctrl-C) before an answer.
     Unfinished,
@@ -65,21 +72,39 @@ pub enum Found {
 impl std::fmt::Display for Found {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Found::Max { load, conditions } => {
+            Found::Max {
+                load,
+                above,
+                conditions,
+            } => {
                 let what = match load {
                     Load::Rate(_) => "rate",
                     Load::Concurrency(_) => "concurrency",
                 };
-                write!(f, "max {what} holding {conditions}: {}", grouped(load))
+                write!(f, "max {what} holding {conditions}: {}", grouped(load))?;
+                match above {
+                    Some(a) => write!(
+                        f,
+                        " (between {}, which held, and {}, which did not)",
+                        grouped(load),
+                        grouped(a)
+                    ),
+                    None => write!(f, " (the search's top: the server may take more)"),
+                }
             }
             Found::FirstFails { conditions } => {
                 write!(f, "even the first step fails {conditions}")
             }
-            Found::GeneratorBound { load } => write!(
-                f,
-                "limited by the generator at {}: barrage could not keep the schedule, so the server's limit is not known (try more -cpus, another machine, or -shard)",
-                grouped(load)
-            ),
+            Found::GeneratorBound { load, held } => {
+                if let Some(h) = held {
+                    write!(f, "at least {} (it held): ", grouped(h))?;
+                }
+                write!(
+                    f,
+                    "limited by the generator at {}: barrage could not keep the schedule, so the server's limit is not known (try more -cpus, another machine, or -shard)",
+                    grouped(load)
+                )
+            }
             Found::Unfinished => write!(f, "stopped before the search finished"),
         }
     }
@@ -106,7 +131,7 @@ pub fn write_table(
     found: Option<&Found>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let knee = knee(rows);
+    let knee = knee_of(rows, found);
     match format {
         Format::Text => write_text(rows, knee, found, out),
         Format::Csv => write_csv(rows, knee, out),
@@ -180,7 +205,7 @@ fn write_text(
         }
         writeln!(out, "{}", line.trim_end())?;
     }
-    if let Some(line) = knee_line(rows) {
+    if let Some(line) = knee_line(rows, found) {
         writeln!(out, "{line}")?;
     }
     // Answers that last a second or more (streams, long polls): ok/s is
@@ -222,17 +247,20 @@ fn write_csv(rows: &[Row], knee: Option<usize>, out: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
+/// `{"rate": R}` or `{"concurrency": C}`.
+fn load_json(l: &Load) -> Value {
+    match l {
+        Load::Rate(r) => json!({"rate": r}),
+        Load::Concurrency(c) => json!({"concurrency": c}),
+    }
+}
+
 fn write_json(
     rows: &[Row],
     knee: Option<usize>,
     found: Option<&Found>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    use serde_json::{json, Value};
-    let load_json = |l: &Load| match l {
-        Load::Rate(r) => json!({"rate": r}),
-        Load::Concurrency(c) => json!({"concurrency": c}),
-    };
     let steps: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -262,21 +290,49 @@ fn write_json(
         doc["knee_at_or_below_first"] = json!(true);
     }
     if let Some(f) = found {
-        doc["find_max"] = match f {
-            Found::Max { load, conditions } => {
-                json!({"found": load_json(load), "conditions": conditions, "text": f.to_string()})
-            }
-            Found::FirstFails { conditions } => {
-                json!({"found": null, "conditions": conditions, "text": f.to_string()})
-            }
-            Found::GeneratorBound { load } => {
-                json!({"found": null, "generator_bound": load_json(load), "text": f.to_string()})
-            }
-            Found::Unfinished => json!({"found": null, "text": f.to_string()}),
-        };
+        doc["find_max"] = find_max_json(f);
     }
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// `"find_max"`: `"load"` (the answer; `"found"`, its older name),
+/// `"low"` and `"high"` (the bracket: the highest load that held, the
+/// lowest that did not; null where the search has no such step),
+/// `"confidence"` (null: each probe is decided on its figures, not on an
+/// interval), `"limited_by"` (`"server"` when a load failed the
+/// conditions, `"generator"` when barrage could not keep a schedule,
+/// null otherwise), `"slo"` (the conditions) and `"text"`.
+fn find_max_json(f: &Found) -> Value {
+    let load = |l: &Option<Load>| l.as_ref().map_or(Value::Null, load_json);
+    let (answer, low, high, limited_by, slo) = match f {
+        Found::Max {
+            load: l,
+            above,
+            conditions,
+        } => (
+            Some(*l),
+            Some(*l),
+            *above,
+            above.map(|_| "server"),
+            Some(conditions.as_str()),
+        ),
+        Found::FirstFails { conditions } => {
+            (None, None, None, Some("server"), Some(conditions.as_str()))
+        }
+        Found::GeneratorBound { load: l, held } => (None, *held, Some(*l), Some("generator"), None),
+        Found::Unfinished => (None, None, None, None, None),
+    };
+    json!({
+        "load": load(&answer),
+        "found": load(&answer),
+        "low": load(&low),
+        "high": load(&high),
+        "confidence": null,
+        "limited_by": limited_by,
+        "slo": slo,
+        "text": f.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -299,12 +355,38 @@ mod tests {
     fn the_search_answer_reads_as_one_line() {
         let f = Found::Max {
             load: Load::Rate(12_400.0),
+            above: Some(Load::Rate(13_000.0)),
             conditions: "p99<=250ms,success>=99.9%".into(),
         };
         assert_eq!(
             f.to_string(),
-            "max rate holding p99<=250ms,success>=99.9%: 12,400/s"
+            "max rate holding p99<=250ms,success>=99.9%: 12,400/s (between 12,400/s, which held, and 13,000/s, which did not)"
         );
+        let v = find_max_json(&f);
+        assert_eq!(
+            (
+                v["load"]["rate"].clone(),
+                v["low"]["rate"].clone(),
+                v["high"]["rate"].clone()
+            ),
+            (json!(12_400.0), json!(12_400.0), json!(13_000.0))
+        );
+        assert_eq!(v["limited_by"], "server");
+        let g = Found::GeneratorBound {
+            load: Load::Rate(80_000.0),
+            held: Some(Load::Rate(40_000.0)),
+        };
+        assert!(
+            g.to_string()
+                .starts_with("at least 40,000/s (it held): limited by the generator at 80,000/s"),
+            "{g}"
+        );
+        let v = find_max_json(&g);
+        assert_eq!(
+            (v["load"].clone(), v["limited_by"].clone()),
+            (Value::Null, json!("generator"))
+        );
+        assert_eq!(v["low"]["rate"], 40_000.0);
     }
 
     #[test]
