@@ -480,3 +480,97 @@ fn the_closed_models_knee_against_a_capacity_server_and_one_that_keeps_up() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!table.contains("knee"), "{table}");
 }
+
+/// `barrage serve` with `flags` on a free port, killed when dropped.
+struct Served(std::process::Child, String);
+
+impl Served {
+    fn start(flags: &[&str]) -> Served {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_barrage"))
+            .args(["serve", "-addr", "127.0.0.1:0"])
+            .args(flags)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_string();
+        Served(child, url)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_queue_growing_inside_a_step_fails_it_before_its_figures_do() {
+    // 1,000/s served, the rest queued without bound: at 1,500/s every
+    // request waits longer than the last (about 0.5 s more each second)
+    // and none fails, so only the queue's line tells.
+    let _one = one_at_a_time();
+    let server = Served::start(&["-capacity", "1000", "-queue"]);
+    let out = sweep(
+        &[
+            "-rates",
+            "500,1500",
+            "-step-duration",
+            "2s",
+            "-lag-limit",
+            "1s",
+            "-type",
+            "json",
+        ],
+        &format!("GET {}\n", server.1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let backlog: Vec<bool> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["backlog"].as_bool().unwrap())
+        .collect();
+    assert_eq!(backlog, [false, true], "{v}");
+    assert_eq!(v["steps"][1]["success"], 1.0, "{v}");
+    assert!(
+        text(&out.stderr).contains("rate=1500: ")
+            && text(&out.stderr).contains("(backlog: latency rose "),
+        "{}",
+        text(&out.stderr)
+    );
+    // A search on success alone, which the queue never fails, stops
+    // under the capacity: the backlog fails the steps above it.
+    let out = sweep(
+        &[
+            "-rates",
+            "400",
+            "-find-max",
+            "success>=99%",
+            "-step-duration",
+            "2s",
+            "-lag-limit",
+            "1s",
+            "-precision",
+            "10%",
+            "-type",
+            "json",
+        ],
+        &format!("GET {}\n", server.1),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = &v["find_max"];
+    let (low, high) = (
+        found["low"]["rate"].as_f64().unwrap(),
+        found["high"]["rate"].as_f64().unwrap(),
+    );
+    assert!(low < 1000.0 * 1.01 && high > 1000.0 * 0.9, "{found}");
+    assert_eq!(found["limited_by"], "server", "{found}");
+}

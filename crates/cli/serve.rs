@@ -10,6 +10,7 @@ pub fn run(args: ServeArgs) -> Outcome {
         body: args.body.into(),
         delay: args.delay,
         capacity: args.capacity,
+        queue: args.queue,
     };
     target::run(addr, options, |bound| {
         eprintln!("barrage serve: listening on http://{bound}/");

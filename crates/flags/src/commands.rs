@@ -495,6 +495,9 @@ pub struct ServeArgs {
     /// Answers a second served; the rest get 503 at once (a limit for sweep to find)
     #[arg(long, value_parser = parse_capacity)]
     pub capacity: Option<f64>,
+    /// With -capacity: the rest wait their turn in an unbounded queue instead of a 503 (latency then grows while the load is above capacity)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set, requires = "capacity")]
+    pub queue: bool,
 }
 
 #[cfg(test)]

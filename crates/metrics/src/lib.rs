@@ -64,6 +64,6 @@ pub use sessions::Sessions;
 pub use shards::{Shard, Shards, Verdict};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
-pub use trust::{Check, Evidence, Interval, Intervals, Limits, Trust, Until, Warmup};
+pub use trust::{Backlog, Check, Evidence, Interval, Intervals, Limits, Trust, Until, Warmup};
 pub use view::{LatencyView, Options};
 pub use windows::Windows;

@@ -52,6 +52,9 @@ pub struct Options {
     pub delay: Duration,
     /// Answers a second served (200); the rest get 503 at once.
     pub capacity: Option<f64>,
+    /// With `capacity`: the rest wait in an unbounded queue for their
+    /// turn instead (a server whose latency grows past its capacity).
+    pub queue: bool,
 }
 
 /// A rate limit as a virtual schedule (GCRA): each admitted request
@@ -72,6 +75,25 @@ impl Capacity {
             interval_ns: (1e9 / per_second).max(1.0) as u64,
             burst_ns: 10_000_000,
             next: AtomicU64::new(0),
+        }
+    }
+
+    /// A queue's turn: how long the request waits for its slot (the
+    /// schedule never refuses).
+    fn turn(&self) -> Duration {
+        let now = self.start.elapsed().as_nanos() as u64;
+        let mut next = self.next.load(Ordering::Relaxed);
+        loop {
+            let from = next.max(now);
+            match self.next.compare_exchange_weak(
+                next,
+                from + self.interval_ns,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Duration::from_nanos(from - now),
+                Err(seen) => next = seen,
+            }
         }
     }
 
@@ -116,7 +138,7 @@ pub fn run(
             .map_err(ServeError::Io)?;
         listening(listener.local_addr().map_err(ServeError::Io)?);
         let capacity = options.capacity.map(|c| Arc::new(Capacity::new(c)));
-        let (body, delay) = (options.body, options.delay);
+        let (body, delay, queue) = (options.body, options.delay, options.queue);
         let app = Arc::new(crate::App::default());
         loop {
             let Ok((stream, _)) = listener.accept().await else {
@@ -126,8 +148,13 @@ pub fn run(
             let (body, capacity, app) = (body.clone(), capacity.clone(), app.clone());
             tokio::spawn(async move {
                 let service = service_fn(move |req: Request<Incoming>| {
-                    let admitted = capacity.as_ref().is_none_or(|c| c.admit());
-                    respond(req, body.clone(), delay, admitted, app.clone())
+                    // Queued: the wait for its turn comes before the delay.
+                    let (admitted, wait) = match &capacity {
+                        Some(c) if queue => (true, c.turn()),
+                        Some(c) => (c.admit(), Duration::ZERO),
+                        None => (true, Duration::ZERO),
+                    };
+                    respond(req, body.clone(), delay + wait, admitted, app.clone())
                 });
                 let _ = auto::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), service)

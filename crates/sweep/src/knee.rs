@@ -37,9 +37,9 @@ pub fn knee(rows: &[Row]) -> Option<usize> {
 }
 
 /// Whether open-model step `b` pays less than its load against `a`: less
-/// than half its share of throughput, a point less success, or twice the
+/// than half its share of throughput, a point less success, twice the
 /// p99 (by a millisecond or more: sub-millisecond p99s double on noise
-/// alone).
+/// alone), or a queue growing through it.
 fn worse(a: &Row, b: &Row) -> bool {
     let load_gain = (b.load.amount() - a.load.amount()) / a.load.amount();
     let gain = if a.throughput > 0.0 {
@@ -48,7 +48,7 @@ fn worse(a: &Row, b: &Row) -> bool {
         0.0
     };
     let slower = b.p99 > 2 * a.p99 && b.p99 - a.p99 >= 1_000_000;
-    gain < 0.5 * load_gain || b.success < a.success - 0.01 || slower
+    gain < 0.5 * load_gain || b.success < a.success - 0.01 || slower || b.backlog.is_some()
 }
 
 /// The knee when `-find-max` ran: its answer, the highest load that met

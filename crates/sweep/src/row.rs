@@ -39,6 +39,11 @@ pub struct Row {
     pub generator_bound: bool,
     /// What ended the step early (`-step-until`'s words), if it did.
     pub until: Option<String>,
+    /// The open model's queue grew through the step: its blocks' mean
+    /// latency rose along a clear line ([`barrage_metrics::Backlog`]), so
+    /// the server was past its capacity even if the step ended before
+    /// its p99 showed it. The rise, ns.
+    pub backlog: Option<f64>,
 }
 
 /// When a step counts as generator-bound.
@@ -64,7 +69,7 @@ impl Row {
     /// `rate=5000: 4999.8/s sent, 4999.8/s ok, 100.00% success, p99 1.2ms`.
     pub fn progress_line(&self) -> String {
         format!(
-            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}{}",
+            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}{}{}",
             self.load.name(),
             self.rate,
             self.throughput,
@@ -74,6 +79,15 @@ impl Row {
                 " (generator-bound)"
             } else {
                 ""
+            },
+            match self.backlog {
+                Some(rise) => format!(
+                    " (backlog: latency rose {} through the step)",
+                    barrage_model::duration::format(barrage_model::duration::round_for_report(
+                        rise as i64
+                    ))
+                ),
+                None => String::new(),
             },
             match &self.until {
                 Some(said) => format!("; ended after {} records: {said}", self.requests),
@@ -104,6 +118,10 @@ impl Row {
             // The closed model has no schedule to fall behind.
             Load::Concurrency(_) => false,
         };
+        let backlog = match load {
+            Load::Rate(_) => m.backlog().filter(|b| b.grew()).map(|b| b.rise),
+            Load::Concurrency(_) => None,
+        };
         let l = m.latency();
         Row {
             load,
@@ -120,6 +138,7 @@ impl Row {
             errors: m.failures(),
             generator_bound,
             until: None,
+            backlog,
         }
     }
 }
@@ -144,6 +163,7 @@ pub(crate) mod tests {
             errors: ((1.0 - throughput / load) * 1000.0) as u64,
             generator_bound: false,
             until: None,
+            backlog: None,
         }
     }
 }

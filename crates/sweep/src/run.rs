@@ -119,7 +119,10 @@ pub fn sweep<R: RunStep>(
                     found = Found::GeneratorBound { load, held: good };
                     break;
                 }
-                if conditions.iter().all(|c| c.check(&step.metrics).is_some()) {
+                // A growing queue fails a step whatever its figures say
+                // yet: the server is past its capacity.
+                let held = conditions.iter().all(|c| c.check(&step.metrics).is_some());
+                if held && step.row.backlog.is_none() {
                     good = Some(load);
                 } else {
                     bad = Some(load);
@@ -310,14 +313,14 @@ impl RunStep for Attacker {
                 config.max_workers = Some(c);
             }
         }
-        // The verdict's lag limit is the sweep's -lag-limit; -step-until
-        // judges intervals.
+        // The verdict's lag limit is the sweep's -lag-limit; blocks for
+        // -step-until's intervals and the backlog's line.
         let options = barrage_metrics::Options {
             limits: barrage_metrics::Limits {
                 lag: self.bounds.lag_p99.as_nanos().min(u64::MAX as u128) as u64,
                 ..Default::default()
             },
-            intervals: self.step_until.is_some(),
+            intervals: true,
             ..Default::default()
         };
         let stop = self.stopper.child();
@@ -387,7 +390,11 @@ impl Collect {
         match self.steps.iter_mut().rev().find(|(l, _)| *l == load) {
             Some((_, m)) => m.add(hit),
             None => {
-                let mut m = Metrics::new();
+                // Blocks, for the backlog's line (as the live step keeps).
+                let mut m = Metrics::with_options(barrage_metrics::Options {
+                    intervals: true,
+                    ..Default::default()
+                });
                 m.add(hit);
                 self.steps.push((load, m));
             }

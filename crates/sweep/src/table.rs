@@ -145,10 +145,11 @@ fn latencies_ms(r: &Row) -> [String; 6] {
 }
 
 fn note(i: usize, row: &Row, knee: Option<usize>) -> &'static str {
-    match (row.generator_bound, knee == Some(i)) {
-        (true, _) => "generator-bound",
-        (false, true) => "knee",
-        (false, false) => "",
+    match (row.generator_bound, knee == Some(i), row.backlog.is_some()) {
+        (true, ..) => "generator-bound",
+        (false, true, _) => "knee",
+        (false, false, true) => "backlog",
+        (false, false, false) => "",
     }
 }
 
@@ -274,6 +275,7 @@ fn write_json(
                 "lag_99th": r.lag_p99,
                 "errors": r.errors,
                 "generator_bound": r.generator_bound,
+                "backlog": r.backlog.is_some(),
             });
             if let (Value::Object(v), Value::Object(f)) = (&mut v, fields) {
                 v.extend(f);

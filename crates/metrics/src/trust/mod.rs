@@ -10,6 +10,7 @@
 //! (`tail`), a warm-up (`warmup`) and a trend (`trend`). The method, with
 //! its sources, is in `docs/guide/coordinated-omission.md`.
 
+mod backlog;
 mod check;
 mod checks;
 mod evidence;
@@ -19,6 +20,7 @@ mod stats;
 mod until;
 mod words;
 
+pub use backlog::Backlog;
 pub use check::{Check, Trust, Unit, Warmup};
 pub use evidence::Evidence;
 pub use intervals::{Interval, Intervals, ROUNDS};
