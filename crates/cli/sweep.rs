@@ -10,7 +10,7 @@ use std::{
 };
 
 use barrage_attack::{HitSink, Rate, Stopper};
-use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Plan, Row};
+use barrage_sweep::{Attacker, Bounds, Collect, Found, Load, Row};
 
 use crate::{
     attack, exit,
@@ -31,7 +31,7 @@ pub fn run(s: SweepArgs) -> Outcome {
     if to_stdout {
         crate::output::refuse_terminal("-")?;
     }
-    let steps = s.steps().map_err(Failed::usage)?;
+    let plan = s.plan().map_err(Failed::usage)?;
     let Setup {
         reader,
         config,
@@ -95,15 +95,9 @@ pub fn run(s: SweepArgs) -> Outcome {
         stopper: stopper.clone(),
         step_duration: s.step_duration,
         step_until: s.step_until.clone(),
+        slo: plan.slo.clone(),
         warmup: s.attack.warmup,
         bounds,
-    };
-    let plan = Plan {
-        steps,
-        stop_on: s.stop_on.as_ref().map(|c| c.0.clone()).unwrap_or_default(),
-        find_max: s.find_max.as_ref().map(|c| (c.0.clone(), c.1.clone())),
-        precision: s.precision,
-        pause: s.pause,
     };
     let started = barrage_model::time::now_ns();
     let out = barrage_sweep::sweep(&plan, &mut attacker, progress);

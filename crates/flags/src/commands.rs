@@ -341,6 +341,12 @@ pub struct SweepArgs {
     /// Search for the highest load where all conditions hold, e.g. 'p99<=250ms,success>=99.9%': from the first step, doubling until one fails, then halving the gap
     #[arg(long, value_parser = parse_conditions)]
     pub find_max: Option<Conditions>,
+    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success': the search finds the highest load where at least -attain of the requests meet them all (its goodput), each step decided on the 95% interval of that share
+    #[arg(long)]
+    pub slo: Option<barrage_metrics::Slo>,
+    /// With -slo: the share of requests that must meet it; a step whose interval straddles it runs on, up to three -step-duration, then is undecided
+    #[arg(long, default_value = "99%", value_parser = parse_precision)]
+    pub attain: f64,
     /// -find-max stops when the failing load is within this share above the holding one
     #[arg(long, default_value = "5%", value_parser = parse_precision)]
     pub precision: f64,

@@ -60,6 +60,7 @@ impl ReportArgs {
             buckets,
             limits: self.limits.clone(),
             intervals: self.intervals || matches!(kind, Kind::Json | Kind::Html),
+            slo: None,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! What `barrage sweep`'s flags ask that clap cannot check alone.
 
-use barrage_sweep::Load;
+use barrage_sweep::{Load, Plan};
 
 use crate::SweepArgs;
 
@@ -15,8 +15,8 @@ pub enum SweepConflict {
     /// Neither `-rates` nor `-concurrency`.
     #[error("sweep needs its steps: -rates 1000,2000,5000 (open model) or -concurrency 50,100,200 (closed model)")]
     NoSteps,
-    /// `-find-max` with `-stop-on`.
-    #[error("-find-max and -stop-on cannot be combined")]
+    /// `-find-max` (or `-slo`, a search too) with `-stop-on`.
+    #[error("-find-max (or -slo) and -stop-on cannot be combined")]
     FindMaxStopOn,
     /// `-step-duration 0`.
     #[error("-step-duration must be above 0")]
@@ -24,6 +24,22 @@ pub enum SweepConflict {
 }
 
 impl SweepArgs {
+    /// The sweep's plan: its steps, how it ends, what it searches for.
+    pub fn plan(&self) -> Result<Plan, SweepConflict> {
+        Ok(Plan {
+            steps: self.steps()?,
+            stop_on: self
+                .stop_on
+                .as_ref()
+                .map(|c| c.0.clone())
+                .unwrap_or_default(),
+            find_max: self.find_max.as_ref().map(|c| (c.0.clone(), c.1.clone())),
+            slo: self.slo.clone().map(|slo| (slo, self.attain)),
+            precision: self.precision,
+            pause: self.pause,
+        })
+    }
+
     /// The steps, the flags checked together.
     pub fn steps(&self) -> Result<Vec<Load>, SweepConflict> {
         if self.concurrency.is_some() && self.attack.max_workers.is_some() {
@@ -33,7 +49,7 @@ impl SweepArgs {
             (Some(steps), None) | (None, Some(steps)) => steps.0.clone(),
             _ => return Err(SweepConflict::NoSteps),
         };
-        if self.find_max.is_some() && self.stop_on.is_some() {
+        if (self.find_max.is_some() || self.slo.is_some()) && self.stop_on.is_some() {
             return Err(SweepConflict::FindMaxStopOn);
         }
         if self.step_duration.is_zero() {

@@ -43,6 +43,8 @@ pub struct Block {
     pub count: u64,
     /// Of them, successes.
     pub ok: u64,
+    /// Of them, those that met the objectives (`Options::slo`).
+    pub attained: u64,
     /// Sum of latencies (ns).
     pub latency_sum: f64,
     /// Greatest latency (ns).
@@ -73,13 +75,14 @@ impl Open {
         }
     }
 
-    fn add(&mut self, t: i64, latency: u64, ok: bool) {
+    fn add(&mut self, t: i64, latency: u64, ok: bool, attained: bool) {
         if self.dense.is_empty() {
             self.dense = vec![0; BUCKETS];
         }
         let b = &mut self.block;
         b.count += 1;
         b.ok += u64::from(ok);
+        b.attained += u64::from(attained);
         b.latency_sum += latency as f64;
         b.max = b.max.max(latency);
         self.dense[bucket(latency).min(BUCKETS - 1)] += 1;
@@ -98,6 +101,7 @@ impl Open {
         let (a, b) = (&mut self.block, &other.block);
         a.count += b.count;
         a.ok += b.ok;
+        a.attained += b.attained;
         a.latency_sum += b.latency_sum;
         a.max = a.max.max(b.max);
         for (x, y) in self.dense.iter_mut().zip(&other.dense) {
@@ -154,6 +158,11 @@ impl Run {
     /// Adds a record: its send time (unix ns), latency (ns) and whether
     /// it succeeded.
     pub fn add(&mut self, t: i64, latency: u64, ok: bool) {
+        self.add_attained(t, latency, ok, false);
+    }
+
+    /// [`Run::add`] for a record that met the objectives or not.
+    pub fn add_attained(&mut self, t: i64, latency: u64, ok: bool, attained: bool) {
         let origin = *self.origin.get_or_insert(t);
         // A record sent before the first one seen goes in the first block.
         let since = t.saturating_sub(origin).max(0);
@@ -165,7 +174,7 @@ impl Run {
         while i >= self.open.len() {
             self.open.push(Open::new());
         }
-        self.open[i].add(t, latency, ok);
+        self.open[i].add(t, latency, ok, attained);
     }
 
     /// Merges neighbours: half as many blocks, twice as wide.

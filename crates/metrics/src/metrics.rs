@@ -13,6 +13,8 @@ pub struct Metrics {
     options: Options,
     requests: u64,
     success: u64,
+    /// Records that met `Options::slo`.
+    attained: u64,
     latency: Distribution,
     lag: Distribution,
     bytes_in: u64,
@@ -77,6 +79,7 @@ impl Metrics {
             options,
             requests: 0,
             success: 0,
+            attained: 0,
             latency: Distribution::default(),
             lag: Distribution::default(),
             bytes_in: 0,
@@ -160,6 +163,12 @@ impl Metrics {
         if ok {
             self.success += 1;
         }
+        let attained = self
+            .options
+            .slo
+            .as_ref()
+            .is_some_and(|s| s.met(hit, ok, latency));
+        self.attained += u64::from(attained);
         self.latency.record(latency);
         if lacks.scheduled {
             self.unscheduled += 1;
@@ -167,7 +176,7 @@ impl Metrics {
             self.lag.record(hit.lag());
             if self.gathers {
                 let limit = self.options.limits.lag;
-                let blocks = self.options.intervals.then_some(ok);
+                let blocks = self.options.intervals.then_some((ok, attained));
                 let evidence = self.evidence.get_or_insert_with(Box::default);
                 evidence.add(hit, limit, latency, blocks);
             }
@@ -214,6 +223,7 @@ impl Metrics {
         }
         self.requests += other.requests;
         self.success += other.success;
+        self.attained += other.attained;
         self.latency.merge(&other.latency);
         self.lag.merge(&other.lag);
         self.bytes_in = self.bytes_in.saturating_add(other.bytes_in);
@@ -382,6 +392,25 @@ impl Metrics {
         } else {
             self.success as f64
         }
+    }
+
+    /// The share of records that met the objectives (`Options::slo`);
+    /// `None` without objectives or records.
+    pub fn attainment(&self) -> Option<f64> {
+        (self.options.slo.is_some() && self.requests > 0)
+            .then(|| self.attained as f64 / self.requests as f64)
+    }
+
+    /// Records that met the objectives a second, over the run as
+    /// [`Metrics::throughput`] counts it: goodput.
+    pub fn goodput(&self) -> Option<f64> {
+        self.attainment()?;
+        let secs = (self.duration() as f64 + self.wait() as f64) / 1e9;
+        Some(if secs > 0.0 {
+            self.attained as f64 / secs
+        } else {
+            self.attained as f64
+        })
     }
 
     /// Fraction of hits that succeeded (0 when empty).

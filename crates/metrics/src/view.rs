@@ -44,6 +44,9 @@ pub struct Options {
     /// Whether the run is cut into blocks for its intervals
     /// ([`crate::Metrics::intervals`]).
     pub intervals: bool,
+    /// Objectives each request must meet, to count its attainment
+    /// ([`crate::Metrics::attainment`]).
+    pub slo: Option<crate::Slo>,
 }
 
 impl Options {

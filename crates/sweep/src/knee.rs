@@ -176,6 +176,8 @@ mod tests {
             load: Load::Rate(4000.0),
             above: Some(Load::Rate(8000.0)),
             conditions: "p99<=10ms".into(),
+            undecided: false,
+            confidence: None,
         };
         assert_eq!(knee_of(&wobble, Some(&found)), Some(2));
         assert!(knee_line(&wobble, Some(&found))

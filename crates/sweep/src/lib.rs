@@ -28,7 +28,7 @@ pub use chart::{
     report_section, run_table, section as chart_section, write_chart, write_chart_file,
 };
 pub use knee::knee;
-pub use row::{Bounds, Row};
+pub use row::{Bounds, Decision, Row, SloRow};
 pub use run::{sweep, Attacker, Collect, Outcome, Plan, RunStep, Step, SweepError, WARMUP};
 pub use steps::{Load, StepsError};
 pub use table::{write_table, Format, Found, UnknownFormat};

@@ -44,6 +44,54 @@ pub struct Row {
     /// the server was past its capacity even if the step ended before
     /// its p99 showed it. The rise, ns.
     pub backlog: Option<f64>,
+    /// `-slo`'s figures and decision.
+    pub slo: Option<SloRow>,
+}
+
+/// A step's answer to `-slo`: from the 95% interval of its attainment
+/// (the share of its requests meeting every objective) against `-attain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The whole interval is at or above the target.
+    Pass,
+    /// The whole interval is below it.
+    Fail,
+    /// The interval straddles it (or the step was too short for one).
+    Undecided,
+}
+
+impl Decision {
+    /// `m`'s answer to an attainment target `attain` (0 to 1); `None`
+    /// without objectives.
+    pub fn of(m: &Metrics, attain: f64) -> Option<Decision> {
+        m.attainment()?;
+        Some(match m.intervals_at(&[], 0.95).map(|iv| iv.attainment) {
+            Some(a) if a.low >= attain => Decision::Pass,
+            Some(a) if a.high < attain => Decision::Fail,
+            _ => Decision::Undecided,
+        })
+    }
+
+    /// `pass`, `fail` or `undecided`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Pass => "pass",
+            Decision::Fail => "fail",
+            Decision::Undecided => "undecided",
+        }
+    }
+}
+
+/// A step's `-slo` figures: attainment, goodput (requests a second that
+/// met it) and the decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SloRow {
+    /// The share of requests that met every objective.
+    pub attainment: f64,
+    /// Those a second.
+    pub goodput: f64,
+    /// Against `-attain`.
+    pub decision: Decision,
 }
 
 /// When a step counts as generator-bound.
@@ -69,7 +117,7 @@ impl Row {
     /// `rate=5000: 4999.8/s sent, 4999.8/s ok, 100.00% success, p99 1.2ms`.
     pub fn progress_line(&self) -> String {
         format!(
-            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}{}{}",
+            "{}: {:.1}/s sent, {:.1}/s ok, {:.2}% success, p99 {}{}{}{}{}",
             self.load.name(),
             self.rate,
             self.throughput,
@@ -86,6 +134,15 @@ impl Row {
                     barrage_model::duration::format(barrage_model::duration::round_for_report(
                         rise as i64
                     ))
+                ),
+                None => String::new(),
+            },
+            match &self.slo {
+                Some(s) => format!(
+                    ", SLO met by {:.2}% ({:.1}/s goodput): {}",
+                    s.attainment * 100.0,
+                    s.goodput,
+                    s.decision.name()
                 ),
                 None => String::new(),
             },
@@ -139,6 +196,7 @@ impl Row {
             generator_bound,
             until: None,
             backlog,
+            slo: None,
         }
     }
 }
@@ -164,6 +222,48 @@ pub(crate) mod tests {
             generator_bound: false,
             until: None,
             backlog: None,
+            slo: None,
         }
+    }
+
+    /// A step of 4,000 records at 1,000/s of which `met` in every
+    /// thousand meet `latency<=2ms` (the others take 5 ms).
+    fn step(met: u64) -> Metrics {
+        let mut m = Metrics::with_options(barrage_metrics::Options {
+            intervals: true,
+            slo: Some("latency<=2ms".parse().unwrap()),
+            ..Default::default()
+        });
+        for i in 0..4_000u64 {
+            let t = 1_700_000_000_000_000_000 + i as i64 * 1_000_000;
+            let slow = (i * 7919) % 1000 >= met;
+            m.add(&barrage_model::Hit {
+                seq: i,
+                code: 200,
+                scheduled: t,
+                timestamp: t,
+                latency: if slow { 5_000_000 } else { 1_000_000 },
+                ..Default::default()
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn a_step_passes_fails_or_stays_undecided_on_its_interval() {
+        assert_eq!(Decision::of(&step(1000), 0.99), Some(Decision::Pass));
+        assert_eq!(Decision::of(&step(995), 0.99), Some(Decision::Pass));
+        assert_eq!(Decision::of(&step(900), 0.99), Some(Decision::Fail));
+        // 99.0% against 99%: the interval straddles it.
+        assert_eq!(Decision::of(&step(990), 0.99), Some(Decision::Undecided));
+        let m = step(990);
+        assert!((m.attainment().unwrap() - 0.99).abs() < 1e-9);
+        assert!(
+            (m.goodput().unwrap() - 990.0).abs() < 1.0,
+            "{:?}",
+            m.goodput()
+        );
+        // Without objectives, nothing to decide.
+        assert_eq!(Decision::of(&Metrics::new(), 0.99), None);
     }
 }

@@ -15,6 +15,7 @@ use barrage_metrics::{Metrics, Threshold};
 use barrage_model::{Hit, Target};
 
 use crate::{
+    row::Decision,
     row::{Bounds, Row},
     steps::{number, Load},
     table::Found,
@@ -30,6 +31,9 @@ pub struct Plan {
     pub stop_on: Vec<Threshold>,
     /// `-find-max`: the conditions a step must all meet, and their text.
     pub find_max: Option<(Vec<Threshold>, String)>,
+    /// `-slo` and `-attain`: objectives the share `-attain` of a step's
+    /// requests must meet, decided on its interval (a search too).
+    pub slo: Option<(barrage_metrics::Slo, f64)>,
     /// `-precision`: the search ends when the first failing load is
     /// within this share above the last passing one.
     pub precision: f64,
@@ -95,7 +99,19 @@ pub fn sweep<R: RunStep>(
         }
         Ok(step)
     };
-    match &plan.find_max {
+    let search = match (&plan.find_max, &plan.slo) {
+        (None, None) => None,
+        (find, slo) => {
+            let mut text: Vec<String> = slo
+                .iter()
+                .map(|(s, attain)| format!("{}% meeting {s}", attain * 100.0))
+                .collect();
+            text.extend(find.iter().map(|f| f.1.clone()));
+            let conditions = find.as_ref().map(|f| f.0.clone()).unwrap_or_default();
+            Some((conditions, text.join(", ")))
+        }
+    };
+    match &search {
         None => {
             for &load in &plan.steps {
                 let Some(step) = run(load, &mut out)? else {
@@ -109,6 +125,8 @@ pub fn sweep<R: RunStep>(
         }
         Some((conditions, text)) => {
             let (mut good, mut bad): (Option<Load>, Option<Load>) = (None, None);
+            let mut bad_undecided = false;
+            let confidence = plan.slo.as_ref().map(|_| 0.95);
             let mut load = plan.steps[0];
             let mut found = Found::Unfinished;
             for _ in 0..MAX_PROBES {
@@ -120,12 +138,15 @@ pub fn sweep<R: RunStep>(
                     break;
                 }
                 // A growing queue fails a step whatever its figures say
-                // yet: the server is past its capacity.
+                // yet: the server is past its capacity. An undecided SLO
+                // is not a pass.
                 let held = conditions.iter().all(|c| c.check(&step.metrics).is_some());
-                if held && step.row.backlog.is_none() {
+                let slo = step.row.slo.map(|s| s.decision);
+                if held && step.row.backlog.is_none() && slo.is_none_or(|d| d == Decision::Pass) {
                     good = Some(load);
                 } else {
                     bad = Some(load);
+                    bad_undecided = slo == Some(Decision::Undecided);
                 }
                 let next = match (good, bad) {
                     (None, _) => {
@@ -141,6 +162,8 @@ pub fn sweep<R: RunStep>(
                                 load: g,
                                 above: None,
                                 conditions: text.clone(),
+                                undecided: false,
+                                confidence,
                             };
                             break;
                         }
@@ -154,6 +177,8 @@ pub fn sweep<R: RunStep>(
                                 load: g,
                                 above: Some(b),
                                 conditions: text.clone(),
+                                undecided: bad_undecided,
+                                confidence,
                             };
                             break;
                         }
@@ -213,6 +238,10 @@ pub struct Attacker {
     pub step_duration: Duration,
     /// `-step-until`: each step ends once this figure is sure.
     pub step_until: Option<barrage_metrics::Until>,
+    /// `-slo` and `-attain`: each step counts its attainment, is decided
+    /// on its interval, and runs up to [`SLO_BUDGET`] times
+    /// `step_duration` while undecided.
+    pub slo: Option<(barrage_metrics::Slo, f64)>,
     /// The first part of each step, written but left out of its figures.
     pub warmup: Duration,
     /// When a step counts as generator-bound.
@@ -236,13 +265,22 @@ struct StepSink {
 
 /// `-step-until` in a step: its counted records judged once a second of
 /// sends; once the figure is sure, the step's stopper is met and the
-/// words kept.
+/// words kept. With `-slo`, also once the step's measured part is over and
+/// its attainment is decided (pass or fail): a step whose interval still
+/// straddles `-attain` runs on, to its budget.
 struct StepUntil {
-    until: barrage_metrics::Until,
+    until: Option<barrage_metrics::Until>,
+    /// `-attain`, and the send time (ns from the step's first) before
+    /// which no decision ends the step.
+    attain: Option<(f64, i64)>,
     judged: Option<i64>,
     stop: Stopper,
     said: Arc<Mutex<Option<String>>>,
 }
+
+/// How many times `-step-duration` a step with `-slo` may run while its
+/// attainment's interval straddles `-attain`.
+pub const SLO_BUDGET: u32 = 3;
 
 /// How often `-step-until` judges a step, in send time.
 const STEP_UNTIL_EVERY: i64 = 1_000_000_000;
@@ -262,11 +300,19 @@ impl HitSink for StepSink {
         let mut counted = self.counted.lock().unwrap_or_else(|p| p.into_inner());
         counted.add(hit);
         if let Some(u) = &mut self.until {
-            let judged = *u.judged.get_or_insert(hit.timestamp);
-            if hit.timestamp >= judged.saturating_add(STEP_UNTIL_EVERY) {
+            let start = *u.judged.get_or_insert(hit.timestamp);
+            if hit.timestamp >= start.saturating_add(STEP_UNTIL_EVERY) {
+                let settled = u.until.as_ref().and_then(|until| until.settled(&counted));
+                let decided = u.attain.is_some_and(|(attain, after)| {
+                    counted
+                        .latest()
+                        .zip(counted.earliest())
+                        .is_some_and(|(l, e)| l - e >= after)
+                        && Decision::of(&counted, attain).is_some_and(|d| d != Decision::Undecided)
+                });
                 u.judged = Some(hit.timestamp);
-                if let Some(said) = u.until.settled(&counted) {
-                    *u.said.lock().unwrap_or_else(|p| p.into_inner()) = Some(said);
+                if settled.is_some() || decided {
+                    *u.said.lock().unwrap_or_else(|p| p.into_inner()) = settled;
                     u.stop.met();
                     self.until = None;
                 }
@@ -299,7 +345,8 @@ impl RunStep for Attacker {
     fn step(&mut self, load: Load) -> Result<Option<Step>, SweepError> {
         let mut config = self.base.clone();
         config.name = load.name();
-        config.duration = Some(self.warmup + self.step_duration);
+        let budget = if self.slo.is_some() { SLO_BUDGET } else { 1 };
+        config.duration = Some(self.warmup + self.step_duration * budget);
         config.requests = None;
         config.stages = None;
         match load {
@@ -321,6 +368,7 @@ impl RunStep for Attacker {
                 ..Default::default()
             },
             intervals: true,
+            slo: self.slo.as_ref().map(|s| s.0.clone()),
             ..Default::default()
         };
         let stop = self.stopper.child();
@@ -333,8 +381,12 @@ impl RunStep for Attacker {
             first: None,
             scratch: Hit::default(),
             warm_name: format!("{}{WARMUP}", config.name),
-            until: self.step_until.clone().map(|until| StepUntil {
-                until,
+            until: (self.step_until.is_some() || self.slo.is_some()).then(|| StepUntil {
+                until: self.step_until.clone(),
+                attain: self
+                    .slo
+                    .as_ref()
+                    .map(|s| (s.1, self.step_duration.as_nanos() as i64)),
                 judged: None,
                 stop: stop.clone(),
                 said: said.clone(),
@@ -365,6 +417,13 @@ impl RunStep for Attacker {
         let metrics = std::mem::take(&mut *counted.lock().unwrap_or_else(|p| p.into_inner()));
         let mut row = Row::new(load, &metrics, self.bounds);
         row.until = said.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((_, attain)) = &self.slo {
+            row.slo = Decision::of(&metrics, *attain).map(|decision| crate::SloRow {
+                attainment: metrics.attainment().unwrap_or(0.0),
+                goodput: metrics.goodput().unwrap_or(0.0),
+                decision,
+            });
+        }
         Ok(Some(Step { row, metrics }))
     }
 
@@ -461,6 +520,7 @@ mod tests {
             steps: vec![Load::Rate(start)],
             stop_on: Vec::new(),
             find_max: Some((Threshold::parse_list(find).unwrap(), find.to_string())),
+            slo: None,
             precision: 0.05,
             pause: Duration::ZERO,
         }
@@ -525,6 +585,7 @@ mod tests {
             steps: crate::steps::parse("1000..5000/+1000", false).unwrap(),
             stop_on: Threshold::parse_list("p99>20ms").unwrap(),
             find_max: None,
+            slo: None,
             precision: 0.05,
             pause: Duration::ZERO,
         };

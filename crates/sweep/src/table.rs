@@ -51,6 +51,12 @@ pub enum Found {
         above: Option<Load>,
         /// The conditions, as typed.
         conditions: String,
+        /// Whether `above` failed by an undecided `-slo` (its interval
+        /// straddled the target after the whole budget).
+        undecided: bool,
+        /// The confidence of each decision (0.95 with `-slo`; `None`:
+        /// decided on the figures alone).
+        confidence: Option<f64>,
     },
     /// Even the first step failed them.
     FirstFails {
@@ -76,6 +82,8 @@ impl std::fmt::Display for Found {
                 load,
                 above,
                 conditions,
+                undecided,
+                ..
             } => {
                 let what = match load {
                     Load::Rate(_) => "rate",
@@ -85,9 +93,14 @@ impl std::fmt::Display for Found {
                 match above {
                     Some(a) => write!(
                         f,
-                        " (between {}, which held, and {}, which did not)",
+                        " (between {}, which held, and {}, which {})",
                         grouped(load),
-                        grouped(a)
+                        grouped(a),
+                        if *undecided {
+                            "stayed undecided"
+                        } else {
+                            "did not"
+                        }
                     ),
                     None => write!(f, " (the search's top: the server may take more)"),
                 }
@@ -277,6 +290,11 @@ fn write_json(
                 "generator_bound": r.generator_bound,
                 "backlog": r.backlog.is_some(),
             });
+            if let (Some(s), Value::Object(v)) = (r.slo, &mut v) {
+                v.insert("attainment".into(), json!(s.attainment));
+                v.insert("goodput".into(), json!(s.goodput));
+                v.insert("slo".into(), json!(s.decision.name()));
+            }
             if let (Value::Object(v), Value::Object(f)) = (&mut v, fields) {
                 v.extend(f);
             }
@@ -301,36 +319,48 @@ fn write_json(
 /// `"find_max"`: `"load"` (the answer; `"found"`, its older name),
 /// `"low"` and `"high"` (the bracket: the highest load that held, the
 /// lowest that did not; null where the search has no such step),
-/// `"confidence"` (null: each probe is decided on its figures, not on an
-/// interval), `"limited_by"` (`"server"` when a load failed the
-/// conditions, `"generator"` when barrage could not keep a schedule,
-/// null otherwise), `"slo"` (the conditions) and `"text"`.
+/// `"confidence"` (0.95 with `-slo`, each step decided on the interval of
+/// its attainment; null: decided on its figures alone), `"limited_by"`
+/// (`"server"` when a load failed the conditions, `"undecided"` when its
+/// interval still straddled `-attain`, `"generator"` when barrage could
+/// not keep a schedule, null otherwise), `"slo"` (the conditions) and
+/// `"text"`.
 fn find_max_json(f: &Found) -> Value {
     let load = |l: &Option<Load>| l.as_ref().map_or(Value::Null, load_json);
-    let (answer, low, high, limited_by, slo) = match f {
+    let (answer, low, high, limited_by, slo, confidence) = match f {
         Found::Max {
             load: l,
             above,
             conditions,
+            undecided,
+            confidence,
         } => (
             Some(*l),
             Some(*l),
             *above,
-            above.map(|_| "server"),
+            above.map(|_| if *undecided { "undecided" } else { "server" }),
             Some(conditions.as_str()),
+            *confidence,
         ),
-        Found::FirstFails { conditions } => {
-            (None, None, None, Some("server"), Some(conditions.as_str()))
+        Found::FirstFails { conditions } => (
+            None,
+            None,
+            None,
+            Some("server"),
+            Some(conditions.as_str()),
+            None,
+        ),
+        Found::GeneratorBound { load: l, held } => {
+            (None, *held, Some(*l), Some("generator"), None, None)
         }
-        Found::GeneratorBound { load: l, held } => (None, *held, Some(*l), Some("generator"), None),
-        Found::Unfinished => (None, None, None, None, None),
+        Found::Unfinished => (None, None, None, None, None, None),
     };
     json!({
         "load": load(&answer),
         "found": load(&answer),
         "low": load(&low),
         "high": load(&high),
-        "confidence": null,
+        "confidence": confidence,
         "limited_by": limited_by,
         "slo": slo,
         "text": f.to_string(),
@@ -359,6 +389,8 @@ mod tests {
             load: Load::Rate(12_400.0),
             above: Some(Load::Rate(13_000.0)),
             conditions: "p99<=250ms,success>=99.9%".into(),
+            undecided: false,
+            confidence: None,
         };
         assert_eq!(
             f.to_string(),

@@ -74,11 +74,13 @@ pub struct Evidence {
 impl Evidence {
     /// Adds a record that has a scheduled time; `late_ns` is the lag
     /// limit, `latency` the record's latency in the report's view.
-    pub(crate) fn add(&mut self, hit: &Hit, late_ns: u64, latency: u64, ok: Option<bool>) {
-        if let Some(ok) = ok {
+    /// `ok`: whether it succeeded and met the objectives, when blocks
+    /// are kept.
+    pub(crate) fn add(&mut self, hit: &Hit, late_ns: u64, latency: u64, ok: Option<(bool, bool)>) {
+        if let Some((ok, attained)) = ok {
             self.run
                 .get_or_insert_with(crate::blocks::Run::new)
-                .add(hit.timestamp, latency, ok);
+                .add_attained(hit.timestamp, latency, ok, attained);
         }
         let origin = *self
             .origin

@@ -55,6 +55,9 @@ pub struct Intervals {
     pub throughput: Interval,
     /// The share of records that succeeded.
     pub success: Interval,
+    /// The share that met the objectives (`Options::slo`; 0 to 0
+    /// without).
+    pub attainment: Interval,
     /// The blocks redrawn, and how wide each is (ns of send time).
     pub blocks: usize,
     /// See `blocks`.
@@ -88,8 +91,9 @@ pub(crate) fn bootstrap_at(
     }
     let mut rng = fastrand::Rng::with_seed(seed);
     let k = percents.len();
-    // Per redraw: each percentile, then mean, rate, throughput, success.
-    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); k + 4];
+    // Per redraw: each percentile, then mean, rate, throughput, success,
+    // attainment.
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); k + 5];
     let mut acc = vec![0u64; BUCKETS];
     let mut drawn: Vec<&Block> = Vec::with_capacity(blocks.len());
     for _ in 0..rounds {
@@ -97,9 +101,11 @@ pub(crate) fn bootstrap_at(
         drawn.extend((0..blocks.len()).map(|_| &blocks[rng.usize(..blocks.len())]));
         acc.fill(0);
         let (mut count, mut ok, mut sum, mut span) = (0u64, 0u64, 0.0, 0i64);
+        let mut attained = 0u64;
         for b in &drawn {
             count += b.count;
             ok += b.ok;
+            attained += b.attained;
             sum += b.latency_sum;
             span += b.span;
             for &(i, c) in &b.hist {
@@ -117,6 +123,7 @@ pub(crate) fn bootstrap_at(
         draws[k + 1].push(count as f64 / secs);
         draws[k + 2].push(ok as f64 / secs);
         draws[k + 3].push(ok as f64 / count as f64);
+        draws[k + 4].push(attained as f64 / count as f64);
     }
     let widen = few_blocks(blocks.len(), confidence);
     let mut at = |i: usize| interval(&mut draws[i], confidence, widen);
@@ -130,6 +137,7 @@ pub(crate) fn bootstrap_at(
         rate: at(k + 1),
         throughput: at(k + 2),
         success: at(k + 3),
+        attainment: at(k + 4),
         blocks: blocks.len(),
         width: run.width(),
     })
@@ -204,6 +212,9 @@ impl crate::Metrics {
         iv.rate = iv.rate.widened_to(self.rate());
         iv.throughput = iv.throughput.widened_to(self.throughput());
         iv.success = iv.success.widened_to(self.success_ratio());
+        if let Some(a) = self.attainment() {
+            iv.attainment = iv.attainment.widened_to(a);
+        }
         Some(iv)
     }
 }
