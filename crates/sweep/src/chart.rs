@@ -15,7 +15,7 @@ use barrage_plot::{
     svg::escape,
 };
 
-use crate::{row::Row, table::Found, Load};
+use crate::{found::Found, row::Row, Load};
 
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 380.0;

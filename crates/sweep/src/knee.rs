@@ -1,7 +1,7 @@
 //! The knee: the last step before more load stops paying, by the open
 //! model's rule or the closed model's, and its line under the table.
 
-use crate::{row::Row, steps::Load, table::Found};
+use crate::{found::Found, row::Row, steps::Load};
 
 /// The knee: the last step after which more load stops paying. Between
 /// two steps, the load grows by some share and so should throughput; the
@@ -178,6 +178,7 @@ mod tests {
             conditions: "p99<=10ms".into(),
             undecided: false,
             confidence: None,
+            throughput: 4000.0,
         };
         assert_eq!(knee_of(&wobble, Some(&found)), Some(2));
         assert!(knee_line(&wobble, Some(&found))

@@ -13,11 +13,13 @@
 //! - [`sweep`]: the steps in order, `-stop-on`, or the `-find-max`
 //!   search (grow ×2 until a step fails, then bisect to `-precision`).
 //! - [`knee`]: the last step before more load stops paying.
+//! - [`Found`]: what the search found, with its bracket.
 //! - [`write_table`] (text, JSON, CSV) and [`write_chart`] (the HTML page).
 //! - [`Collect`]: the rows again from a saved stream.
 #![deny(missing_docs)]
 
 mod chart;
+mod found;
 mod knee;
 mod row;
 mod run;
@@ -27,8 +29,9 @@ mod table;
 pub use chart::{
     report_section, run_table, section as chart_section, write_chart, write_chart_file,
 };
+pub use found::Found;
 pub use knee::knee;
 pub use row::{Bounds, Decision, Row, SloRow};
 pub use run::{sweep, Attacker, Collect, Outcome, Plan, RunStep, Step, SweepError, WARMUP};
 pub use steps::{Load, StepsError};
-pub use table::{write_table, Format, Found, UnknownFormat};
+pub use table::{write_table, Format, UnknownFormat};

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use std::{io, io::Write};
 
 use crate::{
+    found::{find_max_json, load_json, Found},
     knee::{knee_line, knee_of, past_capacity_at_first},
     row::Row,
     steps::{number, Load},
@@ -36,99 +37,6 @@ impl std::str::FromStr for Format {
             "csv" => Ok(Format::Csv),
             _ => Err(UnknownFormat(s.to_string())),
         }
-    }
-}
-
-/// What a `-find-max` search found, for the table's last line and JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Found {
-    /// The highest load that held the conditions.
-    Max {
-        /// The load.
-        load: Load,
-        /// The lowest load above it that failed them: the answer lies
-        /// between the two (`None`: the search reached its top).
-        above: Option<Load>,
-        /// The conditions, as typed.
-        conditions: String,
-        /// Whether `above` failed by an undecided `-slo` (its interval
-        /// straddled the target after the whole budget).
-        undecided: bool,
-        /// The confidence of each decision (0.95 with `-slo`; `None`:
-        /// decided on the figures alone).
-        confidence: Option<f64>,
-    },
-    /// Even the first step failed them.
-    FirstFails {
-        /// The conditions, as typed.
-        conditions: String,
-    },
-    /// barrage could not keep the schedule at this load.
-    GeneratorBound {
-        /// The load.
-        load: Load,
-        /// The highest load below it that held the conditions: the
-        /// server takes at least that.
-        held: Option<Load>,
-    },
-    /// Stopped (Ctrl-C) before an answer.
-    Unfinished,
-}
-
-impl std::fmt::Display for Found {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Found::Max {
-                load,
-                above,
-                conditions,
-                undecided,
-                ..
-            } => {
-                let what = match load {
-                    Load::Rate(_) => "rate",
-                    Load::Concurrency(_) => "concurrency",
-                };
-                write!(f, "max {what} holding {conditions}: {}", grouped(load))?;
-                match above {
-                    Some(a) => write!(
-                        f,
-                        " (between {}, which held, and {}, which {})",
-                        grouped(load),
-                        grouped(a),
-                        if *undecided {
-                            "stayed undecided"
-                        } else {
-                            "did not"
-                        }
-                    ),
-                    None => write!(f, " (the search's top: the server may take more)"),
-                }
-            }
-            Found::FirstFails { conditions } => {
-                write!(f, "even the first step fails {conditions}")
-            }
-            Found::GeneratorBound { load, held } => {
-                if let Some(h) = held {
-                    write!(f, "at least {} (it held): ", grouped(h))?;
-                }
-                write!(
-                    f,
-                    "limited by the generator at {}: barrage could not keep the schedule, so the server's limit is not known (try more -cpus, another machine, or -shard)",
-                    grouped(load)
-                )
-            }
-            Found::Unfinished => write!(f, "stopped before the search finished"),
-        }
-    }
-}
-
-/// `12,400/s` or `1,200 connections`.
-fn grouped(load: &Load) -> String {
-    let out = barrage_model::words::thousands(load.amount().round() as u64);
-    match load {
-        Load::Rate(_) => format!("{out}/s"),
-        Load::Concurrency(_) => format!("{out} connections"),
     }
 }
 
@@ -261,14 +169,6 @@ fn write_csv(rows: &[Row], knee: Option<usize>, out: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
-/// `{"rate": R}` or `{"concurrency": C}`.
-fn load_json(l: &Load) -> Value {
-    match l {
-        Load::Rate(r) => json!({"rate": r}),
-        Load::Concurrency(c) => json!({"concurrency": c}),
-    }
-}
-
 fn write_json(
     rows: &[Row],
     knee: Option<usize>,
@@ -316,57 +216,6 @@ fn write_json(
     writeln!(out)
 }
 
-/// `"find_max"`: `"load"` (the answer; `"found"`, its older name),
-/// `"low"` and `"high"` (the bracket: the highest load that held, the
-/// lowest that did not; null where the search has no such step),
-/// `"confidence"` (0.95 with `-slo`, each step decided on the interval of
-/// its attainment; null: decided on its figures alone), `"limited_by"`
-/// (`"server"` when a load failed the conditions, `"undecided"` when its
-/// interval still straddled `-attain`, `"generator"` when barrage could
-/// not keep a schedule, null otherwise), `"slo"` (the conditions) and
-/// `"text"`.
-fn find_max_json(f: &Found) -> Value {
-    let load = |l: &Option<Load>| l.as_ref().map_or(Value::Null, load_json);
-    let (answer, low, high, limited_by, slo, confidence) = match f {
-        Found::Max {
-            load: l,
-            above,
-            conditions,
-            undecided,
-            confidence,
-        } => (
-            Some(*l),
-            Some(*l),
-            *above,
-            above.map(|_| if *undecided { "undecided" } else { "server" }),
-            Some(conditions.as_str()),
-            *confidence,
-        ),
-        Found::FirstFails { conditions } => (
-            None,
-            None,
-            None,
-            Some("server"),
-            Some(conditions.as_str()),
-            None,
-        ),
-        Found::GeneratorBound { load: l, held } => {
-            (None, *held, Some(*l), Some("generator"), None, None)
-        }
-        Found::Unfinished => (None, None, None, None, None, None),
-    };
-    json!({
-        "load": load(&answer),
-        "found": load(&answer),
-        "low": load(&low),
-        "high": load(&high),
-        "confidence": confidence,
-        "limited_by": limited_by,
-        "slo": slo,
-        "text": f.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,6 +240,7 @@ mod tests {
             conditions: "p99<=250ms,success>=99.9%".into(),
             undecided: false,
             confidence: None,
+            throughput: 12_400.0,
         };
         assert_eq!(
             f.to_string(),
