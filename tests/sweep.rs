@@ -502,6 +502,17 @@ impl Served {
     }
 }
 
+/// `sweep ARGS` against `server` in 2 s steps (lag up to 1 s allowed: a
+/// loaded machine's debug build), as JSON: the table and stderr.
+fn served_sweep(server: &Served, args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = args.to_vec();
+    all.extend(["-step-duration", "2s", "-lag-limit", "1s", "-type", "json"]);
+    let out = sweep(&all, &format!("GET {}\n", server.1));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = serde_json::from_slice(&out.stdout).unwrap();
+    (v, text(&out.stderr))
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -516,21 +527,7 @@ fn a_queue_growing_inside_a_step_fails_it_before_its_figures_do() {
     // and none fails, so only the queue's line tells.
     let _one = one_at_a_time();
     let server = Served::start(&["-capacity", "1000", "-queue"]);
-    let out = sweep(
-        &[
-            "-rates",
-            "500,1500",
-            "-step-duration",
-            "2s",
-            "-lag-limit",
-            "1s",
-            "-type",
-            "json",
-        ],
-        &format!("GET {}\n", server.1),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (v, err) = served_sweep(&server, &["-rates", "500,1500"]);
     let backlog: Vec<bool> = v["steps"]
         .as_array()
         .unwrap()
@@ -540,32 +537,22 @@ fn a_queue_growing_inside_a_step_fails_it_before_its_figures_do() {
     assert_eq!(backlog, [false, true], "{v}");
     assert_eq!(v["steps"][1]["success"], 1.0, "{v}");
     assert!(
-        text(&out.stderr).contains("rate=1500: ")
-            && text(&out.stderr).contains("(backlog: latency rose "),
-        "{}",
-        text(&out.stderr)
+        err.contains("rate=1500: ") && err.contains("(backlog: latency rose "),
+        "{err}"
     );
     // A search on success alone, which the queue never fails, stops
     // under the capacity: the backlog fails the steps above it.
-    let out = sweep(
+    let (v, _) = served_sweep(
+        &server,
         &[
             "-rates",
             "400",
             "-find-max",
             "success>=99%",
-            "-step-duration",
-            "2s",
-            "-lag-limit",
-            "1s",
             "-precision",
             "10%",
-            "-type",
-            "json",
         ],
-        &format!("GET {}\n", server.1),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let found = &v["find_max"];
     let (low, high) = (
         found["low"]["rate"].as_f64().unwrap(),
@@ -591,25 +578,10 @@ fn an_slo_search_brackets_the_capacity_on_decided_steps() {
 /// One `-slo` search against a 1,500/s server; `Err` when its bracket
 /// missed the capacity.
 fn slo_search(server: &Served) -> Result<(), String> {
-    let out = sweep(
-        &[
-            "-rates",
-            "400",
-            "-slo",
-            "success",
-            "-attain",
-            "99%",
-            "-step-duration",
-            "2s",
-            "-lag-limit",
-            "1s",
-            "-type",
-            "json",
-        ],
-        &format!("GET {}\n", server.1),
+    let (v, err) = served_sweep(
+        server,
+        &["-rates", "400", "-slo", "success", "-attain", "99%"],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let found = &v["find_max"];
     assert_eq!(found["confidence"], 0.95, "{found}");
     assert_eq!(found["slo"], "99% meeting success", "{found}");
@@ -622,11 +594,7 @@ fn slo_search(server: &Served) -> Result<(), String> {
             "{s}"
         );
     }
-    assert!(
-        text(&out.stderr).contains(", SLO met by "),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(err.contains(", SLO met by "), "{err}");
     let (low, high) = (
         found["low"]["rate"].as_f64().unwrap_or(0.0),
         found["high"]["rate"].as_f64().unwrap_or(0.0),
