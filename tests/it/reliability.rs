@@ -1481,6 +1481,7 @@ fn m1_flat_memory() {
         assert_eq!(r.code, Some(0));
         peaks.push(r.peak_rss_kib);
     }
+    eprintln!("report peak RSS for 1M and 2M records: {peaks:?} KiB");
     assert!(peaks[0] < 64 * 1024 && peaks[1] < 64 * 1024, "{peaks:?}");
     assert!(
         peaks[1] * 10 <= peaks[0] * 11,
