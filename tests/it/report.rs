@@ -437,3 +437,75 @@ fn a_warm_up_is_found_left_out_and_said() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("-warmup auto reads its inputs twice"));
 }
+
+/// Issue 64: `report -slo` counts the records that met every objective,
+/// gives the share's interval and its decision against `-attain`; a
+/// report without it is unchanged.
+#[test]
+fn slo_attainment_goodput_and_its_decision() {
+    let mut bytes = Vec::new();
+    {
+        let mut enc = Encoder::new(&mut bytes).unwrap();
+        for i in 0..4_000u64 {
+            let scheduled = 1_765_000_000_000_000_000 + i as i64 * 1_000_000;
+            enc.write(&Hit {
+                seq: i,
+                code: if i % 100 == 7 { 500 } else { 200 },
+                scheduled,
+                timestamp: scheduled,
+                // One in twenty slow (50 ms), spread evenly.
+                latency: if (i * 7919) % 20 == 0 {
+                    50_000_000
+                } else {
+                    1_000_000
+                },
+                method: "GET".into(),
+                url: "http://x/".into(),
+                ..Hit::default()
+            })
+            .unwrap();
+        }
+        enc.flush().unwrap();
+    }
+    let plain = String::from_utf8(ok(&["report"], &bytes)).unwrap();
+    assert!(!plain.contains("SLO"), "{plain}");
+    let text = String::from_utf8(ok(
+        &["report", "-slo", "latency<=10ms", "-attain", "90%"],
+        &bytes,
+    ))
+    .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("SLO "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("95.00%, ") && line.ends_with("90.00% needed: pass)"),
+        "{line}"
+    );
+    // Failures miss `success`: 1 in 100 more.
+    let json: serde_json::Value = serde_json::from_slice(&ok(
+        &[
+            "report",
+            "-type",
+            "json",
+            "-slo",
+            "latency<=10ms,success",
+            "-attain",
+            "99%",
+        ],
+        &bytes,
+    ))
+    .unwrap();
+    let slo = &json["slo"];
+    assert_eq!(slo["objectives"], "latency<=10ms,success");
+    let met = slo["attainment"].as_f64().unwrap();
+    assert!((met - 0.94).abs() < 1e-9, "{slo}");
+    assert!(slo["interval"]["low"].as_f64().unwrap() <= met);
+    assert_eq!(
+        (slo["target"].as_f64(), slo["decision"].as_str()),
+        (Some(0.99), Some("fail"))
+    );
+    let bad = run(&["report", "-slo", "p99<=1ms"], &bytes);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown objective"));
+}

@@ -409,6 +409,12 @@ pub struct ReportArgs {
     /// Leave out the run's first DURATION (records scheduled within it of the first), or 'auto': the warm-up the records show (MSER; reads its files twice, not stdin)
     #[arg(long, value_parser = parse_warmup)]
     pub warmup: Option<WarmupFlag>,
+    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success': the report adds the share that met them all (attainment), those a second (goodput), its 95% interval and its decision against -attain
+    #[arg(long)]
+    pub slo: Option<barrage_metrics::Slo>,
+    /// With -slo: the share of requests that must meet it
+    #[arg(long, default_value = "99%", value_parser = parse_precision)]
+    pub attain: f64,
     /// Output file
     #[arg(long, default_value = "stdout")]
     pub output: String,

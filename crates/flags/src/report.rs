@@ -59,8 +59,11 @@ impl ReportArgs {
             success: self.success.clone(),
             buckets,
             limits: self.limits.clone(),
-            intervals: self.intervals || matches!(kind, Kind::Json | Kind::Html),
-            slo: None,
+            intervals: self.intervals
+                || self.slo.is_some()
+                || matches!(kind, Kind::Json | Kind::Html),
+            slo: self.slo.clone(),
+            attain: self.attain,
         })
     }
 }

@@ -63,7 +63,7 @@ pub use prometheus::{Prometheus, MAX_SERIES};
 pub use seconds::{PerSecond, SampleStats, Seconds};
 pub use sessions::Sessions;
 pub use shards::{Shard, Shards, Verdict};
-pub use slo::Slo;
+pub use slo::{Decision, Slo};
 pub use success::SuccessRule;
 pub use threshold::Threshold;
 pub use trust::{Backlog, Check, Evidence, Interval, Intervals, Limits, Trust, Until, Warmup};

@@ -401,6 +401,20 @@ impl Metrics {
             .then(|| self.attained as f64 / self.requests as f64)
     }
 
+    /// The run's answer to an attainment target `attain` (0 to 1): pass
+    /// when the 95% interval of its attainment is at or above it, fail
+    /// when below, undecided when it straddles it (or the run is too
+    /// short for one); `None` without objectives.
+    pub fn decide(&self, attain: f64) -> Option<crate::Decision> {
+        use crate::Decision;
+        self.attainment()?;
+        Some(match self.intervals_at(&[], 0.95).map(|iv| iv.attainment) {
+            Some(a) if a.low >= attain => Decision::Pass,
+            Some(a) if a.high < attain => Decision::Fail,
+            _ => Decision::Undecided,
+        })
+    }
+
     /// Records that met the objectives a second, over the run as
     /// [`Metrics::throughput`] counts it: goodput.
     pub fn goodput(&self) -> Option<f64> {

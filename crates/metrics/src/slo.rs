@@ -82,6 +82,30 @@ impl Slo {
     }
 }
 
+/// A run's (or a sweep step's) answer to `-slo`: from the 95% interval
+/// of its attainment (the share of its requests meeting every objective)
+/// against `-attain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The whole interval is at or above the target.
+    Pass,
+    /// The whole interval is below it.
+    Fail,
+    /// The interval straddles it (or the step was too short for one).
+    Undecided,
+}
+
+impl Decision {
+    /// `pass`, `fail` or `undecided`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Pass => "pass",
+            Decision::Fail => "fail",
+            Decision::Undecided => "undecided",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,8 @@ pub struct Options {
     /// Objectives each request must meet, to count its attainment
     /// ([`crate::Metrics::attainment`]).
     pub slo: Option<crate::Slo>,
+    /// The share of requests that must meet `slo` (`-attain`).
+    pub attain: f64,
 }
 
 impl Options {

@@ -136,12 +136,49 @@ fn json_object_of(
     connections(&mut s, m, p)?;
     events(&mut s, m, p)?;
     sessions(&mut s, m, p)?;
+    slo(&mut s, m)?;
     if group.is_none() {
         intervals(&mut s, m, p)?;
         verdict(&mut s, m, p)?;
     }
     s.push(b'}');
     Ok(s)
+}
+
+/// `"slo"` (with `-slo`): `"objectives"` as given, `"attainment"` (the
+/// share of records that met them all), `"goodput"` (those a second),
+/// `"interval"` (the share's 95% interval, `{"low","high"}`; null when
+/// the run is too short), `"target"` (`-attain`) and `"decision"`
+/// (`pass`, `fail` or `undecided`).
+fn slo(s: &mut Vec<u8>, m: &Metrics) -> io::Result<()> {
+    let (Some(slo), Some(met), Some(good)) = (&m.options().slo, m.attainment(), m.goodput()) else {
+        return Ok(());
+    };
+    let attain = m.options().attain;
+    s.extend_from_slice(b",\"slo\":{\"objectives\":");
+    gojson::push_str(s, &slo.to_string());
+    write!(
+        s,
+        ",\"attainment\":{},\"goodput\":{},\"interval\":",
+        gojson::float(met),
+        gojson::float(good)
+    )?;
+    match m.intervals(&[]) {
+        Some(iv) => write!(
+            s,
+            "{{\"low\":{},\"high\":{}}}",
+            gojson::float(iv.attainment.low),
+            gojson::float(iv.attainment.high)
+        )?,
+        None => s.extend_from_slice(b"null"),
+    }
+    let decision = m.decide(attain).map_or("undecided", |d| d.name());
+    write!(
+        s,
+        ",\"target\":{},\"decision\":\"{decision}\"}}",
+        gojson::float(attain)
+    )?;
+    Ok(())
 }
 
 /// `"intervals"`: each figure's 95% interval from the run itself (a

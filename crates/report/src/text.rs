@@ -87,10 +87,37 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     connections(m, p, &cols, &mut out)?;
     events(m, p, &cols, &mut out)?;
     sessions(m, p, &cols, &mut out)?;
+    slo(m, &cols, &mut out)?;
     if m.options().intervals {
         intervals(m, p, &cols, &mut out)?;
     }
     verdict(m, p, &cols, out)
+}
+
+/// `-slo`: the share of records that met every objective, those a second,
+/// the share's 95% interval and its decision against `-attain`.
+fn slo<W: Write>(m: &Metrics, cols: &[usize], out: W) -> io::Result<()> {
+    let (Some(slo), Some(met), Some(good)) = (&m.options().slo, m.attainment(), m.goodput()) else {
+        return Ok(());
+    };
+    let attain = m.options().attain;
+    let pct = |v: f64| format!("{:.2}%", v * 100.0);
+    let interval = m.intervals(&[]).map_or(String::new(), |iv| {
+        format!(
+            "; 95%: {}..{}",
+            pct(iv.attainment.low),
+            pct(iv.attainment.high)
+        )
+    });
+    let decision = m.decide(attain).map_or("", |d| d.name());
+    let mut tw = TabWriter::at_least(out, cols);
+    writeln!(
+        tw,
+        "SLO\t[met, goodput]\t{}, {good:.2}/s ({slo}{interval}; {} needed: {decision})",
+        pct(met),
+        pct(attain)
+    )?;
+    tw.flush_table()
 }
 
 /// The mean's and each percentile's interval, as `low..high` durations

@@ -48,39 +48,7 @@ pub struct Row {
     pub slo: Option<SloRow>,
 }
 
-/// A step's answer to `-slo`: from the 95% interval of its attainment
-/// (the share of its requests meeting every objective) against `-attain`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// The whole interval is at or above the target.
-    Pass,
-    /// The whole interval is below it.
-    Fail,
-    /// The interval straddles it (or the step was too short for one).
-    Undecided,
-}
-
-impl Decision {
-    /// `m`'s answer to an attainment target `attain` (0 to 1); `None`
-    /// without objectives.
-    pub fn of(m: &Metrics, attain: f64) -> Option<Decision> {
-        m.attainment()?;
-        Some(match m.intervals_at(&[], 0.95).map(|iv| iv.attainment) {
-            Some(a) if a.low >= attain => Decision::Pass,
-            Some(a) if a.high < attain => Decision::Fail,
-            _ => Decision::Undecided,
-        })
-    }
-
-    /// `pass`, `fail` or `undecided`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Decision::Pass => "pass",
-            Decision::Fail => "fail",
-            Decision::Undecided => "undecided",
-        }
-    }
-}
+pub use barrage_metrics::Decision;
 
 /// A step's `-slo` figures: attainment, goodput (requests a second that
 /// met it) and the decision.
@@ -251,11 +219,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_step_passes_fails_or_stays_undecided_on_its_interval() {
-        assert_eq!(Decision::of(&step(1000), 0.99), Some(Decision::Pass));
-        assert_eq!(Decision::of(&step(995), 0.99), Some(Decision::Pass));
-        assert_eq!(Decision::of(&step(900), 0.99), Some(Decision::Fail));
+        assert_eq!(step(1000).decide(0.99), Some(Decision::Pass));
+        assert_eq!(step(995).decide(0.99), Some(Decision::Pass));
+        assert_eq!(step(900).decide(0.99), Some(Decision::Fail));
         // 99.0% against 99%: the interval straddles it.
-        assert_eq!(Decision::of(&step(990), 0.99), Some(Decision::Undecided));
+        assert_eq!(step(990).decide(0.99), Some(Decision::Undecided));
         let m = step(990);
         assert!((m.attainment().unwrap() - 0.99).abs() < 1e-9);
         assert!(
@@ -264,6 +232,6 @@ pub(crate) mod tests {
             m.goodput()
         );
         // Without objectives, nothing to decide.
-        assert_eq!(Decision::of(&Metrics::new(), 0.99), None);
+        assert_eq!(Metrics::new().decide(0.99), None);
     }
 }

@@ -316,7 +316,9 @@ impl HitSink for StepSink {
                         .latest()
                         .zip(counted.earliest())
                         .is_some_and(|(l, e)| l - e >= after)
-                        && Decision::of(&counted, attain).is_some_and(|d| d != Decision::Undecided)
+                        && counted
+                            .decide(attain)
+                            .is_some_and(|d| d != Decision::Undecided)
                 });
                 u.judged = Some(hit.timestamp);
                 if settled.is_some() || decided {
@@ -426,7 +428,7 @@ impl RunStep for Attacker {
         let mut row = Row::new(load, &metrics, self.bounds);
         row.until = said.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some((_, attain)) = &self.slo {
-            row.slo = Decision::of(&metrics, *attain).map(|decision| crate::SloRow {
+            row.slo = metrics.decide(*attain).map(|decision| crate::SloRow {
                 attainment: metrics.attainment().unwrap_or(0.0),
                 goodput: metrics.goodput().unwrap_or(0.0),
                 decision,
