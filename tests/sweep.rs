@@ -211,14 +211,67 @@ fn a_step_the_generator_could_not_keep_is_never_the_servers_limit() {
         ],
         &format!("GET {}\n", server.url("/sleep/100")),
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(table.contains("generator-bound"), "{table}");
     assert!(
-        table.contains("limited by the generator at 50/s"),
+        table.contains("limited by the generator at 50/s: lag p99 "),
         "{table}"
     );
     assert!(!table.contains("max rate holding"), "{table}");
+}
+
+#[test]
+fn a_starved_generator_under_an_slo_is_an_at_least_never_a_capacity() {
+    // Two requests in flight at most against a 50 ms answer: barrage can
+    // send 40/s, the server (no limit of its own) takes any rate. The
+    // search passes 10/s and 20/s and then cannot keep its schedule: the
+    // answer is "at least", barrage the limit, exit 4, and no step is
+    // ever the server's failure.
+    let _one = one_at_a_time();
+    let server = Server::http();
+    let out = sweep(
+        &[
+            "-rates",
+            "10",
+            "-max-workers",
+            "2",
+            "-slo",
+            "latency<=1s",
+            "-attain",
+            "90%",
+            "-step-duration",
+            "2s",
+            "-type",
+            "json",
+        ],
+        &format!("GET {}\n", server.url("/sleep/50")),
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = &v["find_max"];
+    assert_eq!(found["limited_by"], "generator", "{found}");
+    let (low, high) = (
+        found["low"]["rate"].as_f64().unwrap_or(0.0),
+        found["high"]["rate"].as_f64().unwrap(),
+    );
+    assert!(low >= 10.0 && high <= 80.0, "{found}");
+    assert_eq!(found["load"], found["low"], "{found}");
+    assert!(
+        found["bound_by"].as_array().is_some_and(|b| !b.is_empty()),
+        "{found}"
+    );
+    let said = found["text"].as_str().unwrap();
+    assert!(
+        said.contains(": at least ") && said.contains("barrage was the limit above it"),
+        "{said}"
+    );
+    // Every step below the generator's limit passed its SLO; none failed.
+    for s in v["steps"].as_array().unwrap() {
+        if !s["generator_bound"].as_bool().unwrap() {
+            assert_eq!(s["slo"], "pass", "{s}");
+        }
+    }
 }
 
 #[test]

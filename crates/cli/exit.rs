@@ -16,6 +16,8 @@ pub enum Kind {
     Usage,
     /// A `-fail-on` condition held (3).
     Threshold,
+    /// `sweep`'s search: barrage itself was the limit (4).
+    Generator,
     /// Stopped hard by a second signal (130).
     Interrupted,
 }
@@ -27,6 +29,7 @@ impl Kind {
             Kind::Io | Kind::Unfit => 1,
             Kind::Usage => 2,
             Kind::Threshold => 3,
+            Kind::Generator => 4,
             Kind::Interrupted => 130,
         }
     }
@@ -57,6 +60,7 @@ mod tests {
             Kind::Unfit,
             Kind::Usage,
             Kind::Threshold,
+            Kind::Generator,
             Kind::Interrupted,
         ];
         let mut codes: Vec<i32> = kinds.iter().map(|k| k.code()).collect();

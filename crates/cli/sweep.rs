@@ -143,7 +143,7 @@ pub fn run(s: SweepArgs) -> Outcome {
             lines: Vec::new(),
         }),
         Some(Found::GeneratorBound { .. }) => Err(Failed {
-            kind: Kind::Io,
+            kind: Kind::Generator,
             lines: Vec::new(),
         }),
         _ => Ok(()),

@@ -147,8 +147,8 @@ fn json_object_of(
 
 /// `"slo"` (with `-slo`): `"objectives"` as given, `"attainment"` (the
 /// share of records that met them all), `"goodput"` (those a second),
-/// `"interval"` (the share's 95% interval, `{"low","high"}`; null when
-/// the run is too short), `"target"` (`-attain`) and `"decision"`
+/// `"interval"` (the share's 95% interval, `{"low","high"}`: the block
+/// bootstrap's joined with Wilson's), `"target"` (`-attain`) and `"decision"`
 /// (`pass`, `fail` or `undecided`).
 fn slo(s: &mut Vec<u8>, m: &Metrics) -> io::Result<()> {
     let (Some(slo), Some(met), Some(good)) = (&m.options().slo, m.attainment(), m.goodput()) else {
@@ -163,12 +163,12 @@ fn slo(s: &mut Vec<u8>, m: &Metrics) -> io::Result<()> {
         gojson::float(met),
         gojson::float(good)
     )?;
-    match m.intervals(&[]) {
+    match m.attainment_interval() {
         Some(iv) => write!(
             s,
             "{{\"low\":{},\"high\":{}}}",
-            gojson::float(iv.attainment.low),
-            gojson::float(iv.attainment.high)
+            gojson::float(iv.low),
+            gojson::float(iv.high)
         )?,
         None => s.extend_from_slice(b"null"),
     }

@@ -102,12 +102,8 @@ fn slo<W: Write>(m: &Metrics, cols: &[usize], out: W) -> io::Result<()> {
     };
     let attain = m.options().attain;
     let pct = |v: f64| format!("{:.2}%", v * 100.0);
-    let interval = m.intervals(&[]).map_or(String::new(), |iv| {
-        format!(
-            "; 95%: {}..{}",
-            pct(iv.attainment.low),
-            pct(iv.attainment.high)
-        )
+    let interval = m.attainment_interval().map_or(String::new(), |iv| {
+        format!("; 95%: {}..{}", pct(iv.low), pct(iv.high))
     });
     let decision = m.decide(attain).map_or("", |d| d.name());
     let mut tw = TabWriter::at_least(out, cols);

@@ -38,6 +38,10 @@ pub enum Found {
         /// The highest load below it that held the conditions: the
         /// server takes at least that.
         held: Option<Load>,
+        /// The conditions, as typed.
+        conditions: String,
+        /// Why the step was the generator's ([`crate::Row::bound_by`]).
+        why: Vec<String>,
     },
     /// Stopped (Ctrl-C) before an answer.
     Unfinished,
@@ -81,15 +85,35 @@ impl std::fmt::Display for Found {
             Found::FirstFails { conditions } => {
                 write!(f, "even the first step fails {conditions}")
             }
-            Found::GeneratorBound { load, held } => {
-                if let Some(h) = held {
-                    write!(f, "at least {} (it held): ", grouped(h))?;
+            Found::GeneratorBound {
+                load,
+                held,
+                conditions,
+                why,
+            } => {
+                let why = if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", why.join("; "))
+                };
+                let what = match load {
+                    Load::Rate(_) => "rate",
+                    Load::Concurrency(_) => "concurrency",
+                };
+                match held {
+                    Some(h) => write!(
+                        f,
+                        "max {what} holding {conditions}: at least {}; barrage was the limit above it (limited by the generator at {}{why}), so the server's limit is not known",
+                        grouped(h),
+                        grouped(load)
+                    )?,
+                    None => write!(
+                        f,
+                        "limited by the generator at {}{why}: barrage could not keep the schedule, so the server's limit is not known",
+                        grouped(load)
+                    )?,
                 }
-                write!(
-                    f,
-                    "limited by the generator at {}: barrage could not keep the schedule, so the server's limit is not known (try more -cpus, another machine, or -shard)",
-                    grouped(load)
-                )
+                write!(f, " (try more -cpus, another machine, or -shard)")
             }
             Found::Unfinished => write!(f, "stopped before the search finished"),
         }
@@ -120,8 +144,9 @@ pub(crate) fn load_json(l: &Load) -> Value {
 /// its attainment; null: decided on its figures alone), `"limited_by"`
 /// (`"server"` when a load failed the conditions, `"undecided"` when its
 /// interval still straddled `-attain`, `"generator"` when barrage could
-/// not keep a schedule, null otherwise), `"slo"` (the conditions),
-/// `"throughput"` (ok/s at the answer) and `"text"`.
+/// not keep a schedule, null otherwise; then `"load"` is the highest
+/// load that held, an "at least", and `"bound_by"` says why), `"slo"`
+/// (the conditions), `"throughput"` (ok/s at the answer) and `"text"`.
 pub(crate) fn find_max_json(f: &Found) -> Value {
     let load = |l: &Option<Load>| l.as_ref().map_or(Value::Null, load_json);
     let (answer, low, high, limited_by, slo, confidence) = match f {
@@ -148,12 +173,27 @@ pub(crate) fn find_max_json(f: &Found) -> Value {
             Some(conditions.as_str()),
             None,
         ),
-        Found::GeneratorBound { load: l, held } => {
-            (None, *held, Some(*l), Some("generator"), None, None)
-        }
+        Found::GeneratorBound {
+            load: l,
+            held,
+            conditions,
+            ..
+        } => (
+            *held,
+            *held,
+            Some(*l),
+            Some("generator"),
+            Some(conditions.as_str()),
+            None,
+        ),
         Found::Unfinished => (None, None, None, None, None, None),
     };
+    let bound_by = match f {
+        Found::GeneratorBound { why, .. } => json!(why),
+        _ => Value::Null,
+    };
     json!({
+        "bound_by": bound_by,
         "load": load(&answer),
         "found": load(&answer),
         "low": load(&low),

@@ -37,6 +37,10 @@ pub struct Row {
     /// barrage could not keep this step's schedule: its figures say what
     /// the generator could do, not what the server could.
     pub generator_bound: bool,
+    /// Why it was (empty when not): the generator's checks that failed,
+    /// in the verdict's words (`lag p99 35ms > 10ms`), then its CPU and
+    /// core waits when those failed too.
+    pub bound_by: Vec<String>,
     /// What ended the step early (`-step-until`'s words), if it did.
     pub until: Option<String>,
     /// The open model's queue grew through the step: its blocks' mean
@@ -130,19 +134,34 @@ impl Row {
     pub fn new(load: Load, m: &Metrics, bounds: Bounds) -> Row {
         let lag_p99 = m.lag().quantile(0.99);
         let rate = m.rate();
-        let kept = m.trust(&[]).is_none_or(|t| {
-            let schedule = |c: &&barrage_metrics::Check| matches!(c.name, "rate" | "dropped");
-            t.checks.iter().filter(schedule).all(|c| c.ok)
-        });
-        let generator_bound = match load {
-            Load::Rate(offered) => {
-                !kept
-                    || lag_p99 > bounds.lag_p99.as_nanos() as u64
-                    || rate < offered * bounds.min_rate_share
-            }
-            // The closed model has no schedule to fall behind.
-            Load::Concurrency(_) => false,
+        let trust = m.trust(&[]);
+        let failed = |name: &str| {
+            let checks = trust.iter().flat_map(|t| &t.checks);
+            checks
+                .filter(|c| c.name == name && !c.ok)
+                .map(|c| c.says.clone())
+                .next()
         };
+        let mut bound_by = Vec::new();
+        // The closed model has no schedule to fall behind.
+        if let Load::Rate(offered) = load {
+            let limit = bounds.lag_p99.as_nanos().min(u64::MAX as u128) as u64;
+            if lag_p99 > limit {
+                let ns = |v: u64| barrage_model::duration::format(v as i64);
+                bound_by.push(format!("lag p99 {} > {}", ns(lag_p99), ns(limit)));
+            }
+            if rate < offered * bounds.min_rate_share {
+                bound_by.push(format!(
+                    "sent {rate:.1}/s of {}/s",
+                    crate::steps::number(offered)
+                ));
+            }
+            bound_by.extend(["rate", "dropped"].into_iter().filter_map(failed));
+            if !bound_by.is_empty() {
+                bound_by.extend(["cpu", "wait"].into_iter().filter_map(failed));
+            }
+        }
+        let generator_bound = !bound_by.is_empty();
         let backlog = match load {
             Load::Rate(_) => m.backlog().filter(|b| b.grew()).map(|b| b.rise),
             Load::Concurrency(_) => None,
@@ -162,6 +181,7 @@ impl Row {
             lag_p99,
             errors: m.failures(),
             generator_bound,
+            bound_by,
             until: None,
             backlog,
             slo: None,
@@ -188,6 +208,7 @@ pub(crate) mod tests {
             lag_p99: 50_000,
             errors: ((1.0 - throughput / load) * 1000.0) as u64,
             generator_bound: false,
+            bound_by: Vec::new(),
             until: None,
             backlog: None,
             slo: None,
@@ -197,13 +218,18 @@ pub(crate) mod tests {
     /// A step of 4,000 records at 1,000/s of which `met` in every
     /// thousand meet `latency<=2ms` (the others take 5 ms).
     fn step(met: u64) -> Metrics {
+        step_of(4_000, 1_000_000, met)
+    }
+
+    /// `n` records `gap` ns apart, `met` in every thousand meeting it.
+    fn step_of(n: u64, gap: i64, met: u64) -> Metrics {
         let mut m = Metrics::with_options(barrage_metrics::Options {
             intervals: true,
             slo: Some("latency<=2ms".parse().unwrap()),
             ..Default::default()
         });
-        for i in 0..4_000u64 {
-            let t = 1_700_000_000_000_000_000 + i as i64 * 1_000_000;
+        for i in 0..n {
+            let t = 1_700_000_000_000_000_000 + i as i64 * gap;
             let slow = (i * 7919) % 1000 >= met;
             m.add(&barrage_model::Hit {
                 seq: i,
@@ -231,6 +257,20 @@ pub(crate) mod tests {
             "{:?}",
             m.goodput()
         );
+        // A short step, all of whose 60 requests met it (10/s for 6 s):
+        // too few for blocks, decided on Wilson's interval, 93.98% up.
+        let short = step_of(60, 100_000_000, 1000);
+        let iv = short.attainment_interval().unwrap();
+        assert!(
+            (iv.low - 60.0 / (60.0 + 1.96f64.powi(2))).abs() < 1e-3,
+            "{iv:?}"
+        );
+        assert_eq!(short.decide(0.9), Some(Decision::Pass));
+        assert_eq!(short.decide(0.99), Some(Decision::Undecided));
+        // All 4,000 met: every block did, yet 99.95% is not sure (Wilson:
+        // 99.904% up).
+        assert_eq!(step(1000).decide(0.999), Some(Decision::Pass));
+        assert_eq!(step(1000).decide(0.9995), Some(Decision::Undecided));
         // Without objectives, nothing to decide.
         assert_eq!(Metrics::new().decide(0.99), None);
     }

@@ -134,7 +134,12 @@ pub fn sweep<R: RunStep>(
                     break;
                 };
                 if step.row.generator_bound {
-                    found = Found::GeneratorBound { load, held: good };
+                    found = Found::GeneratorBound {
+                        load,
+                        held: good,
+                        conditions: text.clone(),
+                        why: step.row.bound_by.clone(),
+                    };
                     break;
                 }
                 // A growing queue fails a step whatever its figures say

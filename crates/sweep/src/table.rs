@@ -259,18 +259,25 @@ mod tests {
         let g = Found::GeneratorBound {
             load: Load::Rate(80_000.0),
             held: Some(Load::Rate(40_000.0)),
+            conditions: "success>=99.9%".into(),
+            why: vec![
+                "lag p99 35ms > 10ms".into(),
+                "busiest thread 93% of a core (limit 80%)".into(),
+            ],
         };
-        assert!(
-            g.to_string()
-                .starts_with("at least 40,000/s (it held): limited by the generator at 80,000/s"),
-            "{g}"
+        assert_eq!(
+            g.to_string(),
+            "max rate holding success>=99.9%: at least 40,000/s; barrage was the limit above it (limited by the generator at 80,000/s: lag p99 35ms > 10ms; busiest thread 93% of a core (limit 80%)), so the server's limit is not known (try more -cpus, another machine, or -shard)"
         );
         let v = find_max_json(&g);
         assert_eq!(
-            (v["load"].clone(), v["limited_by"].clone()),
-            (Value::Null, json!("generator"))
+            (v["load"]["rate"].clone(), v["limited_by"].clone()),
+            (json!(40_000.0), json!("generator"))
         );
         assert_eq!(v["low"]["rate"], 40_000.0);
+        assert_eq!(v["high"]["rate"], 80_000.0);
+        assert_eq!(v["bound_by"][0], "lag p99 35ms > 10ms");
+        assert_eq!(v["slo"], "success>=99.9%");
     }
 
     #[test]

@@ -31,7 +31,10 @@ impl RunStep for Fake {
             });
         }
         let mut row = Row::new(load, &m, Bounds::default());
-        row.generator_bound = r > self.generator_limit;
+        if r > self.generator_limit {
+            row.generator_bound = true;
+            row.bound_by = vec!["lag p99 50ms > 10ms".into()];
+        }
         Ok(Some(Step { row, metrics: m }))
     }
 
@@ -95,6 +98,8 @@ fn find_max_says_when_the_first_step_fails_or_the_generator_is_the_limit() {
         Some(Found::GeneratorBound {
             load: Load::Rate(8000.0),
             held: Some(Load::Rate(4000.0)),
+            conditions: "p99<=10ms".into(),
+            why: vec!["lag p99 50ms > 10ms".into()],
         })
     );
 }
