@@ -29,6 +29,12 @@ pub fn run(a: ExportArgs) -> Outcome {
         "otlp" => Protocol::Otlp,
         _ => Protocol::RemoteWrite,
     };
+    if a.native_histograms && !matches!(protocol, Protocol::RemoteWrite) {
+        return Err(Failed::usage(format!(
+            "-native-histograms is for -to prometheus-remote-write, not -to {}",
+            a.to
+        )));
+    }
     let endpoint = Endpoint::for_protocol(&protocol, &a.url, a.timeout, a.retries)
         .map_err(|e| Failed::usage(e.0))?;
     let shown = endpoint.url.to_string();
@@ -41,7 +47,8 @@ pub fn run(a: ExportArgs) -> Outcome {
         ..Options::default()
     };
     let width = a.interval.as_nanos().min(i64::MAX as u128) as i64;
-    let mut export = Export::start(protocol, endpoint, width, by);
+    let mut export =
+        Export::start(protocol, endpoint, width, by).native_histograms(a.native_histograms);
     while let Some((hit, _)) = records.next_record() {
         let (ok, latency) = options.judge(hit);
         export.add(hit, ok, latency);

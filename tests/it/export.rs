@@ -113,8 +113,13 @@ impl Daemon {
 /// A 2 s attack at 200/s on a loopback server, saved: its path, records
 /// and first and last send (unix ns).
 fn recorded_run(dir: &Path) -> (String, u64, i64, i64) {
+    recorded_as(dir, "r")
+}
+
+/// [`recorded_run`], the attack named `name` (and its file `name.bin`).
+fn recorded_as(dir: &Path, name: &str) -> (String, u64, i64, i64) {
     let server = Server::http();
-    let file = dir.join("r.bin");
+    let file = dir.join(format!("{name}.bin"));
     ok(
         &[
             "attack",
@@ -122,6 +127,8 @@ fn recorded_run(dir: &Path) -> (String, u64, i64, i64) {
             "200",
             "-duration",
             "2s",
+            "-name",
+            name,
             "-output",
             file.to_str().unwrap(),
         ],
@@ -155,6 +162,7 @@ fn prometheus_holds_every_record_at_its_own_time() {
             format!("--storage.tsdb.path={}", dir.join("data").display()),
             format!("--web.listen-address=127.0.0.1:{port}"),
             "--web.enable-remote-write-receiver".into(),
+            "--enable-feature=native-histograms".into(),
         ];
         (args, port)
     };
@@ -162,7 +170,14 @@ fn prometheus_holds_every_record_at_its_own_time() {
     let (file, count, first, last) = recorded_run(&dir);
     let url = format!("http://127.0.0.1:{port}/api/v1/write");
     let out = run(
-        &["export", "-to", "prometheus-remote-write", &url, &file],
+        &[
+            "export",
+            "-to",
+            "prometheus-remote-write",
+            "-native-histograms",
+            &url,
+            &file,
+        ],
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -197,10 +212,82 @@ fn prometheus_holds_every_record_at_its_own_time() {
     }
     let v = query("barrage_request_duration_seconds%7Bquantile=%220.99%22%7D");
     assert!(!v["data"]["result"].as_array().unwrap().is_empty(), "{v}");
+    // histogram_quantile over the run's buckets lies in the bucket of
+    // barrage's exact p99 (classic bounds 2^(1/4) apart, native 2^(1/8)).
+    let p99 = |files: &[&str]| -> f64 {
+        let mut args = vec!["report", "-type", "json"];
+        args.extend_from_slice(files);
+        let out = ok(&args, b"");
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["latencies"]["99th"].as_f64().unwrap() / 1e9
+    };
+    let value = |v: &Value| -> f64 {
+        v["data"]["result"][0]["value"][1]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .parse()
+            .unwrap()
+    };
+    let classic = "histogram_quantile(0.99, sum by (le) (barrage_request_duration_seconds_bucket))";
+    let native = "histogram_quantile(0.99, sum(barrage_request_latency_seconds))";
+    let within = |got: f64, exact: f64, factor: f64, what: &str| {
+        assert!(
+            got <= exact * factor && exact <= got * factor,
+            "{what}: {got} s against barrage's {exact} s"
+        );
+    };
+    let exact = p99(&[&file]);
+    within(
+        value(&query(&percent(classic))),
+        exact,
+        2f64.powf(0.25),
+        "classic",
+    );
+    within(
+        value(&query(&percent(native))),
+        exact,
+        2f64.powf(0.125),
+        "native",
+    );
+    // A second attacker, exported on its own: the buckets of both give
+    // the p99 of the two runs merged.
+    let (other, _, _, other_last) = recorded_as(&dir, "b");
+    let out = run(
+        &[
+            "export",
+            "-to",
+            "prometheus-remote-write",
+            "-native-histograms",
+            &url,
+            &other,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let at = (other_last / 1_000_000_000) + 10;
+    let query = |q: &str| -> Value {
+        let (code, body) =
+            http("GET", port, &format!("/api/v1/query?query={q}&time={at}")).unwrap();
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let both = p99(&[&file, &other]);
+    // Each attacker's totals as of its last interval.
+    let classic = classic.replace(
+        "(barrage_request_duration_seconds_bucket)",
+        "(last_over_time(barrage_request_duration_seconds_bucket[10m]))",
+    );
+    within(
+        value(&query(&percent(&classic))),
+        both,
+        2f64.powf(0.25),
+        "two attackers",
+    );
     // The dashboard's queries run on this data.
     for (title, expr) in queries("barrage-prometheus.json", "expr") {
         let expr = expr
             .replace("$__rate_interval", "1m")
+            .replace("$__range", "10m")
             .replace("$attack", ".*")
             .replace("$url", ".*");
         let v = query(&percent(&expr));
@@ -248,7 +335,7 @@ fn percent(s: &str) -> String {
 fn the_dashboards_name_only_what_export_writes() {
     use barrage_export::{influx::FIELDS, remote_write::NAMES};
     let labels = [
-        "method", "url", "code", "attack", "name", "error", "quantile",
+        "method", "url", "code", "attack", "name", "error", "quantile", "le",
     ];
     for (title, expr) in queries("barrage-prometheus.json", "expr") {
         for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
@@ -293,12 +380,38 @@ fn influxdb_holds_every_record() {
         (vec!["-config".into(), config.display().to_string()], port)
     };
     let (_influx, port) = Daemon::ready("influxd", &dir, setup, "/ping", 204);
-    let (code, body) = http("POST", port, "/query?q=CREATE%20DATABASE%20barrage").unwrap();
-    assert_eq!(code, 200, "{body}");
     let (file, count, first, last) = recorded_run(&dir);
+    // A URL with a path is used as it is: into a database not there, the
+    // refusal says how to make it.
+    let url = format!("http://127.0.0.1:{port}/write?db=elsewhere");
+    let out = run(
+        &["export", "-to", "influx", "-retries", "0", &url, &file],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("database not found") && said.contains("CREATE DATABASE"),
+        "{said}"
+    );
+    // A bare URL: export creates -db (barrage) and writes into it.
     let url = format!("http://127.0.0.1:{port}/");
     let out = run(&["export", "-to", "influx", &url, &file], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Every lag figure, per interval.
+    let (code, body) = http(
+        "GET",
+        port,
+        "/query?db=barrage&q=SELECT%20max(%22lag_max%22),max(%22lag_p999%22),min(%22lag_mean%22)%20FROM%20%22barrage%22",
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let lag = &v["results"][0]["series"][0]["values"][0];
+    assert!(
+        lag[1].as_f64().is_some() && lag[2].as_f64() <= lag[1].as_f64(),
+        "{v}"
+    );
     let (code, body) = http(
         "GET",
         port,
@@ -450,6 +563,16 @@ fn bad_flags_are_one_line_and_exit_2() {
                 "http://127.0.0.1:1/",
             ][..],
             "-interval",
+        ),
+        (
+            &[
+                "export",
+                "-to",
+                "otlp",
+                "-native-histograms",
+                "http://127.0.0.1:1/",
+            ][..],
+            "-native-histograms is for -to prometheus-remote-write, not -to otlp",
         ),
     ] {
         let out = run(args, b"");

@@ -105,6 +105,32 @@ fn metrics_while_attacking_add_up_to_the_records() {
         assert!((n - total / 3.0).abs() <= 1.0, "{s}: {n} of {total}");
         let inf = samples(&text, "request_seconds_bucket")[&format!("{s},le=\"+Inf\"")];
         assert_eq!(inf, n, "{s}");
+        // barrage's fine histogram: 93 bounds and +Inf, cumulative, the
+        // same count.
+        let fine = samples(&text, "barrage_request_duration_seconds_bucket");
+        let mut mine: Vec<(f64, f64)> = fine
+            .iter()
+            .filter_map(|(k, v)| {
+                let le = k.strip_prefix(s.as_str())?.strip_prefix(",le=\"")?;
+                let le = le.trim_end_matches('"');
+                Some((
+                    if le == "+Inf" {
+                        f64::INFINITY
+                    } else {
+                        le.parse().unwrap()
+                    },
+                    *v,
+                ))
+            })
+            .collect();
+        mine.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(mine.len(), 94, "{s}");
+        assert!(mine.windows(2).all(|w| w[0].1 <= w[1].1), "{mine:?}");
+        assert_eq!(mine[93].1, n, "{s}");
+        assert_eq!(
+            samples(&text, "barrage_request_duration_seconds_count")[s],
+            n
+        );
     }
     let bytes_in = samples(&text, "request_bytes_in");
     assert_eq!(bytes_in[&ok], 6.0 * counts[&ok], "hello\\n per response");

@@ -12,7 +12,7 @@ use crate::Batch;
 pub const MEASUREMENT: &str = "barrage";
 
 /// Every field of a point (the Grafana dashboard may name no other).
-pub const FIELDS: [&str; 11] = [
+pub const FIELDS: [&str; 16] = [
     "requests",
     "errors",
     "bytes_in",
@@ -23,7 +23,12 @@ pub const FIELDS: [&str; 11] = [
     "latency_p99",
     "latency_p999",
     "latency_max",
+    "lag_mean",
+    "lag_p50",
+    "lag_p90",
     "lag_p99",
+    "lag_p999",
+    "lag_max",
 ];
 
 fn tag(s: &str) -> String {
@@ -51,7 +56,7 @@ pub fn lines(batch: &Batch) -> String {
         let s = |ns: u64| ns as f64 / 1e9;
         let _ = write!(
             out,
-            " requests={}i,errors={}i,bytes_in={}i,bytes_out={}i,latency_mean={},latency_p50={},latency_p90={},latency_p99={},latency_p999={},latency_max={},lag_p99={} {}",
+            " requests={}i,errors={}i,bytes_in={}i,bytes_out={}i,latency_mean={},latency_p50={},latency_p90={},latency_p99={},latency_p999={},latency_max={},lag_mean={},lag_p50={},lag_p90={},lag_p99={},lag_p999={},lag_max={} {}",
             p.requests,
             p.errors,
             p.bytes_in,
@@ -62,7 +67,12 @@ pub fn lines(batch: &Batch) -> String {
             s(p.latency.quantile(0.99)),
             s(p.latency.quantile(0.999)),
             s(p.latency.max()),
+            s(p.lag.mean()),
+            s(p.lag.quantile(0.5)),
+            s(p.lag.quantile(0.9)),
             s(p.lag.quantile(0.99)),
+            s(p.lag.quantile(0.999)),
+            s(p.lag.max()),
             batch.end
         );
         out.push('\n');

@@ -39,6 +39,10 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// Attempts after the first.
     pub retries: u32,
+    /// InfluxDB 1.x: the request that creates the database a write was
+    /// refused for (`database not found`), sent then, once, before that
+    /// write is tried again.
+    pub create: Option<Box<Endpoint>>,
 }
 
 /// A URL the pusher cannot use.
@@ -320,11 +324,22 @@ fn post(e: &Endpoint, body: &[u8]) -> Result<(), Failure> {
         .chars()
         .take(200)
         .collect();
+    // InfluxDB 1.x's answer to a write into a database not there.
+    let hint = if said.contains("database not found") {
+        " (create it: CREATE DATABASE in InfluxQL; with a URL without a path, export creates -db)"
+    } else {
+        ""
+    };
     Err(Failure {
-        why: format!("{} answered {code}: {said}", e.url),
+        why: format!("{} answered {code}: {said}{hint}", e.url),
         again: code >= 500 || code == 429,
         after: answer.retry_after,
     })
+}
+
+/// One POST of `body` to `e`, no retry; `Err` says why in a line.
+pub fn post_once(e: &Endpoint, body: &[u8]) -> Result<(), PushError> {
+    post(e, body).map_err(|f| PushError(f.why))
 }
 
 /// Posts with retries: 100 ms, then twice as long each time (or as long
@@ -333,9 +348,17 @@ fn post(e: &Endpoint, body: &[u8]) -> Result<(), Failure> {
 fn deliver(e: &Endpoint, body: &[u8], retries: u32) -> Result<(), (String, bool)> {
     let mut wait = Duration::from_millis(100);
     let mut attempt = 0;
+    let mut create = e.create.as_deref();
     loop {
         match post(e, body) {
             Ok(()) => return Ok(()),
+            Err(f) if f.why.contains("database not found") && create.is_some() => {
+                if let Some(c) = create.take() {
+                    if let Err(why) = post_once(c, b"") {
+                        return Err((format!("{}; creating it: {why}", f.why), false));
+                    }
+                }
+            }
             Err(f) if f.again && attempt < retries => {
                 attempt += 1;
                 std::thread::sleep(f.after.unwrap_or(wait));

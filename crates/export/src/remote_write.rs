@@ -3,8 +3,16 @@
 //! 1.0 uses, declared with prost's derive), snappy-compressed (block
 //! format). Counters are cumulative from the stream's start, as
 //! Prometheus counters are; quantiles are of each interval's records.
+//! Latency is also a histogram, cumulative from the start:
+//! classic buckets (`barrage_request_duration_seconds_bucket`, the bounds
+//! of [`barrage_metrics::prom_buckets`]) always, and with
+//! [`Encoder::native`] a native histogram of schema 3
+//! (`barrage_request_latency_seconds`) beside them, for a Prometheus run
+//! with `--enable-feature=native-histograms`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+use barrage_metrics::prom_buckets;
 
 use prost::Message;
 
@@ -27,6 +35,51 @@ pub struct TimeSeries {
     /// Its samples, oldest first.
     #[prost(message, repeated, tag = "2")]
     pub samples: Vec<Sample>,
+    /// Its native histograms, oldest first.
+    #[prost(message, repeated, tag = "4")]
+    pub histograms: Vec<Histogram>,
+}
+
+/// `prometheus.Histogram`, a native histogram with integer counts (the
+/// fields an integer histogram uses).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Histogram {
+    /// Observations (`count_int`).
+    #[prost(uint64, tag = "1")]
+    pub count: u64,
+    /// Their sum.
+    #[prost(double, tag = "3")]
+    pub sum: f64,
+    /// Bounds 2^(2^−schema) apart.
+    #[prost(sint32, tag = "4")]
+    pub schema: i32,
+    /// The zero bucket's half-width.
+    #[prost(double, tag = "5")]
+    pub zero_threshold: f64,
+    /// Observations in the zero bucket (`zero_count_int`).
+    #[prost(uint64, tag = "6")]
+    pub zero_count: u64,
+    /// Runs of positive buckets.
+    #[prost(message, repeated, tag = "11")]
+    pub positive_spans: Vec<BucketSpan>,
+    /// Each positive bucket's count less the one before's.
+    #[prost(sint64, repeated, tag = "12")]
+    pub positive_deltas: Vec<i64>,
+    /// Unix milliseconds.
+    #[prost(int64, tag = "15")]
+    pub timestamp: i64,
+}
+
+/// `prometheus.BucketSpan`: `length` buckets from `offset` past the end
+/// of the span before (the first: from bucket index 0).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BucketSpan {
+    /// Gap.
+    #[prost(sint32, tag = "1")]
+    pub offset: i32,
+    /// Buckets.
+    #[prost(uint32, tag = "2")]
+    pub length: u32,
 }
 
 /// `prometheus.Label`.
@@ -59,16 +112,20 @@ pub const ERRORS: &str = "barrage_request_errors_total";
 pub const DURATION: &str = "barrage_request_duration_seconds";
 /// The lag summary's name.
 pub const LAG: &str = "barrage_lag_seconds";
+/// The latency's native histogram (with [`Encoder::native`]).
+pub const NATIVE: &str = "barrage_request_latency_seconds";
 /// Response bytes.
 pub const BYTES_IN: &str = "barrage_response_bytes_total";
 /// Request bytes.
 pub const BYTES_OUT: &str = "barrage_request_bytes_total";
 
 /// Every metric name written (the Grafana dashboard may name no other).
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 10] = [
     REQUESTS,
     ERRORS,
     DURATION,
+    "barrage_request_duration_seconds_bucket",
+    NATIVE,
     "barrage_request_duration_seconds_sum",
     "barrage_request_duration_seconds_count",
     LAG,
@@ -79,25 +136,35 @@ pub const NAMES: [&str; 8] = [
 /// Quantiles written per interval.
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Totals {
     requests: u64,
     errors: u64,
     bytes_in: u64,
     bytes_out: u64,
     latency_sum: f64,
+    /// Latencies of 0 ns, and the rest by schema-3 bucket.
+    zero: u64,
+    buckets: BTreeMap<i32, u64>,
 }
 
 /// Turns batches into write requests, keeping the counters' totals.
 #[derive(Default)]
 pub struct Encoder {
     totals: HashMap<Vec<(&'static str, String)>, Totals>,
+    native: bool,
 }
 
 impl Encoder {
     /// A new encoder: counters from 0.
     pub fn new() -> Encoder {
         Encoder::default()
+    }
+
+    /// Also writes latency as a native histogram ([`NATIVE`]).
+    pub fn native(mut self, on: bool) -> Encoder {
+        self.native = on;
+        self
     }
 
     /// The write request of a batch, as Prometheus's protobuf.
@@ -111,6 +178,12 @@ impl Encoder {
             t.bytes_in = t.bytes_in.saturating_add(p.bytes_in);
             t.bytes_out = t.bytes_out.saturating_add(p.bytes_out);
             t.latency_sum += p.latency.total() as f64 / 1e9;
+            let (zero, counts) = prom_buckets::counts(&p.latency);
+            t.zero += zero;
+            for (i, c) in counts {
+                *t.buckets.entry(i).or_default() += c;
+            }
+            let t = t.clone();
             let series = |name: &str, extra: Option<(&str, String)>, value: f64| {
                 let mut labels: Vec<Label> = p
                     .labels
@@ -136,6 +209,7 @@ impl Encoder {
                         value,
                         timestamp: ms,
                     }],
+                    histograms: Vec::new(),
                 }
             };
             out.push(series(REQUESTS, None, t.requests as f64));
@@ -157,8 +231,29 @@ impl Encoder {
                 ));
                 out.push(series(LAG, label, p.lag.quantile(q) as f64 / 1e9));
             }
+            let buckets: Vec<(i32, u64)> = t.buckets.iter().map(|(i, c)| (*i, *c)).collect();
+            let cumulative = prom_buckets::classic(t.zero, &buckets);
+            let bounds = prom_buckets::classic_bounds().map(|(_, b)| b.to_string());
+            for (le, c) in bounds.chain(["+Inf".into()]).zip(cumulative) {
+                out.push(series(
+                    &format!("{DURATION}_bucket"),
+                    Some(("le", le)),
+                    c as f64,
+                ));
+            }
+            if self.native {
+                let mut ts = series(NATIVE, None, 0.0);
+                ts.samples.clear();
+                ts.histograms.push(native(&t, &buckets, ms));
+                out.push(ts);
+            }
         }
         WriteRequest { timeseries: out }
+    }
+
+    /// Whether it writes native histograms.
+    pub fn writes_native(&self) -> bool {
+        self.native
     }
 
     /// The body to POST: the request, encoded and snappy-compressed.
@@ -167,6 +262,51 @@ impl Encoder {
         snap::raw::Encoder::new()
             .compress_vec(&raw)
             .unwrap_or_default()
+    }
+}
+
+/// The native histogram of totals `t` (its buckets, sorted, in
+/// `buckets`) at `ms`: spans over the buckets that hold any (a gap of up
+/// to two empty buckets is cheaper kept in a span, as Prometheus does),
+/// counts as deltas.
+fn native(t: &Totals, buckets: &[(i32, u64)], ms: i64) -> Histogram {
+    let mut spans: Vec<BucketSpan> = Vec::new();
+    let mut deltas = Vec::new();
+    let (mut last_index, mut last_count) = (None::<i32>, 0i64);
+    for &(i, c) in buckets {
+        match last_index {
+            Some(l) if i - l <= 3 => {
+                // Fill the gap with empty buckets inside the span.
+                for _ in l + 1..i {
+                    deltas.push(-last_count);
+                    last_count = 0;
+                }
+                if let Some(s) = spans.last_mut() {
+                    s.length += (i - l) as u32;
+                }
+            }
+            Some(l) => spans.push(BucketSpan {
+                offset: i - l - 1,
+                length: 1,
+            }),
+            None => spans.push(BucketSpan {
+                offset: i,
+                length: 1,
+            }),
+        }
+        deltas.push(c as i64 - last_count);
+        last_count = c as i64;
+        last_index = Some(i);
+    }
+    Histogram {
+        count: t.zero + buckets.iter().map(|(_, c)| c).sum::<u64>(),
+        sum: t.latency_sum,
+        schema: prom_buckets::SCHEMA,
+        zero_threshold: 0.0,
+        zero_count: t.zero,
+        positive_spans: spans,
+        positive_deltas: deltas,
+        timestamp: ms,
     }
 }
 
@@ -218,5 +358,87 @@ mod tests {
                 .value;
             assert!(NAMES.contains(&name.as_str()), "{name}");
         }
+    }
+
+    /// A native histogram's counts back by bucket index.
+    fn expand(h: &Histogram) -> Vec<(i32, u64)> {
+        let (mut out, mut at, mut count, mut d) = (Vec::new(), 0i32, 0i64, 0);
+        for (n, span) in h.positive_spans.iter().enumerate() {
+            at += span.offset + if n == 0 { 0 } else { 1 };
+            for k in 0..span.length as i32 {
+                count += h.positive_deltas[d];
+                d += 1;
+                if count > 0 {
+                    out.push((at + k, count as u64));
+                }
+            }
+            at += span.length as i32 - 1;
+        }
+        out
+    }
+
+    #[test]
+    fn latency_is_a_classic_and_a_native_histogram_cumulative_over_batches() {
+        let mut iv = Intervals::new(1_000_000_000, vec![]);
+        let mut batches = Vec::new();
+        let latencies = [
+            0u64,
+            1_000_000,
+            1_000_000,
+            1_050_000,
+            9_000_000,
+            400_000_000,
+        ];
+        for s in 0..2i64 {
+            for l in latencies {
+                let hit = Hit {
+                    timestamp: 10_000_000_000 + s * 1_000_000_000,
+                    code: 200,
+                    latency: l,
+                    ..Hit::default()
+                };
+                batches.extend(iv.add(&hit, true, hit.latency));
+            }
+        }
+        batches.extend(iv.finish());
+        let mut enc = Encoder::new().native(true);
+        let last = batches.iter().map(|b| enc.request(b)).last().unwrap();
+        let name = |s: &TimeSeries| {
+            s.labels
+                .iter()
+                .find(|l| l.name == "__name__")
+                .map(|l| l.value.clone())
+                .unwrap()
+        };
+        let classic: Vec<&TimeSeries> = last
+            .timeseries
+            .iter()
+            .filter(|s| name(s) == "barrage_request_duration_seconds_bucket")
+            .collect();
+        assert_eq!(classic.len(), 94);
+        let inf = classic
+            .iter()
+            .find(|s| s.labels.iter().any(|l| l.name == "le" && l.value == "+Inf"))
+            .unwrap();
+        assert_eq!(inf.samples[0].value, 12.0, "both batches");
+        let h = &last
+            .timeseries
+            .iter()
+            .find(|s| name(s) == NATIVE)
+            .unwrap()
+            .histograms[0];
+        assert_eq!((h.count, h.zero_count, h.schema), (12, 2, 3));
+        let mut expected = BTreeMap::new();
+        for l in latencies.iter().filter(|l| **l > 0) {
+            *expected
+                .entry(prom_buckets::index(*l).unwrap())
+                .or_insert(0) += 2;
+        }
+        assert_eq!(expand(h), expected.into_iter().collect::<Vec<_>>());
+        // 1 ms and 1.05 ms sit one bucket apart: one span holds both.
+        assert!(h.positive_spans.len() < 4, "{:?}", h.positive_spans);
+        let raw = enc.body(&batches[0]);
+        let raw = snap::raw::Decoder::new().decompress_vec(&raw).unwrap();
+        assert!(WriteRequest::decode(raw.as_slice()).is_ok());
     }
 }

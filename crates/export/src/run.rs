@@ -85,12 +85,26 @@ impl Endpoint {
                 header("X-Prometheus-Remote-Write-Version", "0.1.0"),
             ],
         };
-        Ok(Endpoint {
+        let mut e = Endpoint {
             url,
             headers,
             timeout,
             retries,
-        })
+            create: None,
+        };
+        // InfluxDB 1.x takes no write into a database not there: on the
+        // path export chose (/write?db=-db), a write refused for it
+        // creates -db and is tried again. A URL given whole is left as
+        // it is (its refusal says how).
+        if let Protocol::Influx {
+            token: None, db, ..
+        } = protocol
+        {
+            if bare {
+                e.create = Some(Box::new(create_database(&e, db)));
+            }
+        }
+        Ok(e)
     }
 }
 
@@ -126,6 +140,18 @@ impl Export {
     /// Starts pushing to `endpoint` in `protocol`, intervals `width` ns
     /// wide, a series per label set of `by`.
     pub fn start(protocol: Protocol, endpoint: Endpoint, width: i64, by: Vec<Label>) -> Export {
+        if let Protocol::Influx {
+            token: None, db, ..
+        } = &protocol
+        {
+            // InfluxDB 1.x takes no write into a database not there; for
+            // the path export chose (/write?db=-db), it creates -db first
+            // (CREATE DATABASE is a no-op for one that exists). When that
+            // fails, the first write says why.
+            if endpoint.url.path() == "/write" {
+                let _ = create_database(&endpoint, db);
+            }
+        }
         Export {
             protocol,
             width,
@@ -136,6 +162,12 @@ impl Export {
             records: 0,
             batches: 0,
         }
+    }
+
+    /// Also writes native histograms (remote-write only).
+    pub fn native_histograms(mut self, on: bool) -> Export {
+        self.prom = std::mem::take(&mut self.prom).native(on);
+        self
     }
 
     /// Adds a record (`ok`: a success; `latency` as the report counts it).
@@ -172,6 +204,25 @@ impl Export {
             gaps: gaps(&sum.gaps, self.width),
         }
     }
+}
+
+/// The request that makes `CREATE DATABASE "db"` on the InfluxDB 1.x
+/// server of `write`.
+fn create_database(write: &Endpoint, db: &str) -> Endpoint {
+    let mut query = write.clone();
+    query.url.set_path("/query");
+    let statement = format!("CREATE DATABASE \"{}\"", db.replace('"', "\\\""));
+    query
+        .url
+        .query_pairs_mut()
+        .clear()
+        .append_pair("q", &statement);
+    query.headers = vec![(
+        "Content-Type".into(),
+        "application/x-www-form-urlencoded".into(),
+    )];
+    query.retries = 0;
+    query
 }
 
 /// Runs of intervals not written, by their ends' times (the first few).

@@ -78,6 +78,9 @@ pub struct ExportArgs {
     /// Which status codes succeed (the rest count as errors)
     #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
+    /// Also write latency as a native histogram, barrage_request_latency_seconds (schema 3), beside the classic buckets: for a Prometheus (2.40 or later) run with --enable-feature=native-histograms, which a receiver without it refuses
+    #[arg(long)]
+    pub native_histograms: bool,
     /// The endpoint's URL (http://)
     pub url: String,
     /// Result files (default: stdin)

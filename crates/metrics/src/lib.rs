@@ -17,6 +17,8 @@
 //! - [`Threshold`]: `-fail-on` conditions such as `p99>250ms`.
 //! - [`blocks`]: a run cut into blocks of send time, for the block
 //!   bootstraps of `compare` and of a run's own intervals.
+//! - [`prom_buckets`]: the latency buckets of the Prometheus histograms
+//!   (native schema 3, and classic at every other of its bounds).
 //! - [`Trust`]: the verdict on a run (was barrage the limit, are there
 //!   records enough), from [`Evidence`] gathered as records are read.
 //!
@@ -41,6 +43,7 @@ mod error;
 mod events;
 mod groups;
 mod metrics;
+pub mod prom_buckets;
 mod prometheus;
 mod seconds;
 mod sessions;

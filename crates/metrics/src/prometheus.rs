@@ -7,8 +7,12 @@
 //! `connect_seconds` and `tls_seconds` histograms over the requests that
 //! opened a connection, by the address it went to; with a flow's records
 //! (`-format flow`), `sessions_started`, `sessions_completed` and
-//! `sessions_failed` (by the step the session ended at). Serving them is
-//! the CLI's.
+//! `sessions_failed` (by the step the session ended at). Beside vegeta's
+//! coarse `request_seconds`, latency is also barrage's histogram
+//! `barrage_request_duration_seconds` (by method, url and status), on the
+//! bounds of [`crate::prom_buckets`] that `export` writes too, so that
+//! `histogram_quantile` over a run, or over many attackers, lands in the
+//! bucket of its exact figure. Serving them is the CLI's.
 
 use std::{collections::HashMap, fmt::Write as _};
 
@@ -36,6 +40,8 @@ const OTHER: &str = "other";
 struct Series {
     /// Records at or below each bucket's bound (not cumulative here).
     buckets: [u64; BUCKETS.len()],
+    /// The same on the classic bounds of [`crate::prom_buckets`].
+    fine: Vec<u64>,
     count: u64,
     sum_ns: u128,
     bytes_in: u64,
@@ -92,6 +98,12 @@ impl Prometheus {
         let secs = hit.latency as f64 / 1e9;
         if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
             s.buckets[b] += 1;
+        }
+        if s.fine.is_empty() {
+            s.fine = vec![0; crate::prom_buckets::CLASSIC_COUNT];
+        }
+        if let Some(slot) = crate::prom_buckets::classic_slot(hit.latency) {
+            s.fine[slot] += 1;
         }
         s.count += 1;
         s.sum_ns += u128::from(hit.latency);
@@ -158,6 +170,28 @@ impl Prometheus {
             let _ = writeln!(out, "request_seconds_bucket{{{l},le=\"+Inf\"}} {}", s.count);
             let _ = writeln!(out, "request_seconds_sum{{{l}}} {}", s.sum_ns as f64 / 1e9);
             let _ = writeln!(out, "request_seconds_count{{{l}}} {}", s.count);
+        }
+        out.push_str(
+            "# HELP barrage_request_duration_seconds Request latency, on fine buckets each 2^(1/4) above the last\n\
+             # TYPE barrage_request_duration_seconds histogram\n",
+        );
+        let bounds: Vec<f64> = crate::prom_buckets::classic_bounds()
+            .map(|(_, b)| b)
+            .collect();
+        for (key, s) in &series {
+            let l = labels(key);
+            let mut cumulative = 0;
+            for (le, n) in bounds.iter().zip(&s.fine) {
+                cumulative += n;
+                let _ = writeln!(
+                    out,
+                    "barrage_request_duration_seconds_bucket{{{l},le=\"{le}\"}} {cumulative}"
+                );
+            }
+            let name = "barrage_request_duration_seconds";
+            let _ = writeln!(out, "{name}_bucket{{{l},le=\"+Inf\"}} {}", s.count);
+            let _ = writeln!(out, "{name}_sum{{{l}}} {}", s.sum_ns as f64 / 1e9);
+            let _ = writeln!(out, "{name}_count{{{l}}} {}", s.count);
         }
         for (name, help, value) in [
             (
