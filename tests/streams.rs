@@ -735,11 +735,182 @@ fn serve_streams_events_and_chat_tokens() {
     assert_eq!(hits.len(), 2);
     for h in &hits {
         assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
-        // A role chunk, 8 tokens, a finish chunk, usage, [DONE].
-        assert_eq!(h.event_count, 12, "{h:?}");
+        // A role chunk, 8 tokens, a finish chunk and [DONE] (no usage:
+        // the body asks for none).
+        assert_eq!(h.event_count, 11, "{h:?}");
     }
     let help = run(&["serve", "-h"], b"");
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("/sse?n=20&gap=50ms&first=200ms"), "{text}");
     assert!(text.contains("/v1/chat/completions"), "{text}");
+}
+
+/// `-llm openai` against `barrage serve`'s OpenAI-compatible route, whose
+/// truth (each token chunk's write, from the request's arrival) rides in
+/// its `: barrage-truth` comment: `n` streams of 64 tokens, 150 ms to the
+/// first, a chunk every 15 ms, with `query`'s options.
+fn llm_streams(
+    server: &barrage_testkit::CapacityServer,
+    query: &str,
+    args: &[&str],
+) -> (Vec<Hit>, Vec<Vec<u64>>) {
+    let dir = common::tempdir("llm");
+    let body = dir.join("chat.json");
+    std::fs::write(
+        &body,
+        r#"{"model":"m","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"say sixty four words"}]}"#,
+    )
+    .unwrap();
+    let target = format!(
+        "POST {}\nContent-Type: application/json\n@{}",
+        server.url(&format!(
+            "/v1/chat/completions?first=150ms&gap=15ms&{query}"
+        )),
+        body.display()
+    );
+    let mut all = vec!["-llm", "openai", "-max-body", "1MiB"];
+    all.extend_from_slice(args);
+    let hits = attack_stream(&target, &all);
+    let truth = hits
+        .iter()
+        .map(|h| {
+            let text = String::from_utf8_lossy(&h.body);
+            let line = text
+                .lines()
+                .find_map(|l| l.strip_prefix(": barrage-truth "))
+                .unwrap_or_else(|| panic!("no truth in {text}"));
+            let v: Value = serde_json::from_str(line).unwrap();
+            v["written_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    (hits, truth)
+}
+
+/// Issue 62: a vLLM-style stream (a role chunk with empty content first)
+/// counted 65 tokens for 64 and a TTFT of 0.37 ms for 200 ms. With
+/// `-llm openai`, exactly 64 tokens, by the server's usage and the
+/// chunks alike, TTFT and the gaps as the server wrote them, and goodput
+/// on TTFT as the truth says.
+#[test]
+fn llm_tokens_ttft_and_gaps_match_the_servers_truth() {
+    let _one = timed();
+    let server = barrage_testkit::CapacityServer::unlimited();
+    // The role chunk sent at arrival: it is no token, and no first token.
+    let (hits, truth) = llm_streams(&server, "role=arrival", &["-rate", "3"]);
+    assert_eq!(hits.len(), 3);
+    for (h, t) in hits.iter().zip(&truth) {
+        let tokens = h.tokens.unwrap_or_else(|| panic!("{h:?}"));
+        assert_eq!((tokens.output, tokens.chunks), (Some(64), 64), "{h:?}");
+        assert_eq!(tokens.input, Some(4));
+        assert_eq!((h.event_count, h.events.len()), (64, 64));
+        // The gaps' mean, as written: within 0.2% of 15 ms.
+        let mean = |v: &[u64]| (v[63] - v[0]) as f64 / 63.0;
+        let (got, wrote) = (mean(&h.events), mean(t));
+        assert!(
+            (got - wrote).abs() <= 0.002 * 15e6,
+            "gap mean {got} ns, written {wrote} ns"
+        );
+    }
+    let r = report_json(&hits);
+    let llm = &r["llm"];
+    assert_eq!(llm["tokens"]["output"], 192, "{llm}");
+    assert_eq!(llm["tokens"]["source"], "server usage", "{llm}");
+    assert_eq!(llm["tokens"]["mismatched"], 0, "{llm}");
+    let itl = llm["itl"]["mean"].as_f64().unwrap() / 1e6;
+    assert!((itl - 15.0).abs() < 0.15, "ITL mean {itl} ms");
+    // Goodput on TTFT: none within 140 ms, all within 200 ms.
+    for (slo, attained) in [("ttft<=140ms", 0.0), ("ttft<=200ms", 1.0)] {
+        let out = run(&["report", "-type", "json", "-slo", slo], &encode(&hits));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["slo"]["attainment"], attained, "{slo}: {}", v["slo"]);
+    }
+    // The old way, -event-filter on the content: the role chunk's empty
+    // content no longer counts.
+    let all = attack_stream(
+        &format!(
+            "POST {}\nContent-Type: application/json\n@{}",
+            server.url("/v1/chat/completions?first=50ms&gap=2ms"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/targets/chat.json")
+        ),
+        &[
+            "-rate",
+            "2",
+            "-stream",
+            "sse",
+            "-event-filter",
+            ".choices[0].delta.content",
+        ],
+    );
+    assert!(all.iter().all(|h| h.event_count == 64), "{all:?}");
+}
+
+/// Four tokens a chunk (a batching server): 64 tokens from the usage in
+/// 16 chunks (each record a mismatch, said), TPOT per token as the
+/// server's writes give it, the gaps per chunk.
+#[test]
+fn llm_several_tokens_a_chunk_count_by_usage_and_tpot_is_per_token() {
+    let _one = timed();
+    let server = barrage_testkit::CapacityServer::unlimited();
+    let (hits, truth) = llm_streams(&server, "per=4", &["-rate", "2"]);
+    for (h, t) in hits.iter().zip(&truth) {
+        let tokens = h.tokens.unwrap();
+        assert_eq!((tokens.output, tokens.chunks), (Some(64), 16), "{h:?}");
+        assert_eq!(t.len(), 16);
+        // TPOT: (E2E − TTFT) / 63, the stream's end being the last
+        // chunk's write (its finish, usage and [DONE] in the same one).
+        let measured = (h.latency - h.events[0]) as f64 / 63.0;
+        let written = (t[15] - t[0]) as f64 / 63.0;
+        assert!(
+            (measured - written).abs() <= 0.01 * written,
+            "TPOT {measured} ns, written {written} ns"
+        );
+    }
+    let r = report_json(&hits);
+    let llm = &r["llm"];
+    assert_eq!(llm["tokens"]["mismatched"], hits.len(), "{llm}");
+    let itl = llm["itl"]["mean"].as_f64().unwrap() / 1e6;
+    assert!((itl - 15.0).abs() < 0.15, "ITL mean {itl} ms");
+    let tpot = llm["tpot"]["50th"].as_u64().unwrap() as f64 / 1e6;
+    assert!(
+        (tpot - 15.0 * 15.0 / 63.0).abs() < 0.2,
+        "TPOT p50 {tpot} ms"
+    );
+}
+
+/// Under `-max-workers 4` at 6/s (each stream 1.1 s: 3.6/s at most), the
+/// TTFT and E2E from the schedule hold the waits for a worker, which
+/// those from the send hide; goodput from the schedule counts only the
+/// requests that waited little.
+#[test]
+fn llm_waits_for_a_worker_are_in_the_figures_from_the_schedule() {
+    let _one = timed();
+    let server = barrage_testkit::CapacityServer::unlimited();
+    let (hits, _) = llm_streams(&server, "", &["-rate", "6", "-max-workers", "4"]);
+    assert_eq!(hits.len(), 6);
+    let r = report_json(&hits);
+    let ms = |key: &str| r["llm"][key]["max"].as_u64().unwrap() / MS;
+    assert!(ms("ttft") < 400, "{}", r["llm"]);
+    // The fifth and sixth wait about 0.45 s for a worker.
+    assert!(ms("ttft_scheduled") > 500, "{}", r["llm"]);
+    assert!(ms("e2e_scheduled") > ms("e2e") + 300, "{}", r["llm"]);
+    let out = run(
+        &[
+            "report",
+            "-type",
+            "json",
+            "-latency",
+            "intended",
+            "-slo",
+            "ttft<=400ms",
+        ],
+        &encode(&hits),
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let attained = v["slo"]["attainment"].as_f64().unwrap();
+    assert!(attained > 0.5 && attained < 1.0, "{}", v["slo"]);
 }

@@ -150,6 +150,7 @@ impl Finished {
                 hit.headers = Vec::new();
                 hit.event_count = 0;
                 hit.event_malformed = 0;
+                hit.tokens = None;
                 return;
             }
         };
@@ -173,9 +174,13 @@ impl Finished {
                         .map(|at| (at + shift + 500) / 1000 * 1000),
                 );
                 audit.streamed(&taped.stamps);
+                hit.tokens = taped.tokens.map(|t| *t);
                 (taped.count, taped.malformed)
             }
-            None => (0, 0),
+            None => {
+                hit.tokens = None;
+                (0, 0)
+            }
         };
         hit.event_count = count;
         hit.event_malformed = malformed;

@@ -60,7 +60,9 @@ pub use config::{
     DEFAULT_MAX_HEADER_BYTES, DEFAULT_PIPELINE, DEFAULT_REDIRECTS, DEFAULT_TIMEOUT, MAX_HEAD_BYTES,
     MAX_KEPT_BODY,
 };
-pub use events::{size_class, BadStream, Stamps, StreamMode, StreamSpec, Tape, Taped};
+pub use events::{
+    ask_usage, size_class, BadStream, Llm, LlmUsage, Stamps, StreamMode, StreamSpec, Tape, Taped,
+};
 pub use flow::check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
 pub use flow::extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};
 pub use flow::step::{SessionState, StepReads, MAX_COOKIES};

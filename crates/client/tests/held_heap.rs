@@ -184,6 +184,8 @@ fn an_open_stream_holds_little_heap() {
         max_event_bytes: 1 << 20,
         filter: None,
         patterns: Vec::new(),
+        llm: None,
+        llm_usage: Default::default(),
     };
     let (per, rows) = heap_per_request(
         Script::Reply {

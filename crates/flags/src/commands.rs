@@ -303,6 +303,12 @@ pub struct AttackArgs {
     /// With -stream sse or ndjson: count only events whose data is JSON holding this path, e.g. .choices[0].delta (skips keep-alives and [DONE])
     #[arg(long)]
     pub event_filter: Option<String>,
+    /// Read streamed answers as an LLM server's chunks: openai (chat and text completions, as vLLM, SGLang, TGI or llama.cpp stream them). A token event is a chunk carrying generated text, not the role, finish or usage chunks; the server's usage is kept beside the chunks' count. Implies -stream sse
+    #[arg(long)]
+    pub llm: Option<barrage_client::Llm>,
+    /// With -llm: the usage asked for in each streaming JSON body (stream_options, unless the body has its own): continuous (the final usage, and per chunk where the server gives it, as vLLM does), final, or none (the body as it is)
+    #[arg(long, default_value = "continuous")]
+    pub llm_usage: barrage_client::LlmUsage,
     /// Keep response headers in results
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub keep_headers: bool,

@@ -28,6 +28,11 @@ pub enum StreamConflict {
     /// `-max-event-bytes 0`.
     #[error("-max-event-bytes must be at least 1 byte")]
     MaxEventBytes,
+    /// `-event-filter` with `-llm`, which knows the chunks.
+    #[error(
+        "-event-filter goes without -llm: -llm counts the chunks that carry text, and reads usage"
+    )]
+    FilterWithLlm,
     /// An `-event-filter` that does not parse.
     #[error("-event-filter {0}")]
     Filter(String),
@@ -141,9 +146,14 @@ impl AttackArgs {
             return Err(StreamConflict::WsEventsHold);
         }
         // Always a spec: server-streaming gRPC methods are read as events
-        // whatever the flags; HTTP answers only with -stream.
-        let mode = a.stream.unwrap_or(barrage_client::StreamMode::Chunks);
-        if a.stream.is_none() && a.ws_events == 0 {
+        // whatever the flags; HTTP answers only with -stream (or -llm,
+        // which reads server-sent events unless -stream says otherwise).
+        let stream = a.stream.or(a.llm.map(|_| barrage_client::StreamMode::Sse));
+        let mode = stream.unwrap_or(barrage_client::StreamMode::Chunks);
+        if a.llm.is_some() && a.event_filter.is_some() {
+            return Err(StreamConflict::FilterWithLlm);
+        }
+        if stream.is_none() && a.ws_events == 0 {
             if a.event_filter.is_some() {
                 return Err(StreamConflict::FilterAlone);
             }
@@ -151,7 +161,7 @@ impl AttackArgs {
                 return Err(StreamConflict::EventChecksAlone);
             }
         }
-        if a.pipeline > 1 && a.stream.is_some() {
+        if a.pipeline > 1 && stream.is_some() {
             return Err(StreamConflict::Pipeline);
         }
         if !(1..=barrage_stream::MAX_EVENTS as u64).contains(&a.max_events) {
@@ -168,11 +178,13 @@ impl AttackArgs {
         };
         Ok(Some(StreamSpec {
             mode,
-            http: a.stream.is_some(),
+            http: stream.is_some(),
             max_events: a.max_events as usize,
             max_event_bytes: a.max_event_bytes as usize,
             filter,
             patterns: Vec::new(),
+            llm: a.llm,
+            llm_usage: a.llm_usage,
         }))
     }
 }

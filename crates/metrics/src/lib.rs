@@ -8,6 +8,8 @@
 //!   3 significant digits, and exact [`Buckets`] counts. [`Options`] choose
 //!   the latency view (from the actual or the intended send, or to the first byte), the [`SuccessRule`]
 //!   and the buckets.
+//! - [`Llm`]: LLM streams' tokens (`attack -llm`): TTFT, ITL, TPOT and
+//!   E2E from the send and the schedule, token counts by source.
 //! - [`Connections`]: the share of requests that opened a connection, and
 //!   DNS, connect and TLS times over those.
 //! - [`Windows`]: per-interval metrics for `report -every`.
@@ -42,6 +44,7 @@ mod distribution;
 mod error;
 mod events;
 mod groups;
+mod llm;
 mod metrics;
 pub mod prom_buckets;
 mod prometheus;
@@ -61,6 +64,7 @@ pub use distribution::{Distribution, SIGFIGS};
 pub use error::ParseError;
 pub use events::Events;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
+pub use llm::{tpot, Llm};
 pub use metrics::Metrics;
 pub use prometheus::{Prometheus, MAX_SERIES};
 pub use seconds::{PerSecond, SampleStats, Seconds};

@@ -35,6 +35,8 @@ pub struct Metrics {
     connections: Option<Box<crate::Connections>>,
     /// Streamed answers' events, made at the first record with one.
     events: Option<Box<crate::Events>>,
+    /// LLM streams' tokens, made at the first record with token counts.
+    llm: Option<Box<crate::Llm>>,
     /// A flow's sessions, made at the first record of one.
     sessions: Option<Box<crate::Sessions>>,
     /// Whether sessions are counted: not in a group of `-by` (a group's
@@ -95,6 +97,7 @@ impl Metrics {
             bucket_counts: vec![0; buckets],
             connections: None,
             events: None,
+            llm: None,
             sessions: None,
             count_sessions: true,
             dropped: None,
@@ -197,6 +200,9 @@ impl Metrics {
         if hit.event_count > 0 || !hit.events.is_empty() || hit.event_malformed > 0 {
             self.events.get_or_insert_with(Box::default).add(hit);
         }
+        if hit.tokens.is_some() {
+            self.llm.get_or_insert_with(Box::default).add(hit);
+        }
         if hit.session.is_some() && self.count_sessions {
             self.sessions.get_or_insert_with(Box::default).add(hit);
         }
@@ -248,6 +254,9 @@ impl Metrics {
         if let Some(e) = &other.events {
             self.events.get_or_insert_with(Box::default).merge(e);
         }
+        if let Some(l) = &other.llm {
+            self.llm.get_or_insert_with(Box::default).merge(l);
+        }
         if let Some(x) = &other.sessions {
             self.sessions.get_or_insert_with(Box::default).merge(x);
         }
@@ -264,6 +273,11 @@ impl Metrics {
     /// Streamed answers' events (`None` when no record had one).
     pub fn events(&self) -> Option<&crate::Events> {
         self.events.as_deref()
+    }
+
+    /// LLM streams' tokens (`None` when no record had token counts).
+    pub fn llm(&self) -> Option<&crate::Llm> {
+        self.llm.as_deref()
     }
 
     /// The records' connections (`None` when no record carried one).

@@ -60,6 +60,75 @@ pub struct Hit {
     /// for a request that is no flow's (and in older streams). Its step's
     /// name is the record's `name`.
     pub session: Option<SessionMark>,
+    /// An LLM stream's token counts (`-llm openai`), each from its own
+    /// source; `None` for any other record (and in older streams).
+    pub tokens: Option<Tokens>,
+}
+
+/// One LLM stream's token counts (`-llm openai`), each from the source
+/// that gave it: the server's `usage` (final and per chunk) and the
+/// chunks that carried text. A figure the server did not give is `None`,
+/// never 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// `usage.prompt_tokens`: the input.
+    pub input: Option<u64>,
+    /// The last `usage.completion_tokens` that came with a chunk that also
+    /// carried choices (`continuous_usage_stats`: per chunk).
+    pub running: Option<u64>,
+    /// `usage.completion_tokens` of the final usage (the chunk with no
+    /// choices, or the last one), the server's count of the output.
+    pub output: Option<u64>,
+    /// Chunks that carried generated text (content or reasoning): one a
+    /// token event, several tokens each where the server batches.
+    pub chunks: u64,
+    /// Of them, chunks that carried reasoning (`reasoning_content`,
+    /// `reasoning`) and no content.
+    pub reasoning_chunks: u64,
+    /// `usage.completion_tokens_details.reasoning_tokens`, where given.
+    pub reasoning: Option<u64>,
+}
+
+/// Where a record's output token count comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The server's final `usage.completion_tokens`.
+    Usage,
+    /// The server's per-chunk usage (no final one came).
+    Running,
+    /// The chunks that carried text, one token each (no usage came).
+    Chunks,
+}
+
+impl TokenSource {
+    /// How reports name it.
+    pub fn word(self) -> &'static str {
+        match self {
+            TokenSource::Usage => "server usage",
+            TokenSource::Running => "server usage per chunk",
+            TokenSource::Chunks => "chunks with text",
+        }
+    }
+}
+
+impl Tokens {
+    /// The output tokens and where the count comes from: the server's
+    /// final usage, else its per-chunk usage, else the chunks.
+    pub fn output(&self) -> (u64, TokenSource) {
+        match (self.output, self.running) {
+            (Some(n), _) => (n, TokenSource::Usage),
+            (None, Some(n)) => (n, TokenSource::Running),
+            (None, None) => (self.chunks, TokenSource::Chunks),
+        }
+    }
+
+    /// Whether the server's count and the chunks disagree (each chunk
+    /// one token): a server that batches tokens, or one that miscounts.
+    pub fn mismatch(&self) -> bool {
+        self.output
+            .or(self.running)
+            .is_some_and(|n| n != self.chunks)
+    }
 }
 
 /// Where a flow's request stands in its session.

@@ -45,7 +45,9 @@ pub mod words;
 
 pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
 pub use audit::Audit;
-pub use hit::{Hit, Lacks, SessionEnd, SessionMark, CHECK_FAILED, GRPC_FAILED};
+pub use hit::{
+    Hit, Lacks, SessionEnd, SessionMark, TokenSource, Tokens, CHECK_FAILED, GRPC_FAILED,
+};
 pub use link::Link;
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};

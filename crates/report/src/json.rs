@@ -135,6 +135,7 @@ fn json_object_of(
     per_second(&mut s, m)?;
     connections(&mut s, m, p)?;
     events(&mut s, m, p)?;
+    crate::llm::json(&mut s, m, p)?;
     sessions(&mut s, m, p)?;
     slo(&mut s, m)?;
     if group.is_none() {

@@ -1,21 +1,9 @@
 use std::io::{self, Write};
 
-use barrage_metrics::{Distribution, Metrics};
-use barrage_model::duration;
+use barrage_metrics::Metrics;
 
-use crate::{Percentiles, TabWriter};
-
-/// A duration as vegeta prints it in reports.
-pub(crate) fn dur(ns: u64) -> String {
-    duration::format(duration::round_for_report(ns.min(i64::MAX as u64) as i64))
-}
-
-fn columns(d: &Distribution, p: &Percentiles) -> String {
-    p.iter()
-        .map(|(q, _)| dur(d.quantile(q)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+pub(crate) use crate::lines::{dur, spread};
+use crate::{lines::columns, Percentiles, TabWriter};
 
 /// Writes vegeta's text report. Two additions, both absent on vegeta's own
 /// results: a `Lag` line when any request went out after its scheduled time,
@@ -86,6 +74,7 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     let cols = [12 + 2, brackets.into_iter().max().unwrap_or(0) + 2];
     connections(m, p, &cols, &mut out)?;
     events(m, p, &cols, &mut out)?;
+    crate::llm::text(m, p, &cols, &mut out)?;
     sessions(m, p, &cols, &mut out)?;
     slo(m, &cols, &mut out)?;
     if m.options().intervals {
@@ -275,23 +264,4 @@ fn connections<W: Write>(m: &Metrics, p: &Percentiles, cols: &[usize], out: W) -
         }
     }
     tw.flush_table()
-}
-
-/// A distribution's line: `NAME [min, mean, 50, ..., max] figures`.
-fn spread<W: Write>(
-    tw: &mut TabWriter<W>,
-    name: &str,
-    d: &Distribution,
-    p: &Percentiles,
-) -> io::Result<()> {
-    let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
-    writeln!(
-        tw,
-        "{name}\t[min, mean, {}, max]\t{}, {}, {}, {}",
-        labels.join(", "),
-        dur(d.min()),
-        dur(d.mean()),
-        columns(d, p),
-        dur(d.max())
-    )
 }

@@ -112,6 +112,7 @@ pub fn window_json<W: Write>(
     s.push(b']');
     // `-stream`'s figures of the window, as the whole report has them.
     crate::json::events(&mut s, m, p)?;
+    crate::llm::json(&mut s, m, p)?;
     crate::json::verdict_object(&mut s, m, p)?;
     s.extend_from_slice(b"}\n");
     out.write_all(&s)?;

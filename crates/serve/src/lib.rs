@@ -9,7 +9,9 @@
 //!   flows (`-format flow`), in `barrage serve` and the tests' server.
 #![deny(missing_docs)]
 
+mod answer;
 mod app;
+mod chat;
 mod exporter;
 pub mod target;
 

@@ -21,16 +21,14 @@ use std::{
 };
 
 use bytes::Bytes;
-use http_body_util::{combinators::BoxBody, BodyExt, Full};
-use hyper::{
-    body::{Frame, Incoming},
-    service::service_fn,
-    Request, Response,
-};
+use http_body_util::BodyExt;
+use hyper::{body::Incoming, service::service_fn, Request, Response};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo},
     server::conn::auto,
 };
+
+use crate::answer::{query_count, query_duration, whole, Answer, Paced, MAX_EVENTS};
 
 /// Why the target could not run.
 #[derive(Debug, thiserror::Error)]
@@ -177,18 +175,14 @@ pub const ROUTES: &str = "Routes (any other path: 200 and -body):
   /echo                      the request's body back
   /sse?n=20&gap=50ms&first=200ms
                              text/event-stream: n events, the first after `first`, then one every `gap`
-  /v1/chat/completions       an OpenAI-style chat answer; with \"stream\": true, server-sent chunks: a role
-                             chunk, max_tokens (default 16) token chunks (query ?gap=15ms&first=150ms), a finish
-                             chunk, a usage chunk and [DONE]
+  /v1/chat/completions /v1/completions
+                             an OpenAI-compatible answer with ground truth; with \"stream\": true, server-sent
+                             chunks as vLLM sends them: a role chunk, max_tokens (default 16) tokens, a finish
+                             chunk, usage as stream_options asks, and [DONE]; query ?first=150ms&gap=15ms,
+                             per=N tokens a chunk, role=arrival, finish=last, reasoning=N chunks; each token
+                             chunk's write time in a `: barrage-truth` comment before [DONE]
   /login /me /items /form-login /home
                              a small app with sessions (a token, a cookie, items only their maker reads)";
-
-/// A body to answer with: whole, or streamed.
-type Answer = BoxBody<Bytes, Infallible>;
-
-fn whole(b: Bytes) -> Answer {
-    Full::new(b).boxed()
-}
 
 async fn respond(
     req: Request<Incoming>,
@@ -197,6 +191,8 @@ async fn respond(
     admitted: bool,
     app: Arc<crate::App>,
 ) -> Result<Response<Answer>, Infallible> {
+    // The request's head is read: the LLM route's truth counts from here.
+    let arrival = tokio::time::Instant::now();
     if !admitted {
         let mut resp = Response::new(whole(Bytes::from_static(b"over capacity\n")));
         *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
@@ -215,13 +211,14 @@ async fn respond(
     }
     match path.as_str() {
         "/sse" => return Ok(sse(&query)),
-        "/v1/chat/completions" => {
+        "/v1/chat/completions" | "/v1/completions" => {
             let sent = req_body
                 .collect()
                 .await
                 .map(|b| b.to_bytes())
                 .unwrap_or_default();
-            return Ok(chat(&query, &sent));
+            let completions = path == "/v1/completions";
+            return Ok(crate::chat::chat(&query, &sent, completions, arrival));
         }
         _ => {}
     }
@@ -288,70 +285,6 @@ async fn precise_sleep(d: Duration) {
     }
 }
 
-/// A query's `key=value` as a duration (`50ms`, `1s`), else `default`.
-fn query_duration(query: &str, key: &str, default: Duration) -> Duration {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, v)| barrage_model::duration::parse(v).ok())
-        .filter(|ns| *ns >= 0)
-        .map_or(default, |ns| Duration::from_nanos(ns as u64))
-}
-
-/// A query's `key=N`, else `default`.
-fn query_count(query: &str, key: &str, default: u64) -> u64 {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The most events or tokens a stream sends.
-const MAX_EVENTS: u64 = 100_000;
-
-/// A body of events, each due at a time of its own after the first.
-struct Paced {
-    events: std::collections::VecDeque<Bytes>,
-    gap: Duration,
-    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
-}
-
-impl Paced {
-    fn body(events: Vec<Bytes>, first: Duration, gap: Duration) -> Answer {
-        Paced {
-            events: events.into(),
-            gap,
-            sleep: Box::pin(tokio::time::sleep(first)),
-        }
-        .boxed()
-    }
-}
-
-impl hyper::body::Body for Paced {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        use std::task::Poll;
-        if self.events.is_empty() {
-            return Poll::Ready(None);
-        }
-        if std::future::Future::poll(self.sleep.as_mut(), cx).is_pending() {
-            return Poll::Pending;
-        }
-        let next = self.sleep.deadline() + self.gap;
-        self.sleep.as_mut().reset(next);
-        let e = self.events.pop_front().unwrap_or_default();
-        Poll::Ready(Some(Ok(Frame::data(e))))
-    }
-}
-
 /// `/sse?n=20&gap=50ms&first=200ms`: `n` events (`id: i`, `data:
 /// event i`), the first after `first`, then one every `gap`.
 fn sse(query: &str) -> Response<Answer> {
@@ -366,91 +299,4 @@ fn sse(query: &str) -> Response<Answer> {
         .header("cache-control", "no-cache")
         .body(Paced::body(events, first, gap))
         .expect("a head")
-}
-
-/// `/v1/chat/completions`: an OpenAI-style answer of `max_tokens` tokens
-/// (16 by default), streamed as vLLM streams it when the body asks
-/// `"stream": true`: a role chunk with empty content, a chunk a token,
-/// a finish chunk, a usage chunk, and `[DONE]`.
-fn chat(query: &str, body: &[u8]) -> Response<Answer> {
-    let text = String::from_utf8_lossy(body);
-    let number_after = |key: &str| -> Option<u64> {
-        let at = text.find(&format!("\"{key}\""))?;
-        let rest = text[at + key.len() + 2..].trim_start().strip_prefix(':')?;
-        let digits: String = rest
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    };
-    let tokens = number_after("max_tokens")
-        .or_else(|| number_after("max_completion_tokens"))
-        .unwrap_or(16)
-        .min(MAX_EVENTS);
-    let stream = text.contains("\"stream\"") && {
-        let at = text.find("\"stream\"").unwrap_or(0);
-        text[at + 8..]
-            .trim_start()
-            .trim_start_matches(':')
-            .trim_start()
-            .starts_with("true")
-    };
-    let gap = query_duration(query, "gap", Duration::from_millis(15));
-    let first = query_duration(query, "first", Duration::from_millis(150));
-    let head = r#"{"id":"chatcmpl-barrage","object":"chat.completion.chunk","model":"barrage-serve","choices":[{"index":0,"delta":"#;
-    if !stream {
-        let content = "tok ".repeat(tokens as usize);
-        let json = format!(
-            r#"{{"id":"chatcmpl-barrage","object":"chat.completion","model":"barrage-serve","choices":[{{"index":0,"message":{{"role":"assistant","content":"{content}"}},"finish_reason":"length"}}],"usage":{{"prompt_tokens":{p},"completion_tokens":{tokens},"total_tokens":{t}}}}}"#,
-            p = 8,
-            t = tokens + 8
-        );
-        return Response::builder()
-            .header("content-type", "application/json")
-            .body(whole(Bytes::from(json)))
-            .expect("a head");
-    }
-    let mut events = vec![Bytes::from(format!(
-        "data: {head}{{\"role\":\"assistant\",\"content\":\"\"}},\"finish_reason\":null}}]}}\n\n"
-    ))];
-    for _ in 0..tokens {
-        events.push(Bytes::from(format!(
-            "data: {head}{{\"content\":\"tok \"}},\"finish_reason\":null}}]}}\n\n"
-        )));
-    }
-    events.push(Bytes::from(format!(
-        "data: {head}{{}},\"finish_reason\":\"length\"}}]}}\n\n"
-    )));
-    events.push(Bytes::from(format!(
-        "data: {{\"id\":\"chatcmpl-barrage\",\"object\":\"chat.completion.chunk\",\"model\":\"barrage-serve\",\"choices\":[],\"usage\":{{\"prompt_tokens\":8,\"completion_tokens\":{tokens},\"total_tokens\":{}}}}}\n\ndata: [DONE]\n\n",
-        tokens + 8
-    )));
-    // The role chunk goes just before the first token: both after
-    // `first`, then a token every `gap`.
-    let mut paced = Vec::with_capacity(events.len());
-    let mut it = events.into_iter();
-    let role = it.next().unwrap_or_default();
-    let first_token = it.next().unwrap_or_default();
-    paced.push(Bytes::from([role, first_token].concat()));
-    paced.extend(it);
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Paced::body(paced, first, gap))
-        .expect("a head")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_uniform_delay_takes_low_and_high_in_ms() {
-        assert_eq!(uniform_ms("1-20"), Some((1, 20)));
-        assert_eq!(uniform_ms("5-5"), Some((5, 5)));
-        for bad in ["20-1", "1-", "-3", "a-b", "1-60001"] {
-            assert_eq!(uniform_ms(bad), None, "{bad}");
-        }
-    }
 }

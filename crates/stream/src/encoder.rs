@@ -6,8 +6,8 @@ use crate::wire::{
     most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
     FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
     ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
-    ITEM_RESET, ITEM_SESSION, ITEM_STR, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS,
-    X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    ITEM_RESET, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE,
+    X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -293,6 +293,21 @@ impl<W: Write> Encoder<W> {
                 let us = at / 1000;
                 put_varint(&mut self.frame, us.saturating_sub(last));
                 last = last.max(us);
+            }
+        }
+        if let Some(t) = &hit.tokens {
+            put_varint(&mut self.frame, ITEM_TOKENS);
+            let values = [t.input, t.running, t.output, t.reasoning];
+            let bits = values
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_some())
+                .fold(0u64, |b, (i, _)| b | 1 << i);
+            put_varint(&mut self.frame, bits);
+            put_varint(&mut self.frame, t.chunks);
+            put_varint(&mut self.frame, t.reasoning_chunks);
+            for v in values.into_iter().flatten() {
+                put_varint(&mut self.frame, v);
             }
         }
         if let Some(m) = &hit.session {

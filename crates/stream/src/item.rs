@@ -8,8 +8,8 @@ use crate::{
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK,
-        ITEM_META, ITEM_RESET, ITEM_SESSION, ITEM_STR, MAX_TABLE, X_FIRST_BYTE, X_KNOWN,
-        X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+        ITEM_META, ITEM_RESET, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAX_TABLE, X_FIRST_BYTE,
+        X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -31,6 +31,8 @@ pub(crate) struct Lately {
     pub(crate) events: bool,
     /// Whether a session item came for the next record.
     pub(crate) session: bool,
+    /// Whether a tokens item came for the next record.
+    pub(crate) tokens: bool,
     /// The self-audit's samples read so far (at most [`MAX_AUDITS`]).
     pub(crate) audits: Vec<barrage_model::Audit>,
 }
@@ -70,6 +72,7 @@ pub(crate) fn decode_item(
         recent,
         events,
         session,
+        tokens,
         audits,
     } = lately;
     match c.u64()? {
@@ -122,6 +125,33 @@ pub(crate) fn decode_item(
             *session = true;
             Ok(false)
         }
+        ITEM_TOKENS => {
+            let bits = c.u64()?;
+            if bits >> 4 != 0 {
+                return Err(format!("unknown token count bits {bits:#x}").into());
+            }
+            let mut t = barrage_model::Tokens {
+                chunks: c.u64()?,
+                reasoning_chunks: c.u64()?,
+                ..Default::default()
+            };
+            for (i, slot) in [
+                &mut t.input,
+                &mut t.running,
+                &mut t.output,
+                &mut t.reasoning,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if bits & (1 << i) != 0 {
+                    *slot = Some(c.u64()?);
+                }
+            }
+            hit.tokens = Some(t);
+            *tokens = true;
+            Ok(false)
+        }
         ITEM_EVENTS => {
             let count = c.u64()?;
             let malformed = c.u64()?;
@@ -164,6 +194,9 @@ pub(crate) fn decode_item(
             }
             if !std::mem::take(session) {
                 hit.session = None;
+            }
+            if !std::mem::take(tokens) {
+                hit.tokens = None;
             }
             let flags = c.byte()?;
             let linked = kind == ITEM_HIT_LINK;

@@ -148,6 +148,25 @@ impl<W: Write> JsonWriter<W> {
                 );
             }
         }
+        if let Some(t) = &hit.tokens {
+            use std::io::Write as _;
+            l.extend_from_slice(b",\"tokens\":{");
+            for (name, v) in [
+                ("input", t.input),
+                ("running", t.running),
+                ("output", t.output),
+                ("reasoning", t.reasoning),
+            ] {
+                if let Some(v) = v {
+                    let _ = write!(l, "\"{name}\":{v},");
+                }
+            }
+            let _ = write!(
+                l,
+                "\"chunks\":{},\"reasoning_chunks\":{}}}",
+                t.chunks, t.reasoning_chunks
+            );
+        }
         l.extend_from_slice(b"}\n");
         self.out.write_all(l)
     }
@@ -228,6 +247,27 @@ struct JsonHit<'a> {
     session_end: Cow<'a, str>,
     #[serde(default)]
     session_took: u64,
+    /// An LLM stream's token counts.
+    #[serde(default)]
+    tokens: Option<JsonTokens>,
+}
+
+/// `"tokens"`: [`barrage_model::Tokens`], a field left out where its
+/// source gave none.
+#[derive(Deserialize)]
+struct JsonTokens {
+    #[serde(default)]
+    input: Option<u64>,
+    #[serde(default)]
+    running: Option<u64>,
+    #[serde(default)]
+    output: Option<u64>,
+    #[serde(default)]
+    reasoning: Option<u64>,
+    #[serde(default)]
+    chunks: u64,
+    #[serde(default)]
+    reasoning_chunks: u64,
 }
 
 /// Reads JSON-lines results (vegeta's fields; `scheduled` optional, else the
@@ -327,6 +367,14 @@ impl<R: BufRead> JsonReader<R> {
                     took: j.session_took,
                 }),
             };
+            hit.tokens = j.tokens.map(|t| barrage_model::Tokens {
+                input: t.input,
+                running: t.running,
+                output: t.output,
+                chunks: t.chunks,
+                reasoning_chunks: t.reasoning_chunks,
+                reasoning: t.reasoning,
+            });
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {
                 for v in vs {

@@ -49,6 +49,14 @@
 //!                                 self-audit (`barrage_model::Audit`),
 //!                                 about once a second; `source` empty
 //!                                 but in a stream `collect` merged
+//! 11 Tokens bits:varint chunks:varint reasoning_chunks:varint
+//!          [input:varint]     if bits & 1
+//!          [running:varint]   if bits & 2
+//!          [output:varint]    if bits & 4
+//!          [reasoning:varint] if bits & 8
+//!                                 (version 9) the next record's LLM token
+//!                                 counts (`barrage_model::Tokens`), each
+//!                                 from its source
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -88,7 +96,7 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// streamed answer's events (kind 8), version 7 a flow's session and step
 /// (kind 9), version 8 the attack's self-audit (kind 10); older streams are read as they are (their records have none
 /// of these).
-pub const FORMAT_VERSION: u16 = 8;
+pub const FORMAT_VERSION: u16 = 9;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -118,6 +126,7 @@ pub(crate) const ITEM_HIT_LINK: u64 = 7;
 pub(crate) const ITEM_EVENTS: u64 = 8;
 pub(crate) const ITEM_SESSION: u64 = 9;
 pub(crate) const ITEM_AUDIT: u64 = 10;
+pub(crate) const ITEM_TOKENS: u64 = 11;
 
 /// The most event offsets one record holds: `-max-events` is at most
 /// this, and readers refuse more, so that a crafted stream cannot make a

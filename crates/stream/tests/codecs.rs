@@ -109,6 +109,19 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                         took: if k % 3 == 0 { 0 } else { latency / 3 },
                     }),
                 },
+                // LLM token counts (kind 11): none, and each source
+                // given or not.
+                tokens: (seq % 5 != 0).then(|| {
+                    let some = |bit: u64, v: u64| (bytes_out & bit != 0).then_some(v);
+                    barrage_model::Tokens {
+                        input: some(1, bytes_in % 60_000),
+                        running: some(2, latency % 4_000),
+                        output: some(4, latency % 4_001),
+                        chunks: seq % 70,
+                        reasoning_chunks: seq % 3,
+                        reasoning: some(8, bytes_in % 17),
+                    }
+                }),
             },
         )
 }
@@ -154,6 +167,7 @@ fn sample(n: u64) -> Vec<Hit> {
             event_count: 0,
             event_malformed: 0,
             session: None,
+            tokens: None,
             // Changing now and then, unknown for the failures.
             proto: match i % 4 {
                 3 => barrage_model::Proto::Unknown,
@@ -220,6 +234,7 @@ proptest! {
             h.event_count = 0;
             h.event_malformed = 0;
             h.session = None;
+            h.tokens = None;
             for (_, v) in &mut h.headers { *v = v.trim().to_string(); }
         }
         let mut w = CsvWriter::new(Vec::new());
@@ -297,11 +312,11 @@ fn header_errors_are_named() {
         Decoder::new(&b""[..]),
         Err(StreamError::NotAStream { .. })
     ));
-    let newer = [0xB7, b'B', b'R', b'G', 9, 0];
+    let newer = [0xB7, b'B', b'R', b'G', 10, 0];
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
-            found: 9,
-            supported: 8,
+            found: 10,
+            supported: 9,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

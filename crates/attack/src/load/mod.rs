@@ -53,7 +53,7 @@ pub fn targets(
         feed_random,
         shard,
         lazy,
-        grpc_prepare(protos, client),
+        llm_prepare(grpc_prepare(protos, client), client),
     )?;
     match loaded {
         Loaded::Lazy(l) => Ok(Targets::Lazy(Box::new(Lazy(l)))),
@@ -137,6 +137,25 @@ pub fn plain(
 }
 
 /// Each target as it is read: a `GRPC` target's body made its message.
+/// `-llm`: `prepare`, then the usage `-llm-usage` asks for put in each
+/// streaming JSON body ([`barrage_client::ask_usage`]).
+fn llm_prepare(prepare: Prepare, client: Option<&ClientConfig>) -> Prepare {
+    let usage = client
+        .and_then(|c| c.stream.as_ref())
+        .filter(|s| s.llm.is_some())
+        .map(|s| s.llm_usage);
+    let Some(usage) = usage else {
+        return prepare;
+    };
+    Box::new(move |t: Target| {
+        let mut t = prepare(t)?;
+        if let Some(body) = barrage_client::ask_usage(&t.body, usage) {
+            t.body = body.into();
+        }
+        Ok(t)
+    })
+}
+
 fn grpc_prepare(protos: Option<ProtoSet>, client: Option<&ClientConfig>) -> Prepare {
     let reflector = client
         .filter(|_| protos.is_none())

@@ -27,6 +27,8 @@ pub struct Taped {
     pub bytes: u64,
     /// The `event~` patterns some event matched, as typed.
     pub matched: Vec<String>,
+    /// `-llm`: the stream's token counts, by source.
+    pub tokens: Option<Box<barrage_model::Tokens>>,
 }
 
 /// What an exchange tells while it reads an answer. Called on the task

@@ -10,85 +10,20 @@
 //! reaches the request's tape through the task (sizes: see there).
 
 use std::{
-    str::FromStr,
     sync::{Arc, Mutex},
     time::Instant,
 };
 
-use crate::{core::observe::Observe, flow::check::Step};
+use crate::core::observe::Observe;
+
+mod llm;
+mod spec;
+
+pub use llm::ask_usage;
+pub use spec::{BadStream, Llm, LlmUsage, StreamMode, StreamSpec};
 
 pub use crate::core::observe::Taped;
 pub use crate::core::stamps::{size_class, Stamps};
-
-/// How a streamed answer is cut into events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamMode {
-    /// `text/event-stream`: an event ends at a blank line.
-    Sse,
-    /// One event per line.
-    Ndjson,
-    /// One event per HTTP/1.1 chunk or HTTP/2 DATA frame (per read of a
-    /// body that is not chunked).
-    Chunks,
-    /// By the answer's `Content-Type`: `text/event-stream` is sse, NDJSON
-    /// and JSON-lines types are ndjson, the rest chunks.
-    Auto,
-}
-
-/// A `-stream` or `-event-filter` value that is none.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadStream {
-    /// `-stream` not one of the modes.
-    #[error("{0:?}: want sse, ndjson, chunks or auto")]
-    Mode(String),
-    /// `-event-filter` not a JSON path.
-    #[error("{0:?}: want a JSON path such as .choices[0].delta.content")]
-    Filter(String),
-}
-
-impl FromStr for StreamMode {
-    type Err = BadStream;
-
-    fn from_str(s: &str) -> Result<Self, BadStream> {
-        match s {
-            "sse" => Ok(StreamMode::Sse),
-            "ndjson" => Ok(StreamMode::Ndjson),
-            "chunks" => Ok(StreamMode::Chunks),
-            "auto" => Ok(StreamMode::Auto),
-            _ => Err(BadStream::Mode(s.to_string())),
-        }
-    }
-}
-
-/// `-stream` and its limits.
-#[derive(Debug, Clone)]
-pub struct StreamSpec {
-    /// How events are cut.
-    pub mode: StreamMode,
-    /// Whether HTTP answers are read as streams (`-stream`); false when
-    /// only WebSocket messages are events (`-ws-events` alone).
-    pub http: bool,
-    /// Events stamped per record (`-max-events`); the rest are counted.
-    pub max_events: usize,
-    /// Longest event (`-max-event-bytes`): a longer one fails the record.
-    pub max_event_bytes: usize,
-    /// `-event-filter`: a JSON path an event's data must hold to count
-    /// (keep-alives and `[DONE]` do not).
-    pub filter: Option<(String, Vec<Step>)>,
-    /// The `-check event~REGEX` patterns, tried on each event's data
-    /// (the client fills them in from the checks).
-    pub patterns: Vec<regex::bytes::Regex>,
-}
-
-impl StreamSpec {
-    /// Parses `-event-filter`'s path (`.choices[0].delta`).
-    pub fn filter_of(text: &str) -> Result<(String, Vec<Step>), BadStream> {
-        crate::flow::check::json_path(text)
-            .filter(|p| !p.is_empty())
-            .map(|p| (text.to_string(), p))
-            .ok_or_else(|| BadStream::Filter(text.to_string()))
-    }
-}
 
 /// A request's splitter and stamps, shared by the client and its
 /// exchange: one pointer, as a streamed request's future holds it twice
@@ -137,7 +72,7 @@ impl Tape {
         }
         taped.malformed += u64::from(malformed);
         if taped.error.is_none() {
-            taped.error.clone_from(&splitter.error);
+            taped.error = splitter.error().map(Box::from);
         }
         for (i, p) in splitter.spec.patterns.iter().enumerate().take(64) {
             let text = p.as_str();
@@ -149,13 +84,17 @@ impl Tape {
 
     /// What it holds, taken.
     pub fn take(&self) -> Taped {
-        std::mem::take(&mut self.0.inner.lock().expect("tape").1)
+        let mut inner = self.0.inner.lock().expect("tape");
+        let tokens = inner.0.rare.as_mut().and_then(|r| r.tokens.take());
+        let mut taped = std::mem::take(&mut inner.1);
+        taped.tokens = tokens;
+        taped
     }
 
     /// Whether the stream was refused (an event past `-max-event-bytes`).
     fn refused(&self) -> bool {
         let inner = self.0.inner.lock().expect("tape");
-        inner.1.error.is_some() || inner.0.error.is_some()
+        inner.1.error.is_some() || inner.0.error().is_some()
     }
 }
 
@@ -302,7 +241,10 @@ pub(crate) struct Splitter {
     /// Events completed since the last stamp (one read's).
     pending: u32,
     malformed: u32,
-    error: Option<Box<str>>,
+    /// Why the stream is refused, and `-llm`'s token counts: rare, so
+    /// one pointer in every open stream's tape for both (a tape's block
+    /// stays at 256 bytes).
+    rare: Option<Box<Rare>>,
     /// Which patterns some event matched, a bit each (the first 64:
     /// a slice of flags cost every open stream 16 bytes).
     matched: u64,
@@ -311,6 +253,13 @@ pub(crate) struct Splitter {
     wrong_type: u8,
     /// No body byte seen yet (a leading BOM is skipped there).
     fresh: bool,
+}
+
+/// A splitter's rare parts ([`Splitter::rare`]).
+#[derive(Debug, Default)]
+struct Rare {
+    error: Option<Box<str>>,
+    tokens: Option<Box<barrage_model::Tokens>>,
 }
 
 /// The `Content-Type`s a `-stream sse` answer is named by when it is not
@@ -337,7 +286,7 @@ impl Splitter {
             after_cr: false,
             pending: 0,
             malformed: 0,
-            error: None,
+            rare: None,
             matched: 0,
             wrong_type: 0,
             fresh: true,
@@ -387,7 +336,7 @@ impl Splitter {
 
     /// Body bytes, as they came.
     pub(crate) fn data(&mut self, bytes: &[u8]) {
-        if self.error.is_some() || bytes.is_empty() {
+        if self.error().is_some() || bytes.is_empty() {
             return;
         }
         // WHATWG: a leading U+FEFF is skipped (split over reads, rarely:
@@ -406,7 +355,7 @@ impl Splitter {
     /// A chunk (or DATA frame, or a read of an unchunked body) ended:
     /// one event in chunks mode.
     pub(crate) fn boundary(&mut self) {
-        if matches!(self.mode, StreamMode::Chunks | StreamMode::Auto) && self.error.is_none() {
+        if matches!(self.mode, StreamMode::Chunks | StreamMode::Auto) && self.error().is_none() {
             self.pending = self.pending.saturating_add(1);
         }
     }
@@ -414,7 +363,7 @@ impl Splitter {
     /// The body ended (`counted` events and `malformed` lines before the
     /// last read): a last line without its newline is an event too.
     pub(crate) fn finish(&mut self, counted: u64, malformed: u64) {
-        if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error.is_none() {
+        if self.mode == StreamMode::Ndjson && !self.line.is_empty() && self.error().is_none() {
             let line = std::mem::take(&mut self.line);
             self.ndjson_line(&line);
         }
@@ -423,8 +372,9 @@ impl Splitter {
         // type: not a stream at all, said so (it read as 0 events and
         // "malformed 5"). An answer of no lines at all stays a success.
         let bad_lines = malformed + u64::from(self.malformed);
-        if wrong > 0 && counted == 0 && self.pending == 0 && bad_lines > 0 && self.error.is_none() {
-            self.error = Some(
+        if wrong > 0 && counted == 0 && self.pending == 0 && bad_lines > 0 && self.error().is_none()
+        {
+            self.refuse(
                 format!(
                     "-stream sse: no event in an answer of {}, not text/event-stream (-stream auto reads it by its type)",
                     OTHER_TYPES[usize::from(wrong)]
@@ -457,7 +407,7 @@ impl Splitter {
                     self.line = line;
                 }
                 start = i + 1;
-                if self.error.is_some() {
+                if self.error().is_some() {
                     return;
                 }
             }
@@ -499,7 +449,11 @@ impl Splitter {
     /// An event's data, complete: counted if it passes the filter, and
     /// tried on the `event~` patterns.
     fn event(&mut self, data: &[u8]) {
-        if !self.passes(data) {
+        if self.spec.llm.is_some() {
+            if !self.token_event(data) {
+                return;
+            }
+        } else if !self.passes(data) {
             return;
         }
         self.pending = self.pending.saturating_add(1);
@@ -543,7 +497,10 @@ impl Splitter {
                     return;
                 }
                 self.data_len = u32::try_from(len).unwrap_or(u32::MAX);
-                if self.spec.filter.is_some() || !self.spec.patterns.is_empty() {
+                if self.spec.filter.is_some()
+                    || !self.spec.patterns.is_empty()
+                    || self.spec.llm.is_some()
+                {
                     self.data.extend_from_slice(value);
                     self.data.push(b'\n');
                 }
@@ -554,7 +511,25 @@ impl Splitter {
         }
     }
 
-    /// Whether an event's data passes `-event-filter`.
+    /// `-llm`: one chunk read for its usage and text; whether it is a
+    /// token event.
+    fn token_event(&mut self, data: &[u8]) -> bool {
+        let rare = self.rare.get_or_insert_with(Default::default);
+        llm::read_chunk(rare.tokens.get_or_insert_with(Default::default), data)
+    }
+
+    /// Why the stream is refused, if it is.
+    fn error(&self) -> Option<&str> {
+        self.rare.as_ref().and_then(|r| r.error.as_deref())
+    }
+
+    /// Refuses the stream for `why`.
+    fn refuse(&mut self, why: Box<str>) {
+        self.rare.get_or_insert_with(Default::default).error = Some(why);
+    }
+
+    /// Whether an event's data passes `-event-filter`: it holds the path,
+    /// and its value there is neither null nor an empty string.
     fn passes(&self, data: &[u8]) -> bool {
         let Some((_, path)) = &self.spec.filter else {
             return true;
@@ -562,11 +537,13 @@ impl Splitter {
         let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
             return false;
         };
-        crate::flow::check::lookup(&doc, path).is_some_and(|v| !v.is_null())
+        // An empty string holds nothing either: vLLM's role chunk says
+        // `"content":""` before the first token.
+        crate::flow::check::lookup(&doc, path).is_some_and(|v| !v.is_null() && v != "")
     }
 
     fn too_long(&mut self) {
-        self.error = Some(
+        self.refuse(
             format!(
                 "an event longer than -max-event-bytes ({} bytes)",
                 self.spec.max_event_bytes

@@ -62,6 +62,8 @@ fn split(mode: StreamMode, filter: Option<&str>, pieces: &[&[u8]]) -> Taped {
         max_event_bytes: 64,
         filter: filter.map(|f| StreamSpec::filter_of(f).unwrap()),
         patterns: vec![regex::bytes::Regex::new("two").unwrap()],
+        llm: None,
+        llm_usage: Default::default(),
     });
     // The tape as an exchange's observer: no runtime, no task-local.
     let tape = Tape::new(&spec);

@@ -42,6 +42,8 @@ fn a_waiting_requests_futures_stay_small() {
         max_event_bytes: 1024,
         filter: None,
         patterns: Vec::new(),
+        llm: None,
+        llm_usage: Default::default(),
     });
     let tape = crate::Tape::new(&spec);
     let exchange = Box::pin(client.exchange(&t, 0, None, crate::events::OnTask));

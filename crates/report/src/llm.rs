@@ -1,0 +1,128 @@
+//! The LLM block of the text and JSON reports (`attack -llm`, issue 62):
+//! token counts with their source, tokens a second, and TTFT, ITL, TPOT
+//! and E2E, the first and last from the send and from the schedule, each
+//! figure named by where it is measured from.
+
+use std::io::{self, Write};
+
+use barrage_metrics::{Distribution, Llm, Metrics};
+use barrage_model::gojson;
+
+use crate::{Percentiles, TabWriter};
+
+/// Output and all tokens a second over the run (its span and wait, as
+/// throughput counts them).
+pub(crate) fn per_second(m: &Metrics, l: &Llm) -> (f64, f64) {
+    let secs = (m.duration().max(0) as f64 + m.wait().max(0) as f64) / 1e9;
+    let all = l.output().saturating_add(l.input().0);
+    if secs > 0.0 {
+        (l.output() as f64 / secs, all as f64 / secs)
+    } else {
+        (l.output() as f64, all as f64)
+    }
+}
+
+/// The figures in the order both reports give them: name (text), JSON
+/// key, distribution.
+fn figures(l: &Llm) -> [(&'static str, &'static str, &Distribution); 6] {
+    [
+        ("TTFT", "ttft", l.ttft()),
+        ("TTFT (sched)", "ttft_scheduled", l.ttft_scheduled()),
+        ("ITL", "itl", l.itl()),
+        ("TPOT", "tpot", l.tpot()),
+        ("E2E", "e2e", l.e2e()),
+        ("E2E (sched)", "e2e_scheduled", l.e2e_scheduled()),
+    ]
+}
+
+/// The text lines; nothing when no record had token counts.
+pub(crate) fn text<W: Write>(
+    m: &Metrics,
+    p: &Percentiles,
+    cols: &[usize],
+    out: W,
+) -> io::Result<()> {
+    let Some(l) = m.llm() else {
+        return Ok(());
+    };
+    let mut tw = TabWriter::at_least(out, cols);
+    let (input, said) = l.input();
+    let per_request = l.output() as f64 / l.streams().max(1) as f64;
+    writeln!(
+        tw,
+        "Tokens\t[output, input, per request, from, mismatched]\t{}, {}, {per_request:.2}, {}, {}",
+        l.output(),
+        if said > 0 {
+            input.to_string()
+        } else {
+            "not said".into()
+        },
+        l.source_words(),
+        l.mismatched()
+    )?;
+    let (out_s, all_s) = per_second(m, l);
+    writeln!(tw, "Tokens/s\t[output, total]\t{out_s:.2}, {all_s:.2}")?;
+    for (name, _, d) in figures(l) {
+        if d.count() > 0 {
+            crate::lines::spread(&mut tw, name, d, p)?;
+        }
+    }
+    tw.flush_table()
+}
+
+/// `"llm"`: `"streams"`, `"answered"` (with a token), `"tokens"`
+/// (`"output"`, `"input"` (null when no server said), `"reasoning"`,
+/// `"chunks"`, `"per_request"`, `"source"` (the source most records'
+/// output came from: `server usage`, `server usage per chunk`, `chunks
+/// with text`), `"sources"` (records by each), `"mismatched"`),
+/// `"tokens_per_second"` (`"output"`, `"total"`), then `"ttft"`,
+/// `"ttft_scheduled"`, `"itl"`, `"tpot"`, `"e2e"` and `"e2e_scheduled"`
+/// (ns, with vegeta's latency keys, null when none); left out when no
+/// record had token counts.
+pub(crate) fn json(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {
+    let Some(l) = m.llm() else {
+        return Ok(());
+    };
+    let (input, said) = l.input();
+    let sources = l.sources();
+    let main = sources
+        .iter()
+        .max_by_key(|(_, n)| *n)
+        .map_or("", |(src, _)| src.word());
+    write!(
+        s,
+        ",\"llm\":{{\"streams\":{},\"answered\":{},\"tokens\":{{\"output\":{},\"input\":{},\"reasoning\":{},\"chunks\":{},\"per_request\":{},\"source\":\"{main}\",\"sources\":{{",
+        l.streams(),
+        l.answered(),
+        l.output(),
+        if said > 0 { input.to_string() } else { "null".into() },
+        l.reasoning(),
+        l.chunks(),
+        gojson::float(l.output() as f64 / l.streams().max(1) as f64),
+    )?;
+    for (i, (src, n)) in sources.iter().enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        write!(s, "{comma}\"{}\":{n}", src.word())?;
+    }
+    let (out_s, all_s) = per_second(m, l);
+    write!(
+        s,
+        "}},\"mismatched\":{}}},\"tokens_per_second\":{{\"output\":{},\"total\":{}}}",
+        l.mismatched(),
+        gojson::float(out_s),
+        gojson::float(all_s)
+    )?;
+    for (_, key, d) in figures(l) {
+        if d.count() == 0 {
+            write!(s, ",\"{key}\":null")?;
+            continue;
+        }
+        write!(s, ",\"{key}\":{{\"mean\":{},", d.mean())?;
+        for (q, label) in p.iter() {
+            write!(s, "\"{label}th\":{},", d.quantile(q))?;
+        }
+        write!(s, "\"max\":{},\"min\":{}}}", d.max(), d.min())?;
+    }
+    s.push(b'}');
+    Ok(())
+}
