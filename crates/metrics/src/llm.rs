@@ -77,7 +77,7 @@ impl Llm {
         self.reasoning = self
             .reasoning
             .saturating_add(t.reasoning.unwrap_or(t.reasoning_chunks));
-        let lag = hit.lag().max(0) as u64;
+        let lag = hit.lag();
         self.e2e.record(hit.latency);
         self.e2e_scheduled.record(hit.latency.saturating_add(lag));
         let Some(&first) = hit.events.first() else {

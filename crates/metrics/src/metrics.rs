@@ -426,7 +426,7 @@ impl Metrics {
     /// Wilson's alone. `None` without objectives or records.
     pub fn attainment_interval(&self) -> Option<crate::Interval> {
         let a = self.attainment()?;
-        let wilson = wilson(a, self.requests);
+        let wilson = crate::trust::wilson(a, self.requests);
         Some(match self.intervals_at(&[], 0.95) {
             Some(iv) => crate::Interval {
                 low: iv.attainment.low.min(wilson.low),
@@ -547,19 +547,5 @@ mod dropped_facts_tests {
         ];
         m.add_dropped_facts(&meta);
         assert_eq!(m.dropped(), Some((7, false)));
-    }
-}
-
-/// Wilson's 95% score interval of a share `p` of `n` independent trials.
-fn wilson(p: f64, n: u64) -> crate::Interval {
-    // z for 95%, two-sided.
-    const Z: f64 = 1.959_963_984_540_054;
-    let n = n.max(1) as f64;
-    let z2 = Z * Z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    crate::Interval {
-        low: (centre - half).max(0.0),
-        high: (centre + half).min(1.0),
     }
 }

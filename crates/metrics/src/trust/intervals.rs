@@ -219,6 +219,20 @@ impl crate::Metrics {
     }
 }
 
+/// Wilson's 95% score interval of a share `p` of `n` independent trials.
+pub(crate) fn wilson(p: f64, n: u64) -> Interval {
+    // z for 95%, two-sided.
+    const Z: f64 = 1.959_963_984_540_054;
+    let n = n.max(1) as f64;
+    let z2 = Z * Z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Interval {
+        low: (centre - half).max(0.0),
+        high: (centre + half).min(1.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
