@@ -415,27 +415,6 @@ impl Metrics {
             .then(|| self.attained as f64 / self.requests as f64)
     }
 
-    /// The 95% interval of [`Metrics::attainment`]: the block bootstrap's
-    /// ([`Metrics::intervals`]) joined with Wilson's score interval on
-    /// the records counted as independent, whichever reaches further at
-    /// each end. The bootstrap holds the correlation between requests,
-    /// but over blocks that all met every objective it draws no spread
-    /// at all; Wilson's says how far a run of n requests, all of which
-    /// met it, can still be from the truth (100 of 100: down to 96.3%).
-    /// A run too short for blocks (under 100 records or 9 blocks) has
-    /// Wilson's alone. `None` without objectives or records.
-    pub fn attainment_interval(&self) -> Option<crate::Interval> {
-        let a = self.attainment()?;
-        let wilson = crate::trust::wilson(a, self.requests);
-        Some(match self.intervals_at(&[], 0.95) {
-            Some(iv) => crate::Interval {
-                low: iv.attainment.low.min(wilson.low),
-                high: iv.attainment.high.max(wilson.high),
-            },
-            None => wilson,
-        })
-    }
-
     /// The run's answer to an attainment target `attain` (0 to 1): pass
     /// when the 95% interval of its attainment
     /// ([`Metrics::attainment_interval`]) is at or above it, fail when

@@ -23,7 +23,6 @@ mod words;
 pub use backlog::Backlog;
 pub use check::{Check, Trust, Unit, Warmup};
 pub use evidence::Evidence;
-pub(crate) use intervals::wilson;
 pub use intervals::{Interval, Intervals, ROUNDS};
 pub use limits::Limits;
 pub use until::{Until, UntilFigure};
