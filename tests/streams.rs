@@ -914,3 +914,46 @@ fn llm_waits_for_a_worker_are_in_the_figures_from_the_schedule() {
     let attained = v["slo"]["attainment"].as_f64().unwrap();
     assert!(attained > 0.5 && attained < 1.0, "{}", v["slo"]);
 }
+
+/// Issue 62: a misspelt `-event-filter` matched nothing and the events
+/// section vanished, silently. Now the attack says so on stderr, and the
+/// report's verdict warns.
+#[test]
+fn a_filter_that_matches_nothing_is_said_not_silent() {
+    let _one = timed();
+    let server = Server::http();
+    let target = format!(
+        "POST {}\nContent-Type: application/json\n@{}\n",
+        server.url("/v1/chat/completions"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/targets/chat.json")
+    );
+    let out = run(
+        &[
+            "attack",
+            "-rate",
+            "2",
+            "-duration",
+            "1s",
+            "-stream",
+            "sse",
+            "-event-filter",
+            ".choices[0].delta.contnt",
+        ],
+        target.as_bytes(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "warning: -event-filter .choices[0].delta.contnt matched no event in 2 answers"
+        ),
+        "{err}"
+    );
+    let report = run(&["report"], &out.stdout);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains(
+            "Warning       -event-filter .choices[0].delta.contnt matched no event in 2 records"
+        ),
+        "{text}"
+    );
+}

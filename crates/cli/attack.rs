@@ -195,7 +195,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         Ok(r) => r,
         Err(e) => return io_error(e),
     };
-    if let Some(warning) = report.dropped_warning() {
+    for warning in report.warnings() {
         eprintln!("barrage attack: {warning}");
     }
     match report.reason {

@@ -89,6 +89,8 @@ pub struct Attack {
     pub(crate) facts: crate::writer::Facts,
     /// Requests due before the end of `-duration` and never sent.
     pub(crate) dropped: u64,
+    /// `-event-filter`, to say when it matched nothing.
+    event_filter: Option<String>,
 }
 
 /// What an attack sent, for [`Attack::finish`]'s sum.
@@ -168,6 +170,11 @@ impl Attack {
             watch: Watch::default(),
             facts: Default::default(),
             dropped: 0,
+            event_filter: client
+                .stream
+                .as_ref()
+                .and_then(|s| s.filter.as_ref())
+                .map(|f| f.0.clone()),
         })
     }
 
@@ -485,9 +492,10 @@ impl Attack {
                 _ => break,
             }
         }
-        let (written, output_error) = writer
-            .join()
-            .unwrap_or((0, Some(io::Error::other("writer thread failed"))));
+        let (written, events, output_error) =
+            writer
+                .join()
+                .unwrap_or((0, 0, Some(io::Error::other("writer thread failed"))));
         self.workers.shutdown();
         let scheduled = match sent.into() {
             Sent::Tickets(n) => n,
@@ -506,6 +514,10 @@ impl Attack {
             output_error,
             target_error,
             dropped: self.dropped,
+            unmatched: self
+                .event_filter
+                .clone()
+                .filter(|_| written > 0 && events == 0),
         }
     }
 
@@ -541,7 +553,7 @@ async fn until_abandoned(stopper: &Stopper, work: impl std::future::Future<Outpu
 /// The writer thread, word of its end, and the stopper that may abandon
 /// the wait for it.
 type WriterThread = (
-    thread::JoinHandle<(u64, Option<io::Error>)>,
+    thread::JoinHandle<(u64, u64, Option<io::Error>)>,
     mpsc::Receiver<()>,
     Stopper,
 );

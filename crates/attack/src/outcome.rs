@@ -61,9 +61,26 @@ pub struct AttackReport {
     /// the generator was more than [`LATE_GRACE_NS`] behind at
     /// the end.
     pub dropped: u64,
+    /// `-event-filter`'s path, when it matched no event in any answer.
+    pub unmatched: Option<String>,
 }
 
 impl AttackReport {
+    /// The warnings of the run's end: requests never sent, an
+    /// `-event-filter` that matched nothing.
+    pub fn warnings(&self) -> Vec<String> {
+        let unmatched = self.unmatched.as_ref().map(|path| {
+            format!(
+                "warning: -event-filter {path} matched no event in {} answers: a misspelt path, or answers that hold none (-llm openai reads OpenAI-style chunks)",
+                self.written
+            )
+        });
+        self.dropped_warning()
+            .into_iter()
+            .chain(unmatched)
+            .collect()
+    }
+
     /// The warning for requests never sent, when some were.
     pub fn dropped_warning(&self) -> Option<String> {
         (self.dropped > 0).then(|| format!(
@@ -104,6 +121,7 @@ mod tests {
             output_error: None,
             target_error: None,
             dropped: 0,
+            unmatched: None,
         };
         assert_eq!(
             r.interrupted().as_deref(),

@@ -368,7 +368,7 @@ pub(crate) fn write_hits(
     stopper: Stopper,
     facts: Facts,
     sent: Box<dyn Fn() -> u64 + Send>,
-) -> (u64, Option<io::Error>) {
+) -> (u64, u64, Option<io::Error>) {
     let mut audit = crate::audit::Sampler::start();
     let mut hit = Hit {
         attack: name.clone(),
@@ -376,6 +376,8 @@ pub(crate) fn write_hits(
     };
     let mut last_target: Option<Arc<PreparedTarget>> = None;
     let mut written = 0u64;
+    // Events counted in all, for `-event-filter`'s word at the end.
+    let mut events = 0u64;
     let mut error: Option<io::Error> = None;
     let mut flush_at: Option<Instant> = None;
     let mut poll = WRITER_POLL;
@@ -413,6 +415,7 @@ pub(crate) fn write_hits(
                     last_target = Some(done.target.clone());
                 }
                 done.describe(&mut hit, &mut audit);
+                events = events.saturating_add(hit.event_count);
                 match sink.write(&hit) {
                     Ok(()) => {
                         written += 1;
@@ -475,7 +478,7 @@ pub(crate) fn write_hits(
             error = Some(e);
         }
     }
-    (written, error)
+    (written, events, error)
 }
 
 /// Facts about the run for the writer to put in the stream at its end.

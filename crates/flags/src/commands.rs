@@ -347,7 +347,7 @@ pub struct SweepArgs {
     /// Search for the highest load where all conditions hold, e.g. 'p99<=250ms,success>=99.9%': from the first step, doubling until one fails, then halving the gap
     #[arg(long, value_parser = parse_conditions)]
     pub find_max: Option<Conditions>,
-    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success': the search finds the highest load where at least -attain of the requests meet them all (its goodput), each step decided on the 95% interval of that share
+    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success' (an LLM stream's, -llm: 'ttft<=200ms,tpot<=25ms,e2e<=10s'): the search finds the highest load where at least -attain of the requests meet them all (its goodput), each step decided on the 95% interval of that share
     #[arg(long)]
     pub slo: Option<barrage_metrics::Slo>,
     /// With -slo: the share of requests that must meet it; a step whose interval straddles it runs on, up to three -step-duration, then is undecided
@@ -415,7 +415,7 @@ pub struct ReportArgs {
     /// Leave out the run's first DURATION (records scheduled within it of the first), or 'auto': the warm-up the records show (MSER; reads its files twice, not stdin)
     #[arg(long, value_parser = parse_warmup)]
     pub warmup: Option<WarmupFlag>,
-    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success': the report adds the share that met them all (attainment), those a second (goodput), its 95% interval and its decision against -attain
+    /// Objectives each request must meet, e.g. 'latency<=200ms,first<=100ms,success' (an LLM stream's, -llm: 'ttft<=200ms,tpot<=25ms,e2e<=10s'): the report adds the share that met them all (attainment), those a second (goodput), its 95% interval and its decision against -attain
     #[arg(long)]
     pub slo: Option<barrage_metrics::Slo>,
     /// With -slo: the share of requests that must meet it

@@ -311,6 +311,9 @@ impl AttackArgs {
         if let Arrivals::Poisson(Some(seed)) = config.arrivals {
             facts.push(("arrivals", format!("poisson:{seed}")));
         }
+        if let Some(path) = &self.event_filter {
+            facts.push(("event_filter", path.clone()));
+        }
         if !self.warmup.is_zero() {
             facts.push((
                 "warmup",

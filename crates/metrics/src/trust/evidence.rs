@@ -69,6 +69,8 @@ pub struct Evidence {
     pub(crate) poisson: bool,
     pub(crate) ramped: bool,
     pub(crate) closed: bool,
+    /// `-event-filter`'s path, from the run's facts.
+    pub(crate) event_filter: Option<String>,
 }
 
 impl Evidence {
@@ -182,6 +184,9 @@ impl Evidence {
         self.poisson |= other.poisson;
         self.ramped |= other.ramped;
         self.closed |= other.closed;
+        if self.event_filter.is_none() {
+            self.event_filter.clone_from(&other.event_filter);
+        }
     }
 
     /// Takes a run's facts (its `meta`) and its self-audit's samples.
@@ -189,6 +194,7 @@ impl Evidence {
         for (k, v) in meta {
             match k.as_str() {
                 "arrivals" => self.poisson |= v.starts_with("poisson"),
+                "event_filter" => self.event_filter = Some(v.clone()),
                 "load" => {
                     self.ramped |= v.starts_with("stages") || v.starts_with("mix");
                     self.closed |= v.contains("closed model");

@@ -136,6 +136,28 @@ impl Metrics {
         checks.push(self.arrivals_check(ev, limits, paced));
         checks.extend(checks::audit_checks(&ev.audits, start, limits));
         checks.push(self.tail_check(ev, limits, percentiles));
+        if let Some(path) = &ev.event_filter {
+            // A misspelt path matched nothing and the events section
+            // vanished, silently (issue 62).
+            let events = self.events().map_or(0, |e| e.total());
+            checks.push(Check {
+                name: "events",
+                figure: Some(events as f64),
+                threshold: 1.0,
+                unit: Unit::Count,
+                ok: events > 0,
+                binding: false,
+                from: None,
+                says: if events > 0 {
+                    format!("-event-filter {path} matched {events} events")
+                } else {
+                    format!(
+                        "-event-filter {path} matched no event in {} records: a misspelt path, or answers that hold none",
+                        self.requests()
+                    )
+                },
+            });
+        }
         checks.extend(checks::steady_checks(ev, limits));
         Some(Trust { checks })
     }
