@@ -110,9 +110,13 @@ enum Way {
     /// (`-format flow`): the second step carries a value the first
     /// extracted; a failed first step ends its session.
     Flow,
+    /// HTTP/1.1 on barrage's own engine, answers read as an LLM server's
+    /// chunks (`-llm openai`; the healthy server streams a role delta,
+    /// ten tokens, a finish delta and `[DONE]`).
+    Llm,
 }
 
-const WAYS: [Way; 15] = [
+const WAYS: [Way; 16] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -128,6 +132,7 @@ const WAYS: [Way; 15] = [
     Way::Stream,
     Way::WsEvents,
     Way::Flow,
+    Way::Llm,
 ];
 
 /// A fault, or none.
@@ -314,7 +319,8 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Mix
             | Way::Poisson
             | Way::Stream
-            | Way::Flow => reply(
+            | Way::Flow
+            | Way::Llm => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -333,7 +339,14 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
 fn expected(way: Way, fault: Fault) -> Option<bool> {
     let h1 = matches!(
         way,
-        Way::H1 | Way::Hyper | Way::Pipelined | Way::Mix | Way::Poisson | Way::Stream | Way::Flow
+        Way::H1
+            | Way::Hyper
+            | Way::Pipelined
+            | Way::Mix
+            | Way::Poisson
+            | Way::Stream
+            | Way::Flow
+            | Way::Llm
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -362,6 +375,10 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
         ),
         Way::Stream => format!("GET http://{addr}/sse/3/10/10\n"),
+        Way::Llm => format!(
+            "POST http://{addr}/v1/chat/completions\nContent-Type: application/json\n@{}\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/targets/chat.json")
+        ),
         Way::H3 => {
             let path = match fault {
                 Fault::Stall => "/sleep/5000",
@@ -423,6 +440,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Stream => vec!["-stream", "sse"],
         Way::WsEvents => vec!["-ws-events", "3"],
         Way::Flow => vec!["-format", "flow"],
+        Way::Llm => vec!["-llm", "openai"],
     }
 }
 
