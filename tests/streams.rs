@@ -850,8 +850,8 @@ fn llm_tokens_ttft_and_gaps_match_the_servers_truth() {
 }
 
 /// Four tokens a chunk (a batching server): 64 tokens from the usage in
-/// 16 chunks (each record a mismatch, said), TPOT per token as the
-/// server's writes give it, the gaps per chunk.
+/// 16 chunks (each record a mismatch, said), vLLM's TPOT and the decode
+/// time per token as the server's writes give them, the gaps per chunk.
 #[test]
 fn llm_several_tokens_a_chunk_count_by_usage_and_tpot_is_per_token() {
     let _one = timed();
@@ -879,6 +879,15 @@ fn llm_several_tokens_a_chunk_count_by_usage_and_tpot_is_per_token() {
     assert!(
         (tpot - 15.0 * 15.0 / 63.0).abs() < 0.2,
         "TPOT p50 {tpot} ms"
+    );
+    // Per token, the first chunk's 4 known from the per-chunk usage:
+    // (last − first) / 60, 3.75 ms as written, within 1%.
+    let written: Vec<f64> = truth.iter().map(|t| (t[15] - t[0]) as f64 / 60.0).collect();
+    let per_token = llm["itl_per_token"]["mean"].as_f64().unwrap();
+    let truth_mean = written.iter().sum::<f64>() / written.len() as f64;
+    assert!(
+        (per_token - truth_mean).abs() <= 0.01 * truth_mean && (truth_mean - 3.75e6).abs() < 0.04e6,
+        "ITL per token {per_token} ns, written {truth_mean} ns"
     );
 }
 

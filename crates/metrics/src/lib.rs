@@ -64,7 +64,7 @@ pub use distribution::{Distribution, SIGFIGS};
 pub use error::ParseError;
 pub use events::Events;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};
-pub use llm::{tpot, Llm};
+pub use llm::{per_token, tpot, Llm};
 pub use metrics::Metrics;
 pub use prometheus::{Prometheus, MAX_SERIES};
 pub use seconds::{PerSecond, SampleStats, Seconds};

@@ -11,7 +11,11 @@
 //!   per chunk: a server that sends four tokens a chunk shows its chunk
 //!   cadence here;
 //! - TPOT: (E2E − TTFT) / (output tokens − 1), per token, over records of
-//!   two tokens or more, output tokens by their best source;
+//!   two tokens or more, output tokens by their best source (vLLM's);
+//! - ITL per token: (last token event − first) / (output tokens − the
+//!   first chunk's), the decode time of a token where a chunk carries
+//!   several (the first chunk's count from the server's per-chunk usage;
+//!   one a chunk when the chunks match the count);
 //! - E2E: the record's latency, to the answer's last byte.
 //!
 //! "From the schedule" adds the record's lag (its send less its scheduled
@@ -32,6 +36,7 @@ pub struct Llm {
     ttft_scheduled: Distribution,
     itl: Distribution,
     tpot: Distribution,
+    per_token: Distribution,
     e2e: Distribution,
     e2e_scheduled: Distribution,
     /// Output tokens by their best source, in all.
@@ -94,6 +99,10 @@ impl Llm {
         if let Some(tpot) = tpot(hit.latency, first, out) {
             self.tpot.record(tpot);
         }
+        let whole = hit.event_count <= hit.events.len() as u64;
+        if let Some(p) = per_token(&hit.events, out, t.first_chunk, t.chunks).filter(|_| whole) {
+            self.per_token.record(p);
+        }
     }
 
     /// Adds everything in `other`.
@@ -105,6 +114,7 @@ impl Llm {
             (&mut self.ttft_scheduled, &other.ttft_scheduled),
             (&mut self.itl, &other.itl),
             (&mut self.tpot, &other.tpot),
+            (&mut self.per_token, &other.per_token),
             (&mut self.e2e, &other.e2e),
             (&mut self.e2e_scheduled, &other.e2e_scheduled),
         ] {
@@ -149,6 +159,11 @@ impl Llm {
     /// Time per output token after the first, ns.
     pub fn tpot(&self) -> &Distribution {
         &self.tpot
+    }
+
+    /// Decode time per token after the first chunk, ns.
+    pub fn per_token(&self) -> &Distribution {
+        &self.per_token
     }
 
     /// From the send to the answer's end, ns.
@@ -221,6 +236,22 @@ pub fn tpot(latency: u64, ttft: u64, tokens: u64) -> Option<u64> {
     (tokens >= 2).then(|| latency.saturating_sub(ttft) / (tokens - 1))
 }
 
+/// Decode time per token of one record whose token events came at
+/// `events` (ns from the send): (last − first) / (`out` − the first
+/// chunk's tokens), the first chunk's known from `first_chunk`, or one
+/// when the `chunks` are as many as the tokens; `None` otherwise, or
+/// with no token past the first chunk.
+pub fn per_token(events: &[u64], out: u64, first_chunk: Option<u64>, chunks: u64) -> Option<u64> {
+    let (first, last) = (*events.first()?, *events.last()?);
+    let before = match first_chunk {
+        Some(n) => n,
+        None if chunks == out => 1,
+        None => return None,
+    };
+    let after = out.checked_sub(before).filter(|n| *n > 0)?;
+    Some(last.saturating_sub(first) / after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +273,7 @@ mod tests {
                 input: Some(100),
                 output: Some(chunks * per),
                 chunks,
+                first_chunk: Some(per),
                 ..Tokens::default()
             }),
             ..Hit::default()
@@ -272,6 +304,10 @@ mod tests {
         let tpot = four.tpot().quantile(0.5) as f64 / 1e6;
         assert!((tpot - (15.0 * 60.0 + 1.0) / 63.0).abs() < 0.02, "{tpot}");
         assert_eq!(four.itl().quantile(0.5) / 1_000_000, 60);
+        // Per token: 15 gaps of 60 ms over the 60 tokens after the first
+        // chunk's 4: 15 ms.
+        assert_eq!(four.per_token().quantile(0.5) / 100_000, 150);
+        assert_eq!(per_token(&[0, 60], 8, None, 2), None, "unknown first chunk");
         l.merge(&four);
         assert_eq!((l.streams(), l.output()), (2, 128));
     }

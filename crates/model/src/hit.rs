@@ -87,6 +87,9 @@ pub struct Tokens {
     pub reasoning_chunks: u64,
     /// `usage.completion_tokens_details.reasoning_tokens`, where given.
     pub reasoning: Option<u64>,
+    /// The tokens the first text chunk carried, where the server's
+    /// per-chunk usage said (a batching server sends several).
+    pub first_chunk: Option<u64>,
 }
 
 /// Where a record's output token count comes from.

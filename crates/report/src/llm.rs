@@ -24,11 +24,12 @@ pub(crate) fn per_second(m: &Metrics, l: &Llm) -> (f64, f64) {
 
 /// The figures in the order both reports give them: name (text), JSON
 /// key, distribution.
-fn figures(l: &Llm) -> [(&'static str, &'static str, &Distribution); 6] {
+fn figures(l: &Llm) -> [(&'static str, &'static str, &Distribution); 7] {
     [
         ("TTFT", "ttft", l.ttft()),
         ("TTFT (sched)", "ttft_scheduled", l.ttft_scheduled()),
-        ("ITL", "itl", l.itl()),
+        ("ITL (chunk)", "itl", l.itl()),
+        ("ITL/token", "itl_per_token", l.per_token()),
         ("TPOT", "tpot", l.tpot()),
         ("E2E", "e2e", l.e2e()),
         ("E2E (sched)", "e2e_scheduled", l.e2e_scheduled()),
@@ -76,7 +77,8 @@ pub(crate) fn text<W: Write>(
 /// output came from: `server usage`, `server usage per chunk`, `chunks
 /// with text`), `"sources"` (records by each), `"mismatched"`),
 /// `"tokens_per_second"` (`"output"`, `"total"`), then `"ttft"`,
-/// `"ttft_scheduled"`, `"itl"`, `"tpot"`, `"e2e"` and `"e2e_scheduled"`
+/// `"ttft_scheduled"`, `"itl"` (between chunks), `"itl_per_token"`,
+/// `"tpot"`, `"e2e"` and `"e2e_scheduled"`
 /// (ns, with vegeta's latency keys, null when none); left out when no
 /// record had token counts.
 pub(crate) fn json(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<()> {

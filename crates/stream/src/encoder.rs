@@ -297,7 +297,7 @@ impl<W: Write> Encoder<W> {
         }
         if let Some(t) = &hit.tokens {
             put_varint(&mut self.frame, ITEM_TOKENS);
-            let values = [t.input, t.running, t.output, t.reasoning];
+            let values = [t.input, t.running, t.output, t.reasoning, t.first_chunk];
             let bits = values
                 .iter()
                 .enumerate()

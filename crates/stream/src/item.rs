@@ -127,7 +127,7 @@ pub(crate) fn decode_item(
         }
         ITEM_TOKENS => {
             let bits = c.u64()?;
-            if bits >> 4 != 0 {
+            if bits >> 5 != 0 {
                 return Err(format!("unknown token count bits {bits:#x}").into());
             }
             let mut t = barrage_model::Tokens {
@@ -140,6 +140,7 @@ pub(crate) fn decode_item(
                 &mut t.running,
                 &mut t.output,
                 &mut t.reasoning,
+                &mut t.first_chunk,
             ]
             .into_iter()
             .enumerate()

@@ -156,6 +156,7 @@ impl<W: Write> JsonWriter<W> {
                 ("running", t.running),
                 ("output", t.output),
                 ("reasoning", t.reasoning),
+                ("first_chunk", t.first_chunk),
             ] {
                 if let Some(v) = v {
                     let _ = write!(l, "\"{name}\":{v},");
@@ -264,6 +265,8 @@ struct JsonTokens {
     output: Option<u64>,
     #[serde(default)]
     reasoning: Option<u64>,
+    #[serde(default)]
+    first_chunk: Option<u64>,
     #[serde(default)]
     chunks: u64,
     #[serde(default)]
@@ -374,6 +377,7 @@ impl<R: BufRead> JsonReader<R> {
                 chunks: t.chunks,
                 reasoning_chunks: t.reasoning_chunks,
                 reasoning: t.reasoning,
+                first_chunk: t.first_chunk,
             });
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {

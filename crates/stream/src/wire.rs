@@ -54,6 +54,7 @@
 //!          [running:varint]   if bits & 2
 //!          [output:varint]    if bits & 4
 //!          [reasoning:varint] if bits & 8
+//!          [first_chunk:varint] if bits & 16
 //!                                 (version 9) the next record's LLM token
 //!                                 counts (`barrage_model::Tokens`), each
 //!                                 from its source
@@ -304,5 +305,6 @@ pub(crate) fn most_bytes(hit: &barrage_model::Hit) -> usize {
         0
     };
     let session = if hit.session.is_some() { 5 * VARINT } else { 0 };
-    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events + session
+    let tokens = if hit.tokens.is_some() { 9 * VARINT } else { 0 };
+    fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events + session + tokens
 }

@@ -120,6 +120,7 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                         chunks: seq % 70,
                         reasoning_chunks: seq % 3,
                         reasoning: some(8, bytes_in % 17),
+                        first_chunk: some(16, seq % 5),
                     }
                 }),
             },

@@ -75,6 +75,10 @@ pub(crate) fn read_chunk(t: &mut Tokens, data: &[u8]) -> bool {
         return false;
     }
     t.chunks += 1;
+    if t.chunks == 1 {
+        // Per-chunk usage counts this chunk's tokens in already.
+        t.first_chunk = t.running;
+    }
     if !content {
         t.reasoning_chunks += 1;
     }
@@ -115,6 +119,7 @@ mod tests {
                 chunks: 2,
                 reasoning_chunks: 1,
                 reasoning: Some(1),
+                first_chunk: Some(1),
             }
         );
         assert!(t.mismatch(), "3 tokens in 2 chunks");
