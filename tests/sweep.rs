@@ -657,3 +657,48 @@ fn slo_search(server: &Served) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[test]
+fn an_llm_slo_decides_steps_on_ttft() {
+    // serve's OpenAI route answers its first token 150 ms after a
+    // request: a step held to ttft<=100ms fails at once (exit 3), and its
+    // row carries the LLM columns.
+    let _one = one_at_a_time();
+    let server = CapacityServer::unlimited();
+    let dir = common::tempdir("sweep-llm");
+    let body = dir.join("chat.json");
+    std::fs::write(
+        &body,
+        r#"{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let out = sweep(
+        &[
+            "-rates",
+            "10",
+            "-llm",
+            "openai",
+            "-slo",
+            "ttft<=100ms",
+            "-step-duration",
+            "2s",
+            "-lag-limit",
+            "1s",
+        ],
+        &format!(
+            "POST {}\nContent-Type: application/json\n@{}\n",
+            server.url("/v1/chat/completions?first=150ms&gap=5ms"),
+            body.display()
+        ),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("TTFT p99 ms") && table.contains("tokens/s"),
+        "{table}"
+    );
+    assert!(
+        table.contains("even the first step fails 99% meeting ttft<=100ms"),
+        "{table}"
+    );
+}

@@ -295,4 +295,32 @@ fn every_page_kind_reads_in_a_browser() {
     );
     check("flow-report", &html);
     check("flow-plot", &ok(&["plot"], &stream));
+    // An LLM run (-llm openai): its section, next to the latency.
+    let server = CapacityServer::unlimited();
+    let body = dir.join("chat.json");
+    std::fs::write(
+        &body,
+        r#"{"model":"m","stream":true,"max_tokens":32,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let stream = ok(
+        &["attack", "-llm", "openai", "-rate", "20", "-duration", "2s"],
+        format!(
+            "POST {}\nContent-Type: application/json\n@{}\n",
+            server.url("/v1/chat/completions?first=50ms&gap=5ms&per=2"),
+            body.display()
+        )
+        .as_bytes(),
+    );
+    let html = ok(&["report", "-type", "html"], &stream);
+    let said = String::from_utf8_lossy(&html);
+    for part in [
+        "<h2>LLM</h2>",
+        "TTFT, from the schedule",
+        "ITL, per token",
+        "server usage",
+    ] {
+        assert!(said.contains(part), "no {part:?} in the LLM page");
+    }
+    check("llm-report", &html);
 }

@@ -84,7 +84,7 @@ pub struct Attack {
     pub(crate) workers: Workers,
     /// Drives the pacer's waits for a worker slot (`-max-workers`).
     local: Runtime,
-    pub(crate) watch: Watch,
+    pub(crate) watch: crate::watch::Watch,
     /// What the writer says of the run at its end.
     pub(crate) facts: crate::writer::Facts,
     /// Requests due before the end of `-duration` and never sent.
@@ -104,35 +104,6 @@ pub(crate) enum Sent {
 impl From<u64> for Sent {
     fn from(n: u64) -> Self {
         Sent::Tickets(n)
-    }
-}
-
-/// A running attack's count of requests sent, for progress displays
-/// ([`Attack::watch`]); it reads the tickets' own counters, so the request
-/// path does no more work for it.
-#[derive(Clone, Default)]
-pub struct Watch(
-    Arc<std::sync::OnceLock<Arc<Tickets>>>,
-    pub(crate) Arc<crate::hold::HoldCounts>,
-    /// A flow's requests sent (its tickets are sessions).
-    pub(crate) Arc<std::sync::atomic::AtomicU64>,
-);
-
-impl Watch {
-    /// Requests sent so far (0 before the schedule starts); with `-hold`,
-    /// connections opened and messages sent; with a flow, its sessions'
-    /// requests.
-    pub fn sent(&self) -> u64 {
-        use std::sync::atomic::Ordering::Relaxed;
-        self.0.get().map_or_else(
-            || self.1.sent.load(Relaxed) + self.2.load(Relaxed),
-            |t| t.issued(),
-        )
-    }
-
-    /// Connections held open now (`-hold`; 0 otherwise).
-    pub fn held(&self) -> u64 {
-        self.1.held.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -167,7 +138,7 @@ impl Attack {
             config,
             workers,
             local,
-            watch: Watch::default(),
+            watch: Default::default(),
             facts: Default::default(),
             dropped: 0,
             event_filter: client
@@ -180,7 +151,7 @@ impl Attack {
 
     /// A handle on the count of requests sent, live while [`Attack::run`]
     /// runs.
-    pub fn watch(&self) -> Watch {
+    pub fn watch(&self) -> crate::watch::Watch {
         self.watch.clone()
     }
 

@@ -59,10 +59,11 @@ mod source;
 mod stopper;
 mod tickets;
 mod timeslice;
+mod watch;
 mod workers;
 mod writer;
 
-pub use attack::{Attack, Watch};
+pub use attack::Attack;
 pub use barrage_model::sink::{Discard, HitSink};
 pub use barrage_model::{Arrivals, Hit, Rate, Target};
 pub use config::{AttackConfig, DEFAULT_GRACE, DEFAULT_WORKERS};
@@ -74,4 +75,5 @@ pub use pacer::{Due, Pacer, POISSON_WALK};
 pub use shard::{ShardError, ShardSpec, SHARD_COUNT_VAR, SHARD_INDEX_VAR};
 pub use source::{Group, SourceError, TargetSource, Targets};
 pub use stopper::Stopper;
+pub use watch::Watch;
 pub use writer::FLUSH_INTERVAL;

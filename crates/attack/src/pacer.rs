@@ -91,6 +91,11 @@ impl Pacer {
         self.law = match arrivals {
             Arrivals::Uniform => Law::Uniform,
             Arrivals::Poisson(seed) => Law::Poisson(PoissonClock::new(seed.unwrap_or(0), stream)),
+            Arrivals::Gamma(b, seed) => Law::Poisson(PoissonClock::gamma(
+                seed.unwrap_or(0),
+                stream,
+                f64::from(b) / 1000.0,
+            )),
         };
         self
     }

@@ -135,7 +135,7 @@ pub struct AttackArgs {
     /// With -har-timing: play the recording this many times as fast (2: in half the time; 0.5: in twice the time)
     #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
     pub har_speed: f64,
-    /// How requests fall around the rate: uniform (evenly spaced), poisson or poisson:SEED (exponential gaps with the same mean; the seed is printed and stored in the stream, so a run can be repeated)
+    /// How requests fall around the rate: uniform (evenly spaced), poisson or poisson:SEED (exponential gaps with the same mean; the seed is printed and stored in the stream, so a run can be repeated), or gamma:B[:SEED] (gamma gaps of burstiness B, vLLM's --burstiness: 1 is Poisson, below 1 burstier)
     #[arg(long, default_value = "uniform", value_parser = parse_arrivals)]
     pub arrivals: barrage_model::Arrivals,
     /// A YAML file of groups sent together in one attack, each with its own targets and -rate or -stages (and optionally -max-workers, -timeout, headers); each group's records carry its name as their attack name

@@ -76,7 +76,7 @@ pub enum Conflict {
     #[error("-name {0:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters")]
     Name(String),
     /// `-arrivals poisson` in the closed model.
-    #[error("-arrivals poisson spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
+    #[error("-arrivals poisson (or gamma) spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
     PoissonClosed,
 }
 
@@ -140,7 +140,7 @@ impl AttackArgs {
             return Err(Conflict::Http3Unix);
         }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
-        let poisson = matches!(self.arrivals, Arrivals::Poisson(_));
+        let poisson = matches!(self.arrivals, Arrivals::Poisson(_) | Arrivals::Gamma(..));
         if self.mix.is_some() {
             if let Some(flag) = first(&[
                 (self.lazy, "-lazy"),
@@ -166,7 +166,7 @@ impl AttackArgs {
             if let Some(flag) = first(&[
                 (self.lazy, "-lazy"),
                 (self.stages.is_some(), "-stages"),
-                (poisson, "-arrivals poisson"),
+                (poisson, "-arrivals poisson or gamma"),
                 (self.hold.is_some(), "-hold"),
                 (self.rate != barrage_model::DEFAULT_RATE, "-rate"),
             ]) {

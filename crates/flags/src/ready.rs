@@ -169,12 +169,12 @@ impl AttackArgs {
             .collect();
         let shard = self.shard.map(|s| s.resolve(&env)).transpose()?;
         let arrivals = match self.arrivals {
-            Arrivals::Poisson(None) => {
-                let seed = fastrand::u64(..) >> 11;
+            a @ (Arrivals::Poisson(None) | Arrivals::Gamma(_, None)) => {
+                let drawn = a.with_seed(fastrand::u64(..) >> 11);
                 notes.push(format!(
-                    "barrage: -arrivals poisson:{seed} (repeat this run's schedule with that flag)"
+                    "barrage: -arrivals {drawn} (repeat this run's schedule with that flag)"
                 ));
-                Arrivals::Poisson(Some(seed))
+                drawn
             }
             other => other,
         };
@@ -308,8 +308,8 @@ impl AttackArgs {
         if !shown.is_empty() {
             facts.push(("targets", shown.join(", ")));
         }
-        if let Arrivals::Poisson(Some(seed)) = config.arrivals {
-            facts.push(("arrivals", format!("poisson:{seed}")));
+        if config.arrivals.seed().is_some() {
+            facts.push(("arrivals", config.arrivals.to_string()));
         }
         if let Some(path) = &self.event_filter {
             facts.push(("event_filter", path.clone()));

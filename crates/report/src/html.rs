@@ -1,5 +1,6 @@
 //! HTML pages: `report -type html` (one self-contained page of a run:
-//! the summary, the latency spectrum, figures over time, codes, errors,
+//! the summary, the latency spectrum, figures over time, an LLM run's
+//! tokens and TTFT, ITL and TPOT, codes, errors,
 //! groups, and sections the caller adds, such as a sweep's) and
 //! `compare -type html` (two runs' spectra and time series overlaid, and
 //! the comparison's table). Every chart is drawn by `barrage_plot::chart`;
@@ -7,6 +8,7 @@
 //! the groups and the time windows kept, never by the records.
 
 mod compare_page;
+mod llm;
 mod page;
 mod report_page;
 mod timeline;

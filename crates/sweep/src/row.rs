@@ -50,6 +50,21 @@ pub struct Row {
     pub backlog: Option<f64>,
     /// `-slo`'s figures and decision.
     pub slo: Option<SloRow>,
+    /// An LLM stream's figures (`-llm`), when the step's records had
+    /// token counts.
+    pub llm: Option<LlmRow>,
+}
+
+/// A step's LLM figures: TTFT and TPOT p99 (ns, TTFT from the send) and
+/// output tokens a second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LlmRow {
+    /// TTFT p99, ns.
+    pub ttft_p99: u64,
+    /// TPOT p99, ns.
+    pub tpot_p99: u64,
+    /// Output tokens a second over the step.
+    pub tokens_per_s: f64,
 }
 
 pub use barrage_metrics::Decision;
@@ -166,6 +181,18 @@ impl Row {
             Load::Rate(_) => m.backlog().filter(|b| b.grew()).map(|b| b.rise),
             Load::Concurrency(_) => None,
         };
+        let llm = m.llm().map(|l| {
+            let secs = (m.duration().max(0) as f64 + m.wait().max(0) as f64) / 1e9;
+            LlmRow {
+                ttft_p99: l.ttft().quantile(0.99),
+                tpot_p99: l.tpot().quantile(0.99),
+                tokens_per_s: if secs > 0.0 {
+                    l.output() as f64 / secs
+                } else {
+                    0.0
+                },
+            }
+        });
         let l = m.latency();
         Row {
             load,
@@ -185,6 +212,7 @@ impl Row {
             until: None,
             backlog,
             slo: None,
+            llm,
         }
     }
 }
@@ -212,6 +240,7 @@ pub(crate) mod tests {
             until: None,
             backlog: None,
             slo: None,
+            llm: None,
         }
     }
 

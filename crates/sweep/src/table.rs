@@ -98,6 +98,13 @@ fn write_text(
     .iter()
     .map(|s| s.to_string())
     .collect()];
+    // An LLM sweep's columns, before the note: TTFT and TPOT p99, and
+    // output tokens a second.
+    let llm = rows.iter().any(|r| r.llm.is_some());
+    if llm {
+        let note = table[0].pop().unwrap_or_default();
+        table[0].extend(["TTFT p99 ms", "TPOT p99 ms", "tokens/s", &note].map(String::from));
+    }
     for (i, r) in rows.iter().enumerate() {
         table.push(vec![
             number(r.load.amount()),
@@ -107,7 +114,20 @@ fn write_text(
         ]);
         let row = table.last_mut().expect("just pushed");
         row.extend(latencies_ms(r));
-        row.extend([r.errors.to_string(), note(i, r, knee).to_string()]);
+        row.push(r.errors.to_string());
+        if llm {
+            row.extend(r.llm.map_or_else(
+                || vec![String::new(); 3],
+                |l| {
+                    vec![
+                        ms(l.ttft_p99),
+                        ms(l.tpot_p99),
+                        format!("{:.1}", l.tokens_per_s),
+                    ]
+                },
+            ));
+        }
+        row.push(note(i, r, knee).to_string());
     }
     let widths: Vec<usize> = (0..table[0].len())
         .map(|c| table.iter().map(|row| row[c].len()).max().unwrap_or(0))
@@ -190,6 +210,12 @@ fn write_json(
                 "generator_bound": r.generator_bound,
                 "backlog": r.backlog.is_some(),
             });
+            if let (Some(l), Value::Object(v)) = (r.llm, &mut v) {
+                v.insert(
+                    "llm".into(),
+                    json!({"ttft_99th": l.ttft_p99, "tpot_99th": l.tpot_p99, "tokens_per_s": l.tokens_per_s}),
+                );
+            }
             if let (Some(s), Value::Object(v)) = (r.slo, &mut v) {
                 v.insert("attainment".into(), json!(s.attainment));
                 v.insert("goodput".into(), json!(s.goodput));

@@ -31,6 +31,8 @@ pub struct Report {
     total: Metrics,
     groups: Option<Groups>,
     timeline: Timeline,
+    /// An LLM run's output tokens over time.
+    tokens: super::llm::Tokens,
     /// What run the page shows, said under its title.
     run: String,
 }
@@ -44,6 +46,7 @@ impl Report {
             options,
             total,
             timeline: Timeline::new(),
+            tokens: Default::default(),
             run: String::new(),
         }
     }
@@ -56,6 +59,7 @@ impl Report {
         }
         let (ok, latency) = self.options.judge(hit);
         self.timeline.add(hit, ok, latency);
+        self.tokens.add(hit);
     }
 
     /// What run the page shows (a `RunFacts` table), under its title.
@@ -97,6 +101,7 @@ impl Report {
         barrage_plot::page::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
         self.over_time(&mut page);
         page.push_str("</div>\n");
+        super::llm::section(&mut page, m, &self.tokens, p);
         for s in sections {
             h2(&mut page, &s.title);
             page.push_str(&s.html);
