@@ -114,6 +114,11 @@ pub struct Point {
     pub latency: Distribution,
     /// How late requests went out (ns).
     pub lag: Distribution,
+    /// A streamed answer's time to its first event (TTFT), ns, over the
+    /// records that had one.
+    pub first: Distribution,
+    /// The gaps between its events (inter-token latency), ns.
+    pub gap: Distribution,
 }
 
 /// The points of one interval.
@@ -205,6 +210,8 @@ impl Intervals {
                     bytes_out: 0,
                     latency: Distribution::coarse(),
                     lag: Distribution::coarse(),
+                    first: Distribution::coarse(),
+                    gap: Distribution::coarse(),
                 },
             );
         }
@@ -216,6 +223,14 @@ impl Intervals {
         point.bytes_out = point.bytes_out.saturating_add(hit.bytes_out);
         point.latency.record(latency);
         point.lag.record(hit.lag());
+        if let Some(&first) = hit.events.first() {
+            point.first.record(first);
+            let mut last = first;
+            for &at in &hit.events[1..] {
+                point.gap.record(at.saturating_sub(last));
+                last = last.max(at);
+            }
+        }
         self.newest = self.newest.max(index);
         // One interval of slack for records out of order (merged inputs).
         let closed: Vec<i64> = self

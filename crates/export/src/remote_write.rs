@@ -114,13 +114,18 @@ pub const DURATION: &str = "barrage_request_duration_seconds";
 pub const LAG: &str = "barrage_lag_seconds";
 /// The latency's native histogram (with [`Encoder::native`]).
 pub const NATIVE: &str = "barrage_request_latency_seconds";
+/// A streamed answer's time to its first event (TTFT), a classic
+/// histogram (`_bucket`, `_sum`, `_count`), where records had events.
+pub const FIRST: &str = "barrage_first_event_seconds";
+/// The gaps between a streamed answer's events (inter-token latency).
+pub const GAP: &str = "barrage_event_gap_seconds";
 /// Response bytes.
 pub const BYTES_IN: &str = "barrage_response_bytes_total";
 /// Request bytes.
 pub const BYTES_OUT: &str = "barrage_request_bytes_total";
 
 /// Every metric name written (the Grafana dashboard may name no other).
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 16] = [
     REQUESTS,
     ERRORS,
     DURATION,
@@ -131,6 +136,12 @@ pub const NAMES: [&str; 10] = [
     LAG,
     BYTES_IN,
     BYTES_OUT,
+    "barrage_first_event_seconds_bucket",
+    "barrage_first_event_seconds_sum",
+    "barrage_first_event_seconds_count",
+    "barrage_event_gap_seconds_bucket",
+    "barrage_event_gap_seconds_sum",
+    "barrage_event_gap_seconds_count",
 ];
 
 /// Quantiles written per interval.
@@ -146,6 +157,36 @@ struct Totals {
     /// Latencies of 0 ns, and the rest by schema-3 bucket.
     zero: u64,
     buckets: BTreeMap<i32, u64>,
+    /// TTFT and the gaps between events, where records had events.
+    first: Hist,
+    gap: Hist,
+}
+
+/// A histogram's totals: by schema-3 bucket, with its zeros, sum and
+/// count.
+#[derive(Default, Clone)]
+struct Hist {
+    zero: u64,
+    buckets: BTreeMap<i32, u64>,
+    sum: f64,
+    count: u64,
+}
+
+impl Hist {
+    fn add(&mut self, d: &barrage_metrics::Distribution) {
+        let (zero, counts) = prom_buckets::counts(d);
+        self.zero += zero;
+        for (i, c) in counts {
+            *self.buckets.entry(i).or_default() += c;
+        }
+        self.sum += d.total() as f64 / 1e9;
+        self.count += d.count();
+    }
+
+    fn cumulative(&self) -> Vec<u64> {
+        let b: Vec<(i32, u64)> = self.buckets.iter().map(|(i, c)| (*i, *c)).collect();
+        prom_buckets::classic(self.zero, &b)
+    }
 }
 
 /// Turns batches into write requests, keeping the counters' totals.
@@ -183,6 +224,8 @@ impl Encoder {
             for (i, c) in counts {
                 *t.buckets.entry(i).or_default() += c;
             }
+            t.first.add(&p.first);
+            t.gap.add(&p.gap);
             let t = t.clone();
             let series = |name: &str, extra: Option<(&str, String)>, value: f64| {
                 let mut labels: Vec<Label> = p
@@ -240,6 +283,23 @@ impl Encoder {
                     Some(("le", le)),
                     c as f64,
                 ));
+            }
+            // Streams' figures, once some record of this label set had
+            // events.
+            for (name, h) in [(FIRST, &t.first), (GAP, &t.gap)] {
+                if h.count == 0 {
+                    continue;
+                }
+                let bounds = prom_buckets::classic_bounds().map(|(_, b)| b.to_string());
+                for (le, c) in bounds.chain(["+Inf".into()]).zip(h.cumulative()) {
+                    out.push(series(
+                        &format!("{name}_bucket"),
+                        Some(("le", le)),
+                        c as f64,
+                    ));
+                }
+                out.push(series(&format!("{name}_sum"), None, h.sum));
+                out.push(series(&format!("{name}_count"), None, h.count as f64));
             }
             if self.native {
                 let mut ts = series(NATIVE, None, 0.0);
@@ -440,5 +500,58 @@ mod tests {
         let raw = enc.body(&batches[0]);
         let raw = snap::raw::Decoder::new().decompress_vec(&raw).unwrap();
         assert!(WriteRequest::decode(raw.as_slice()).is_ok());
+    }
+
+    #[test]
+    fn streams_add_ttft_and_gap_histograms() {
+        let mut iv = Intervals::new(1_000_000_000, vec![]);
+        let plain = Hit {
+            timestamp: 10_000_000_000,
+            code: 200,
+            latency: 1_000_000,
+            ..Hit::default()
+        };
+        iv.add(&plain, true, plain.latency);
+        let mut enc = Encoder::new();
+        let names = |req: &WriteRequest| -> Vec<String> {
+            req.timeseries
+                .iter()
+                .filter_map(|s| s.labels.iter().find(|l| l.name == "__name__"))
+                .map(|l| l.value.clone())
+                .collect()
+        };
+        let req = enc.request(&iv.finish()[0]);
+        assert!(
+            !names(&req).iter().any(|n| n.starts_with(FIRST)),
+            "no events, none"
+        );
+        let mut iv = Intervals::new(1_000_000_000, vec![]);
+        let stream = Hit {
+            timestamp: 11_000_000_000,
+            code: 200,
+            latency: 200_000_000,
+            events: vec![150_000_000, 165_000_000, 180_000_000],
+            event_count: 3,
+            ..Hit::default()
+        };
+        iv.add(&stream, true, stream.latency);
+        let req = enc.request(&iv.finish()[0]);
+        let value = |name: &str| {
+            req.timeseries
+                .iter()
+                .find(|s| {
+                    s.labels
+                        .iter()
+                        .any(|l| l.name == "__name__" && l.value == name)
+                })
+                .map(|s| s.samples[0].value)
+        };
+        assert_eq!(value("barrage_first_event_seconds_count"), Some(1.0));
+        assert_eq!(value("barrage_event_gap_seconds_count"), Some(2.0));
+        let sum = value("barrage_event_gap_seconds_sum").unwrap();
+        assert!((sum - 0.030).abs() < 0.001, "{sum}");
+        for n in names(&req) {
+            assert!(NAMES.contains(&n.as_str()), "{n}");
+        }
     }
 }
