@@ -182,12 +182,7 @@ fn prometheus_holds_every_record_at_its_own_time() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let at = (last / 1_000_000_000) + 10;
-    let query = |q: &str| -> Value {
-        let (code, body) =
-            http("GET", port, &format!("/api/v1/query?query={q}&time={at}")).unwrap();
-        assert_eq!(code, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
-    };
+    let query = |q: &str| prom_query(port, at, q);
     let v = query("sum(barrage_requests_total)");
     let total: f64 = v["data"]["result"][0]["value"][1]
         .as_str()
@@ -265,12 +260,7 @@ fn prometheus_holds_every_record_at_its_own_time() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let at = (other_last / 1_000_000_000) + 10;
-    let query = |q: &str| -> Value {
-        let (code, body) =
-            http("GET", port, &format!("/api/v1/query?query={q}&time={at}")).unwrap();
-        assert_eq!(code, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
-    };
+    let query = |q: &str| prom_query(port, at, q);
     let both = p99(&[&file, &other]);
     // Each attacker's totals as of its last interval.
     let classic = classic.replace(
@@ -299,6 +289,14 @@ fn prometheus_holds_every_record_at_its_own_time() {
             );
         }
     }
+}
+
+/// Prometheus's answer to the instant query `q` (percent-encoded) at
+/// `at` (unix seconds).
+fn prom_query(port: u16, at: i64, q: &str) -> Value {
+    let (code, body) = http("GET", port, &format!("/api/v1/query?query={q}&time={at}")).unwrap();
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
 }
 
 /// (panel title, query) of every target of a dashboard in deploy/grafana.

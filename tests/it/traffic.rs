@@ -228,6 +228,57 @@ fn poisson_arrivals_repeat_from_their_seed() {
     assert!(report.contains(&format!("poisson:{seed}")), "{report}");
 }
 
+/// Gamma arrivals (`-arrivals gamma:B:SEED`, vLLM's burstiness): the same
+/// seed sends at the same offsets, at the rate's mean; burstier than
+/// Poisson at B = 0.25 (gaps spread about twice as wide); the report
+/// names the law, and one drawn without a seed is said.
+#[test]
+fn gamma_arrivals_repeat_and_spread_as_their_burstiness() {
+    let s = Server::http();
+    let target = format!("GET {}\n", s.url("/"));
+    let run = |law: &str| {
+        let out = common::run(
+            &[
+                "attack",
+                "-rate",
+                "500",
+                "-requests",
+                "400",
+                "-arrivals",
+                law,
+            ],
+            target.as_bytes(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let (one, two) = (run("gamma:0.25:5"), run("gamma:0.25:5"));
+    let first = offsets(&one.stdout);
+    assert_eq!(first, offsets(&two.stdout));
+    let cv = |at: &[i64]| {
+        let gaps: Vec<f64> = at.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        (mean / 1e6, var.sqrt() / mean)
+    };
+    let (mean, bursty) = cv(&first);
+    assert!((mean - 2.0).abs() < 0.5, "mean gap {mean} ms");
+    let (_, poisson) = cv(&offsets(&run("poisson:5").stdout));
+    assert!(
+        bursty > 1.4 * poisson,
+        "cv {bursty} against Poisson's {poisson}"
+    );
+    let report = String::from_utf8(ok(&["report"], &one.stdout)).unwrap();
+    assert!(report.contains("Arrivals      gamma:0.25:5"), "{report}");
+    let drawn = run("gamma:2");
+    let said = String::from_utf8_lossy(&drawn.stderr);
+    assert!(said.contains("-arrivals gamma:2:"), "{said}");
+}
+
 /// A HAR with entries at 0, 100 and 350 ms replays at those offsets, and
 /// at half of them with -har-speed 2, in the order they were recorded.
 #[test]
@@ -404,8 +455,9 @@ fn bad_weights_mixes_and_arrivals_are_refused_in_one_line() {
             "2",
         ],
         target,
-        "-arrivals poisson spreads requests around a rate",
+        "-arrivals poisson (or gamma) spreads requests around a rate",
     );
+    refused(&["attack", "-arrivals", "gamma:0"], target, "gamma:B:SEED");
     refused(
         &["attack", "-har-timing"],
         target,

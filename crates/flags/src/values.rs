@@ -163,7 +163,10 @@ pub fn parse_stages(s: &str) -> Result<Stages, BadFlag> {
 /// `-arrivals`: uniform, poisson or poisson:SEED.
 pub fn parse_arrivals(s: &str) -> Result<barrage_model::Arrivals, BadFlag> {
     s.parse().map_err(|_| {
-        format!("{s:?} is not uniform, poisson or poisson:SEED (a whole-number seed)").into()
+        format!(
+            "{s:?} is not uniform, poisson, poisson:SEED, gamma:B or gamma:B:SEED (a whole-number seed, a burstiness B from 0.01 to 100)"
+        )
+        .into()
     })
 }
 

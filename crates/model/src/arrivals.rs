@@ -313,19 +313,25 @@ mod tests {
     /// Gaps of 100,000 arrivals: mean 1 within 1%, coefficient of
     /// variation 1 within 2%, and a Kolmogorov–Smirnov test against the
     /// exponential at the 1% level (critical value 1.628 / √n).
+    /// The first `n` gaps of `c` (in requests), with their mean and
+    /// coefficient of variation.
+    fn gaps(c: &PoissonClock, n: u64) -> (Vec<f64>, f64, f64) {
+        let at: Vec<u128> = (0..=n).map(|i| c.position(i)).collect();
+        let gaps: Vec<f64> = at
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as f64 / POSITION_ONE as f64)
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let cv = var.sqrt() / mean;
+        (gaps, mean, cv)
+    }
+
     #[test]
     fn gaps_are_exponential() {
         for seed in [1, 2, 3] {
-            let c = PoissonClock::new(seed, 0);
             let n = 100_000u64;
-            let at: Vec<u128> = (0..=n).map(|i| c.position(i)).collect();
-            let mut gaps: Vec<f64> = at
-                .windows(2)
-                .map(|w| (w[1] - w[0]) as f64 / POSITION_ONE as f64)
-                .collect();
-            let mean = gaps.iter().sum::<f64>() / n as f64;
-            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            let cv = var.sqrt() / mean;
+            let (mut gaps, mean, cv) = gaps(&PoissonClock::new(seed, 0), n);
             assert!((mean - 1.0).abs() < 0.01, "seed {seed}: mean {mean}");
             assert!((cv - 1.0).abs() < 0.02, "seed {seed}: cv {cv}");
             gaps.sort_by(f64::total_cmp);
@@ -348,23 +354,16 @@ mod tests {
     fn gamma_gaps_have_the_laws_mean_and_spread() {
         for k in [0.25, 0.5, 1.0, 4.0] {
             let c = PoissonClock::gamma(11, 0, k);
-            let n = 100_000u64;
-            let at: Vec<u128> = (0..=n).map(|i| c.position(i)).collect();
-            let gaps: Vec<f64> = at
-                .windows(2)
-                .map(|w| (w[1] - w[0]) as f64 / POSITION_ONE as f64)
-                .collect();
-            let mean = gaps.iter().sum::<f64>() / n as f64;
-            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            let cv = var.sqrt() / mean;
+            let (_, mean, cv) = gaps(&c, 100_000);
             let want = 1.0 / k.sqrt();
             assert!((mean - 1.0).abs() < 0.015, "k {k}: mean {mean}");
             assert!(
                 (cv - want).abs() < 0.03 * want,
                 "k {k}: cv {cv}, want {want}"
             );
+            let fresh = PoissonClock::gamma(11, 0, k);
             for i in [77_777, 5, 4096] {
-                assert_eq!(c.position(i), at[i as usize], "k {k}: {i}");
+                assert_eq!(c.position(i), fresh.position(i), "k {k}: {i}");
             }
         }
     }

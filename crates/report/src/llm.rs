@@ -22,6 +22,24 @@ pub(crate) fn per_second(m: &Metrics, l: &Llm) -> (f64, f64) {
     }
 }
 
+/// The token counts' figures in words: output, input (or "not said"),
+/// per request, the source, and the mismatched records.
+pub(crate) fn tokens_words(l: &Llm) -> String {
+    let (input, said) = l.input();
+    format!(
+        "{}, {}, {:.2}, {}, {}",
+        l.output(),
+        if said > 0 {
+            input.to_string()
+        } else {
+            "not said".into()
+        },
+        l.output() as f64 / l.streams().max(1) as f64,
+        l.source_words(),
+        l.mismatched()
+    )
+}
+
 /// The figures in the order both reports give them: name (text), JSON
 /// key, distribution.
 fn figures(l: &Llm) -> [(&'static str, &'static str, &Distribution); 7] {
@@ -47,19 +65,10 @@ pub(crate) fn text<W: Write>(
         return Ok(());
     };
     let mut tw = TabWriter::at_least(out, cols);
-    let (input, said) = l.input();
-    let per_request = l.output() as f64 / l.streams().max(1) as f64;
     writeln!(
         tw,
-        "Tokens\t[output, input, per request, from, mismatched]\t{}, {}, {per_request:.2}, {}, {}",
-        l.output(),
-        if said > 0 {
-            input.to_string()
-        } else {
-            "not said".into()
-        },
-        l.source_words(),
-        l.mismatched()
+        "Tokens\t[output, input, per request, from, mismatched]\t{}",
+        tokens_words(l)
     )?;
     let (out_s, all_s) = per_second(m, l);
     writeln!(tw, "Tokens/s\t[output, total]\t{out_s:.2}, {all_s:.2}")?;

@@ -103,24 +103,12 @@ pub(crate) fn section(page: &mut String, m: &Metrics, tokens: &Tokens, p: &Perce
     };
     h2(page, "LLM");
     let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
-    let (input, said) = l.input();
     let (out_s, all_s) = crate::llm::per_second(m, l);
     let mut rows = vec![
         vec![
             "Tokens".into(),
             "output, input, per request, from, mismatched".into(),
-            format!(
-                "{}, {}, {:.2}, {}, {}",
-                l.output(),
-                if said > 0 {
-                    input.to_string()
-                } else {
-                    "not said".into()
-                },
-                l.output() as f64 / l.streams().max(1) as f64,
-                l.source_words(),
-                l.mismatched()
-            ),
+            crate::llm::tokens_words(l),
         ],
         vec![
             "Tokens/s".into(),
