@@ -153,11 +153,9 @@ struct Totals {
     errors: u64,
     bytes_in: u64,
     bytes_out: u64,
-    latency_sum: f64,
-    /// Latencies of 0 ns, and the rest by schema-3 bucket.
-    zero: u64,
-    buckets: BTreeMap<i32, u64>,
-    /// TTFT and the gaps between events, where records had events.
+    /// Latency; TTFT and the gaps between events, where records had
+    /// events.
+    latency: Hist,
     first: Hist,
     gap: Hist,
 }
@@ -183,9 +181,9 @@ impl Hist {
         self.count += d.count();
     }
 
-    fn cumulative(&self) -> Vec<u64> {
-        let b: Vec<(i32, u64)> = self.buckets.iter().map(|(i, c)| (*i, *c)).collect();
-        prom_buckets::classic(self.zero, &b)
+    /// The buckets that hold any, by index.
+    fn sorted(&self) -> Vec<(i32, u64)> {
+        self.buckets.iter().map(|(i, c)| (*i, *c)).collect()
     }
 }
 
@@ -211,6 +209,7 @@ impl Encoder {
     /// The write request of a batch, as Prometheus's protobuf.
     pub fn request(&mut self, batch: &Batch) -> WriteRequest {
         let ms = batch.end.div_euclid(1_000_000);
+        let native = self.native;
         let mut out = Vec::new();
         for p in &batch.points {
             let t = self.totals.entry(p.labels.clone()).or_default();
@@ -218,15 +217,10 @@ impl Encoder {
             t.errors += p.errors;
             t.bytes_in = t.bytes_in.saturating_add(p.bytes_in);
             t.bytes_out = t.bytes_out.saturating_add(p.bytes_out);
-            t.latency_sum += p.latency.total() as f64 / 1e9;
-            let (zero, counts) = prom_buckets::counts(&p.latency);
-            t.zero += zero;
-            for (i, c) in counts {
-                *t.buckets.entry(i).or_default() += c;
-            }
+            t.latency.add(&p.latency);
             t.first.add(&p.first);
             t.gap.add(&p.gap);
-            let t = t.clone();
+            let t = &*t;
             let series = |name: &str, extra: Option<(&str, String)>, value: f64| {
                 let mut labels: Vec<Label> = p
                     .labels
@@ -259,7 +253,7 @@ impl Encoder {
             out.push(series(ERRORS, None, t.errors as f64));
             out.push(series(BYTES_IN, None, t.bytes_in as f64));
             out.push(series(BYTES_OUT, None, t.bytes_out as f64));
-            out.push(series(&format!("{DURATION}_sum"), None, t.latency_sum));
+            out.push(series(&format!("{DURATION}_sum"), None, t.latency.sum));
             out.push(series(
                 &format!("{DURATION}_count"),
                 None,
@@ -274,46 +268,34 @@ impl Encoder {
                 ));
                 out.push(series(LAG, label, p.lag.quantile(q) as f64 / 1e9));
             }
-            let buckets: Vec<(i32, u64)> = t.buckets.iter().map(|(i, c)| (*i, *c)).collect();
-            let cumulative = prom_buckets::classic(t.zero, &buckets);
-            let bounds = prom_buckets::classic_bounds().map(|(_, b)| b.to_string());
-            for (le, c) in bounds.chain(["+Inf".into()]).zip(cumulative) {
-                out.push(series(
-                    &format!("{DURATION}_bucket"),
-                    Some(("le", le)),
-                    c as f64,
-                ));
-            }
-            // Streams' figures, once some record of this label set had
-            // events.
-            for (name, h) in [(FIRST, &t.first), (GAP, &t.gap)] {
+            // Latency's buckets always; streams' once some record of this
+            // label set had events (their `_sum` and `_count` too).
+            for (name, h) in [(DURATION, &t.latency), (FIRST, &t.first), (GAP, &t.gap)] {
                 if h.count == 0 {
                     continue;
                 }
+                let cumulative = prom_buckets::classic(h.zero, &h.sorted());
                 let bounds = prom_buckets::classic_bounds().map(|(_, b)| b.to_string());
-                for (le, c) in bounds.chain(["+Inf".into()]).zip(h.cumulative()) {
+                for (le, c) in bounds.chain(["+Inf".into()]).zip(cumulative) {
                     out.push(series(
                         &format!("{name}_bucket"),
                         Some(("le", le)),
                         c as f64,
                     ));
                 }
-                out.push(series(&format!("{name}_sum"), None, h.sum));
-                out.push(series(&format!("{name}_count"), None, h.count as f64));
+                if name != DURATION {
+                    out.push(series(&format!("{name}_sum"), None, h.sum));
+                    out.push(series(&format!("{name}_count"), None, h.count as f64));
+                }
             }
-            if self.native {
+            if native {
                 let mut ts = series(NATIVE, None, 0.0);
                 ts.samples.clear();
-                ts.histograms.push(native(&t, &buckets, ms));
+                ts.histograms.push(native_histogram(&t.latency, ms));
                 out.push(ts);
             }
         }
         WriteRequest { timeseries: out }
-    }
-
-    /// Whether it writes native histograms.
-    pub fn writes_native(&self) -> bool {
-        self.native
     }
 
     /// The body to POST: the request, encoded and snappy-compressed.
@@ -325,15 +307,15 @@ impl Encoder {
     }
 }
 
-/// The native histogram of totals `t` (its buckets, sorted, in
-/// `buckets`) at `ms`: spans over the buckets that hold any (a gap of up
-/// to two empty buckets is cheaper kept in a span, as Prometheus does),
-/// counts as deltas.
-fn native(t: &Totals, buckets: &[(i32, u64)], ms: i64) -> Histogram {
+/// The native histogram of `h` at `ms`: spans over the buckets that
+/// hold any (a gap of up to two empty buckets is cheaper kept in a span,
+/// as Prometheus does), counts as deltas.
+fn native_histogram(h: &Hist, ms: i64) -> Histogram {
+    let buckets = h.sorted();
     let mut spans: Vec<BucketSpan> = Vec::new();
     let mut deltas = Vec::new();
     let (mut last_index, mut last_count) = (None::<i32>, 0i64);
-    for &(i, c) in buckets {
+    for &(i, c) in &buckets {
         match last_index {
             Some(l) if i - l <= 3 => {
                 // Fill the gap with empty buckets inside the span.
@@ -359,11 +341,11 @@ fn native(t: &Totals, buckets: &[(i32, u64)], ms: i64) -> Histogram {
         last_index = Some(i);
     }
     Histogram {
-        count: t.zero + buckets.iter().map(|(_, c)| c).sum::<u64>(),
-        sum: t.latency_sum,
+        count: h.zero + buckets.iter().map(|(_, c)| c).sum::<u64>(),
+        sum: h.sum,
         schema: prom_buckets::SCHEMA,
         zero_threshold: 0.0,
-        zero_count: t.zero,
+        zero_count: h.zero,
         positive_spans: spans,
         positive_deltas: deltas,
         timestamp: ms,
