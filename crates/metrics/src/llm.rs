@@ -206,15 +206,23 @@ impl Llm {
         ]
     }
 
-    /// The source most records' output came from, in words, with how
-    /// many records used another where some did.
-    pub fn source_words(&self) -> String {
+    /// The source most records' output came from.
+    pub fn main_source(&self) -> TokenSource {
         let all = self.sources();
-        let (main, n) = all
-            .iter()
+        all.iter()
             .max_by_key(|(_, n)| *n)
-            .copied()
-            .unwrap_or(all[0]);
+            .map_or(all[0].0, |(s, _)| *s)
+    }
+
+    /// [`Llm::main_source`] in words, with how many records used another
+    /// where some did.
+    pub fn source_words(&self) -> String {
+        let main = self.main_source();
+        let n = self
+            .sources()
+            .iter()
+            .find(|(s, _)| *s == main)
+            .map_or(0, |(_, n)| *n);
         let others = self.streams - n;
         if others == 0 {
             main.word().to_string()

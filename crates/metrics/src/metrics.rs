@@ -280,6 +280,19 @@ impl Metrics {
         self.llm.as_deref()
     }
 
+    /// LLM streams' output tokens, and output and input tokens, a second
+    /// over the span and the wait (as [`Metrics::throughput`] counts).
+    pub fn tokens_per_second(&self) -> Option<(f64, f64)> {
+        let l = self.llm()?;
+        let secs = (self.duration().max(0) as f64 + self.wait().max(0) as f64) / 1e9;
+        let all = l.output().saturating_add(l.input().0) as f64;
+        Some(if secs > 0.0 {
+            (l.output() as f64 / secs, all / secs)
+        } else {
+            (l.output() as f64, all)
+        })
+    }
+
     /// The records' connections (`None` when no record carried one).
     pub fn connections(&self) -> Option<&crate::Connections> {
         self.connections.as_deref()

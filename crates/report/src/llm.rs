@@ -10,18 +10,6 @@ use barrage_model::gojson;
 
 use crate::{Percentiles, TabWriter};
 
-/// Output and all tokens a second over the run (its span and wait, as
-/// throughput counts them).
-pub(crate) fn per_second(m: &Metrics, l: &Llm) -> (f64, f64) {
-    let secs = (m.duration().max(0) as f64 + m.wait().max(0) as f64) / 1e9;
-    let all = l.output().saturating_add(l.input().0);
-    if secs > 0.0 {
-        (l.output() as f64 / secs, all as f64 / secs)
-    } else {
-        (l.output() as f64, all as f64)
-    }
-}
-
 /// The token counts' figures in words: output, input (or "not said"),
 /// per request, the source, and the mismatched records.
 pub(crate) fn tokens_words(l: &Llm) -> String {
@@ -70,7 +58,7 @@ pub(crate) fn text<W: Write>(
         "Tokens\t[output, input, per request, from, mismatched]\t{}",
         tokens_words(l)
     )?;
-    let (out_s, all_s) = per_second(m, l);
+    let (out_s, all_s) = m.tokens_per_second().unwrap_or_default();
     writeln!(tw, "Tokens/s\t[output, total]\t{out_s:.2}, {all_s:.2}")?;
     for (name, _, d) in figures(l) {
         if d.count() > 0 {
@@ -96,10 +84,7 @@ pub(crate) fn json(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<
     };
     let (input, said) = l.input();
     let sources = l.sources();
-    let main = sources
-        .iter()
-        .max_by_key(|(_, n)| *n)
-        .map_or("", |(src, _)| src.word());
+    let main = l.main_source().word();
     write!(
         s,
         ",\"llm\":{{\"streams\":{},\"answered\":{},\"tokens\":{{\"output\":{},\"input\":{},\"reasoning\":{},\"chunks\":{},\"per_request\":{},\"source\":\"{main}\",\"sources\":{{",
@@ -115,7 +100,7 @@ pub(crate) fn json(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<
         let comma = if i > 0 { "," } else { "" };
         write!(s, "{comma}\"{}\":{n}", src.word())?;
     }
-    let (out_s, all_s) = per_second(m, l);
+    let (out_s, all_s) = m.tokens_per_second().unwrap_or_default();
     write!(
         s,
         "}},\"mismatched\":{}}},\"tokens_per_second\":{{\"output\":{},\"total\":{}}}",

@@ -181,17 +181,10 @@ impl Row {
             Load::Rate(_) => m.backlog().filter(|b| b.grew()).map(|b| b.rise),
             Load::Concurrency(_) => None,
         };
-        let llm = m.llm().map(|l| {
-            let secs = (m.duration().max(0) as f64 + m.wait().max(0) as f64) / 1e9;
-            LlmRow {
-                ttft_p99: l.ttft().quantile(0.99),
-                tpot_p99: l.tpot().quantile(0.99),
-                tokens_per_s: if secs > 0.0 {
-                    l.output() as f64 / secs
-                } else {
-                    0.0
-                },
-            }
+        let llm = m.llm().map(|l| LlmRow {
+            ttft_p99: l.ttft().quantile(0.99),
+            tpot_p99: l.tpot().quantile(0.99),
+            tokens_per_s: m.tokens_per_second().map_or(0.0, |t| t.0),
         });
         let l = m.latency();
         Row {

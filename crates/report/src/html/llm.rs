@@ -103,7 +103,7 @@ pub(crate) fn section(page: &mut String, m: &Metrics, tokens: &Tokens, p: &Perce
     };
     h2(page, "LLM");
     let labels: Vec<String> = p.iter().map(|(_, l)| l).collect();
-    let (out_s, all_s) = crate::llm::per_second(m, l);
+    let (out_s, all_s) = m.tokens_per_second().unwrap_or_default();
     let mut rows = vec![
         vec![
             "Tokens".into(),
