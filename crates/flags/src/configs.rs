@@ -208,6 +208,14 @@ mod tests {
         );
         let spec = attack(&["-stream", "sse"]).stream_spec().unwrap().unwrap();
         assert!(spec.http);
+        assert_eq!(
+            e(&["-llm", "openai", "-event-filter", ".a"]),
+            StreamConflict::FilterWithLlm
+        );
+        // -llm reads server-sent events unless -stream says otherwise.
+        let spec = attack(&["-llm", "openai"]).stream_spec().unwrap().unwrap();
+        assert!(spec.http && spec.mode == barrage_client::StreamMode::Sse);
+        assert_eq!(spec.llm, Some(barrage_client::Llm::OpenAi));
     }
 
     #[test]
