@@ -82,10 +82,8 @@ pub fn run(s: SweepArgs) -> Outcome {
     let flow_urls = flow
         .iter()
         .flat_map(|p| p.steps.iter().map(|s| &*s.prepared.url_text));
-    let shown = barrage_model::words::first_distinct(
-        targets.iter().map(|t| t.url.as_str()).chain(flow_urls),
-        3,
-    );
+    let urls = targets.iter().map(|t| t.url.as_str()).chain(flow_urls);
+    let shown = barrage_model::words::first_distinct(urls, 3);
     let mut attacker = Attacker {
         targets,
         flow,
@@ -98,6 +96,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         slo: plan.slo.clone(),
         warmup: s.attack.warmup,
         bounds,
+        prompts: s.attack.prompts()?,
     };
     let started = barrage_model::time::now_ns();
     let out = barrage_sweep::sweep(&plan, &mut attacker, progress);

@@ -22,6 +22,7 @@ mod h1;
 mod html;
 mod http3;
 mod io;
+mod llm_inputs;
 mod pages;
 mod plot;
 mod progress;

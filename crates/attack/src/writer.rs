@@ -175,6 +175,10 @@ impl Finished {
                 );
                 audit.streamed(&taped.stamps);
                 hit.tokens = taped.tokens.map(|t| *t);
+                if let (Some(t), Some(a)) = (&mut hit.tokens, self.target.asked) {
+                    t.asked_input = a.input;
+                    t.asked_output = a.output;
+                }
                 (taped.count, taped.malformed)
             }
             None => {

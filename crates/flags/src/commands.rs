@@ -147,6 +147,24 @@ pub struct AttackArgs {
     /// With -feed: a random row for each request
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub feed_random: bool,
+    /// LLM prompts, a request each, put in each target's JSON body (messages for a chat request, prompt for completions): JSON lines ({"prompt": ...}, {"messages": [...]}, "max_tokens" optional) or a ShareGPT JSON file (the first human turn; its answer's length with -output-tokens dataset)
+    #[arg(long, conflicts_with = "prompt_tokens")]
+    pub dataset: Option<String>,
+    /// With -dataset: a random row for each request, drawn from -seed (else in order)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub dataset_random: bool,
+    /// Synthetic LLM prompts of this many tokens (words of a vocabulary common tokenizers count one token each), N or a distribution: uniform:256..1024, normal:512,64
+    #[arg(long)]
+    pub prompt_tokens: Option<barrage_targets::Length>,
+    /// Each request's max_tokens (and ignore_eos, unless the body says it), N, uniform:LOW..HIGH, normal:MEAN,SD, or dataset (each -dataset row's own)
+    #[arg(long)]
+    pub output_tokens: Option<barrage_targets::OutputTokens>,
+    /// With -prompt-tokens or -dataset: the first N tokens of every prompt are the same (prefix-cache tests); a synthetic prompt is N plus -prompt-tokens
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=barrage_targets::MAX_LENGTH))]
+    pub prefix_tokens: u64,
+    /// The seed of -dataset-random's rows and of synthetic prompts and lengths: one seed, the same bodies
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// Read one target per request instead of all up front
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub lazy: bool,

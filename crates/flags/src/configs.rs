@@ -72,6 +72,7 @@ impl AttackArgs {
         shard: u64,
         feed: Option<(barrage_targets::Feed, String)>,
         protos: Option<barrage_client::ProtoSet>,
+        prompts: Option<barrage_targets::Prompts>,
     ) -> barrage_attack::load::TargetsSpec {
         barrage_attack::load::TargetsSpec {
             name: self.targets.clone(),
@@ -83,6 +84,7 @@ impl AttackArgs {
             protos,
             cookies: self.cookies,
             shard,
+            prompts,
         }
     }
 

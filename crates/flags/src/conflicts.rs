@@ -75,6 +75,9 @@ pub enum Conflict {
     /// A `-name` that cannot go in a header.
     #[error("-name {0:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters")]
     Name(String),
+    /// An LLM input flag without what it needs.
+    #[error("{0} goes with {1}")]
+    Needs(&'static str, &'static str),
     /// `-arrivals poisson` in the closed model.
     #[error("-arrivals poisson (or gamma) spreads requests around a rate: give -rate N or -stages (the closed model, -rate 0, has no arrivals)")]
     PoissonClosed,
@@ -141,8 +144,24 @@ impl AttackArgs {
         }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
         let poisson = matches!(self.arrivals, Arrivals::Poisson(_) | Arrivals::Gamma(..));
+        let prompts = self.dataset.is_some() || self.prompt_tokens.is_some();
+        if self.prefix_tokens > 0 && !prompts {
+            return Err(Conflict::Needs(
+                "-prefix-tokens",
+                "-prompt-tokens or -dataset",
+            ));
+        }
+        if self.dataset_random && self.dataset.is_none() {
+            return Err(Conflict::Needs("-dataset-random", "-dataset"));
+        }
+        let from_rows = self.output_tokens == Some(barrage_targets::OutputTokens::Dataset);
+        if from_rows && self.dataset.is_none() {
+            return Err(Conflict::Needs("-output-tokens dataset", "-dataset"));
+        }
+        let llm_input = prompts || self.output_tokens.is_some();
         if self.mix.is_some() {
             if let Some(flag) = first(&[
+                (llm_input, "-dataset, -prompt-tokens or -output-tokens"),
                 (self.lazy, "-lazy"),
                 (self.feed.is_some(), "-feed"),
                 (self.hold.is_some(), "-hold"),
@@ -203,6 +222,12 @@ impl AttackArgs {
                 (self.hold.is_some(), "-hold"),
                 (self.har_timing, "-har-timing"),
                 (self.pipeline > 1, "-pipeline"),
+                (
+                    self.dataset.is_some()
+                        || self.prompt_tokens.is_some()
+                        || self.output_tokens.is_some(),
+                    "-dataset, -prompt-tokens or -output-tokens (a step's body says its own)",
+                ),
             ];
             if let Some((_, flag)) = with.iter().find(|(on, _)| *on) {
                 return Err(Conflict::Flow(flag));

@@ -217,10 +217,31 @@ impl AttackArgs {
             &self.import_path,
         )?;
         Ok(load::targets(
-            self.targets_spec(shard, feed, protos),
+            self.targets_spec(shard, feed, protos, self.prompts()?),
             reader,
             client,
         )?)
+    }
+
+    /// Each request's LLM input (`-dataset` read, `-prompt-tokens`,
+    /// `-output-tokens`, `-prefix-tokens`, `-seed`), if any is asked for.
+    pub fn prompts(&self) -> Result<Option<barrage_targets::Prompts>, ReadyError> {
+        let rows = match &self.dataset {
+            Some(path) => barrage_attack::load::dataset(path)?,
+            None => Vec::new(),
+        };
+        let asked =
+            !rows.is_empty() || self.prompt_tokens.is_some() || self.output_tokens.is_some();
+        Ok(asked.then(|| {
+            barrage_targets::Prompts::new(
+                rows,
+                self.dataset_random,
+                self.prompt_tokens,
+                self.output_tokens,
+                self.prefix_tokens,
+                self.seed,
+            )
+        }))
     }
 
     /// The attack's targets: `-mix`'s groups (their peak rate into

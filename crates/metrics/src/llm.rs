@@ -55,6 +55,13 @@ pub struct Llm {
     mismatched: u64,
     /// Chunks with text, in all.
     chunks: u64,
+    /// Over the records made with a prompt length (`-prompt-tokens`) whose
+    /// server said its input: the lengths asked, the server's counts,
+    /// the records.
+    asked_input: [u64; 3],
+    /// Likewise for `max_tokens` (`-output-tokens`) and the output
+    /// counts.
+    asked_output: [u64; 3],
 }
 
 impl Llm {
@@ -78,6 +85,16 @@ impl Llm {
         if let Some(n) = t.input {
             self.input = self.input.saturating_add(n);
             self.input_said += 1;
+        }
+        for (sums, pair) in [
+            (&mut self.asked_input, t.asked_input.zip(t.input)),
+            (&mut self.asked_output, t.asked_output.map(|a| (a, out))),
+        ] {
+            if let Some((asked, got)) = pair {
+                sums[0] = sums[0].saturating_add(asked);
+                sums[1] = sums[1].saturating_add(got);
+                sums[2] += 1;
+            }
         }
         self.reasoning = self
             .reasoning
@@ -129,6 +146,22 @@ impl Llm {
         }
         self.mismatched += other.mismatched;
         self.chunks = self.chunks.saturating_add(other.chunks);
+        for (a, b) in [
+            (&mut self.asked_input, &other.asked_input),
+            (&mut self.asked_output, &other.asked_output),
+        ] {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x = x.saturating_add(*y);
+            }
+        }
+    }
+
+    /// What requests asked for against what the server counted, as means
+    /// per record: (asked, server's) for the input (`-prompt-tokens`)
+    /// and the output (`-output-tokens`), `None` where none asked.
+    pub fn asked(&self) -> [Option<(f64, f64)>; 2] {
+        [self.asked_input, self.asked_output]
+            .map(|[a, g, n]| (n > 0).then(|| (a as f64 / n as f64, g as f64 / n as f64)))
     }
 
     /// Records with token counts.

@@ -90,6 +90,11 @@ pub struct Tokens {
     /// The tokens the first text chunk carried, where the server's
     /// per-chunk usage said (a batching server sends several).
     pub first_chunk: Option<u64>,
+    /// The prompt's tokens the request was made with (`-prompt-tokens`
+    /// and `-prefix-tokens`), to hold `input` against.
+    pub asked_input: Option<u64>,
+    /// The `max_tokens` it was sent with (`-output-tokens`).
+    pub asked_output: Option<u64>,
 }
 
 /// Where a record's output token count comes from.

@@ -52,4 +52,4 @@ pub use link::Link;
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};
 pub use stages::{Stages, StagesError};
-pub use target::Target;
+pub use target::{Asked, Target};

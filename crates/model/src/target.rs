@@ -22,6 +22,20 @@ pub struct Target {
     /// nanoseconds after the recording's first request; for
     /// `-har-timing`.
     pub at: Option<u64>,
+    /// What a synthetic or dataset LLM request asked for (`-prompt-tokens`,
+    /// `-output-tokens`, `-dataset`), carried into its record's tokens.
+    pub asked: Option<Asked>,
+}
+
+/// The token counts an LLM request asked for, as barrage counts them:
+/// `input` the words of a synthetic prompt (one token each to common
+/// tokenizers; unknown for a dataset's text), `output` its `max_tokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// The prompt's tokens, where barrage made it.
+    pub input: Option<u64>,
+    /// `max_tokens`, where barrage set it.
+    pub output: Option<u64>,
 }
 
 impl Target {

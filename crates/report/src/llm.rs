@@ -28,6 +28,22 @@ pub(crate) fn tokens_words(l: &Llm) -> String {
     )
 }
 
+/// The tokens requests asked for beside the server's counts, in words
+/// (`-` where none asked); `None` when no request asked.
+pub(crate) fn asked_words(l: &Llm) -> Option<String> {
+    let asked = l.asked();
+    if asked.iter().all(Option::is_none) {
+        return None;
+    }
+    let pair = |p: Option<(f64, f64)>| {
+        p.map_or("-, -".to_string(), |(a, g)| {
+            let off = if a > 0.0 { (g - a) / a * 100.0 } else { 0.0 };
+            format!("{a:.2}, {g:.2} ({off:+.1}%)")
+        })
+    };
+    Some(format!("{}, {}", pair(asked[0]), pair(asked[1])))
+}
+
 /// The figures in the order both reports give them: name (text), JSON
 /// key, distribution.
 fn figures(l: &Llm) -> [(&'static str, &'static str, &Distribution); 7] {
@@ -58,6 +74,12 @@ pub(crate) fn text<W: Write>(
         "Tokens\t[output, input, per request, from, mismatched]\t{}",
         tokens_words(l)
     )?;
+    if let Some(words) = asked_words(l) {
+        writeln!(
+            tw,
+            "Asked\t[input, server's, output, server's] means\t{words}"
+        )?;
+    }
     let (out_s, all_s) = m.tokens_per_second().unwrap_or_default();
     writeln!(tw, "Tokens/s\t[output, total]\t{out_s:.2}, {all_s:.2}")?;
     for (name, _, d) in figures(l) {
@@ -72,7 +94,10 @@ pub(crate) fn text<W: Write>(
 /// (`"output"`, `"input"` (null when no server said), `"reasoning"`,
 /// `"chunks"`, `"per_request"`, `"source"` (the source most records'
 /// output came from: `server usage`, `server usage per chunk`, `chunks
-/// with text`), `"sources"` (records by each), `"mismatched"`),
+/// with text`), `"sources"` (records by each), `"asked"` (`"input"`,
+/// `"output"`: the means of what `-prompt-tokens` and `-output-tokens`
+/// asked, `"asked"`, and of the server's counts, `"server"`, over the
+/// records that had both; null where none asked), `"mismatched"`),
 /// `"tokens_per_second"` (`"output"`, `"total"`), then `"ttft"`,
 /// `"ttft_scheduled"`, `"itl"` (between chunks), `"itl_per_token"`,
 /// `"tpot"`, `"e2e"` and `"e2e_scheduled"`
@@ -101,6 +126,17 @@ pub(crate) fn json(s: &mut Vec<u8>, m: &Metrics, p: &Percentiles) -> io::Result<
         write!(s, "{comma}\"{}\":{n}", src.word())?;
     }
     let (out_s, all_s) = m.tokens_per_second().unwrap_or_default();
+    s.extend_from_slice(b"},\"asked\":{");
+    for (i, (key, p)) in ["input", "output"].into_iter().zip(l.asked()).enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        match p {
+            Some((a, g)) => {
+                let (a, g) = (gojson::float(a), gojson::float(g));
+                write!(s, "{comma}\"{key}\":{{\"asked\":{a},\"server\":{g}}}")?
+            }
+            None => write!(s, "{comma}\"{key}\":null")?,
+        }
+    }
     write!(
         s,
         "}},\"mismatched\":{}}},\"tokens_per_second\":{{\"output\":{},\"total\":{}}}",

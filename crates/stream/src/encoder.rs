@@ -297,7 +297,15 @@ impl<W: Write> Encoder<W> {
         }
         if let Some(t) = &hit.tokens {
             put_varint(&mut self.frame, ITEM_TOKENS);
-            let values = [t.input, t.running, t.output, t.reasoning, t.first_chunk];
+            let values = [
+                t.input,
+                t.running,
+                t.output,
+                t.reasoning,
+                t.first_chunk,
+                t.asked_input,
+                t.asked_output,
+            ];
             let bits = values
                 .iter()
                 .enumerate()

@@ -127,7 +127,7 @@ pub(crate) fn decode_item(
         }
         ITEM_TOKENS => {
             let bits = c.u64()?;
-            if bits >> 5 != 0 {
+            if bits >> 7 != 0 {
                 return Err(format!("unknown token count bits {bits:#x}").into());
             }
             let mut t = barrage_model::Tokens {
@@ -141,6 +141,8 @@ pub(crate) fn decode_item(
                 &mut t.output,
                 &mut t.reasoning,
                 &mut t.first_chunk,
+                &mut t.asked_input,
+                &mut t.asked_output,
             ]
             .into_iter()
             .enumerate()

@@ -157,6 +157,8 @@ impl<W: Write> JsonWriter<W> {
                 ("output", t.output),
                 ("reasoning", t.reasoning),
                 ("first_chunk", t.first_chunk),
+                ("asked_input", t.asked_input),
+                ("asked_output", t.asked_output),
             ] {
                 if let Some(v) = v {
                     let _ = write!(l, "\"{name}\":{v},");
@@ -268,6 +270,10 @@ struct JsonTokens {
     #[serde(default)]
     first_chunk: Option<u64>,
     #[serde(default)]
+    asked_input: Option<u64>,
+    #[serde(default)]
+    asked_output: Option<u64>,
+    #[serde(default)]
     chunks: u64,
     #[serde(default)]
     reasoning_chunks: u64,
@@ -378,6 +384,8 @@ impl<R: BufRead> JsonReader<R> {
                 reasoning_chunks: t.reasoning_chunks,
                 reasoning: t.reasoning,
                 first_chunk: t.first_chunk,
+                asked_input: t.asked_input,
+                asked_output: t.asked_output,
             });
             hit.headers.clear();
             for (k, vs) in j.headers.into_iter().flatten() {

@@ -55,9 +55,12 @@
 //!          [output:varint]    if bits & 4
 //!          [reasoning:varint] if bits & 8
 //!          [first_chunk:varint] if bits & 16
+//!          [asked_input:varint] if bits & 32 (version 10)
+//!          [asked_output:varint] if bits & 64 (version 10)
 //!                                 (version 9) the next record's LLM token
 //!                                 counts (`barrage_model::Tokens`), each
-//!                                 from its source
+//!                                 from its source, and (version 10) what
+//!                                 the request asked for
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -97,7 +100,7 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// streamed answer's events (kind 8), version 7 a flow's session and step
 /// (kind 9), version 8 the attack's self-audit (kind 10); older streams are read as they are (their records have none
 /// of these).
-pub const FORMAT_VERSION: u16 = 9;
+pub const FORMAT_VERSION: u16 = 10;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -305,6 +308,6 @@ pub(crate) fn most_bytes(hit: &barrage_model::Hit) -> usize {
         0
     };
     let session = if hit.session.is_some() { 5 * VARINT } else { 0 };
-    let tokens = if hit.tokens.is_some() { 9 * VARINT } else { 0 };
+    let tokens = if hit.tokens.is_some() { 11 * VARINT } else { 0 };
     fixed + link + strings + VARINT + hit.body.len() + VARINT + headers + events + session + tokens
 }

@@ -121,6 +121,8 @@ fn arb_hit() -> impl Strategy<Value = Hit> {
                         reasoning_chunks: seq % 3,
                         reasoning: some(8, bytes_in % 17),
                         first_chunk: some(16, seq % 5),
+                        asked_input: some(32, bytes_in % 1_000),
+                        asked_output: some(64, latency % 300),
                     }
                 }),
             },
@@ -313,11 +315,11 @@ fn header_errors_are_named() {
         Decoder::new(&b""[..]),
         Err(StreamError::NotAStream { .. })
     ));
-    let newer = [0xB7, b'B', b'R', b'G', 10, 0];
+    let newer = [0xB7, b'B', b'R', b'G', 11, 0];
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
-            found: 10,
-            supported: 9,
+            found: 11,
+            supported: 10,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

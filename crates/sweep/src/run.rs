@@ -259,6 +259,9 @@ pub struct Attacker {
     pub warmup: Duration,
     /// When a step counts as generator-bound.
     pub bounds: Bounds,
+    /// Each request's LLM input (`-dataset`, `-prompt-tokens`), other
+    /// draws each step.
+    pub prompts: Option<barrage_targets::Prompts>,
 }
 
 /// The suffix of a warm-up record's attack name.
@@ -407,9 +410,17 @@ impl RunStep for Attacker {
                 said: said.clone(),
             }),
         };
-        let targets = match &self.flow {
-            Some(plan) => Targets::Flow(plan.clone()),
-            None => Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?,
+        let targets = match (&self.flow, &mut self.prompts) {
+            (Some(plan), _) => Targets::Flow(plan.clone()),
+            (None, Some(p)) => {
+                p.next_round();
+                let (all, p) = (self.targets.clone(), p.clone());
+                barrage_attack::load::prompted_plain("targets", all, p, Some(&self.client))
+                    .map_err(|e| SweepError::Targets(e.to_string()))?
+            }
+            (None, None) => {
+                Targets::fixed(self.targets.clone()).map_err(|e| SweepError::Targets(e.0))?
+            }
         };
         let report =
             Attack::new(config, self.client.clone())?.run(targets, Box::new(sink), stop)?;

@@ -130,6 +130,7 @@ impl<R: BufRead> JsonTargets<R> {
             weight,
             name: t.name.unwrap_or_default(),
             at: None,
+            asked: None,
         }))
     }
 }

@@ -38,6 +38,7 @@ mod http;
 mod json;
 mod load;
 mod mix;
+mod prompts;
 mod reader;
 mod renderer;
 mod template;
@@ -53,6 +54,10 @@ pub use http::{Directive, HttpTargets};
 pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
 pub use mix::{read_mix, MixGroup};
+pub use prompts::{
+    estimated_tokens, read_dataset, rng_for, BadDataset, BadLength, Input, Length, NotJson,
+    OutputTokens, Prompts, Row, MAX_LENGTH, VOCABULARY,
+};
 pub use reader::{Format, TargetReader, Whole};
 pub use renderer::{Renderer, Sendable};
 pub use template::{has_placeholders, Context, Feed, Template, TemplatedTarget};

@@ -338,6 +338,7 @@ impl TemplatedTarget {
             weight: self.weight,
             name: self.name.clone(),
             at: None,
+            asked: None,
         }
     }
 }

@@ -43,8 +43,10 @@ pub fn targets(
         recorded,
         protos,
         shard,
+        prompts,
         ..
     } = spec;
+    let usage = llm_usage(client);
     let (feed, feed_name) = feed.map_or((None, None), |(f, n)| (Some(f), Some(n)));
     let loaded = Loaded::load(
         reader,
@@ -55,15 +57,31 @@ pub fn targets(
         lazy,
         llm_prepare(grpc_prepare(protos, client), client),
     )?;
+    let prompted = |inner: Box<dyn TargetSource>, prompts| {
+        Targets::Lazy(Box::new(Prompted {
+            inner,
+            prompts,
+            usage,
+        }))
+    };
     match loaded {
-        Loaded::Lazy(l) => Ok(Targets::Lazy(Box::new(Lazy(l)))),
+        Loaded::Lazy(l) => Ok(match prompts {
+            Some(p) => prompted(Box::new(Lazy(l)), p),
+            None => Targets::Lazy(Box::new(Lazy(l))),
+        }),
         Loaded::Rendered(mut r) => {
             // Errors come first: every -feed row is tried before the first
             // request.
             if let Some(feed) = &feed_name {
                 r.check_rows(feed, |t| barrage_client::PreparedTarget::new(t).map(drop))?;
             }
-            Ok(Targets::Lazy(Box::new(Rendered(r))))
+            Ok(match prompts {
+                Some(p) => prompted(Box::new(Rendered(r)), p),
+                None => Targets::Lazy(Box::new(Rendered(r))),
+            })
+        }
+        Loaded::Plain(all) if prompts.is_some() => {
+            prompted_plain(&name, all, prompts.unwrap_or_default(), client)
         }
         Loaded::Plain(all) => {
             let all = if recorded {
@@ -89,6 +107,38 @@ pub fn read_bounded(flag: &'static str, path: &str, limit: u64) -> Result<Vec<u8
 pub fn feed(path: &str) -> Result<(Feed, String), LoadError> {
     let text = read_bounded("-feed", path, barrage_targets::MAX_FILE)?;
     Ok((Feed::parse(&text, path)?, path.to_string()))
+}
+
+/// Targets read up front, each request's with its LLM input
+/// (`prompts`), each tried with one before the first request.
+pub fn prompted_plain(
+    name: &str,
+    all: Vec<Target>,
+    prompts: barrage_targets::Prompts,
+    client: Option<&ClientConfig>,
+) -> Result<Targets, LoadError> {
+    for t in &all {
+        let mut t = t.clone();
+        prompts.fill(&mut t, 0)?;
+        barrage_client::PreparedTarget::new(t).map_err(|e| LoadError::Unsendable {
+            file: name.to_string(),
+            error: e.into(),
+        })?;
+    }
+    Ok(Targets::Lazy(Box::new(Prompted {
+        inner: Box::new(Cycle(all)),
+        prompts,
+        usage: llm_usage(client),
+    })))
+}
+
+/// `-dataset FILE`: its rows, read as a stream.
+pub fn dataset(path: &str) -> Result<Vec<barrage_targets::Row>, LoadError> {
+    let file = std::fs::File::open(path).map_err(|e| barrage_targets::BadDataset {
+        place: path.to_string(),
+        why: e.to_string(),
+    })?;
+    Ok(barrage_targets::read_dataset(file, path)?)
 }
 
 /// `-proto-set FILE` (a descriptor set) or else `-proto FILE` (compiled,
@@ -140,11 +190,7 @@ pub fn plain(
 /// `-llm`: `prepare`, then the usage `-llm-usage` asks for put in each
 /// streaming JSON body ([`barrage_client::ask_usage`]).
 fn llm_prepare(prepare: Prepare, client: Option<&ClientConfig>) -> Prepare {
-    let usage = client
-        .and_then(|c| c.stream.as_ref())
-        .filter(|s| s.llm.is_some())
-        .map(|s| s.llm_usage);
-    let Some(usage) = usage else {
+    let Some(usage) = llm_usage(client) else {
         return prepare;
     };
     Box::new(move |t: Target| {
@@ -154,6 +200,14 @@ fn llm_prepare(prepare: Prepare, client: Option<&ClientConfig>) -> Prepare {
         }
         Ok(t)
     })
+}
+
+/// `-llm-usage` under `-llm`.
+fn llm_usage(client: Option<&ClientConfig>) -> Option<barrage_client::LlmUsage> {
+    client
+        .and_then(|c| c.stream.as_ref())
+        .filter(|s| s.llm.is_some())
+        .map(|s| s.llm_usage)
 }
 
 fn grpc_prepare(protos: Option<ProtoSet>, client: Option<&ClientConfig>) -> Prepare {
@@ -234,6 +288,40 @@ struct Rendered(Renderer);
 impl TargetSource for Rendered {
     fn next_target(&mut self, seq: u64) -> Result<Option<Target>, SourceError> {
         Ok(Some(self.0.render(seq)))
+    }
+}
+
+/// Targets read up front, round-robin, each request's copy to be
+/// filled.
+struct Cycle(Vec<Target>);
+
+impl TargetSource for Cycle {
+    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, SourceError> {
+        Ok(Some(self.0[(seq % self.0.len() as u64) as usize].clone()))
+    }
+}
+
+/// Each target with request `seq`'s LLM input in its body (`-dataset`,
+/// `-prompt-tokens`, `-output-tokens`), and the usage `-llm-usage` asks.
+struct Prompted {
+    inner: Box<dyn TargetSource>,
+    prompts: barrage_targets::Prompts,
+    usage: Option<barrage_client::LlmUsage>,
+}
+
+impl TargetSource for Prompted {
+    fn next_target(&mut self, seq: u64) -> Result<Option<Target>, SourceError> {
+        let Some(mut t) = self.inner.next_target(seq)? else {
+            return Ok(None);
+        };
+        (self.prompts.fill(&mut t, seq)).map_err(|e| SourceError(e.to_string()))?;
+        if let Some(body) = self
+            .usage
+            .and_then(|u| barrage_client::ask_usage(&t.body, u))
+        {
+            t.body = body.into();
+        }
+        Ok(Some(t))
     }
 }
 

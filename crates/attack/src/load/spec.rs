@@ -26,6 +26,9 @@ pub struct TargetsSpec {
     pub cookies: bool,
     /// This attacker's shard (`{{shard}}`).
     pub shard: u64,
+    /// `-dataset`, `-prompt-tokens`, `-output-tokens`: each request's LLM
+    /// input, put in its target's body.
+    pub prompts: Option<barrage_targets::Prompts>,
 }
 
 /// Why targets could not be made ready; each names the file, and the
@@ -106,6 +109,12 @@ pub enum LoadError {
         /// What is wrong.
         why: String,
     },
+    /// `-dataset` that does not read.
+    #[error(transparent)]
+    Dataset(#[from] barrage_targets::BadDataset),
+    /// A target no prompt can be put in.
+    #[error("{0}")]
+    NoPrompt(#[from] barrage_targets::NotJson),
     /// `-format flow` with a reader of another format.
     #[error("-format flow: no flow reader")]
     NotAFlow,

@@ -67,6 +67,9 @@ pub struct PreparedTarget {
     /// When a recording sent it (`-har-timing`), ns after its first
     /// request.
     pub at: Option<u64>,
+    /// What an LLM request was made to ask for (`-prompt-tokens`,
+    /// `-output-tokens`), for its record.
+    pub asked: Option<barrage_model::Asked>,
     /// The `-mix` group it belongs to, if any: its records carry the
     /// group's name as their attack name.
     pub group: Option<Arc<TargetGroup>>,

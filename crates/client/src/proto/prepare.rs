@@ -78,6 +78,7 @@ impl PreparedTarget {
             name: t.name,
             weight: t.weight.unwrap_or(1),
             at: t.at,
+            asked: t.asked,
             group: None,
         })
     }
