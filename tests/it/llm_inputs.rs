@@ -318,3 +318,67 @@ fn bad_llm_inputs_are_refused_where_they_are() {
         "the body is not a JSON object, so no prompt can go in it",
     );
 }
+
+/// A multi-turn chat: a flow whose later turns carry the earlier answers,
+/// assembled from the streamed chunks (`:extract VAR answer`). The
+/// server counts a prompt's words: the third turn's 15 are its own two,
+/// the first two questions' five and the two answers' eight.
+#[test]
+fn a_chat_flow_carries_the_answers_so_far() {
+    let server = CapacityServer::unlimited();
+    let dir = common::tempdir("llm-chat");
+    let url = server.url("/v1/chat/completions?first=1ms&gap=1ms");
+    let turn = |name: &str, messages: &str| {
+        let path = dir.join(name);
+        let body =
+            format!(r#"{{"model":"m","stream":true,"max_tokens":4,"messages":[{messages}]}}"#);
+        std::fs::write(&path, body).unwrap();
+        path.display().to_string()
+    };
+    let q1 = r#"{"role":"user","content":"a b c"}"#;
+    let q2 = r#"{"role":"user","content":"d e"}"#;
+    let q3 = r#"{"role":"user","content":"f g"}"#;
+    let a1 = r#"{"role":"assistant","content":{{a1}}}"#;
+    let a2 = r#"{"role":"assistant","content":{{a2}}}"#;
+    let flow = format!(
+        "POST {url}\n@{}\n:extract a1 answer\n\nPOST {url}\n@{}\n:extract a2 answer\n\nPOST {url}\n@{}\n",
+        turn("t1.json", q1),
+        turn("t2.json", &[q1, a1, q2].join(",")),
+        turn("t3.json", &[q1, a1, q2, a2, q3].join(",")),
+    );
+    let (hits, _) = attack_ok(
+        &[
+            "-format",
+            "flow",
+            "-llm",
+            "openai",
+            "-rate",
+            "2",
+            "-requests",
+            "2",
+            "-timeout",
+            "5s",
+        ],
+        &flow,
+    );
+    assert_eq!(hits.len(), 6);
+    let mut inputs: Vec<(u32, u64)> = hits
+        .iter()
+        .map(|h| {
+            assert!(h.error.is_empty(), "{h:?}");
+            let step = h.session.unwrap().step;
+            (step, h.tokens.unwrap().input.unwrap())
+        })
+        .collect();
+    inputs.sort();
+    assert_eq!(inputs, [(0, 3), (0, 3), (1, 9), (1, 9), (2, 15), (2, 15)]);
+    // A step whose answer is no LLM answer fails, saying why.
+    let plain = server.url("/");
+    let flow = format!("GET {plain}\n:extract a answer\n\nGET {plain}\n");
+    let (hits, _) = attack_ok(&["-format", "flow", "-rate", "1", "-requests", "1"], &flow);
+    assert!(
+        hits[0].error.contains("extract a: answer: no LLM answer"),
+        "{:?}",
+        hits[0].error
+    );
+}

@@ -294,7 +294,7 @@ pub enum BadThink {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum BadExtraction {
     #[error(
-        ":extract {0}: use :extract VAR json:.path, header:Name, cookie:Name, body~REGEX or status"
+        ":extract {0}: use :extract VAR json:.path, header:Name, cookie:Name, body~REGEX, status or answer"
     )]
     Form(String),
     #[error(":extract {0}: a variable's name is letters, digits, _ and -, from a letter or _")]
@@ -334,7 +334,7 @@ fn extraction(value: &str, feed: &[String]) -> Result<(String, String), BadExtra
         .find(|k| expr.starts_with(**k));
     match kind {
         Some(k) if expr.len() > k.len() || *k == "json:." => {}
-        None if expr == "status" => {}
+        None if expr == "status" || expr == "answer" => {}
         _ => return Err(BadExtraction::Form(format!("{var} {expr}"))),
     }
     Ok((var.to_string(), expr.to_string()))

@@ -11,10 +11,12 @@ use super::spec::{LoadError, TargetsSpec};
 use crate::{FlowPlan, PlanStep, Targets};
 
 /// The attack's sessions from the flow `reader` reads, with the `-feed`
-/// rows; `shard`: `-shard i/n`'s i.
+/// rows; `shard`: `-shard i/n`'s i; `usage`: what `-llm-usage` puts in
+/// each streaming JSON body, as rendered.
 pub(super) fn targets(
     spec: TargetsSpec,
     reader: TargetReader<Box<dyn BufRead + Send>>,
+    usage: Option<barrage_client::LlmUsage>,
 ) -> Result<Targets, LoadError> {
     let Some(http) = reader.into_flow() else {
         return Err(LoadError::NotAFlow);
@@ -64,12 +66,15 @@ pub(super) fn targets(
         let mut rng = fastrand::Rng::new();
         let mut stand_in = |value: &str| {
             let values = vec![value.to_string(); flow.columns.len()];
-            PreparedTarget::new(template.render(&mut Context {
-                seq: 0,
-                shard,
-                row: Some(&values[..]),
-                rng: &mut rng,
-            }))
+            PreparedTarget::new(asked(
+                template.render(&mut Context {
+                    seq: 0,
+                    shard,
+                    row: Some(&values[..]),
+                    rng: &mut rng,
+                }),
+                usage,
+            ))
         };
         let prepared = match stand_in("") {
             Err(_) if varies => stand_in("x"),
@@ -98,12 +103,13 @@ pub(super) fn targets(
         steps.push(PlanStep {
             varies,
             render: Box::new(move |id, row, rng| {
-                template.render(&mut Context {
+                let t = template.render(&mut Context {
                     seq: id,
                     shard,
                     row: Some(row),
                     rng,
-                })
+                });
+                asked(t, usage)
             }),
             reads: StepReads {
                 checks: (!checks.is_empty()).then_some(Checks(checks)),
@@ -120,4 +126,16 @@ pub(super) fn targets(
         columns: flow.columns.len(),
         cookies: spec.cookies,
     })))
+}
+
+/// `t` with the usage `usage` asks for in its streaming JSON body
+/// (`-llm`): a step's body is whole JSON only once rendered.
+fn asked(
+    mut t: barrage_model::Target,
+    usage: Option<barrage_client::LlmUsage>,
+) -> barrage_model::Target {
+    if let Some(body) = usage.and_then(|u| barrage_client::ask_usage(&t.body, u)) {
+        t.body = body.into();
+    }
+    t
 }

@@ -33,7 +33,7 @@ pub fn targets(
     client: Option<&ClientConfig>,
 ) -> Result<Targets, LoadError> {
     if spec.flow {
-        return flow::targets(spec, reader);
+        return flow::targets(spec, reader, llm_usage(client));
     }
     let TargetsSpec {
         name,

@@ -34,6 +34,44 @@ pub fn ask_usage(body: &[u8], usage: LlmUsage) -> Option<Vec<u8>> {
     serde_json::to_vec(&doc).ok()
 }
 
+/// The text an LLM answer's body holds: a stream's chunks' content
+/// (`delta.content`, `text`) joined, or a whole answer's
+/// `message.content` (or `text`); reasoning is left out. `None` when no
+/// chunk or answer had choices.
+pub fn answer_text(body: &[u8]) -> Option<String> {
+    let mut text = String::new();
+    let mut found = false;
+    let mut take = |doc: &Value| {
+        let Some(choice) = doc.pointer("/choices/0") else {
+            return;
+        };
+        found = true;
+        for p in ["/delta/content", "/message/content", "/text"] {
+            if let Some(s) = choice.pointer(p).and_then(Value::as_str) {
+                text.push_str(s);
+                break;
+            }
+        }
+    };
+    let streamed = body.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line.strip_prefix(b"data:")
+    });
+    let mut any = false;
+    for data in streamed {
+        any = true;
+        if let Ok(doc) = serde_json::from_slice::<Value>(data.trim_ascii()) {
+            take(&doc);
+        }
+    }
+    if !any {
+        if let Ok(doc) = serde_json::from_slice::<Value>(body) {
+            take(&doc);
+        }
+    }
+    found.then_some(text)
+}
+
 /// Reads one chunk's `data` into `t`: its usage where it has one, and
 /// whether it carried text (then counted as a chunk); true when it is a
 /// token event.
@@ -130,6 +168,21 @@ mod tests {
         ]);
         assert_eq!((events, t.output, t.chunks), (2, Some(2), 2));
         assert!(!t.mismatch());
+    }
+
+    #[test]
+    fn an_answers_text_is_its_chunks_content_joined() {
+        let sse = concat!(
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}\r\n\r\n",
+            "data:{\"choices\":[{\"delta\":{\"content\":\"Hi \\\"you\\\"\"}}]}\n\n",
+            ": comment\n\ndata: {\"choices\":[],\"usage\":{}}\n\ndata: [DONE]\n\n",
+        );
+        assert_eq!(answer_text(sse.as_bytes()).as_deref(), Some("Hi \"you\""));
+        let whole = br#"{"choices":[{"message":{"role":"assistant","content":"ok"}}]}"#;
+        assert_eq!(answer_text(whole).as_deref(), Some("ok"));
+        assert_eq!(answer_text(b"data: [DONE]\n\n"), None);
+        assert_eq!(answer_text(b"<html>"), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::{
 
 use crate::core::observe::Observe;
 
-mod llm;
+pub(crate) mod llm;
 mod spec;
 
 pub use llm::ask_usage;

@@ -26,6 +26,10 @@ pub enum Extract {
     Body(Regex),
     /// `status`: the status code.
     Status,
+    /// `answer`: an LLM answer's text (a stream's chunks joined), as a
+    /// JSON string with its quotes, to go into a later step's messages
+    /// as it is (a multi-turn chat).
+    Answer,
 }
 
 /// An expression that could not be read: why.
@@ -45,6 +49,9 @@ impl FromStr for Extract {
         let bad = |why: String| BadExtract(format!("{s}: {why}"));
         if s == "status" {
             return Ok(Extract::Status);
+        }
+        if s == "answer" {
+            return Ok(Extract::Answer);
         }
         if let Some(path) = s.strip_prefix("json:") {
             return json_path(path)
@@ -67,7 +74,8 @@ impl FromStr for Extract {
             return Ok(Extract::Body(r));
         }
         Err(bad(
-            "use json:.path, header:Name, cookie:Name, body~REGEX with a group, or status".into(),
+            "use json:.path, header:Name, cookie:Name, body~REGEX with a group, status, or answer"
+                .into(),
         ))
     }
 }
@@ -75,7 +83,7 @@ impl FromStr for Extract {
 impl Extract {
     /// Whether it reads the body.
     pub fn needs_body(&self) -> bool {
-        matches!(self, Extract::Json(..) | Extract::Body(_))
+        matches!(self, Extract::Json(..) | Extract::Body(_) | Extract::Answer)
     }
 
     /// Whether it reads the headers.
@@ -126,6 +134,10 @@ impl Extract {
                     }
                 }
             }
+            Extract::Answer if full => return Err(NotExtracted::AnswerOverLimit(limit)),
+            Extract::Answer => crate::events::llm::answer_text(body)
+                .map(|t| Value::String(t).to_string())
+                .ok_or(NotExtracted::NoAnswer)?,
             Extract::Header(name) => headers
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -182,6 +194,12 @@ pub enum NotExtracted {
     /// The pattern's capture is not UTF-8.
     #[error("body~{shown}: the value is not UTF-8", shown = Shown(.0))]
     NotUtf8(String),
+    /// An answer that filled the extraction limit: it may be cut.
+    #[error("answer: the body is over the {limit} extraction limit (-max-body raises it)", limit = size(*.0))]
+    AnswerOverLimit(usize),
+    /// No LLM answer (no chunk with choices) in the body.
+    #[error("answer: no LLM answer (chunks or a completion with choices) in the body")]
+    NoAnswer,
     /// A value over [`MAX_VALUE_BYTES`].
     #[error("the value is {0} bytes, over the {kib} KiB a variable holds", kib = MAX_VALUE_BYTES >> 10)]
     TooLong(usize),
