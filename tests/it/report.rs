@@ -509,3 +509,47 @@ fn slo_attainment_goodput_and_its_decision() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown objective"));
 }
+
+/// Issue 62: three significant digits sat up to 0.1% off a sorted
+/// truth; `-precision 4` and `5` keep the percentiles within 0.01% and
+/// 0.001% of it, in text and JSON.
+#[test]
+fn precision_brings_percentiles_to_the_sorted_truth() {
+    let mut enc = Encoder::new(Vec::new()).unwrap();
+    let latency = |i: u64| 150_000_000 + (i * 7_919 % 1_000) * 1_013;
+    let mut sorted: Vec<u64> = (0..1_000).map(latency).collect();
+    for i in 0..1_000u64 {
+        let at = 1_800_000_000_000_000_000 + i as i64 * 1_000_000;
+        enc.write(&Hit {
+            seq: i,
+            scheduled: at,
+            timestamp: at,
+            latency: latency(i),
+            code: 200,
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/".into(),
+            ..Hit::default()
+        })
+        .unwrap();
+    }
+    let stream = enc.finish().unwrap();
+    sorted.sort();
+    // vegeta's rank: the value at ceil(q * n) - 1 of the sorted ones.
+    let truth = |q: f64| sorted[((q * 1000.0).ceil() as usize).max(1) - 1] as f64;
+    let off = |digits: &str| {
+        let out = ok(&["report", "-type", "json", "-precision", digits], &stream);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        ["50th", "90th", "95th", "99th"]
+            .iter()
+            .zip([0.5, 0.9, 0.95, 0.99])
+            .map(|(k, q)| (v["latencies"][k].as_f64().unwrap() / truth(q) - 1.0).abs())
+            .fold(0.0, f64::max)
+    };
+    let (three, four, five) = (off("3"), off("4"), off("5"));
+    assert!(
+        three <= 1e-3 && four <= 1e-4 && five <= 1e-5,
+        "{three} {four} {five}"
+    );
+    assert!(three > 1e-4, "3 digits are coarse here: {three}");
+    common::refused(&["report", "-precision", "6"], b"", "-precision");
+}

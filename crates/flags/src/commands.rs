@@ -427,6 +427,9 @@ pub struct ReportArgs {
     /// The verdict's thresholds, e.g. 'lag=5ms,cpu=70%': name only those to change (defaults: lag=10ms, rate=90%, cpu=80%, wait=10%, stacked=10%, tail=10, trend=50%)
     #[arg(long, default_value = "")]
     pub limits: barrage_metrics::Limits,
+    /// Significant digits of the percentiles: 3 (within 0.1% of the sorted values), 4 (0.01%, 16 times the memory) or 5 (0.001%, 128 times)
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(3..=5))]
+    pub precision: u8,
     /// Show each figure's 95% interval from the run itself (a block bootstrap over its time; JSON and HTML always have them)
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub intervals: bool,

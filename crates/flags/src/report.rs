@@ -64,6 +64,7 @@ impl ReportArgs {
                 || matches!(kind, Kind::Json | Kind::Html),
             slo: self.slo.clone(),
             attain: self.attain,
+            precision: self.precision,
         })
     }
 }

@@ -60,7 +60,7 @@ mod windows;
 
 pub use buckets::Buckets;
 pub use connections::Connections;
-pub use distribution::{Distribution, SIGFIGS};
+pub use distribution::{set_precision, Distribution, SIGFIGS};
 pub use error::ParseError;
 pub use events::Events;
 pub use groups::{GroupBy, Groups, MAX_GROUPS, OTHER};

@@ -76,6 +76,9 @@ impl Metrics {
 
     /// Empty metrics with `options`.
     pub fn with_options(options: Options) -> Self {
+        if options.precision > 0 {
+            crate::set_precision(options.precision);
+        }
         let buckets = options.buckets.as_ref().map_or(0, |b| b.bounds().len());
         Metrics {
             options,

@@ -49,6 +49,9 @@ pub struct Options {
     pub slo: Option<crate::Slo>,
     /// The share of requests that must meet `slo` (`-attain`).
     pub attain: f64,
+    /// Significant digits of the distributions (`-precision`; 0 leaves
+    /// the process's, [`crate::set_precision`]).
+    pub precision: u8,
 }
 
 impl Options {
