@@ -420,3 +420,49 @@ fn short_runs_are_too_few_records_and_intervals_stay_above_minus_100() {
         assert_ne!(row["verdict"], "too few records", "{f}: {row}");
     }
 }
+
+/// Issue 62: two LLM runs compared on their time to first token
+/// (`-latency ttft`): 50 ms against 60 ms to the first token, the same
+/// 1 ms gaps, is 20% slower, and the method says what the figures are.
+#[test]
+fn llm_runs_compare_on_their_time_to_first_token() {
+    let server = barrage_testkit::CapacityServer::unlimited();
+    let dir = common::tempdir("compare-llm");
+    let body = dir.join("chat.json");
+    std::fs::write(&body, r#"{"model":"m","stream":true,"max_tokens":8}"#).unwrap();
+    let side = |first: u32| {
+        let file = dir.join(format!("ttft{first}.bin"));
+        let url = server.url(&format!("/v1/chat/completions?first={first}ms&gap=1ms"));
+        let target = format!("POST {url}\n@{}\n", body.display());
+        let out = file.to_str().unwrap().to_string();
+        let args = [
+            "attack",
+            "-llm",
+            "openai",
+            "-rate",
+            "50",
+            "-duration",
+            "3s",
+            "-output",
+            &out,
+        ];
+        ok(&args, target.as_bytes());
+        out
+    };
+    let (base, new) = (side(50), side(60));
+    let v = compare(&["-latency", "ttft", &base, &new]);
+    assert!(
+        v["method"]
+            .as_str()
+            .unwrap()
+            .contains("latency figures: time to first token, from the send (-latency ttft)"),
+        "{v}"
+    );
+    let row = |name: &str| v["total"][name].clone();
+    for f in ["mean", "50th", "90th"] {
+        let r = row(f);
+        let change = r["change"].as_f64().unwrap();
+        assert!((0.15..0.25).contains(&change), "{f}: {r}");
+        assert_eq!(r["verdict"], "slower", "{f}: {r}");
+    }
+}

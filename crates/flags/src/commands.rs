@@ -409,7 +409,7 @@ pub struct ReportArgs {
     /// When the inputs are shards of one schedule (-shard i/n): warn on stderr when one's lag p50 or schedule is this far from the others'
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub max_skew: Duration,
-    /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time) or first-byte (from the send to the response's head)
+    /// Which latency the main figures show: actual (from the send, as vegeta), intended (from the scheduled time), first-byte (from the send to the response's head), ttft or ttft-intended (a stream's first token, from the send or the schedule)
     #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,
     /// Latency percentiles to show
@@ -496,7 +496,7 @@ pub struct PlotArgs {
     /// Most points drawn per series (each slice of time keeps its lowest and highest latency); 0 draws every record
     #[arg(long, default_value_t = barrage_plot::DEFAULT_THRESHOLD)]
     pub threshold: usize,
-    /// Which latency to plot: actual (from the send, as vegeta), intended (from the scheduled time, at the scheduled time) or first-byte (from the send to the response's head)
+    /// Which latency to plot: actual (from the send, as vegeta), intended (from the scheduled time, at the scheduled time), first-byte (from the send to the response's head), ttft or ttft-intended (a stream's first token)
     #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,
     /// Output file

@@ -23,7 +23,7 @@ pub struct CompareArgs {
     /// Seed of the bootstrap's redraws (the output is the same for the same seed)
     #[arg(long, default_value_t = barrage_report::compare::DEFAULT_SEED)]
     pub seed: u64,
-    /// Which latency the figures use: actual, intended or first-byte
+    /// Which latency the figures use: actual, intended, first-byte, ttft (an LLM stream's time to first token, from the send) or ttft-intended (from the schedule)
     #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
@@ -72,7 +72,7 @@ pub struct ExportArgs {
     /// Attempts after a failed write (on a refused connection, a timeout, 5xx or 429), waiting 100 ms, then twice as long each time, or the endpoint's Retry-After
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
-    /// Which latency the figures use: actual, intended or first-byte
+    /// Which latency the figures use: actual, intended, first-byte, ttft (an LLM stream's time to first token, from the send) or ttft-intended (from the schedule)
     #[arg(long, default_value = "actual")]
     pub latency: barrage_metrics::LatencyView,
     /// Which status codes succeed (the rest count as errors)

@@ -14,6 +14,27 @@ pub enum LatencyView {
     /// From the actual send to the response's head: the server's time to
     /// first byte, without the body's transfer (0 for records without one).
     FirstByte,
+    /// A stream's time to its first token (event) from the send; a record
+    /// without one, its whole latency: what `compare` holds two LLM runs
+    /// to.
+    Ttft,
+    /// [`LatencyView::Ttft`] from the schedule.
+    TtftIntended,
+}
+
+impl LatencyView {
+    /// What its figures measure, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            LatencyView::Actual => "from the send to the last byte",
+            LatencyView::Intended => "from the scheduled send to the last byte (-latency intended)",
+            LatencyView::FirstByte => "from the send to the response's head (-latency first-byte)",
+            LatencyView::Ttft => "time to first token, from the send (-latency ttft)",
+            LatencyView::TtftIntended => {
+                "time to first token, from the scheduled send (-latency ttft-intended)"
+            }
+        }
+    }
 }
 
 impl std::str::FromStr for LatencyView {
@@ -23,8 +44,10 @@ impl std::str::FromStr for LatencyView {
             "actual" => Ok(LatencyView::Actual),
             "intended" => Ok(LatencyView::Intended),
             "first-byte" => Ok(LatencyView::FirstByte),
+            "ttft" => Ok(LatencyView::Ttft),
+            "ttft-intended" => Ok(LatencyView::TtftIntended),
             other => Err(crate::ParseError::from(format!(
-                "unknown -latency {other:?} (use actual, intended or first-byte)"
+                "unknown -latency {other:?} (use actual, intended, first-byte, ttft or ttft-intended)"
             ))),
         }
     }
@@ -63,6 +86,8 @@ impl Options {
             LatencyView::Actual => hit.latency,
             LatencyView::Intended => hit.intended_latency(),
             LatencyView::FirstByte => hit.first_byte,
+            LatencyView::Ttft => hit.ttft(),
+            LatencyView::TtftIntended => hit.ttft().saturating_add(hit.lag()),
         };
         (ok, latency)
     }

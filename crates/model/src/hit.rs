@@ -243,6 +243,13 @@ impl Hit {
         self.lag().saturating_add(self.latency)
     }
 
+    /// Its time to first token (an LLM stream's first token event, or any
+    /// stream's first event), ns from the send; a record with none, its
+    /// whole latency (no token came before it ended).
+    pub fn ttft(&self) -> u64 {
+        self.events.first().copied().unwrap_or(self.latency)
+    }
+
     /// How late the request went out, nanoseconds (0 when on time or early).
     pub fn lag(&self) -> u64 {
         self.timestamp.saturating_sub(self.scheduled).max(0) as u64

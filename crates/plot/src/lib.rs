@@ -52,6 +52,11 @@ pub enum Sample {
     Intended,
     /// From the send to the response's head, at the send time.
     FirstByte,
+    /// From the send to a stream's first token, at the send time.
+    Ttft,
+    /// From the scheduled time to a stream's first token, at the
+    /// scheduled time.
+    TtftIntended,
 }
 
 /// Records folded into series, ready to draw.
@@ -89,6 +94,14 @@ impl Plot {
             Sample::FirstByte => Point {
                 t: hit.timestamp,
                 latency: hit.first_byte,
+            },
+            Sample::Ttft => Point {
+                t: hit.timestamp,
+                latency: hit.ttft(),
+            },
+            Sample::TtftIntended => Point {
+                t: hit.scheduled,
+                latency: hit.ttft().saturating_add(hit.lag()),
             },
         };
         let step = hit.session.as_ref().map(|m| m.step);

@@ -160,6 +160,8 @@ pub struct Comparison {
     /// when there is one, no change is judged (issue 63: a difference
     /// made by a generator that fell behind is not the server's).
     pub invalid: Vec<String>,
+    /// Which latency the latency figures are (`-latency`).
+    pub view: barrage_metrics::LatencyView,
 }
 
 impl Part {
@@ -318,6 +320,7 @@ impl Sides {
                 .map(|r| r.total.run.width())
                 .min()
                 .unwrap_or(blocks::FIRST_WIDTH),
+            view: self.options.latency,
         };
         if !c.invalid.is_empty() {
             for row in c

@@ -61,6 +61,8 @@ impl Records {
             LatencyView::Actual => barrage_plot::Sample::Actual,
             LatencyView::Intended => barrage_plot::Sample::Intended,
             LatencyView::FirstByte => barrage_plot::Sample::FirstByte,
+            LatencyView::Ttft => barrage_plot::Sample::Ttft,
+            LatencyView::TtftIntended => barrage_plot::Sample::TtftIntended,
         };
         let mut plot = barrage_plot::Plot::new(threshold, sample);
         let mut run = barrage_plot::run::RunFacts::new();
@@ -171,7 +173,9 @@ impl Records {
         let (hit, from) = self.merge.current()?;
         let (lacks, name) = (from.lacks, from.name);
         let absent = match self.view {
-            LatencyView::Intended if lacks.scheduled => Some(("intended", "scheduled send times")),
+            LatencyView::Intended | LatencyView::TtftIntended if lacks.scheduled => {
+                Some(("intended", "scheduled send times"))
+            }
             LatencyView::FirstByte if lacks.first_byte => {
                 Some(("first-byte", "times to first byte"))
             }

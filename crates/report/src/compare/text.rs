@@ -39,6 +39,9 @@ fn method(c: &Comparison) -> String {
         runs(c.runs.0),
         runs(c.runs.1)
     );
+    if c.view != barrage_metrics::LatencyView::Actual {
+        s.push_str(&format!("; latency figures: {}", c.view.words()));
+    }
     if c.runs.0 < 2 || c.runs.1 < 2 {
         s.push_str(
             " (one run a side: a drift of the machine between the runs cannot be told from a change; give several interleaved runs a side with -- to count it)",
