@@ -61,7 +61,8 @@ pub use config::{
     MAX_KEPT_BODY,
 };
 pub use events::{
-    ask_usage, size_class, BadStream, Llm, LlmUsage, Stamps, StreamMode, StreamSpec, Tape, Taped,
+    ask_usage, ask_usage_in, size_class, BadStream, Llm, LlmUsage, Stamps, StreamMode, StreamSpec,
+    Tape, Taped,
 };
 pub use flow::check::{BadCheck, Check, Checks, Seen, Step, CHECK_BODY_BYTES};
 pub use flow::extract::{BadExtract, Extract, NotExtracted, MAX_VALUE_BYTES};

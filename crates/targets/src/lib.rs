@@ -55,8 +55,8 @@ pub use json::JsonTargets;
 pub use load::{LazyTargets, Loaded, Prepare};
 pub use mix::{read_mix, MixGroup};
 pub use prompts::{
-    estimated_tokens, read_dataset, rng_for, BadDataset, BadLength, Input, Length, NotJson,
-    OutputTokens, Prompts, Row, MAX_LENGTH, VOCABULARY,
+    estimated_tokens, read_dataset, rng_for, BadDataset, BadLength, Input, Length, Map, NotJson,
+    OutputTokens, Prompts, Row, Value, MAX_LENGTH, VOCABULARY,
 };
 pub use reader::{Format, TargetReader, Whole};
 pub use renderer::{Renderer, Sendable};

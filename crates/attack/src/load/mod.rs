@@ -314,13 +314,13 @@ impl TargetSource for Prompted {
         let Some(mut t) = self.inner.next_target(seq)? else {
             return Ok(None);
         };
-        (self.prompts.fill(&mut t, seq)).map_err(|e| SourceError(e.to_string()))?;
-        if let Some(body) = self
-            .usage
-            .and_then(|u| barrage_client::ask_usage(&t.body, u))
-        {
-            t.body = body.into();
-        }
+        let usage = self.usage;
+        let ask = |doc: &mut barrage_targets::Map<String, barrage_targets::Value>| {
+            if let Some(u) = usage {
+                barrage_client::ask_usage_in(doc, u);
+            }
+        };
+        (self.prompts.fill_then(&mut t, seq, ask)).map_err(|e| SourceError(e.to_string()))?;
         Ok(Some(t))
     }
 }

@@ -22,8 +22,20 @@ pub fn ask_usage(body: &[u8], usage: LlmUsage) -> Option<Vec<u8>> {
     let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(body) else {
         return None;
     };
-    if doc.get("stream") != Some(&Value::Bool(true)) || doc.contains_key("stream_options") {
+    if !ask_usage_in(&mut doc, usage) {
         return None;
+    }
+    serde_json::to_vec(&doc).ok()
+}
+
+/// [`ask_usage`] on a body being made (`-dataset`, `-prompt-tokens`: a
+/// 50K-token prompt is not parsed again); whether it asked.
+pub fn ask_usage_in(doc: &mut serde_json::Map<String, Value>, usage: LlmUsage) -> bool {
+    if usage == LlmUsage::None
+        || doc.get("stream") != Some(&Value::Bool(true))
+        || doc.contains_key("stream_options")
+    {
+        return false;
     }
     let mut options = serde_json::Map::new();
     options.insert("include_usage".into(), Value::Bool(true));
@@ -31,7 +43,7 @@ pub fn ask_usage(body: &[u8], usage: LlmUsage) -> Option<Vec<u8>> {
         options.insert("continuous_usage_stats".into(), Value::Bool(true));
     }
     doc.insert("stream_options".into(), Value::Object(options));
-    serde_json::to_vec(&doc).ok()
+    true
 }
 
 /// The text an LLM answer's body holds: a stream's chunks' content

@@ -19,7 +19,7 @@ use crate::core::observe::Observe;
 pub(crate) mod llm;
 mod spec;
 
-pub use llm::ask_usage;
+pub use llm::{ask_usage, ask_usage_in};
 pub use spec::{BadStream, Llm, LlmUsage, StreamMode, StreamSpec};
 
 pub use crate::core::observe::Taped;

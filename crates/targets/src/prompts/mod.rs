@@ -17,7 +17,7 @@ mod length;
 use std::{fmt, str::FromStr};
 
 use barrage_model::{Asked, Target};
-use serde_json::{Map, Value};
+pub use serde_json::{Map, Value};
 
 pub use dataset::{estimated_tokens, read_dataset, BadDataset, Input, Row};
 pub use length::{rng_for, BadLength, Length, MAX_LENGTH};
@@ -136,6 +136,17 @@ impl Prompts {
     /// key, else the URL's path), `max_tokens` and `ignore_eos` (unless
     /// the body has it) for an output length; notes what was asked.
     pub fn fill(&self, t: &mut Target, seq: u64) -> Result<(), NotJson> {
+        self.fill_then(t, seq, |_| {})
+    }
+
+    /// [`Prompts::fill`], `then` given the body's JSON before it is
+    /// written (what the client adds, without a second parse).
+    pub fn fill_then(
+        &self,
+        t: &mut Target,
+        seq: u64,
+        then: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), NotJson> {
         let not_json = || NotJson {
             url: barrage_model::words::redacted(&t.url).to_string(),
         };
@@ -212,6 +223,7 @@ impl Prompts {
             doc.insert("max_tokens".into(), Value::from(n));
             doc.entry("ignore_eos").or_insert(Value::Bool(true));
         }
+        then(&mut doc);
         t.body = serde_json::to_vec(&doc).map_err(|_| not_json())?.into();
         t.asked = Some(asked);
         Ok(())
