@@ -421,7 +421,7 @@ pub struct ReportArgs {
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404
     #[arg(long, default_value = "2xx,3xx")]
     pub success: barrage_metrics::SuccessRule,
-    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s; 'valid' when the verdict is NOT VALID)
+    /// Exit 3 when a condition holds, e.g. 'success<99.9%,p99>250ms,lag.p99>5ms' (with -format flow also session_success<99% and session.p99>2s; with -llm ttft.p99>2s, tpot.p99>50ms, itl, e2e and their _sched; 'valid' when the verdict is NOT VALID)
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
     /// The verdict's thresholds, e.g. 'lag=5ms,cpu=70%': name only those to change (defaults: lag=10ms, rate=90%, cpu=80%, wait=10%, stacked=10%, tail=10, trend=50%)

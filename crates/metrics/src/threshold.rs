@@ -20,6 +20,9 @@ enum Figure {
     FirstPercentile(f64),
     /// `-stream`: the gap between events (inter-token latency).
     GapPercentile(f64),
+    /// `-llm`: a figure of the streams' ([`crate::Llm`]), a percentile:
+    /// `ttft`, `ttft_sched`, `itl`, `tpot`, `e2e`, `e2e_sched`.
+    Llm(LlmFigure, f64),
     /// `-format flow`: sessions completed of those ended (completed or
     /// failed at a step).
     SessionSuccess,
@@ -28,6 +31,39 @@ enum Figure {
     /// The verdict ([`Metrics::trust`]): 1 valid (or nothing to judge),
     /// 0 not valid. Written `valid` alone: the run fails when it is not.
     Valid,
+}
+
+/// The LLM figures a threshold names, as `-slo` and the report name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LlmFigure {
+    Ttft,
+    TtftScheduled,
+    Itl,
+    Tpot,
+    E2e,
+    E2eScheduled,
+}
+
+impl LlmFigure {
+    const ALL: [(&'static str, LlmFigure); 6] = [
+        ("ttft_sched.p", LlmFigure::TtftScheduled),
+        ("ttft.p", LlmFigure::Ttft),
+        ("itl.p", LlmFigure::Itl),
+        ("tpot.p", LlmFigure::Tpot),
+        ("e2e_sched.p", LlmFigure::E2eScheduled),
+        ("e2e.p", LlmFigure::E2e),
+    ];
+
+    fn of(self, l: &crate::Llm) -> &crate::Distribution {
+        match self {
+            LlmFigure::Ttft => l.ttft(),
+            LlmFigure::TtftScheduled => l.ttft_scheduled(),
+            LlmFigure::Itl => l.itl(),
+            LlmFigure::Tpot => l.tpot(),
+            LlmFigure::E2e => l.e2e(),
+            LlmFigure::E2eScheduled => l.e2e_scheduled(),
+        }
+    }
 }
 
 impl Figure {
@@ -43,6 +79,7 @@ impl Figure {
                 | Figure::FirstPercentile(_)
                 | Figure::GapPercentile(_)
                 | Figure::SessionPercentile(_)
+                | Figure::Llm(..)
         )
     }
 
@@ -74,6 +111,11 @@ impl Figure {
                     Figure::FirstPercentile(pct(p)?)
                 } else if let Some(p) = name.strip_prefix("gap.p") {
                     Figure::GapPercentile(pct(p)?)
+                } else if let Some((f, p)) = LlmFigure::ALL
+                    .iter()
+                    .find_map(|(pre, f)| name.strip_prefix(pre).map(|p| (*f, p)))
+                {
+                    Figure::Llm(f, pct(p)?)
                 } else if let Some(p) = name.strip_prefix("session.p") {
                     Figure::SessionPercentile(pct(p)?)
                 } else if let Some(p) = name.strip_prefix('p') {
@@ -102,6 +144,8 @@ impl Figure {
             // events come.
             Figure::FirstPercentile(q) => m.events().map_or(0.0, |e| e.first().quantile(q) as f64),
             Figure::GapPercentile(q) => m.events().map_or(0.0, |e| e.gap().quantile(q) as f64),
+            // No token yet: 0, as for events.
+            Figure::Llm(f, q) => m.llm().map_or(0.0, |l| f.of(l).quantile(q) as f64),
             // No session ended: nothing failed.
             Figure::SessionSuccess => m.sessions().map_or(1.0, |x| {
                 let ended = x.completed() + x.failed();
@@ -140,7 +184,9 @@ pub struct Threshold {
 impl Threshold {
     /// Parses a comma-separated list of conditions. Figures: `success`,
     /// `rate`, `throughput`, `requests`, `errors`, `mean`, `max`, `pNN`,
-    /// `lag.mean`, `lag.max`, `lag.pNN`, `first.pNN`, `gap.pNN`,
+    /// `lag.mean`, `lag.max`, `lag.pNN`, `first.pNN`, `gap.pNN`, an LLM
+    /// stream's `ttft.pNN`, `ttft_sched.pNN`, `itl.pNN`, `tpot.pNN`,
+    /// `e2e.pNN`, `e2e_sched.pNN`,
     /// `session_success`, `session.pNN`; operators `<`, `<=`, `>`, `>=`, `==`;
     /// and `valid` alone (the run fails when its verdict is NOT VALID);
     /// durations for latency figures, `NN%` (or a fraction) for `success`.
@@ -379,5 +425,42 @@ mod tests {
         ] {
             assert!(Threshold::parse(bad).is_err(), "{bad}");
         }
+    }
+}
+
+#[cfg(test)]
+mod llm_tests {
+    use super::*;
+    use barrage_model::{Hit, Tokens};
+
+    /// Issue 62: `-fail-on` and `-stop-on` take the LLM figures by the
+    /// names `-slo` and the report give them.
+    #[test]
+    fn llm_figures_are_thresholds() {
+        let mut m = Metrics::new();
+        for i in 0..10u64 {
+            m.add(&Hit {
+                code: 200,
+                timestamp: 1_000_000 * i as i64 + 5_000_000,
+                scheduled: 1_000_000 * i as i64,
+                latency: 1_000_000_000,
+                events: (0..11).map(|k| 150_000_000 + k * 15_000_000).collect(),
+                event_count: 11,
+                tokens: Some(Tokens {
+                    output: Some(11),
+                    chunks: 11,
+                    ..Tokens::default()
+                }),
+                ..Hit::default()
+            });
+        }
+        let holds = |t: &str| Threshold::parse(t).unwrap().check(&m).is_some();
+        assert!(holds("ttft.p99>140ms") && !holds("ttft.p99>160ms"));
+        assert!(holds("ttft_sched.p50>=155ms"), "5 ms late");
+        assert!(holds("itl.p50==15ms"));
+        // (1 s − 150 ms) / 10 tokens.
+        assert!(holds("tpot.p50>84ms") && !holds("tpot.p50>86ms"));
+        assert!(holds("e2e.p99>=1s") && holds("e2e_sched.p99>1s"));
+        assert!(Threshold::parse("ttft.p0>1ms").is_err());
     }
 }
