@@ -32,5 +32,6 @@ mod reliability;
 mod report;
 mod report_types;
 mod request_inputs;
+mod scrape;
 mod traffic;
 mod ws;

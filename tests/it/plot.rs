@@ -250,7 +250,7 @@ fn bad_flags_and_hostile_titles() {
     refused(
         &["plot", "-latency", "sideways", &alpha],
         b"",
-        "unknown -latency \"sideways\" (use actual, intended or first-byte)",
+        "unknown -latency \"sideways\" (use actual, intended, first-byte, ttft or ttft-intended)",
     );
 
     let page = String::from_utf8(ok(

@@ -343,6 +343,17 @@ impl Attack {
     ) -> Result<(mpsc::SyncSender<Batch>, WriterThread), AttackError> {
         let (tx, rx) = mpsc::sync_channel::<Batch>(QUEUE);
         let (ended, writer_ended) = mpsc::channel::<()>();
+        // -scrape: its thread sends samples to the writer, and ends when
+        // the writer does (its `done` dropped).
+        let scraped = match &self.config.scrape {
+            Some(spec) => {
+                let (out, samples) = mpsc::channel();
+                let (done, until) = mpsc::channel::<()>();
+                crate::scrape::spawn(spec.clone(), out, until)?;
+                Some((samples, done))
+            }
+            None => None,
+        };
         let writer = {
             let stopper = stopper.clone();
             let name = self.config.name.clone();
@@ -352,7 +363,9 @@ impl Attack {
                 .name("barrage-writer".into())
                 .spawn(move || {
                     let sent = Box::new(move || watch.sent());
-                    let r = write_hits(rx, name, sink, stopper, facts, sent);
+                    let (samples, done) = scraped.unzip();
+                    let r = write_hits(rx, name, sink, stopper, facts, sent, samples);
+                    drop(done);
                     let _ = ended.send(());
                     r
                 })?

@@ -49,6 +49,8 @@ pub struct AttackConfig {
     /// schedule's end or a first Ctrl-C to finish (k6's `gracefulStop`);
     /// a session that would go on past it is interrupted.
     pub grace: Duration,
+    /// `-scrape`: server metrics read during the run, into the stream.
+    pub scrape: Option<crate::scrape::ScrapeSpec>,
 }
 
 /// `-grace`'s default: k6's `gracefulStop`.
@@ -83,6 +85,7 @@ impl Default for AttackConfig {
             recorded: None,
             mix_peak: None,
             grace: DEFAULT_GRACE,
+            scrape: None,
         }
     }
 }

@@ -372,6 +372,7 @@ pub(crate) fn write_hits(
     stopper: Stopper,
     facts: Facts,
     sent: Box<dyn Fn() -> u64 + Send>,
+    samples: Option<Receiver<barrage_model::ServerSample>>,
 ) -> (u64, u64, Option<io::Error>) {
     let mut audit = crate::audit::Sampler::start();
     let mut hit = Hit {
@@ -439,6 +440,15 @@ pub(crate) fn write_hits(
             flush_at = None;
             if error.is_none() {
                 if let Err(e) = sink.flush() {
+                    error = Some(e);
+                    stopper.stop();
+                }
+            }
+        }
+        // -scrape's samples, as they come.
+        for x in samples.iter().flat_map(|r| r.try_iter()) {
+            if error.is_none() {
+                if let Err(e) = sink.sample(&x) {
                     error = Some(e);
                     stopper.stop();
                 }

@@ -386,6 +386,7 @@ impl<'a> Merge<'a> {
                 }
                 out.audit(&sample)?;
             }
+            Event::Sample(sample) => out.sample(&sample)?,
             Event::Finished(index) => {
                 let a = &mut self.attackers[index];
                 a.finished = true;

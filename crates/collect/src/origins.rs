@@ -56,6 +56,8 @@ pub enum Event {
     Meta(String, String),
     /// A sample of an origin's self-audit.
     Audit(usize, Box<barrage_model::Audit>),
+    /// A sample of a server an origin scraped (`-scrape`).
+    Sample(Box<barrage_model::ServerSample>),
     /// An origin's connection ended with its stream, `done` said.
     Finished(usize),
     /// An origin's connection dropped before its end.
@@ -404,6 +406,7 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
     };
     let mut metas = 0;
     let mut audits = 0;
+    let mut samples = 0;
     let mut hit = Hit::default();
     loop {
         match dec.read(&mut hit) {
@@ -416,6 +419,10 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                     let _ = events.send(Event::Audit(index, Box::new(a.clone())));
                 }
                 audits = dec.audits().len();
+                for x in &dec.samples()[samples..] {
+                    let _ = events.send(Event::Sample(Box::new(x.clone())));
+                }
+                samples = dec.samples().len();
                 if events
                     .send(Event::Hit(index, Box::new(hit.clone())))
                     .is_err()
@@ -431,6 +438,9 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                 }
                 for a in &dec.audits()[audits..] {
                     let _ = events.send(Event::Audit(index, Box::new(a.clone())));
+                }
+                for x in &dec.samples()[samples..] {
+                    let _ = events.send(Event::Sample(Box::new(x.clone())));
                 }
                 let _ = events.send(Event::Ended(index));
                 return;

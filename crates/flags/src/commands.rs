@@ -99,6 +99,15 @@ pub struct AttackArgs {
     /// Start the schedule at this time (RFC 3339, or unix seconds such as $(date -d +10sec +%s)), after opening connections
     #[arg(long, value_parser = barrage_model::time::parse_instant)]
     pub start_at: Option<i64>,
+    /// Read a server's Prometheus text endpoint during the run (vLLM's /metrics, node_exporter; http://, repeatable): its series go into the stream with their time, a gauge as read, a counter as its rate a second, with up and scrape_duration_seconds; never delays a request
+    #[arg(long = "scrape", value_parser = parse_scrape)]
+    pub scrape: Vec<String>,
+    /// With -scrape: how often each endpoint is read
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub scrape_every: Duration,
+    /// With -scrape: the metric names kept, a regular expression (all without it), e.g. 'vllm:num_requests_waiting|process_cpu_seconds_total'
+    #[arg(long, value_parser = parse_filter)]
+    pub scrape_match: Option<barrage_targets::Filter>,
     /// Serve Prometheus metrics of the records so far at http://ADDR/metrics while the attack runs (e.g. 127.0.0.1:8880)
     #[arg(long)]
     pub prometheus_addr: Option<std::net::SocketAddr>,

@@ -62,6 +62,11 @@ impl AttackArgs {
             recorded: a.har_timing.then_some(a.har_speed),
             mix_peak: None,
             grace: a.grace,
+            scrape: (!a.scrape.is_empty()).then(|| barrage_attack::ScrapeSpec {
+                urls: a.scrape.clone(),
+                every: a.scrape_every,
+                matching: a.scrape_match.clone(),
+            }),
         }
     }
 

@@ -280,6 +280,25 @@ mod tests {
     }
 }
 
+/// `-scrape URL`: an http:// endpoint (scraping goes without TLS).
+pub fn parse_scrape(s: &str) -> Result<String, BadFlag> {
+    if s.starts_with("https://") {
+        return Err(format!(
+            "{s:?}: scraping goes over http:// only (a metrics endpoint on loopback or a private network)"
+        )
+        .into());
+    }
+    let host = s
+        .strip_prefix("http://")
+        .map(|r| r.split(['/', '?']).next().unwrap_or(""));
+    match host {
+        Some(h) if !h.is_empty() && !h.contains(char::is_whitespace) => Ok(s.to_string()),
+        _ => {
+            Err(format!("{s:?} is not an http:// URL (e.g. http://127.0.0.1:8000/metrics)").into())
+        }
+    }
+}
+
 /// `-har-filter`: a regular expression; its error in one line, with
 /// where in the pattern it is (the regex crate's error spans lines, and
 /// only the first, "regex parse error:", reached the user).

@@ -51,6 +51,8 @@ pub struct Metrics {
     gathers: bool,
     /// `-warmup`: what was left out at the run's start.
     pub(crate) warmup: Option<crate::Warmup>,
+    /// `-scrape`: the server's own series, a run's total only.
+    server: Option<Box<crate::Server>>,
 }
 
 impl Default for Metrics {
@@ -107,6 +109,7 @@ impl Metrics {
             evidence: None,
             gathers: true,
             warmup: None,
+            server: None,
         }
     }
 
@@ -276,6 +279,22 @@ impl Metrics {
     /// Streamed answers' events (`None` when no record had one).
     pub fn events(&self) -> Option<&crate::Events> {
         self.events.as_deref()
+    }
+
+    /// A scraped server's samples (`-scrape`), for the run's total.
+    pub fn add_server<'a>(
+        &mut self,
+        samples: impl IntoIterator<Item = &'a barrage_model::ServerSample>,
+    ) {
+        let mut samples = samples.into_iter().peekable();
+        if samples.peek().is_some() {
+            self.server.get_or_insert_default().add(samples);
+        }
+    }
+
+    /// The scraped server's series (`None` when no sample came).
+    pub fn server(&self) -> Option<&crate::Server> {
+        self.server.as_deref()
     }
 
     /// LLM streams' tokens (`None` when no record had token counts).

@@ -34,6 +34,7 @@ mod hit;
 mod link;
 mod proto;
 mod rate;
+mod sample;
 pub mod sink;
 pub mod size;
 mod stages;
@@ -51,5 +52,6 @@ pub use hit::{
 pub use link::Link;
 pub use proto::Proto;
 pub use rate::{Rate, RateError, DEFAULT_RATE};
+pub use sample::ServerSample;
 pub use stages::{Stages, StagesError};
 pub use target::{Asked, Target};

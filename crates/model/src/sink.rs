@@ -22,6 +22,11 @@ pub trait HitSink: Send {
     fn audit(&mut self, _sample: &crate::Audit) -> io::Result<()> {
         Ok(())
     }
+    /// Takes a sample of a scraped server's metric ([`crate::ServerSample`],
+    /// `-scrape`).
+    fn sample(&mut self, _sample: &crate::ServerSample) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps nothing (a sweep without `-output`).

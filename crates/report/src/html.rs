@@ -11,6 +11,7 @@ mod compare_page;
 mod llm;
 mod page;
 mod report_page;
+mod server;
 mod timeline;
 
 pub use compare_page::compare_page;

@@ -139,6 +139,7 @@ fn json_object_of(
     sessions(&mut s, m, p)?;
     slo(&mut s, m)?;
     if group.is_none() {
+        crate::server::json(&mut s, m)?;
         intervals(&mut s, m, p)?;
         verdict(&mut s, m, p)?;
     }

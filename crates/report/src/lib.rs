@@ -46,6 +46,7 @@ pub mod progress;
 mod recorder;
 mod records;
 mod seconds;
+mod server;
 mod tabwriter;
 pub(crate) mod text;
 mod window;

@@ -27,6 +27,12 @@ pub trait Source: Send + 'static {
         Vec::new()
     }
 
+    /// The scraped server samples read since `seen` (a count per input,
+    /// which it moves on; none by default): `-every`'s windows show them.
+    fn samples_since(&self, _seen: &mut Vec<usize>) -> Vec<barrage_model::ServerSample> {
+        Vec::new()
+    }
+
     /// What the inputs said of their runs besides records: their facts
     /// and their self-audits, each with its input's place (none by
     /// default).
@@ -44,6 +50,8 @@ pub struct RunFacts {
     pub audits: Vec<(usize, barrage_model::Audit)>,
     /// What `-warmup` left out.
     pub warmup: Option<barrage_metrics::Warmup>,
+    /// A scraped server's samples (`-scrape`).
+    pub samples: Vec<barrage_model::ServerSample>,
 }
 
 impl RunFacts {
@@ -52,6 +60,7 @@ impl RunFacts {
         let audits: Vec<(usize, &barrage_model::Audit)> =
             self.audits.iter().map(|(i, a)| (*i, a)).collect();
         total.add_run(&self.meta, &audits);
+        total.add_server(&self.samples);
         if let Some(w) = self.warmup {
             total.set_warmup(w);
         }
@@ -82,6 +91,10 @@ struct Live {
     percentiles: Percentiles,
     /// The self-audit samples read so far, for the windows' verdicts.
     audits: Vec<(usize, barrage_model::Audit)>,
+    /// The scraped samples read so far, for the windows' rows, and how
+    /// many of each input's.
+    samples: Vec<barrage_model::ServerSample>,
+    samples_seen: Vec<usize>,
 }
 
 impl Live {
@@ -103,6 +116,7 @@ impl Live {
                 .map(|(i, a)| (*i, a))
                 .collect();
             m.add_run(&[], &audits);
+            m.add_server(self.samples.iter().filter(|x| x.at > start && x.at <= end));
             if at_end && i + 1 == n {
                 every = covered(start, every, &m, &self.total);
                 if self.kind != Kind::Json
@@ -207,6 +221,8 @@ pub fn live<S: Source>(
         kind,
         percentiles: percentiles.clone(),
         audits: Vec::new(),
+        samples: Vec::new(),
+        samples_seen: Vec::new(),
     };
     if kind != Kind::Json {
         if let Err(e) = crate::window_header(percentiles, &mut state.out) {
@@ -230,6 +246,9 @@ pub fn live<S: Source>(
                     if !ready.is_empty() {
                         let seen = s.audits.iter().map(|(_, a)| a.at).max().unwrap_or(i64::MIN);
                         s.audits.extend(source.audits_after(seen));
+                        let mut seen = std::mem::take(&mut s.samples_seen);
+                        s.samples.extend(source.samples_since(&mut seen));
+                        s.samples_seen = seen;
                         s.emit(ready, false);
                     }
                 }
@@ -251,6 +270,8 @@ pub fn live<S: Source>(
     let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
     let seen = s.audits.iter().map(|(_, a)| a.at).max().unwrap_or(i64::MIN);
     s.audits.extend(source.audits_after(seen));
+    let mut seen = std::mem::take(&mut s.samples_seen);
+    s.samples.extend(source.samples_since(&mut seen));
     let rest = s.windows.finish();
     s.emit(rest, true);
     source.run_facts().add_to(&mut s.total);

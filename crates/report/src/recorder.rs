@@ -134,6 +134,10 @@ impl HitSink for Recorder {
         self.board.audited(sample);
         self.encoder.audit(sample)
     }
+
+    fn sample(&mut self, sample: &barrage_model::ServerSample) -> io::Result<()> {
+        self.encoder.sample(sample)
+    }
 }
 
 #[cfg(test)]

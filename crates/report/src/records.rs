@@ -260,6 +260,14 @@ impl crate::Source for Records {
             .collect()
     }
 
+    fn samples_since(&self, seen: &mut Vec<usize>) -> Vec<barrage_model::ServerSample> {
+        self.merge
+            .samples_since(seen)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
     fn run_facts(&self) -> crate::live::RunFacts {
         crate::live::RunFacts {
             meta: self.merge.meta(),
@@ -269,6 +277,7 @@ impl crate::Source for Records {
                 .into_iter()
                 .map(|(i, a)| (i, a.clone()))
                 .collect(),
+            samples: self.merge.samples().into_iter().cloned().collect(),
             warmup: (self.warmup > 0).then_some(barrage_metrics::Warmup {
                 ns: self.warmup,
                 left_out: self.left_out,

@@ -61,6 +61,18 @@ pub fn window_row<W: Write>(
             }
         }
     }
+    // -scrape: each series' last value in the window, labelled after
+    // the rest (up and the scrape's own time left to the JSON).
+    if let Some(server) = m.server() {
+        for x in server
+            .series()
+            .filter(|x| !matches!(x.name.as_str(), "up" | "scrape_duration_seconds"))
+        {
+            let unit = if x.rate { "/s" } else { "" };
+            let name = barrage_model::words::printable(&x.name);
+            line.push_str(&format!("  {name}{unit} {}", crate::server::value(x.last)));
+        }
+    }
     // The window's verdict (none for vegeta's results): its binding
     // checks only, a window being too short for the warnings.
     if let Some(t) = m.trust(&p.percents()) {
@@ -113,6 +125,7 @@ pub fn window_json<W: Write>(
     // `-stream`'s figures of the window, as the whole report has them.
     crate::json::events(&mut s, m, p)?;
     crate::llm::json(&mut s, m, p)?;
+    crate::server::json(&mut s, m)?;
     crate::json::verdict_object(&mut s, m, p)?;
     s.extend_from_slice(b"}\n");
     out.write_all(&s)?;

@@ -138,12 +138,17 @@ pub fn run(
         let capacity = options.capacity.map(|c| Arc::new(Capacity::new(c)));
         let (body, delay, queue) = (options.body, options.delay, options.queue);
         let app = Arc::new(crate::App::default());
+        let stats = Arc::new(Stats {
+            served: AtomicU64::new(0),
+            started: std::time::Instant::now(),
+        });
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
             let _ = stream.set_nodelay(true);
             let (body, capacity, app) = (body.clone(), capacity.clone(), app.clone());
+            let stats = stats.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |req: Request<Incoming>| {
                     // Queued: the wait for its turn comes before the delay.
@@ -152,7 +157,14 @@ pub fn run(
                         Some(c) => (c.admit(), Duration::ZERO),
                         None => (true, Duration::ZERO),
                     };
-                    respond(req, body.clone(), delay + wait, admitted, app.clone())
+                    respond(
+                        req,
+                        body.clone(),
+                        delay + wait,
+                        admitted,
+                        app.clone(),
+                        stats.clone(),
+                    )
                 });
                 let _ = auto::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), service)
@@ -182,7 +194,27 @@ pub const ROUTES: &str = "Routes (any other path: 200 and -body):
                              per=N tokens a chunk, role=arrival, finish=last, reasoning=N chunks; each token
                              chunk's write time in a `: barrage-truth` comment before [DONE]
   /login /me /items /form-login /home
-                             a small app with sessions (a token, a cookie, items only their maker reads)";
+                             a small app with sessions (a token, a cookie, items only their maker reads)
+  /metrics                   Prometheus text: barrage_serve_requests_total (every other route's
+                             requests) and barrage_serve_uptime_seconds, for attack -scrape";
+
+/// What `/metrics` tells of the server.
+struct Stats {
+    /// Requests to every route but `/metrics`.
+    served: AtomicU64,
+    /// When it started.
+    started: std::time::Instant,
+}
+
+impl Stats {
+    fn page(&self) -> String {
+        format!(
+            "# HELP barrage_serve_requests_total Requests answered, /metrics's left out.\n# TYPE barrage_serve_requests_total counter\nbarrage_serve_requests_total {}\n# HELP barrage_serve_uptime_seconds Seconds since the server started.\n# TYPE barrage_serve_uptime_seconds gauge\nbarrage_serve_uptime_seconds {:.6}\n",
+            self.served.load(Ordering::Relaxed),
+            self.started.elapsed().as_secs_f64()
+        )
+    }
+}
 
 async fn respond(
     req: Request<Incoming>,
@@ -190,9 +222,19 @@ async fn respond(
     delay: Duration,
     admitted: bool,
     app: Arc<crate::App>,
+    stats: Arc<Stats>,
 ) -> Result<Response<Answer>, Infallible> {
     // The request's head is read: the LLM route's truth counts from here.
     let arrival = tokio::time::Instant::now();
+    if req.uri().path() == "/metrics" {
+        let mut resp = Response::new(whole(Bytes::from(stats.page())));
+        resp.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        return Ok(resp);
+    }
+    stats.served.fetch_add(1, Ordering::Relaxed);
     if !admitted {
         let mut resp = Response::new(whole(Bytes::from_static(b"over capacity\n")));
         *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;

@@ -114,6 +114,12 @@ impl<R: Read> Decoder<R> {
         &self.lately.audits
     }
 
+    /// The scraped server samples read so far (at most
+    /// [`crate::item::MAX_SAMPLES`]), in the order written.
+    pub fn samples(&self) -> &[barrage_model::ServerSample] {
+        &self.lately.samples
+    }
+
     /// Bytes of the input consumed so far (up to the end of the last frame read).
     pub fn offset(&self) -> u64 {
         self.offset

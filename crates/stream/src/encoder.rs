@@ -6,8 +6,8 @@ use crate::wire::{
     most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
     FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
     ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
-    ITEM_RESET, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAGIC, MAX_FRAME, MAX_TABLE, X_FIRST_BYTE,
-    X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAGIC, MAX_FRAME, MAX_TABLE,
+    X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -206,6 +206,23 @@ impl<W: Write> Encoder<W> {
         // those a later barrage adds.
         put_varint(f, v.len() as u64);
         v.into_iter().for_each(|v| put_varint(f, v));
+        Ok(())
+    }
+
+    /// Writes a sample of a scraped server's metric, read back by
+    /// [`crate::Decoder::samples`].
+    pub fn sample(&mut self, x: &barrage_model::ServerSample) -> io::Result<()> {
+        if self.frame.len() - FRAME_HEADER_LEN + x.source.len() + x.name.len() + 40 > self.max_frame
+        {
+            self.end_frame()?;
+        }
+        let f = &mut self.frame;
+        put_varint(f, ITEM_SAMPLE);
+        put_bytes(f, x.source.as_bytes());
+        put_zigzag(f, x.at);
+        put_bytes(f, x.name.as_bytes());
+        put_varint(f, x.value.to_bits());
+        put_varint(f, u64::from(x.rate));
         Ok(())
     }
 

@@ -8,8 +8,8 @@ use crate::{
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK,
-        ITEM_META, ITEM_RESET, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAX_TABLE, X_FIRST_BYTE,
-        X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+        ITEM_META, ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAX_TABLE,
+        X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -20,6 +20,11 @@ pub const MAX_META: usize = 64;
 /// The most self-audit samples a reader keeps per input ([`Decoder::audits`]):
 /// 27 hours of one a second; later ones are skipped.
 pub const MAX_AUDITS: usize = 100_000;
+
+/// The most scraped samples a reader keeps per input
+/// ([`Decoder::samples`]): 100 series a second for 17 minutes, or 10 for
+/// nearly 3 hours; later ones are skipped.
+pub const MAX_SAMPLES: usize = 100_000;
 
 /// What kind 7 reads against, besides the previous record: the addresses
 /// last parsed and the frame's recent local addresses.
@@ -35,6 +40,8 @@ pub(crate) struct Lately {
     pub(crate) tokens: bool,
     /// The self-audit's samples read so far (at most [`MAX_AUDITS`]).
     pub(crate) audits: Vec<barrage_model::Audit>,
+    /// The scraped samples read so far (at most [`MAX_SAMPLES`]).
+    pub(crate) samples: Vec<barrage_model::ServerSample>,
 }
 
 impl Lately {
@@ -74,8 +81,26 @@ pub(crate) fn decode_item(
         session,
         tokens,
         audits,
+        samples,
     } = lately;
     match c.u64()? {
+        ITEM_SAMPLE => {
+            let source = c.str()?.to_owned();
+            let at = c.i64()?;
+            let name = c.str()?.to_owned();
+            let value = f64::from_bits(c.u64()?);
+            let rate = c.u64()? & 1 == 1;
+            if samples.len() < MAX_SAMPLES {
+                samples.push(barrage_model::ServerSample {
+                    source,
+                    at,
+                    name,
+                    value,
+                    rate,
+                });
+            }
+            Ok(false)
+        }
         ITEM_AUDIT => {
             let source = c.str()?.to_owned();
             let at = c.i64()?;

@@ -66,6 +66,27 @@ impl Merge {
             .collect()
     }
 
+    /// The scraped server samples of every input read so far.
+    pub fn samples(&self) -> Vec<&barrage_model::ServerSample> {
+        self.heads
+            .iter()
+            .flat_map(|h| h.reader.samples().iter())
+            .collect()
+    }
+
+    /// The scraped samples read since `seen` (how many of each input's
+    /// were taken before), which it then counts.
+    pub fn samples_since(&self, seen: &mut Vec<usize>) -> Vec<&barrage_model::ServerSample> {
+        seen.resize(self.heads.len(), 0);
+        let mut out = Vec::new();
+        for (h, n) in self.heads.iter().zip(seen.iter_mut()) {
+            let all = h.reader.samples();
+            out.extend(all.iter().skip(*n));
+            *n = all.len();
+        }
+        out
+    }
+
     /// Opens `files` (`stdin` or none means standard input).
     pub fn open(files: &[String]) -> Result<Self, OpenError> {
         Self::open_with(files, true)

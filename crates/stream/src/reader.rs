@@ -81,6 +81,15 @@ impl<R: Read> HitReader<R> {
         }
     }
 
+    /// The scraped server samples a binary stream holds (see
+    /// [`Decoder::samples`]); none in CSV or JSON lines.
+    pub fn samples(&self) -> &[barrage_model::ServerSample] {
+        match self {
+            HitReader::Binary(d) => d.samples(),
+            _ => &[],
+        }
+    }
+
     /// The attack's self-audit a binary stream holds (see
     /// [`Decoder::audits`]); none in CSV or JSON lines.
     pub fn audits(&self) -> &[barrage_model::Audit] {

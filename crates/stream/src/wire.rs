@@ -61,6 +61,11 @@
 //!                                 counts (`barrage_model::Tokens`), each
 //!                                 from its source, and (version 10) what
 //!                                 the request asked for
+//! 12 Sample source:bytes at:zigzag name:bytes value:varint flags:varint
+//!                                 (version 10) a scraped server's metric
+//!                                 (`barrage_model::ServerSample`): value
+//!                                 the f64's bits, flags & 1 a counter's
+//!                                 rate a second
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -131,6 +136,7 @@ pub(crate) const ITEM_EVENTS: u64 = 8;
 pub(crate) const ITEM_SESSION: u64 = 9;
 pub(crate) const ITEM_AUDIT: u64 = 10;
 pub(crate) const ITEM_TOKENS: u64 = 11;
+pub(crate) const ITEM_SAMPLE: u64 = 12;
 
 /// The most event offsets one record holds: `-max-events` is at most
 /// this, and readers refuse more, so that a crafted stream cannot make a

@@ -148,7 +148,10 @@ impl Child {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
             let text = String::from_utf8_lossy(&self.err_bytes.lock().unwrap()).into_owned();
-            if let Some(l) = text.lines().find(|l| l.contains(needle)) {
+            // Whole lines only: a line still being written (read in two
+            // pieces on a busy machine) gave half an address.
+            let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+            if let Some(l) = whole.lines().find(|l| l.contains(needle)) {
                 return Some(l.to_string());
             }
             thread::sleep(Duration::from_millis(5));

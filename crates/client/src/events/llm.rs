@@ -170,6 +170,7 @@ mod tests {
                 reasoning_chunks: 1,
                 reasoning: Some(1),
                 first_chunk: Some(1),
+                ..Tokens::default()
             }
         );
         assert!(t.mismatch(), "3 tokens in 2 chunks");

@@ -102,6 +102,7 @@ impl Report {
         self.over_time(&mut page);
         page.push_str("</div>\n");
         super::llm::section(&mut page, m, &self.tokens, p);
+        super::server::section(&mut page, m);
         for s in sections {
             h2(&mut page, &s.title);
             page.push_str(&s.html);
