@@ -53,7 +53,7 @@ pub fn run(a: ExportArgs) -> Outcome {
         let (ok, latency) = options.judge(hit);
         export.add(hit, ok, latency);
     }
-    let sum = export.finish();
+    let sum = export.finish(records.merge.samples());
     inputs::finish_records(&records, None, "export")?;
     if sum.undelivered > 0 {
         return Err(Failed::io(format!(

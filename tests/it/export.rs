@@ -273,6 +273,51 @@ fn prometheus_holds_every_record_at_its_own_time() {
         2f64.powf(0.25),
         "two attackers",
     );
+    // A run that scraped its server (-scrape): the series come through,
+    // named by their endpoint, a counter's rate as NAME:per_second.
+    let target = barrage_testkit::CapacityServer::unlimited();
+    let metrics = target.url("/metrics");
+    let scraped = dir.join("scraped.bin");
+    ok(
+        &[
+            "attack",
+            "-rate",
+            "100",
+            "-duration",
+            "2s",
+            "-scrape",
+            &metrics,
+            "-scrape-every",
+            "250ms",
+            "-output",
+            scraped.to_str().unwrap(),
+        ],
+        format!("GET {}\n", target.url("/")).as_bytes(),
+    );
+    let out = run(
+        &[
+            "export",
+            "-to",
+            "prometheus-remote-write",
+            &url,
+            scraped.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let last_scrape = decode(&std::fs::read(&scraped).unwrap())
+        .iter()
+        .map(|h| h.timestamp)
+        .max()
+        .unwrap();
+    let at = last_scrape / 1_000_000_000 + 2;
+    let scraped_query = |q: &str| prom_query(port, at, &percent(q));
+    let v = scraped_query(&format!(
+        "count_over_time(barrage_serve_uptime_seconds{{barrage_source=\"{metrics}\"}}[1m])"
+    ));
+    assert!(value(&v) >= 6.0, "{v}");
+    let v = scraped_query("avg_over_time(barrage_serve_requests_total:per_second[1m])");
+    assert!((value(&v) - 100.0).abs() < 20.0, "{v}");
     // The dashboard's queries run on this data.
     for (title, expr) in queries("barrage-prometheus.json", "expr") {
         let expr = expr

@@ -31,7 +31,7 @@ pub const FIELDS: [&str; 16] = [
     "lag_max",
 ];
 
-fn tag(s: &str) -> String {
+pub(crate) fn tag(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(c, ',' | ' ' | '=' | '\\') {

@@ -15,6 +15,8 @@
 //!   `barrage_request_duration_seconds` and `barrage_lag_seconds`.
 //! - [`otlp`]: OTLP/HTTP metrics (protobuf): monotonic cumulative sums
 //!   and summaries of latency and lag.
+//! - [`scraped`]: a scraped server's samples (`attack -scrape`), written
+//!   at the end, into Prometheus and InfluxDB.
 //! - [`Pusher`]: POSTs each batch on a thread of its own through a bounded
 //!   queue, with retries and backoff; the reader never waits for it, so a
 //!   `tee` upstream never blocks.
@@ -36,6 +38,7 @@ pub mod otlp;
 mod push;
 pub mod remote_write;
 mod run;
+pub mod scraped;
 
 pub use intervals::{Batch, Intervals, Label, Point, MAX_SERIES};
 pub use push::{Endpoint, PushError, Pusher, Summary};

@@ -188,12 +188,24 @@ impl Export {
         self.batches += 1;
     }
 
-    /// Closes the open intervals, pushes them and waits for the pusher.
-    pub fn finish(mut self) -> Exported {
+    /// Closes the open intervals, pushes them and a scraped server's
+    /// `samples` (`attack -scrape`; not into OTLP), and waits for the
+    /// pusher.
+    pub fn finish(mut self, samples: Vec<&barrage_model::ServerSample>) -> Exported {
         for b in
             std::mem::replace(&mut self.intervals, Intervals::new(self.width, Vec::new())).finish()
         {
             self.push(&b);
+        }
+        for chunk in samples.chunks(crate::scraped::PER_WRITE) {
+            let body = match self.protocol {
+                Protocol::Influx { .. } => crate::scraped::influx(chunk).into_bytes(),
+                Protocol::RemoteWrite => crate::scraped::remote_write(chunk),
+                Protocol::Otlp => continue,
+            };
+            let end = chunk.iter().map(|s| s.at).max().unwrap_or(0);
+            self.pusher.push(body, end);
+            self.batches += 1;
         }
         let sum = self.pusher.finish();
         Exported {

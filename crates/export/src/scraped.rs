@@ -1,0 +1,157 @@
+//! A scraped server's samples (`attack -scrape`) as each protocol writes
+//! them, at the end of an export: into Prometheus a series each, its
+//! name and labels as the endpoint gave them with `barrage_source` (the
+//! endpoint) added, a counter's rate named `NAME:per_second`; into
+//! InfluxDB the measurement `barrage_server`, tagged `source`, `series`
+//! and `rate`, field `value`. OTLP takes none yet.
+
+use std::{collections::BTreeMap, fmt::Write as _};
+
+use barrage_model::ServerSample;
+use prost::Message;
+
+use crate::remote_write::{Label, Sample, TimeSeries, WriteRequest};
+
+/// The most samples one write carries.
+pub const PER_WRITE: usize = 10_000;
+
+/// `metric{k="v",...}` cut into the metric and its labels.
+fn split(name: &str) -> (&str, Vec<(String, String)>) {
+    let Some((metric, rest)) = name.split_once('{') else {
+        return (name, Vec::new());
+    };
+    let mut labels = Vec::new();
+    let mut rest = rest.trim_end_matches('}');
+    while let Some((key, after)) = rest.split_once("=\"") {
+        let mut value = String::new();
+        let mut chars = after.char_indices();
+        let mut end = after.len();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, n)) = chars.next() {
+                        value.push(n);
+                    }
+                }
+                '"' => {
+                    end = i + 1;
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
+        labels.push((key.trim_start_matches(',').trim().to_string(), value));
+        rest = &after[end.min(after.len())..];
+    }
+    (metric, labels)
+}
+
+/// A Prometheus remote-write body of `samples`, snappy-compressed.
+pub fn remote_write(samples: &[&ServerSample]) -> Vec<u8> {
+    let mut series: BTreeMap<Vec<(String, String)>, Vec<Sample>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.value.is_finite()) {
+        let (metric, mut labels) = split(&s.name);
+        let name = if s.rate {
+            format!("{metric}:per_second")
+        } else {
+            metric.to_string()
+        };
+        labels.push(("__name__".into(), name));
+        labels.push(("barrage_source".into(), s.source.clone()));
+        labels.sort();
+        series.entry(labels).or_default().push(Sample {
+            value: s.value,
+            timestamp: s.at.div_euclid(1_000_000),
+        });
+    }
+    let timeseries = series
+        .into_iter()
+        .map(|(labels, mut samples)| {
+            samples.sort_by_key(|s| s.timestamp);
+            TimeSeries {
+                labels: labels
+                    .into_iter()
+                    .map(|(name, value)| Label { name, value })
+                    .collect(),
+                samples,
+                histograms: Vec::new(),
+            }
+        })
+        .collect();
+    let raw = WriteRequest { timeseries }.encode_to_vec();
+    snap::raw::Encoder::new()
+        .compress_vec(&raw)
+        .unwrap_or_default()
+}
+
+/// InfluxDB line protocol for `samples`.
+pub fn influx(samples: &[&ServerSample]) -> String {
+    let mut out = String::new();
+    for s in samples.iter().filter(|s| s.value.is_finite()) {
+        let _ = writeln!(
+            out,
+            "barrage_server,source={},series={},rate={} value={} {}",
+            crate::influx::tag(&s.source),
+            crate::influx::tag(&s.name),
+            s.rate,
+            s.value,
+            s.at
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str, rate: bool) -> ServerSample {
+        ServerSample {
+            source: "http://h:1/metrics".into(),
+            at: 1_700_000_000_123_456_789,
+            name: name.into(),
+            value: 2.5,
+            rate,
+        }
+    }
+
+    #[test]
+    fn series_keep_their_labels_and_say_their_source() {
+        assert_eq!(
+            split(r#"m{a="1",b="x \"y\", z"}"#),
+            (
+                "m",
+                vec![("a".into(), "1".into()), ("b".into(), "x \"y\", z".into())]
+            )
+        );
+        let (a, b) = (
+            sample(r#"waiting{model="m"}"#, false),
+            sample("served_total", true),
+        );
+        let body = remote_write(&[&a, &b]);
+        let raw = snap::raw::Decoder::new().decompress_vec(&body).unwrap();
+        let req = WriteRequest::decode(raw.as_slice()).unwrap();
+        let names: Vec<Vec<(String, String)>> = req
+            .timeseries
+            .iter()
+            .map(|t| {
+                t.labels
+                    .iter()
+                    .map(|l| (l.name.clone(), l.value.clone()))
+                    .collect()
+            })
+            .collect();
+        assert!(names.contains(&vec![
+            ("__name__".into(), "served_total:per_second".into()),
+            ("barrage_source".into(), "http://h:1/metrics".into()),
+        ]));
+        assert!(names
+            .iter()
+            .any(|l| l.contains(&("model".into(), "m".into()))));
+        assert_eq!(req.timeseries[0].samples[0].timestamp, 1_700_000_000_123);
+        assert_eq!(
+            influx(&[&a]),
+            "barrage_server,source=http://h:1/metrics,series=waiting{model\\=\"m\"},rate=false value=2.5 1700000000123456789\n"
+        );
+    }
+}
