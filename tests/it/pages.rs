@@ -304,7 +304,19 @@ fn every_page_kind_reads_in_a_browser() {
     )
     .unwrap();
     let stream = ok(
-        &["attack", "-llm", "openai", "-rate", "20", "-duration", "2s"],
+        &[
+            "attack",
+            "-llm",
+            "openai",
+            "-rate",
+            "20",
+            "-duration",
+            "2s",
+            "-scrape",
+            &server.url("/metrics"),
+            "-scrape-every",
+            "250ms",
+        ],
         format!(
             "POST {}\nContent-Type: application/json\n@{}\n",
             server.url("/v1/chat/completions?first=50ms&gap=5ms&per=2"),
@@ -319,6 +331,9 @@ fn every_page_kind_reads_in_a_browser() {
         "TTFT, from the schedule",
         "ITL, per token",
         "server usage",
+        "<h2>Server (scraped)</h2>",
+        "barrage_serve_requests_total a second",
+        "id=\"server-1\"",
     ] {
         assert!(said.contains(part), "no {part:?} in the LLM page");
     }
