@@ -77,20 +77,31 @@ pub struct Metric {
     /// Unit (UCUM).
     #[prost(string, tag = "3")]
     pub unit: String,
-    /// A sum (tag 7) or a summary (tag 11).
-    #[prost(oneof = "Data", tags = "7, 11")]
+    /// A gauge (tag 5), a sum (tag 7) or a summary (tag 11).
+    #[prost(oneof = "Data", tags = "5, 7, 11")]
     pub data: Option<Data>,
 }
 
 /// `Metric.data`.
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum Data {
+    /// A gauge (a scraped server's series).
+    #[prost(message, tag = "5")]
+    Gauge(Gauge),
     /// A sum.
     #[prost(message, tag = "7")]
     Sum(Sum),
     /// A summary.
     #[prost(message, tag = "11")]
     Summary(Summary),
+}
+
+/// `Gauge`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Gauge {
+    /// Points.
+    #[prost(message, repeated, tag = "1")]
+    pub data_points: Vec<NumberDataPoint>,
 }
 
 /// `Sum`.
@@ -226,7 +237,7 @@ pub struct Encoder {
     totals: HashMap<Vec<(&'static str, String)>, Totals>,
 }
 
-fn attrs(labels: &[(&'static str, String)]) -> Vec<KeyValue> {
+pub(crate) fn attrs(labels: &[(&'static str, String)]) -> Vec<KeyValue> {
     labels
         .iter()
         .filter(|(_, v)| !v.is_empty())

@@ -189,8 +189,7 @@ impl Export {
     }
 
     /// Closes the open intervals, pushes them and a scraped server's
-    /// `samples` (`attack -scrape`; not into OTLP), and waits for the
-    /// pusher.
+    /// `samples` (`attack -scrape`), and waits for the pusher.
     pub fn finish(mut self, samples: Vec<&barrage_model::ServerSample>) -> Exported {
         for b in
             std::mem::replace(&mut self.intervals, Intervals::new(self.width, Vec::new())).finish()
@@ -201,7 +200,7 @@ impl Export {
             let body = match self.protocol {
                 Protocol::Influx { .. } => crate::scraped::influx(chunk).into_bytes(),
                 Protocol::RemoteWrite => crate::scraped::remote_write(chunk),
-                Protocol::Otlp => continue,
+                Protocol::Otlp => crate::scraped::otlp(chunk),
             };
             let end = chunk.iter().map(|s| s.at).max().unwrap_or(0);
             self.pusher.push(body, end);

@@ -3,7 +3,8 @@
 //! name and labels as the endpoint gave them with `barrage_source` (the
 //! endpoint) added, a counter's rate named `NAME:per_second`; into
 //! InfluxDB the measurement `barrage_server`, tagged `source`, `series`
-//! and `rate`, field `value`. OTLP takes none yet.
+//! and `rate`, field `value`; into OTLP a gauge a metric, its labels and
+//! `barrage_source` as attributes.
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
@@ -84,6 +85,61 @@ pub fn remote_write(samples: &[&ServerSample]) -> Vec<u8> {
         .unwrap_or_default()
 }
 
+/// An OTLP/HTTP body of `samples`: a gauge a metric.
+pub fn otlp(samples: &[&ServerSample]) -> Vec<u8> {
+    use crate::otlp::{
+        AnyValue, Data, ExportMetricsServiceRequest, Gauge, InstrumentationScope, KeyValue, Metric,
+        NumberDataPoint, Resource, ResourceMetrics, ScopeMetrics, Value,
+    };
+    let mut gauges: BTreeMap<String, Vec<NumberDataPoint>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.value.is_finite()) {
+        let (metric, labels) = split(&s.name);
+        let name = if s.rate {
+            format!("{metric}:per_second")
+        } else {
+            metric.to_string()
+        };
+        let kv = |key: String, value: String| KeyValue {
+            key,
+            value: Some(AnyValue {
+                string_value: value,
+            }),
+        };
+        let mut attributes: Vec<KeyValue> = labels.into_iter().map(|(k, v)| kv(k, v)).collect();
+        attributes.push(kv("barrage_source".into(), s.source.clone()));
+        gauges.entry(name).or_default().push(NumberDataPoint {
+            attributes,
+            start_time_unix_nano: 0,
+            time_unix_nano: s.at.max(0) as u64,
+            value: Some(Value::AsDouble(s.value)),
+        });
+    }
+    let metrics = gauges
+        .into_iter()
+        .map(|(name, data_points)| Metric {
+            name,
+            description: String::new(),
+            unit: String::new(),
+            data: Some(Data::Gauge(Gauge { data_points })),
+        })
+        .collect();
+    ExportMetricsServiceRequest {
+        resource_metrics: vec![ResourceMetrics {
+            resource: Some(Resource {
+                attributes: crate::otlp::attrs(&[("service.name", "barrage".into())]),
+            }),
+            scope_metrics: vec![ScopeMetrics {
+                scope: Some(InstrumentationScope {
+                    name: "barrage-scrape".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                }),
+                metrics,
+            }],
+        }],
+    }
+    .encode_to_vec()
+}
+
 /// InfluxDB line protocol for `samples`.
 pub fn influx(samples: &[&ServerSample]) -> String {
     let mut out = String::new();
@@ -149,6 +205,11 @@ mod tests {
             .iter()
             .any(|l| l.contains(&("model".into(), "m".into()))));
         assert_eq!(req.timeseries[0].samples[0].timestamp, 1_700_000_000_123);
+        let req =
+            crate::otlp::ExportMetricsServiceRequest::decode(otlp(&[&a, &b]).as_slice()).unwrap();
+        let metrics = &req.resource_metrics[0].scope_metrics[0].metrics;
+        let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["served_total:per_second", "waiting"]);
         assert_eq!(
             influx(&[&a]),
             "barrage_server,source=http://h:1/metrics,series=waiting{model\\=\"m\"},rate=false value=2.5 1700000000123456789\n"
