@@ -165,22 +165,28 @@ fn three_shards_merge_into_one_schedule() {
     let collect = Collect::start(&["-max-skew", "100ms"], &merged);
     let at = start_at(Duration::from_millis(1500));
     let output = format!("tcp://{}", collect.addr);
+    // The first shard scrapes a server too: its samples come through.
+    let metrics = server.url("/metrics");
     let attackers: Vec<Child> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
+            let mut args = vec![
+                "-rate",
+                "250",
+                "-duration",
+                "2s",
+                "-shard",
+                &shard,
+                "-start-at",
+                &at,
+            ];
+            if i == 0 {
+                args.extend(["-scrape", &metrics, "-scrape-every", "500ms"]);
+            }
             attack_into(
                 &server.url("/"),
                 &output,
-                &[
-                    "-rate",
-                    "250",
-                    "-duration",
-                    "2s",
-                    "-shard",
-                    &shard,
-                    "-start-at",
-                    &at,
-                ],
+                &args,
                 &[("BARRAGE_TOKEN", TOKEN)],
             )
         })
@@ -201,6 +207,16 @@ fn three_shards_merge_into_one_schedule() {
     assert_exact_schedule(&mut hits, 4_000_000);
     assert!(log.contains("3 attackers"), "{log}");
     assert!(!log.contains("warning"), "{log}");
+    let bytes = std::fs::read(&merged).unwrap();
+    let mut d = barrage_stream::Decoder::new(&bytes[..]).unwrap();
+    let mut h = barrage_stream::Hit::default();
+    while d.read(&mut h).unwrap() {}
+    let ups = d
+        .samples()
+        .iter()
+        .filter(|s| s.name == "up" && s.source == metrics)
+        .count();
+    assert!(ups >= 4, "{:?}", d.samples());
 }
 
 #[test]
