@@ -139,6 +139,19 @@ fn a_failing_scrape_is_noted_and_the_attack_goes_on() {
         &[
             "attack",
             "-scrape",
+            "http://127.0.0.1:1/",
+            "-scrape-every",
+            "0s",
+            "-duration",
+            "1s",
+        ],
+        target.as_bytes(),
+        "-scrape-every 0ns is under 100ms",
+    );
+    refused(
+        &[
+            "attack",
+            "-scrape",
             "https://127.0.0.1:1/metrics",
             "-duration",
             "1s",

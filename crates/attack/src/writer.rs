@@ -472,6 +472,13 @@ pub(crate) fn write_hits(
             thread::park_timeout(poll);
         }
     }
+    // -scrape's samples taken before the end (the scraper ends once the
+    // writer does).
+    for x in samples.iter().flat_map(|r| r.try_iter()) {
+        if error.is_none() {
+            error = sink.sample(&x).err();
+        }
+    }
     if error.is_none() {
         // The last span, however short, so that every second is counted.
         error = sink.audit(&audit.take(sent(), written)).err();

@@ -75,6 +75,10 @@ pub enum Conflict {
     /// A `-name` that cannot go in a header.
     #[error("-name {0:?}: the name goes in the X-Barrage-Attack header and cannot hold line breaks or control characters")]
     Name(String),
+    /// `-scrape-every` below 100 ms: a scrape a few ms apart would
+    /// hammer the endpoint it watches.
+    #[error("-scrape-every {0:?} is under 100ms: a scrape that often loads the server it watches")]
+    ScrapeEvery(std::time::Duration),
     /// An LLM input flag without what it needs.
     #[error("{0} goes with {1}")]
     Needs(&'static str, &'static str),
@@ -144,6 +148,9 @@ impl AttackArgs {
         }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
         let poisson = matches!(self.arrivals, Arrivals::Poisson(_) | Arrivals::Gamma(..));
+        if self.scrape_every < std::time::Duration::from_millis(100) {
+            return Err(Conflict::ScrapeEvery(self.scrape_every));
+        }
         let prompts = self.dataset.is_some() || self.prompt_tokens.is_some();
         if self.prefix_tokens > 0 && !prompts {
             return Err(Conflict::Needs(
