@@ -98,7 +98,9 @@ fn p2d_a_stopped_attacker_catches_up_late_not_lost() {
         .stderr
         .lines()
         .find_map(|l| {
-            l.strip_prefix("warning: ")?
+            // "barrage attack: warning: N requests due before the end …"
+            l.split_once("warning: ")?
+                .1
                 .split_once(" requests due before the end")
         })
         .map_or(0, |(n, _)| n.parse().unwrap());
