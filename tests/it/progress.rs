@@ -62,8 +62,10 @@ fn a_terminal_gets_one_line_redrawn_and_finished() {
         }
         assert!(screen.contains("% ok, 0 errors"), "{screen:?}");
         if cols == 160 {
+            // A run the verdict holds NOT VALID (a loaded machine: CI saw
+            // lag p99 89 ms at 100/s) gives the verdict the bar's room.
             assert!(
-                screen.contains("2.0s ["),
+                screen.contains("2.0s [") || screen.contains("NOT VALID ("),
                 "a bar toward -duration: {screen:?}"
             );
             assert!(screen.contains("| lag p99 "), "{screen:?}");
