@@ -47,16 +47,23 @@ fn split(name: &str) -> (&str, Vec<(String, String)>) {
     (metric, labels)
 }
 
+/// A sample's series as the protocols name it: its metric (a counter's
+/// rate as `NAME:per_second`) and its labels.
+fn named(s: &ServerSample) -> (String, Vec<(String, String)>) {
+    let (metric, labels) = split(&s.name);
+    let name = if s.rate {
+        format!("{metric}:per_second")
+    } else {
+        metric.to_string()
+    };
+    (name, labels)
+}
+
 /// A Prometheus remote-write body of `samples`, snappy-compressed.
 pub fn remote_write(samples: &[&ServerSample]) -> Vec<u8> {
     let mut series: BTreeMap<Vec<(String, String)>, Vec<Sample>> = BTreeMap::new();
     for s in samples.iter().filter(|s| s.value.is_finite()) {
-        let (metric, mut labels) = split(&s.name);
-        let name = if s.rate {
-            format!("{metric}:per_second")
-        } else {
-            metric.to_string()
-        };
+        let (name, mut labels) = named(s);
         labels.push(("__name__".into(), name));
         labels.push(("barrage_source".into(), s.source.clone()));
         labels.sort();
@@ -93,12 +100,7 @@ pub fn otlp(samples: &[&ServerSample]) -> Vec<u8> {
     };
     let mut gauges: BTreeMap<String, Vec<NumberDataPoint>> = BTreeMap::new();
     for s in samples.iter().filter(|s| s.value.is_finite()) {
-        let (metric, labels) = split(&s.name);
-        let name = if s.rate {
-            format!("{metric}:per_second")
-        } else {
-            metric.to_string()
-        };
+        let (name, labels) = named(s);
         let kv = |key: String, value: String| KeyValue {
             key,
             value: Some(AnyValue {

@@ -35,6 +35,12 @@ pub struct Series {
 }
 
 impl Series {
+    /// Whether it is the scrape's own (`up`, `scrape_duration_seconds`),
+    /// not the server's: tables list it, charts and windows leave it out.
+    pub fn is_scrape_own(&self) -> bool {
+        matches!(self.name.as_str(), "up" | "scrape_duration_seconds")
+    }
+
     /// The mean of its values.
     pub fn mean(&self) -> f64 {
         if self.count == 0 {

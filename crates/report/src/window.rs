@@ -64,10 +64,7 @@ pub fn window_row<W: Write>(
     // -scrape: each series' last value in the window, labelled after
     // the rest (up and the scrape's own time left to the JSON).
     if let Some(server) = m.server() {
-        for x in server
-            .series()
-            .filter(|x| !matches!(x.name.as_str(), "up" | "scrape_duration_seconds"))
-        {
+        for x in server.series().filter(|x| !x.is_scrape_own()) {
             let unit = if x.rate { "/s" } else { "" };
             let name = barrage_model::words::printable(&x.name);
             line.push_str(&format!("  {name}{unit} {}", crate::server::value(x.last)));

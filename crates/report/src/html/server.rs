@@ -42,10 +42,7 @@ pub(crate) fn section(page: &mut String, m: &Metrics) {
     table(page, &["series", "samples", "min, mean, max, last"], &rows);
     page.push_str("</div>\n");
     let start = m.earliest().unwrap_or(0);
-    let charted = server
-        .series()
-        .filter(|s| !matches!(s.name.as_str(), "up" | "scrape_duration_seconds"))
-        .take(CHARTS);
+    let charted = server.series().filter(|s| !s.is_scrape_own()).take(CHARTS);
     for (i, s) in charted.enumerate() {
         let points = s
             .points
