@@ -426,6 +426,7 @@ fn short_runs_are_too_few_records_and_intervals_stay_above_minus_100() {
 /// 1 ms gaps, is 20% slower, and the method says what the figures are.
 #[test]
 fn llm_runs_compare_on_their_time_to_first_token() {
+    let _one = common::one_at_a_time();
     let server = barrage_testkit::CapacityServer::unlimited();
     let dir = common::tempdir("compare-llm");
     let body = dir.join("chat.json");
