@@ -21,7 +21,7 @@ use crate::{
     scheduler::{drive, Take},
     tickets::{since, Lane, Tickets},
     workers::Workers,
-    writer::{write_hits, Batch, RequestContext, WakeOnDrop},
+    writer::{Batch, RequestContext, WakeOnDrop},
     AttackConfig, HitSink, Stopper, Targets,
 };
 use barrage_client::ClientConfig;
@@ -75,7 +75,7 @@ const MAX_CLOSED_WORKERS: u64 = 1 << 20;
 /// Batches of hits queued between the workers and the writer thread (a
 /// worker thread's outbox at a time, 1 to 64 hits). When the output is
 /// slower than this, workers wait (the lag shows in later hits).
-const QUEUE: usize = 1024;
+pub(crate) const QUEUE: usize = 1024;
 
 /// A configured attack, ready to run: runtime started, client built (so
 /// TLS mistakes surface before any request).
@@ -89,6 +89,8 @@ pub struct Attack {
     pub(crate) facts: crate::writer::Facts,
     /// Requests due before the end of `-duration` and never sent.
     pub(crate) dropped: u64,
+    /// Live control, once asked for ([`Attack::control`]).
+    pub(crate) control: Option<crate::Control>,
     /// `-event-filter`, to say when it matched nothing.
     event_filter: Option<String>,
 }
@@ -141,12 +143,20 @@ impl Attack {
             watch: Default::default(),
             facts: Default::default(),
             dropped: 0,
+            control: None,
             event_filter: client
                 .stream
                 .as_ref()
                 .and_then(|s| s.filter.as_ref())
                 .map(|f| f.0.clone()),
         })
+    }
+
+    /// Live control of this attack's schedule (`-control`): orders change
+    /// it from the first request not yet taken, each leaving a marker in
+    /// the stream. Not for `-hold`.
+    pub fn control(&mut self) -> crate::Control {
+        self.control.get_or_insert_with(Default::default).clone()
     }
 
     /// A handle on the count of requests sent, live while [`Attack::run`]
@@ -208,7 +218,7 @@ impl Attack {
         let clock = ctx.clock;
         let now = since(clock.start);
         let paced = pacer.is_paced() || matches!(targets, Targets::Groups(_));
-        let tickets = Arc::new(match targets {
+        let tickets = match targets {
             Targets::Fixed(all) => Tickets::fixed(all, pacer, now, stopper.clone()),
             Targets::Lazy(src) => Tickets::lazy(src, pacer, now, stopper.clone()),
             // A session's ticket carries its first step (the session runs
@@ -232,7 +242,14 @@ impl Attack {
                     .collect();
                 Tickets::lanes(lanes, now, stopper.clone())
             }
+        };
+        let tickets = Arc::new(match self.control {
+            Some(_) => tickets.steered(),
+            None => tickets,
         });
+        if let Some(c) = &self.control {
+            c.run(tickets.clone(), clock.start_unix);
+        }
         if ctx.flow.is_none() {
             let _ = self.watch.0.set(tickets.clone());
         }
@@ -333,44 +350,6 @@ impl Attack {
             Sent::Tickets(sent)
         };
         Ok(self.finish(writer, sent, reason, error))
-    }
-
-    /// The writer thread over `sink`, and the queue into it.
-    pub(crate) fn spawn_writer(
-        &self,
-        sink: Box<dyn HitSink>,
-        stopper: &Stopper,
-    ) -> Result<(mpsc::SyncSender<Batch>, WriterThread), AttackError> {
-        let (tx, rx) = mpsc::sync_channel::<Batch>(QUEUE);
-        let (ended, writer_ended) = mpsc::channel::<()>();
-        // -scrape: its thread sends samples to the writer, and ends when
-        // the writer does (its `done` dropped).
-        let scraped = match &self.config.scrape {
-            Some(spec) => {
-                let (out, samples) = mpsc::channel();
-                let (done, until) = mpsc::channel::<()>();
-                crate::scrape::spawn(spec.clone(), out, until)?;
-                Some((samples, done))
-            }
-            None => None,
-        };
-        let writer = {
-            let stopper = stopper.clone();
-            let name = self.config.name.clone();
-            let facts = self.facts.clone();
-            let watch = self.watch.clone();
-            thread::Builder::new()
-                .name("barrage-writer".into())
-                .spawn(move || {
-                    let sent = Box::new(move || watch.sent());
-                    let (samples, done) = scraped.unzip();
-                    let r = write_hits(rx, name, sink, stopper, facts, sent, samples);
-                    drop(done);
-                    let _ = ended.send(());
-                    r
-                })?
-        };
-        Ok((tx, (writer, writer_ended, stopper.clone())))
     }
 
     /// Waits for `-start-at`, then the requests' shared context; `None`
@@ -536,7 +515,7 @@ async fn until_abandoned(stopper: &Stopper, work: impl std::future::Future<Outpu
 
 /// The writer thread, word of its end, and the stopper that may abandon
 /// the wait for it.
-type WriterThread = (
+pub(crate) type WriterThread = (
     thread::JoinHandle<(u64, u64, Option<io::Error>)>,
     mpsc::Receiver<()>,
     Stopper,

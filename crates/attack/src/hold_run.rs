@@ -59,7 +59,7 @@ impl crate::Attack {
                     let due = match pacer.due(k, elapsed) {
                         Due::At(at) => clock.start + Duration::from_nanos(at),
                         Due::Now => Instant::now(),
-                        Due::Stop => break,
+                        Due::Stop | Due::Paused => break,
                     };
                     // An open due at the end would be held for nothing.
                     if end.is_some_and(|e| due >= e) {

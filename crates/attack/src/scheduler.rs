@@ -75,16 +75,26 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
     let mut horizon = waits.now();
     // Ticks: tickets taken since the loop last let its runtime read answers.
     let mut taken = 0usize;
+    // -control: a change wakes a loop asleep on the line it replaced.
+    let mut changes = tickets.changes();
     loop {
+        if let Some(c) = &mut changes {
+            c.borrow_and_update();
+        }
         let (seq, target, offset) = match take {
             Take::Now | Take::Due => {
-                let Some((seq, target, due)) = tickets.take() else {
+                let Some(ticket) = tickets.take() else {
                     break;
+                };
+                let Ok((seq, target, due)) = ticket else {
+                    hand.flush().await;
+                    changed(&mut changes, waits, u64::MAX).await;
+                    continue;
                 };
                 if take == Take::Due {
                     let offset = match due {
                         Due::At(offset) => offset,
-                        Due::Now | Due::Stop => waits.now(),
+                        Due::Now | Due::Stop | Due::Paused => waits.now(),
                     };
                     if offset > waits.now() {
                         hand.flush().await;
@@ -117,7 +127,17 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
                     Some(Next::Later(offset)) => {
                         taken = 0;
                         hand.flush().await;
-                        Box::pin(waits.tick_after(offset)).await;
+                        match &mut changes {
+                            None => Box::pin(waits.tick_after(offset)).await,
+                            Some(_) => changed(&mut changes, waits, offset).await,
+                        }
+                        horizon = waits.now();
+                        continue;
+                    }
+                    Some(Next::Paused) => {
+                        taken = 0;
+                        hand.flush().await;
+                        changed(&mut changes, waits, u64::MAX).await;
                         horizon = waits.now();
                         continue;
                     }
@@ -143,6 +163,35 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
     }
     hand.flush().await;
 }
+
+/// Sleeps until this loop's tick after `offset` (`u64::MAX`: paused, for
+/// [`PAUSED_LOOK`], so that a stop is seen) or a live control change,
+/// whichever comes first.
+async fn changed<W: Waits>(
+    changes: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    waits: &mut W,
+    offset: u64,
+) {
+    let Some(c) = changes else {
+        return Box::pin(waits.tick_after(offset)).await;
+    };
+    if offset == u64::MAX {
+        // Not the loop's own clock: the closed model's does not sleep.
+        let look = tokio::time::sleep(std::time::Duration::from_nanos(PAUSED_LOOK));
+        tokio::select! {
+            _ = c.changed() => {}
+            () = look => {}
+        }
+    } else {
+        tokio::select! {
+            _ = c.changed() => {}
+            () = Box::pin(waits.tick_after(offset)) => {}
+        }
+    }
+}
+
+/// How often a paused loop looks again without a change, ns.
+const PAUSED_LOOK: u64 = 50_000_000;
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,11 @@ use std::sync::{
 
 use barrage_client::PreparedTarget;
 
-use crate::{Due, Pacer, StopReason, Stopper, TargetSource};
+use crate::{pacer::Segment, Due, Pacer, StopReason, Stopper, TargetSource};
+
+mod retime;
+pub(crate) use retime::Retime;
+pub use retime::{ControlError, Steering};
 
 /// The scheduler's clock: nanoseconds since the schedule's start (the
 /// monotonic clock in an attack, a hand-moved one in tests).
@@ -41,6 +45,10 @@ pub(crate) fn since(start: std::time::Instant) -> Now {
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
 
+/// [`Tickets::take`]'s answer while paused: nothing is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Paused;
+
 /// What [`Tickets::take_due_by`] found next.
 pub(crate) enum Next {
     /// A ticket due by then: its sequence number, target and due offset
@@ -48,7 +56,12 @@ pub(crate) enum Next {
     Take(u64, Arc<PreparedTarget>, u64),
     /// The next ticket is due at this offset, later; not issued.
     Later(u64),
+    /// Paused (`-control`): nothing is due until a change.
+    Paused,
 }
+
+/// No segments: the schedule as the flags made it.
+const NONE: &[Vec<Segment>] = &[];
 
 /// One schedule of fixed targets: the whole attack's, or a `-mix`
 /// group's. Its sequence numbers are its own.
@@ -105,6 +118,8 @@ pub(crate) struct Tickets {
     stopper: Stopper,
     lazy: Option<Mutex<Box<dyn TargetSource>>>,
     outcome: Mutex<(Option<StopReason>, Option<crate::SourceError>)>,
+    /// Live control's changes (`-control`).
+    retime: Option<Retime>,
 }
 
 impl Tickets {
@@ -148,7 +163,21 @@ impl Tickets {
             stopper,
             lazy,
             outcome: Mutex::new((None, None)),
+            retime: None,
         }
+    }
+
+    /// These tickets taking live control's changes (`-control`).
+    pub(crate) fn steered(mut self) -> Self {
+        self.retime = Some(Retime::new(self.lanes.len()));
+        self
+    }
+
+    /// Live control's segments, read-locked while a ticket is taken.
+    fn plan(&self) -> Option<std::sync::RwLockReadGuard<'_, retime::Plan>> {
+        self.retime
+            .as_ref()
+            .map(|r| r.plan.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn close(&self, reason: StopReason, error: Option<crate::SourceError>) {
@@ -163,7 +192,8 @@ impl Tickets {
 
     /// When `lane`'s `seq` is due, or `None` after the end of its schedule
     /// (the lane is closed; with the last lane, the attack) or a stop.
-    fn due(&self, lane: usize, seq: u64) -> Option<Due> {
+    fn due(&self, lane: usize, seq: u64, segs: &[Vec<Segment>]) -> Option<Due> {
+        let segs = segs.get(lane).map_or(&[][..], |s| &s[..]);
         if self.stopper.is_stopped() {
             self.close(StopReason::Stopped, None);
             return None;
@@ -179,7 +209,7 @@ impl Tickets {
             // taker that closes the lane).
             let prev = l.next.fetch_or(CLOSED, Ordering::SeqCst);
             if prev & CLOSED == 0 {
-                self.count_dropped(&l.pacer, prev);
+                self.count_dropped(&l.pacer, prev, segs);
             }
             if self
                 .lanes
@@ -190,7 +220,7 @@ impl Tickets {
             }
             return None;
         }
-        match l.pacer.due(seq, now) {
+        match l.pacer.due_on(seq, now, segs) {
             Due::Stop => {
                 l.next.fetch_or(CLOSED, Ordering::SeqCst);
                 if self.lanes.len() == 1
@@ -209,13 +239,13 @@ impl Tickets {
 
     /// The lane whose next ticket falls due first, that ticket's number in
     /// it and when it is due; `None` when every lane is over.
-    fn earliest(&self) -> Option<(usize, u64, Due)> {
+    fn earliest(&self, segs: &[Vec<Segment>]) -> Option<(usize, u64, Due)> {
         if self.lanes.len() == 1 {
             let seq = self.lanes[0].next.load(Ordering::SeqCst);
             if seq & CLOSED != 0 {
                 return None;
             }
-            return Some((0, seq, self.due(0, seq)?));
+            return Some((0, seq, self.due(0, seq, segs)?));
         }
         let mut best: Option<(usize, u64, Due)> = None;
         for (i, lane) in self.lanes.iter().enumerate() {
@@ -223,7 +253,7 @@ impl Tickets {
             if seq & CLOSED != 0 {
                 continue;
             }
-            let Some(due) = self.due(i, seq) else {
+            let Some(due) = self.due(i, seq, segs) else {
                 if self.stopper.is_stopped() {
                     return None;
                 }
@@ -231,6 +261,7 @@ impl Tickets {
             };
             let at = |d: Due| match d {
                 Due::At(o) => o,
+                Due::Paused => u64::MAX,
                 _ => 0,
             };
             if best.is_none_or(|(_, _, b)| at(due) < at(b)) {
@@ -240,8 +271,8 @@ impl Tickets {
         best
     }
 
-    fn count_dropped(&self, pacer: &Pacer, from: u64) {
-        let (n, exact) = pacer.due_from(from);
+    fn count_dropped(&self, pacer: &Pacer, from: u64, segs: &[Segment]) {
+        let (n, exact) = pacer.due_from_on(from, segs);
         self.dropped.fetch_add(n, Ordering::SeqCst);
         if !exact {
             self.dropped_estimated.store(true, Ordering::SeqCst);
@@ -254,10 +285,13 @@ impl Tickets {
     /// dropped.
     pub(crate) fn expire(&self, given_back: u64) {
         self.dropped.fetch_add(given_back, Ordering::SeqCst);
-        for l in &self.lanes {
+        let plan = self.plan();
+        let segs = plan.as_ref().map_or(NONE, |p| &p.lanes[..]);
+        for (i, l) in self.lanes.iter().enumerate() {
             let prev = l.next.fetch_or(CLOSED, Ordering::SeqCst);
             if prev & CLOSED == 0 {
-                self.count_dropped(&l.pacer, prev);
+                let segs = segs.get(i).map_or(&[][..], |s| &s[..]);
+                self.count_dropped(&l.pacer, prev, segs);
             }
         }
         self.close(StopReason::Done, None);
@@ -301,9 +335,9 @@ impl Tickets {
         true
     }
 
-    /// The next request to send and when it is due, or `None` when the
-    /// attack is over.
-    pub(crate) fn take(&self) -> Option<(u64, Arc<PreparedTarget>, Due)> {
+    /// The next request to send and when it is due (`Err`: paused, none
+    /// is), or `None` when the attack is over.
+    pub(crate) fn take(&self) -> Option<Result<(u64, Arc<PreparedTarget>, Due), Paused>> {
         if let Some(source) = &self.lazy {
             let lane = &self.lanes[0];
             let mut src = source.lock().unwrap_or_else(|p| p.into_inner());
@@ -311,7 +345,11 @@ impl Tickets {
             if seq & CLOSED != 0 {
                 return None;
             }
-            let due = self.due(0, seq)?;
+            let plan = self.plan();
+            let due = self.due(0, seq, plan.as_ref().map_or(NONE, |p| &p.lanes[..]))?;
+            if due == Due::Paused {
+                return Some(Err(Paused));
+            }
             let target = match src
                 .next_target(lane.pacer.global(seq))
                 .and_then(|t| Ok(t.map(PreparedTarget::new).transpose()?))
@@ -327,10 +365,11 @@ impl Tickets {
                 }
             };
             lane.next.store(seq + 1, Ordering::SeqCst);
-            return Some((lane.pacer.global(seq), target, due));
+            return Some(Ok((lane.pacer.global(seq), target, due)));
         }
         match self.issue(u64::MAX)? {
-            (seq, Some(target), due) => Some((seq, target, due)),
+            (seq, Some(target), due) => Some(Ok((seq, target, due))),
+            (_, None, Due::Paused) => Some(Err(Paused)),
             (_, None, _) => None,
         }
     }
@@ -346,6 +385,7 @@ impl Tickets {
             (seq, Some(target), Due::At(offset)) => Next::Take(seq, target, offset),
             (seq, Some(target), _) => Next::Take(seq, target, 0),
             (_, None, Due::At(offset)) => Next::Later(offset),
+            (_, None, Due::Paused) => Next::Paused,
             (_, None, _) => Next::Later(0),
         })
     }
@@ -357,9 +397,11 @@ impl Tickets {
     /// the attack is over. Several threads take tickets at once: the
     /// counter moves by compare-and-swap.
     fn issue(&self, by: u64) -> Option<(u64, Option<Arc<PreparedTarget>>, Due)> {
+        let plan = self.plan();
+        let segs = plan.as_ref().map_or(NONE, |p| &p.lanes[..]);
         loop {
-            let (lane, seq, due) = self.earliest()?;
-            if matches!(due, Due::At(offset) if offset > by) {
+            let (lane, seq, due) = self.earliest(segs)?;
+            if due == Due::Paused || matches!(due, Due::At(offset) if offset > by) {
                 return Some((seq, None, due));
             }
             let l = &self.lanes[lane];
@@ -455,7 +497,7 @@ mod tests {
         let t = tickets("1/1h", &stopper);
         let taken: Vec<(u64, u64)> = (0..3)
             .map(|_| {
-                let (seq, _, due) = t.take().unwrap();
+                let (seq, _, due) = t.take().unwrap().unwrap();
                 (seq, offset(due))
             })
             .collect();

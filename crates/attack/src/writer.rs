@@ -362,6 +362,70 @@ fn send(tx: &SyncSender<Batch>, batch: Batch) {
     }
 }
 
+impl crate::Attack {
+    /// The writer thread over `sink`, and the queue into it.
+    pub(crate) fn spawn_writer(
+        &self,
+        sink: Box<dyn HitSink>,
+        stopper: &Stopper,
+    ) -> Result<
+        (
+            std::sync::mpsc::SyncSender<Batch>,
+            crate::attack::WriterThread,
+        ),
+        crate::AttackError,
+    > {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(crate::attack::QUEUE);
+        let (ended, writer_ended) = std::sync::mpsc::channel::<()>();
+        // -scrape: its thread sends samples to the writer, and ends when
+        // the writer does (its `done` dropped).
+        let scraped = match &self.config.scrape {
+            Some(spec) => {
+                let (out, samples) = std::sync::mpsc::channel();
+                let (done, until) = std::sync::mpsc::channel::<()>();
+                crate::scrape::spawn(spec.clone(), out, until)?;
+                Some((samples, done))
+            }
+            None => None,
+        };
+        let writer = {
+            let stopper = stopper.clone();
+            let name = self.config.name.clone();
+            let facts = self.facts.clone();
+            let watch = self.watch.clone();
+            let control = self.control.clone();
+            thread::Builder::new()
+                .name("barrage-writer".into())
+                .spawn(move || {
+                    let (samples, done) = scraped.unzip();
+                    let beside = Beside {
+                        sent: Box::new(move || watch.sent()),
+                        samples,
+                        markers: Box::new(move || {
+                            control.as_ref().map_or_else(Vec::new, |c| c.take_markers())
+                        }),
+                    };
+                    let r = write_hits(rx, name, sink, stopper, facts, beside);
+                    drop(done);
+                    let _ = ended.send(());
+                    r
+                })?
+        };
+        Ok((tx, (writer, writer_ended, stopper.clone())))
+    }
+}
+
+/// What the writer puts in the stream beside the records, and the count
+/// its self-audit reads.
+pub(crate) struct Beside {
+    /// Requests sent so far.
+    pub(crate) sent: Box<dyn Fn() -> u64 + Send>,
+    /// `-scrape`'s samples.
+    pub(crate) samples: Option<Receiver<barrage_model::ServerSample>>,
+    /// `-control`'s markers made since the last call.
+    pub(crate) markers: Box<dyn Fn() -> Vec<barrage_model::Marker> + Send>,
+}
+
 /// The writer thread: hands hits to the sink, flushes within
 /// [`FLUSH_INTERVAL`] of the first unflushed hit, and on a sink error stops
 /// the attack and drains the rest so that workers never block.
@@ -371,9 +435,13 @@ pub(crate) fn write_hits(
     mut sink: Box<dyn HitSink>,
     stopper: Stopper,
     facts: Facts,
-    sent: Box<dyn Fn() -> u64 + Send>,
-    samples: Option<Receiver<barrage_model::ServerSample>>,
+    beside: Beside,
 ) -> (u64, u64, Option<io::Error>) {
+    let Beside {
+        sent,
+        samples,
+        markers,
+    } = beside;
     let mut audit = crate::audit::Sampler::start();
     let mut hit = Hit {
         attack: name.clone(),
@@ -454,6 +522,15 @@ pub(crate) fn write_hits(
                 }
             }
         }
+        // -control's markers, as they are made.
+        for m in markers() {
+            if error.is_none() {
+                if let Err(e) = sink.marker(&m) {
+                    error = Some(e);
+                    stopper.stop();
+                }
+            }
+        }
         if error.is_none() && audit.due(Instant::now()) {
             if let Err(e) = sink.audit(&audit.take(sent(), written)) {
                 error = Some(e);
@@ -477,6 +554,11 @@ pub(crate) fn write_hits(
     for x in samples.iter().flat_map(|r| r.try_iter()) {
         if error.is_none() {
             error = sink.sample(&x).err();
+        }
+    }
+    for m in markers() {
+        if error.is_none() {
+            error = sink.marker(&m).err();
         }
     }
     if error.is_none() {

@@ -27,6 +27,11 @@ pub trait HitSink: Send {
     fn sample(&mut self, _sample: &crate::ServerSample) -> io::Result<()> {
         Ok(())
     }
+    /// Takes a change made to the running attack ([`crate::Marker`],
+    /// `-control`).
+    fn marker(&mut self, _marker: &crate::Marker) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps nothing (a sweep without `-output`).

@@ -1,0 +1,64 @@
+//! [`Control`]: the handle live control (`attack -control`, `collect`'s
+//! orders) steers a running attack with.
+
+use std::sync::{Arc, OnceLock};
+
+use barrage_model::{Marker, Order};
+
+use crate::tickets::{ControlError, Steering, Tickets};
+
+/// A running attack's controls: orders change its schedule from a time
+/// on, and each leaves a [`Marker`] in the result stream. Cloned freely;
+/// an order before the schedule starts is refused.
+#[derive(Clone, Default)]
+pub struct Control(Arc<Inner>);
+
+#[derive(Default)]
+struct Inner {
+    /// The attack's tickets and its start, unix ns, once it runs.
+    running: OnceLock<(Arc<Tickets>, i64)>,
+}
+
+impl Control {
+    /// Hands over the running attack's tickets (they take changes).
+    pub(crate) fn run(&self, tickets: Arc<Tickets>, start_unix: i64) {
+        let _ = self.0.running.set((tickets, start_unix));
+    }
+
+    /// Carries out `order` and says what it did; an order the attack
+    /// cannot take changes nothing.
+    pub fn order(&self, order: &Order) -> Result<Marker, ControlError> {
+        let (tickets, start) = self.0.running.get().ok_or(ControlError::NotRunning)?;
+        let at = order.at.map(|u| u.saturating_sub(*start).max(0) as u64);
+        let (first, from) = tickets.change(&order.command, at)?;
+        let marker = Marker {
+            at: now_unix(),
+            from: start.saturating_add(from as i64),
+            first: if first == u64::MAX { 0 } else { first },
+            what: order.command.said(),
+            who: order.who.clone(),
+        };
+        tickets.mark(marker.clone());
+        Ok(marker)
+    }
+
+    /// The line in force and whether paused (`None` before the start).
+    pub fn steering(&self) -> Option<Steering> {
+        self.0.running.get().and_then(|(t, _)| t.steering())
+    }
+
+    /// Markers made since the last call (for the writer).
+    pub(crate) fn take_markers(&self) -> Vec<Marker> {
+        self.0
+            .running
+            .get()
+            .map_or_else(Vec::new, |(t, _)| t.take_markers())
+    }
+}
+
+/// The wall clock, unix ns.
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}

@@ -1,0 +1,62 @@
+//! Live control of a running attack (`attack -control`): the orders it
+//! takes ([`Order`]) and the marks they leave in the result stream
+//! ([`Marker`]).
+
+use crate::{Rate, Stages};
+
+/// What an order asks of the schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Go on at this rate, from the change on.
+    Rate(Rate),
+    /// Replace what is left of the schedule with these stages, the first
+    /// starting at the change.
+    Stages(Stages),
+    /// Send nothing more until a resume.
+    Pause,
+    /// Go on as before the pause, from the resume's time.
+    Resume,
+    /// Stop as Ctrl-C does: what is in flight is waited for.
+    Stop,
+}
+
+impl Command {
+    /// The command as a marker says it: `rate 3000/1s`, `pause`.
+    pub fn said(&self) -> String {
+        match self {
+            Command::Rate(r) => format!("rate {r}"),
+            Command::Stages(s) => format!("stages {s}"),
+            Command::Pause => "pause".into(),
+            Command::Resume => "resume".into(),
+            Command::Stop => "stop".into(),
+        }
+    }
+}
+
+/// One order: the command, when it applies and who gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Order {
+    /// What to do.
+    pub command: Command,
+    /// When, unix ns (`collect` gives every attacker the same one);
+    /// `None`: now. A time already past is taken as now.
+    pub at: Option<i64>,
+    /// Who asked: the caller's address, `collect`, `keys`.
+    pub who: String,
+}
+
+/// A change made to a running attack, as the stream keeps it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Marker {
+    /// When it was made, unix ns.
+    pub at: i64,
+    /// The schedule time from which it holds, unix ns (the attack's start
+    /// and the offset in its schedule).
+    pub from: i64,
+    /// The first request (of the whole schedule) on the new line.
+    pub first: u64,
+    /// What changed: `rate 3000/1s`, `pause`, `resume`, `stop`.
+    pub what: String,
+    /// Who asked.
+    pub who: String,
+}
