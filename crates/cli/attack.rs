@@ -11,7 +11,6 @@ use barrage_report::{
     progress::{Display, Show, Total, Watched},
     Recorder, Watcher,
 };
-use barrage_serve::Exporter;
 use barrage_stream::Hit;
 
 use crate::{
@@ -81,16 +80,10 @@ pub fn run(a: AttackArgs) -> Outcome {
         eprintln!("barrage attack: warning: {warning}");
     }
     let facts = a.run_facts(command_line(), env!("CARGO_PKG_VERSION"), &config, &targets);
-    let attack = Attack::new(config, client).map_err(attack_error)?;
+    let mut attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
-    let exporter = match a.prometheus_addr.map(Exporter::start).transpose() {
-        Ok(e) => e,
-        Err(e) => {
-            let addr = a.prometheus_addr.map(|a| a.to_string()).unwrap_or_default();
-            return io_error(format!("-prometheus-addr {addr}: {e}"));
-        }
-    };
+    let exporter = a.start_exporter()?;
     let stream_path = spool
         .as_ref()
         .map_or(a.output.clone(), |(p, _)| p.to_string_lossy().into_owned());
@@ -99,6 +92,10 @@ pub fn run(a: AttackArgs) -> Outcome {
     let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
+    let token = std::env::var(barrage_collect::live::TOKEN_VAR).ok();
+    if let Some(at) = a.start_control(&mut attack, sink.board(), token)? {
+        eprintln!("barrage attack: control at http://{at}/");
+    }
     let stopper = Stopper::new();
     if let Some(until) = a.until.clone() {
         let stop = stopper.clone();

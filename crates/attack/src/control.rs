@@ -30,16 +30,13 @@ impl Control {
     pub fn order(&self, order: &Order) -> Result<Marker, ControlError> {
         let (tickets, start) = self.0.running.get().ok_or(ControlError::NotRunning)?;
         let at = order.at.map(|u| u.saturating_sub(*start).max(0) as u64);
-        let (first, from) = tickets.change(&order.command, at)?;
-        let marker = Marker {
+        tickets.change_marked(&order.command, at, |first, from| Marker {
             at: now_unix(),
             from: start.saturating_add(from as i64),
-            first: if first == u64::MAX { 0 } else { first },
+            first,
             what: order.command.said(),
             who: order.who.clone(),
-        };
-        tickets.mark(marker.clone());
-        Ok(marker)
+        })
     }
 
     /// The line in force and whether paused (`None` before the start).

@@ -469,6 +469,15 @@ pub(crate) fn write_hits(
                 }
             };
             got += batch.len();
+            // -control's markers before the records of their lines.
+            for m in markers() {
+                if error.is_none() {
+                    if let Err(e) = sink.marker(&m) {
+                        error = Some(e);
+                        stopper.stop();
+                    }
+                }
+            }
             for done in batch {
                 if error.is_some() {
                     break;

@@ -13,7 +13,7 @@ use crate::Cli;
 
 /// The attack flags `sweep` sets itself, each step: `(id, as typed)`.
 /// Hidden from `sweep -h`, and refused when given.
-pub const SWEEP_SETS: [(&str, &str); 14] = [
+pub const SWEEP_SETS: [(&str, &str); 15] = [
     ("rate", "-rate"),
     ("until", "-until"),
     ("duration", "-duration"),
@@ -25,6 +25,7 @@ pub const SWEEP_SETS: [(&str, &str); 14] = [
     ("feed", "-feed"),
     ("feed_random", "-feed-random"),
     ("prometheus_addr", "-prometheus-addr"),
+    ("control", "-control"),
     ("mix", "-mix"),
     ("har_timing", "-har-timing"),
     ("har_speed", "-har-speed"),
@@ -175,7 +176,7 @@ mod tests {
                 "stages" => "1s:10".to_string(),
                 "shard" => "0/2".to_string(),
                 "start_at" => "1700000000".to_string(),
-                "prometheus_addr" => "127.0.0.1:1".to_string(),
+                "prometheus_addr" | "control" => "127.0.0.1:1".to_string(),
                 "until" => "p99±5%".to_string(),
                 _ => arg
                     .get_default_values()

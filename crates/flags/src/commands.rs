@@ -108,6 +108,9 @@ pub struct AttackArgs {
     /// With -scrape: the metric names kept, a regular expression (all without it), e.g. 'vllm:num_requests_waiting|process_cpu_seconds_total'
     #[arg(long, value_parser = parse_filter)]
     pub scrape_match: Option<barrage_targets::Filter>,
+    /// Serve live control of the attack at http://ADDR/ (e.g. 127.0.0.1:7691): its state, and POST /rate, /stages, /pause, /resume, /stop; each change is a marker in the stream (off loopback, BARRAGE_TOKEN is required as a Bearer token)
+    #[arg(long)]
+    pub control: Option<std::net::SocketAddr>,
     /// Serve Prometheus metrics of the records so far at http://ADDR/metrics while the attack runs (e.g. 127.0.0.1:8880)
     #[arg(long)]
     pub prometheus_addr: Option<std::net::SocketAddr>,

@@ -40,6 +40,9 @@ pub enum Conflict {
     /// `-http3` with `-unix-socket`.
     #[error("-http3 goes over UDP (QUIC): it does not take -unix-socket")]
     Http3Unix,
+    /// `-control` with `-hold`.
+    #[error("-control steers a schedule of requests: it does not go with -hold")]
+    ControlHold,
     /// `-hold 0`.
     #[error("-hold must be at least 1")]
     HoldZero,
@@ -145,6 +148,9 @@ impl AttackArgs {
         }
         if self.http3 && self.unix_socket.is_some() {
             return Err(Conflict::Http3Unix);
+        }
+        if self.control.is_some() && self.hold.is_some() {
+            return Err(Conflict::ControlHold);
         }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
         let poisson = matches!(self.arrivals, Arrivals::Poisson(_) | Arrivals::Gamma(..));

@@ -33,6 +33,7 @@ mod readers;
 mod ready;
 mod report;
 mod spelling;
+mod steer;
 mod sweep;
 #[cfg(test)]
 mod testing;

@@ -65,6 +65,27 @@ pub enum ReadyError {
     /// `-format flow` that read no flow.
     #[error("-format flow: no flow read")]
     NoFlow,
+    /// `-control` off loopback without a token.
+    #[error(
+        "-control {0}: an address off loopback needs a token (BARRAGE_TOKEN=T in the environment)"
+    )]
+    ControlToken(std::net::SocketAddr),
+    /// `-prometheus-addr`'s address does not bind.
+    #[error("-prometheus-addr {addr}: {source}")]
+    Exporter {
+        /// As typed.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// `-control`'s address does not bind.
+    #[error("-control {addr}: {source}")]
+    Control {
+        /// As typed.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
     /// A plan this host cannot run at all (without `-force`).
     #[error(transparent)]
     Unfit(#[from] Impossible),
@@ -86,7 +107,9 @@ impl ReadyError {
     pub fn blame(&self) -> Blame {
         match self {
             ReadyError::Load(e) if e.is_io() => Blame::Io,
-            ReadyError::Open { .. } => Blame::Io,
+            ReadyError::Open { .. } | ReadyError::Control { .. } | ReadyError::Exporter { .. } => {
+                Blame::Io
+            }
             ReadyError::Unfit(_) => Blame::Unfit,
             _ => Blame::Usage,
         }

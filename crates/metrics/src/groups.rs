@@ -45,6 +45,9 @@ pub enum GroupBy {
     /// A flow's step (`-format flow`): its name; records that are no
     /// flow's under `(none)`.
     Step,
+    /// The live control change in force at the record's scheduled time
+    /// (`attack -control`): `0 start`, `1 rate 3000/1s`, …
+    Phase,
 }
 
 impl std::str::FromStr for GroupBy {
@@ -62,9 +65,10 @@ impl std::str::FromStr for GroupBy {
             "remote" => GroupBy::Remote,
             "conn" => GroupBy::Conn,
             "step" => GroupBy::Step,
+            "phase" => GroupBy::Phase,
             other => {
                 return Err(crate::ParseError::from(format!(
-                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto, name, remote, conn or step)"
+                    "unknown -by {other:?} (use url, method, code, attack, error, grpc-status, proto, name, remote, conn, step or phase)"
                 )))
             }
         })
@@ -86,6 +90,7 @@ impl GroupBy {
             GroupBy::Remote => "remote",
             GroupBy::Conn => "conn",
             GroupBy::Step => "step",
+            GroupBy::Phase => "phase",
         }
     }
 
@@ -122,6 +127,8 @@ impl GroupBy {
                 None => "(none)",
             },
             GroupBy::Error => &hit.error,
+            // Keyed by the groups, which know the markers.
+            GroupBy::Phase => "0 start",
             GroupBy::Proto => match hit.proto {
                 barrage_model::Proto::Unknown => "(none)",
                 p => p.as_str(),
@@ -164,6 +171,8 @@ pub struct Groups {
     /// flow's order rather than by name.
     step_index: BTreeMap<String, u32>,
     code_key: String,
+    /// For `-by phase`: each change's schedule time and its phase's key.
+    phases: Vec<(i64, String)>,
 }
 
 impl Groups {
@@ -175,7 +184,30 @@ impl Groups {
             groups: BTreeMap::new(),
             step_index: BTreeMap::new(),
             code_key: String::new(),
+            phases: Vec::new(),
         }
+    }
+
+    /// Live control's markers read so far, for `-by phase`: a record
+    /// falls in the phase of the last change at or before its scheduled
+    /// time.
+    pub fn add_markers<'a>(
+        &mut self,
+        markers: impl IntoIterator<Item = &'a barrage_model::Marker>,
+    ) {
+        for m in markers {
+            let what = barrage_model::words::printable(&m.what);
+            // Attackers told one change by `collect` each mark it.
+            let same = |(from, key): &(i64, String)| {
+                *from == m.from && key.split_once(' ').is_some_and(|(_, w)| w == what)
+            };
+            if self.phases.iter().any(same) {
+                continue;
+            }
+            let n = self.phases.len() + 1;
+            self.phases.push((m.from, format!("{n} {what}")));
+        }
+        self.phases.sort_by_key(|(from, _)| *from);
     }
 
     /// Adds a hit to its group.
@@ -185,7 +217,18 @@ impl Groups {
 
     /// [`Groups::add`] for a hit whose source lacks `lacks`.
     pub fn add_lacking(&mut self, hit: &Hit, lacks: barrage_model::Lacks) {
-        let key = self.by.key(hit, &mut self.code_key);
+        let key = match self.by {
+            GroupBy::Phase => {
+                let n = self
+                    .phases
+                    .partition_point(|(from, _)| *from <= hit.scheduled);
+                match n.checked_sub(1) {
+                    Some(i) => self.phases[i].1.as_str(),
+                    None => "0 start",
+                }
+            }
+            by => by.key(hit, &mut self.code_key),
+        };
         if let Some(m) = self.groups.get_mut(key) {
             m.add_lacking(hit, lacks);
             return;
@@ -198,6 +241,12 @@ impl Groups {
         if self.by == GroupBy::Step {
             let index = hit.session.map_or(u32::MAX, |s| s.step);
             self.step_index.entry(key.clone()).or_insert(index);
+        }
+        if self.by == GroupBy::Phase {
+            let index = key.split(' ').next().and_then(|n| n.parse().ok());
+            self.step_index
+                .entry(key.clone())
+                .or_insert(index.unwrap_or(u32::MAX));
         }
         self.groups
             .entry(key)
@@ -214,7 +263,7 @@ impl Groups {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Metrics)> {
         let mut all: Vec<(&str, &Metrics)> =
             self.groups.iter().map(|(k, m)| (k.as_str(), m)).collect();
-        if self.by == GroupBy::Step {
+        if matches!(self.by, GroupBy::Step | GroupBy::Phase) {
             // A flow's steps in its order; `(none)` and the rest last.
             all.sort_by_key(|(k, _)| (self.step_index.get(*k).copied().unwrap_or(u32::MAX), *k));
         }

@@ -53,6 +53,8 @@ pub struct Metrics {
     pub(crate) warmup: Option<crate::Warmup>,
     /// `-scrape`: the server's own series, a run's total only.
     server: Option<Box<crate::Server>>,
+    /// `-control`'s changes to the run, in order of their time.
+    markers: Vec<barrage_model::Marker>,
 }
 
 impl Default for Metrics {
@@ -110,6 +112,7 @@ impl Metrics {
             gathers: true,
             warmup: None,
             server: None,
+            markers: Vec::new(),
         }
     }
 
@@ -290,6 +293,21 @@ impl Metrics {
         if samples.peek().is_some() {
             self.server.get_or_insert_default().add(samples);
         }
+    }
+
+    /// Changes made to the running attack (`-control`), kept in order of
+    /// the schedule time they hold from.
+    pub fn add_markers<'a>(
+        &mut self,
+        markers: impl IntoIterator<Item = &'a barrage_model::Marker>,
+    ) {
+        self.markers.extend(markers.into_iter().cloned());
+        self.markers.sort_by_key(|m| (m.from, m.at));
+    }
+
+    /// The changes made to the running attack (`-control`).
+    pub fn markers(&self) -> &[barrage_model::Marker] {
+        &self.markers
     }
 
     /// The scraped server's series (`None` when no sample came).

@@ -140,6 +140,7 @@ fn json_object_of(
     slo(&mut s, m)?;
     if group.is_none() {
         crate::server::json(&mut s, m)?;
+        crate::markers::json(&mut s, m)?;
         intervals(&mut s, m, p)?;
         verdict(&mut s, m, p)?;
     }

@@ -41,6 +41,7 @@ mod layout;
 mod lines;
 mod live;
 mod llm;
+mod markers;
 mod percentiles;
 pub mod progress;
 mod recorder;

@@ -33,6 +33,13 @@ pub trait Source: Send + 'static {
         Vec::new()
     }
 
+    /// Live control's markers read since `seen`, as
+    /// [`Source::samples_since`]: `-every`'s windows and `-by phase` use
+    /// them.
+    fn markers_since(&self, _seen: &mut Vec<usize>) -> Vec<barrage_model::Marker> {
+        Vec::new()
+    }
+
     /// What the inputs said of their runs besides records: their facts
     /// and their self-audits, each with its input's place (none by
     /// default).
@@ -52,6 +59,8 @@ pub struct RunFacts {
     pub warmup: Option<barrage_metrics::Warmup>,
     /// A scraped server's samples (`-scrape`).
     pub samples: Vec<barrage_model::ServerSample>,
+    /// Live control's markers (`-control`).
+    pub markers: Vec<barrage_model::Marker>,
 }
 
 impl RunFacts {
@@ -61,6 +70,7 @@ impl RunFacts {
             self.audits.iter().map(|(i, a)| (*i, a)).collect();
         total.add_run(&self.meta, &audits);
         total.add_server(&self.samples);
+        total.add_markers(&self.markers);
         if let Some(w) = self.warmup {
             total.set_warmup(w);
         }
@@ -95,6 +105,9 @@ struct Live {
     /// many of each input's.
     samples: Vec<barrage_model::ServerSample>,
     samples_seen: Vec<usize>,
+    /// The markers read so far, and how many of each input's.
+    markers: Vec<barrage_model::Marker>,
+    markers_seen: Vec<usize>,
 }
 
 impl Live {
@@ -117,6 +130,11 @@ impl Live {
                 .collect();
             m.add_run(&[], &audits);
             m.add_server(self.samples.iter().filter(|x| x.at > start && x.at <= end));
+            m.add_markers(
+                self.markers
+                    .iter()
+                    .filter(|x| x.from >= start && x.from < end),
+            );
             if at_end && i + 1 == n {
                 every = covered(start, every, &m, &self.total);
                 if self.kind != Kind::Json
@@ -191,7 +209,18 @@ pub fn whole<S: Source>(
 ) -> (Metrics, Option<barrage_metrics::Groups>) {
     let mut total = Metrics::with_options(options);
     let mut groups = by.map(|by| barrage_metrics::Groups::new(by, &total));
+    let phases = by == Some(barrage_metrics::GroupBy::Phase);
+    let mut seen = Vec::new();
     while let Some((hit, lacks)) = source.next_hit() {
+        if let (true, Some(g)) = (phases, &mut groups) {
+            // -by phase: the markers read with the record, which come
+            // before the records they move.
+            let hit = hit.clone();
+            g.add_markers(&source.markers_since(&mut seen));
+            total.add_lacking(&hit, lacks);
+            g.add_lacking(&hit, lacks);
+            continue;
+        }
         total.add_lacking(hit, lacks);
         if let Some(g) = &mut groups {
             g.add_lacking(hit, lacks);
@@ -223,6 +252,8 @@ pub fn live<S: Source>(
         audits: Vec::new(),
         samples: Vec::new(),
         samples_seen: Vec::new(),
+        markers: Vec::new(),
+        markers_seen: Vec::new(),
     };
     if kind != Kind::Json {
         if let Err(e) = crate::window_header(percentiles, &mut state.out) {
@@ -249,6 +280,9 @@ pub fn live<S: Source>(
                         let mut seen = std::mem::take(&mut s.samples_seen);
                         s.samples.extend(source.samples_since(&mut seen));
                         s.samples_seen = seen;
+                        let mut seen = std::mem::take(&mut s.markers_seen);
+                        s.markers.extend(source.markers_since(&mut seen));
+                        s.markers_seen = seen;
                         s.emit(ready, false);
                     }
                 }
@@ -272,6 +306,8 @@ pub fn live<S: Source>(
     s.audits.extend(source.audits_after(seen));
     let mut seen = std::mem::take(&mut s.samples_seen);
     s.samples.extend(source.samples_since(&mut seen));
+    let mut seen = std::mem::take(&mut s.markers_seen);
+    s.markers.extend(source.markers_since(&mut seen));
     let rest = s.windows.finish();
     s.emit(rest, true);
     source.run_facts().add_to(&mut s.total);

@@ -138,6 +138,10 @@ impl HitSink for Recorder {
     fn sample(&mut self, sample: &barrage_model::ServerSample) -> io::Result<()> {
         self.encoder.sample(sample)
     }
+
+    fn marker(&mut self, marker: &barrage_model::Marker) -> io::Result<()> {
+        self.encoder.marker(marker)
+    }
 }
 
 #[cfg(test)]

@@ -268,6 +268,14 @@ impl crate::Source for Records {
             .collect()
     }
 
+    fn markers_since(&self, seen: &mut Vec<usize>) -> Vec<barrage_model::Marker> {
+        self.merge
+            .markers_since(seen)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
     fn run_facts(&self) -> crate::live::RunFacts {
         crate::live::RunFacts {
             meta: self.merge.meta(),
@@ -278,6 +286,7 @@ impl crate::Source for Records {
                 .map(|(i, a)| (i, a.clone()))
                 .collect(),
             samples: self.merge.samples().into_iter().cloned().collect(),
+            markers: self.merge.markers().into_iter().cloned().collect(),
             warmup: (self.warmup > 0).then_some(barrage_metrics::Warmup {
                 ns: self.warmup,
                 left_out: self.left_out,

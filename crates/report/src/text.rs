@@ -76,6 +76,7 @@ pub fn text<W: Write>(m: &Metrics, p: &Percentiles, out: W) -> io::Result<()> {
     events(m, p, &cols, &mut out)?;
     crate::llm::text(m, p, &cols, &mut out)?;
     crate::server::text(m, &cols, &mut out)?;
+    crate::markers::text(m, &cols, &mut out)?;
     sessions(m, p, &cols, &mut out)?;
     slo(m, &cols, &mut out)?;
     if m.options().intervals {

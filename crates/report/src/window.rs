@@ -70,6 +70,7 @@ pub fn window_row<W: Write>(
             line.push_str(&format!("  {name}{unit} {}", crate::server::value(x.last)));
         }
     }
+    line.push_str(&crate::markers::row(m));
     // The window's verdict (none for vegeta's results): its binding
     // checks only, a window being too short for the warnings.
     if let Some(t) = m.trust(&p.percents()) {
@@ -123,6 +124,7 @@ pub fn window_json<W: Write>(
     crate::json::events(&mut s, m, p)?;
     crate::llm::json(&mut s, m, p)?;
     crate::server::json(&mut s, m)?;
+    crate::markers::json(&mut s, m)?;
     crate::json::verdict_object(&mut s, m, p)?;
     s.extend_from_slice(b"}\n");
     out.write_all(&s)?;

@@ -114,6 +114,12 @@ impl<R: Read> Decoder<R> {
         &self.lately.audits
     }
 
+    /// Live control's markers read so far (at most
+    /// [`crate::item::MAX_MARKERS`]), in the order written.
+    pub fn markers(&self) -> &[barrage_model::Marker] {
+        &self.lately.markers
+    }
+
     /// The scraped server samples read so far (at most
     /// [`crate::item::MAX_SAMPLES`]), in the order written.
     pub fn samples(&self) -> &[barrage_model::ServerSample] {

@@ -5,9 +5,9 @@ use barrage_model::Hit;
 use crate::wire::{
     most_bytes, put_bytes, put_varint, put_zigzag, Prev, FORMAT_VERSION, FRAME_HEADER_LEN,
     FRAME_TARGET, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
-    ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK, ITEM_META,
-    ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAGIC, MAX_FRAME, MAX_TABLE,
-    X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+    ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK,
+    ITEM_MARKER, ITEM_META, ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAGIC,
+    MAX_FRAME, MAX_TABLE, X_FIRST_BYTE, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
 };
 
 /// The most text bytes the string table holds before it is reset (and
@@ -223,6 +223,22 @@ impl<W: Write> Encoder<W> {
         put_bytes(f, x.name.as_bytes());
         put_varint(f, x.value.to_bits());
         put_varint(f, u64::from(x.rate));
+        Ok(())
+    }
+
+    /// Writes a change made to the running attack, read back by
+    /// [`crate::Decoder::markers`].
+    pub fn marker(&mut self, m: &barrage_model::Marker) -> io::Result<()> {
+        if self.frame.len() - FRAME_HEADER_LEN + m.what.len() + m.who.len() + 40 > self.max_frame {
+            self.end_frame()?;
+        }
+        let f = &mut self.frame;
+        put_varint(f, ITEM_MARKER);
+        put_zigzag(f, m.at);
+        put_zigzag(f, m.from);
+        put_varint(f, m.first);
+        put_bytes(f, m.what.as_bytes());
+        put_bytes(f, m.who.as_bytes());
         Ok(())
     }
 

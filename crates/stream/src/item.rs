@@ -8,8 +8,8 @@ use crate::{
     wire::{
         Prev, Recent, F_ATTACK, F_BODY, F_BYTES_OUT, F_ERROR, F_HEADERS, F_METHOD, F_PROTO, F_URL,
         ITEM_AUDIT, ITEM_EVENTS, ITEM_HIT, ITEM_HIT_EXT, ITEM_HIT_FIRST_BYTE, ITEM_HIT_LINK,
-        ITEM_META, ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS, MAX_TABLE,
-        X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
+        ITEM_MARKER, ITEM_META, ITEM_RESET, ITEM_SAMPLE, ITEM_SESSION, ITEM_STR, ITEM_TOKENS,
+        MAX_TABLE, X_FIRST_BYTE, X_KNOWN, X_LINK_BITS, X_LOCAL, X_NAME, X_NEW, X_REMOTE,
     },
 };
 
@@ -25,6 +25,10 @@ pub const MAX_AUDITS: usize = 100_000;
 /// ([`Decoder::samples`]): 100 series a second for 17 minutes, or 10 for
 /// nearly 3 hours; later ones are skipped.
 pub const MAX_SAMPLES: usize = 100_000;
+
+/// The most live control markers a reader keeps per input
+/// ([`Decoder::markers`]); later ones are skipped.
+pub const MAX_MARKERS: usize = 10_000;
 
 /// What kind 7 reads against, besides the previous record: the addresses
 /// last parsed and the frame's recent local addresses.
@@ -42,6 +46,8 @@ pub(crate) struct Lately {
     pub(crate) audits: Vec<barrage_model::Audit>,
     /// The scraped samples read so far (at most [`MAX_SAMPLES`]).
     pub(crate) samples: Vec<barrage_model::ServerSample>,
+    /// Live control's markers read so far (at most [`MAX_MARKERS`]).
+    pub(crate) markers: Vec<barrage_model::Marker>,
 }
 
 impl Lately {
@@ -82,8 +88,26 @@ pub(crate) fn decode_item(
         tokens,
         audits,
         samples,
+        markers,
     } = lately;
     match c.u64()? {
+        ITEM_MARKER => {
+            let at = c.i64()?;
+            let from = c.i64()?;
+            let first = c.u64()?;
+            let what = c.str()?.to_owned();
+            let who = c.str()?.to_owned();
+            if markers.len() < MAX_MARKERS {
+                markers.push(barrage_model::Marker {
+                    at,
+                    from,
+                    first,
+                    what,
+                    who,
+                });
+            }
+            Ok(false)
+        }
         ITEM_SAMPLE => {
             let source = c.str()?.to_owned();
             let at = c.i64()?;

@@ -51,7 +51,7 @@ pub use csv::{CsvReader, CsvWriter};
 pub use decoder::Decoder;
 pub use encoder::{aborted_stream, Encoder};
 pub use error::StreamError;
-pub use item::{MAX_AUDITS, MAX_META, MAX_SAMPLES};
+pub use item::{MAX_AUDITS, MAX_MARKERS, MAX_META, MAX_SAMPLES};
 pub use json::{JsonReader, JsonWriter};
 pub use merge::{Merge, OpenError, Origin};
 pub use reader::HitReader;

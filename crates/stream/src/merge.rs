@@ -66,6 +66,30 @@ impl Merge {
             .collect()
     }
 
+    /// Live control's markers of every input read so far, by time.
+    pub fn markers(&self) -> Vec<&barrage_model::Marker> {
+        let mut all: Vec<&barrage_model::Marker> = self
+            .heads
+            .iter()
+            .flat_map(|h| h.reader.markers().iter())
+            .collect();
+        all.sort_by_key(|m| (m.from, m.at));
+        all
+    }
+
+    /// The markers read since `seen` (how many of each input's were
+    /// taken before), which it then counts.
+    pub fn markers_since(&self, seen: &mut Vec<usize>) -> Vec<&barrage_model::Marker> {
+        seen.resize(self.heads.len(), 0);
+        let mut out = Vec::new();
+        for (h, n) in self.heads.iter().zip(seen.iter_mut()) {
+            let all = h.reader.markers();
+            out.extend(all.iter().skip(*n));
+            *n = all.len();
+        }
+        out
+    }
+
     /// The scraped server samples of every input read so far.
     pub fn samples(&self) -> Vec<&barrage_model::ServerSample> {
         self.heads

@@ -81,6 +81,15 @@ impl<R: Read> HitReader<R> {
         }
     }
 
+    /// Live control's markers a binary stream holds (see
+    /// [`Decoder::markers`]); none in CSV or JSON lines.
+    pub fn markers(&self) -> &[barrage_model::Marker] {
+        match self {
+            HitReader::Binary(d) => d.markers(),
+            _ => &[],
+        }
+    }
+
     /// The scraped server samples a binary stream holds (see
     /// [`Decoder::samples`]); none in CSV or JSON lines.
     pub fn samples(&self) -> &[barrage_model::ServerSample] {

@@ -66,6 +66,10 @@
 //!                                 (`barrage_model::ServerSample`): value
 //!                                 the f64's bits, flags & 1 a counter's
 //!                                 rate a second
+//! 13 Marker at:zigzag from:zigzag first:varint what:bytes who:bytes
+//!                                 (version 11) a change made to the
+//!                                 running attack (`barrage_model::Marker`,
+//!                                 `attack -control`)
 //! 7 Hit    flags:u8, then as 1 (version 5) a record with its
 //!          connection; in the code's place zigzag(code - the previous
 //!          record's code) << 5 | ext (5 bits: FIRST_BYTE, NAME, NEW,
@@ -103,9 +107,11 @@ pub const MAGIC: [u8; 4] = [0xB7, b'B', b'R', b'G'];
 /// the protocol (flag PROTO), version 4 the target's name (kind 5) and the
 /// run's facts (kind 6), version 5 the connection (kind 7), version 6 a
 /// streamed answer's events (kind 8), version 7 a flow's session and step
-/// (kind 9), version 8 the attack's self-audit (kind 10); older streams are read as they are (their records have none
+/// (kind 9), version 8 the attack's self-audit (kind 10), version 9 and 10
+/// LLM token counts (kind 11) and scraped samples (kind 12), version 11
+/// live control's markers (kind 13); older streams are read as they are (their records have none
 /// of these).
-pub const FORMAT_VERSION: u16 = 10;
+pub const FORMAT_VERSION: u16 = 11;
 
 /// Header length: magic + u16 version.
 pub(crate) const HEADER_LEN: usize = 6;
@@ -137,6 +143,7 @@ pub(crate) const ITEM_SESSION: u64 = 9;
 pub(crate) const ITEM_AUDIT: u64 = 10;
 pub(crate) const ITEM_TOKENS: u64 = 11;
 pub(crate) const ITEM_SAMPLE: u64 = 12;
+pub(crate) const ITEM_MARKER: u64 = 13;
 
 /// The most event offsets one record holds: `-max-events` is at most
 /// this, and readers refuse more, so that a crafted stream cannot make a

@@ -315,11 +315,11 @@ fn header_errors_are_named() {
         Decoder::new(&b""[..]),
         Err(StreamError::NotAStream { .. })
     ));
-    let newer = [0xB7, b'B', b'R', b'G', 11, 0];
+    let newer = [0xB7, b'B', b'R', b'G', 12, 0];
     match Decoder::new(&newer[..]) {
         Err(StreamError::NewerVersion {
-            found: 11,
-            supported: 10,
+            found: 12,
+            supported: 11,
         }) => {}
         other => panic!("{:?}", other.err()),
     }

@@ -132,16 +132,6 @@ impl Tickets {
         })
     }
 
-    /// Keeps `marker` for the writer.
-    pub(crate) fn mark(&self, marker: Marker) {
-        if let Some(r) = &self.retime {
-            r.markers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(marker);
-        }
-    }
-
     /// Live control's state.
     pub(crate) fn steering(&self) -> Option<Steering> {
         let r = self.retime.as_ref()?;
@@ -158,13 +148,31 @@ impl Tickets {
     }
 
     /// Applies `command` from schedule time `at` (ns from the start;
-    /// `None` or a time past: now) and returns its marker's first request
-    /// and time. A stop is the stopper's; the rest are segments.
+    /// `None` or a time past: now) and returns its first request and
+    /// time. A stop is the stopper's; the rest are segments.
+    #[cfg(test)]
     pub(crate) fn change(
         &self,
         command: &Command,
         at: Option<u64>,
     ) -> Result<(u64, u64), ControlError> {
+        let mut made = (0, 0);
+        self.change_marked(command, at, |first, from| {
+            made = (first, from);
+            Marker::default()
+        })?;
+        Ok(made)
+    }
+
+    /// [`Tickets::change`], with the marker `mark` makes of its first
+    /// request and time kept for the writer before any ticket is taken
+    /// on the new line (so the stream has it before their records).
+    pub(crate) fn change_marked(
+        &self,
+        command: &Command,
+        at: Option<u64>,
+        mark: impl FnOnce(u64, u64) -> Marker,
+    ) -> Result<Marker, ControlError> {
         let Some(r) = &self.retime else {
             return Err(ControlError::NotRunning);
         };
@@ -209,7 +217,8 @@ impl Tickets {
             let segments = &plan.lanes[i];
             // The first on the new line: the first due from `t` on, unless
             // this process has taken it already (then its first not taken,
-            // from when its last taken was due).
+            // from just after its last taken was due, so that times still
+            // grow with the number).
             let (first, from) = match command {
                 Command::Resume => {
                     let paused = segments.last().map_or(0, |s| s.first);
@@ -221,7 +230,7 @@ impl Tickets {
                         let last = next
                             .checked_sub(1)
                             .and_then(|k| due_at(pacer, pacer.global(k), segments));
-                        (untaken, last.map_or(t, |l| l.max(t)))
+                        (untaken, last.map_or(t, |l| l.saturating_add(1).max(t)))
                     } else {
                         (g, t)
                     }
@@ -262,9 +271,15 @@ impl Tickets {
             Command::Stop => self.stopper.stop(),
             _ => {}
         }
+        let first = if made.0 == u64::MAX { 0 } else { made.0 };
+        let marker = mark(first, made.1);
+        r.markers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(marker.clone());
         drop(plan);
         r.changes.send_modify(|n| *n += 1);
-        Ok(made)
+        Ok(marker)
     }
 }
 
@@ -342,10 +357,10 @@ mod tests {
         take(&t, 20);
         clock.store(10 * MS, Ordering::SeqCst);
         // 10..19 are taken (due 10..19 ms): the new line starts with 20,
-        // when 19 is due.
+        // just after 19 is due.
         let rate = Command::Rate("100".parse().unwrap());
-        assert_eq!(t.change(&rate, None), Ok((20, 19 * MS)));
-        assert_eq!(take(&t, 2), [(20, 19 * MS), (21, 29 * MS)]);
+        assert_eq!(t.change(&rate, None), Ok((20, 19 * MS + 1)));
+        assert_eq!(take(&t, 2), [(20, 19 * MS + 1), (21, 29 * MS + 1)]);
     }
 
     #[test]

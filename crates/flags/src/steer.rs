@@ -1,0 +1,96 @@
+//! `attack -control ADDR`: the control API's server over the attack's
+//! controls, its progress board and its count of requests sent.
+
+use std::{net::SocketAddr, sync::Arc, time::Instant};
+
+use barrage_attack::{Control, Watch};
+
+use barrage_model::{Marker, Order};
+use barrage_report::progress::Board;
+use barrage_serve::{ControlServer, Steer};
+
+use crate::{AttackArgs, ReadyError};
+
+/// What the API reads and steers.
+struct Steered {
+    control: Control,
+    board: Arc<Board>,
+    watch: Watch,
+    /// The flags' rate or stages, as typed.
+    flags: String,
+    started: Instant,
+}
+
+impl Steer for Steered {
+    fn order(&self, order: &Order) -> Result<Marker, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(self.control.order(order)?)
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let steering = self.control.steering();
+        let (written, ok, errors, recent) = self.board.read();
+        let sent = self.watch.sent();
+        let verdict = self.board.so_far().map(|s| {
+            let (valid, why) = s.said();
+            serde_json::json!({ "valid": valid, "why": why })
+        });
+        serde_json::json!({
+            "running": steering.is_some(),
+            "line": steering.as_ref().and_then(|s| s.line.clone()).unwrap_or_else(|| self.flags.clone()),
+            "paused": steering.as_ref().is_some_and(|s| s.paused),
+            "changes": steering.as_ref().map_or(0, |s| s.changes),
+            "elapsed_ns": self.started.elapsed().as_nanos() as u64,
+            "sent": sent,
+            "written": written,
+            "in_flight": sent.saturating_sub(written),
+            "ok": ok,
+            "errors": errors,
+            "latency_p99_ns": recent.map(|r| r.1),
+            "lag_p99_ns": recent.map(|r| r.2),
+            "verdict": verdict,
+        })
+    }
+}
+
+impl AttackArgs {
+    /// Binds `-prometheus-addr`'s exporter, when given.
+    pub fn start_exporter(&self) -> Result<Option<barrage_serve::Exporter>, ReadyError> {
+        let start = |addr| {
+            barrage_serve::Exporter::start(addr)
+                .map_err(|source| ReadyError::Exporter { addr, source })
+        };
+        self.prometheus_addr.map(start).transpose()
+    }
+
+    /// Starts `-control`'s server (when given) over `attack`'s controls
+    /// and `board`; `token` is `BARRAGE_TOKEN`, needed off loopback.
+    pub fn start_control(
+        &self,
+        attack: &mut barrage_attack::Attack,
+        board: Arc<Board>,
+        token: Option<String>,
+    ) -> Result<Option<SocketAddr>, ReadyError> {
+        let Some(addr) = self.control else {
+            return Ok(None);
+        };
+        let (control, watch) = (attack.control(), attack.watch());
+        let token = token.filter(|t| !t.is_empty());
+        if !addr.ip().is_loopback() && token.is_none() {
+            return Err(ReadyError::ControlToken(addr));
+        }
+        let flags = match &self.stages {
+            Some(s) => format!("stages {s}"),
+            None => format!("rate {}", self.rate),
+        };
+        let steered = Steered {
+            control,
+            board,
+            watch,
+            flags,
+            started: Instant::now(),
+        };
+        ControlServer::start(addr, token, Arc::new(steered))
+            .map(|s| Some(s.addr()))
+            .map_err(|source| ReadyError::Control { addr, source })
+    }
+}
