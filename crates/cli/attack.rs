@@ -7,6 +7,7 @@
 use std::io::{self, IsTerminal};
 
 use barrage_attack::{Attack, HitSink, StopReason, Stopper, Targets};
+use barrage_collect::live::Live;
 use barrage_report::{
     progress::{Display, Show, Total, Watched},
     Recorder, Watcher,
@@ -92,8 +93,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
-    let token = std::env::var(barrage_collect::live::TOKEN_VAR).ok();
-    if let Some(at) = a.start_control(&mut attack, sink.board(), token)? {
+    if let Some(at) = a.start_control(&mut attack, sink.board())? {
         eprintln!("barrage attack: control at http://{at}/");
     }
     let stopper = Stopper::new();
@@ -118,15 +118,8 @@ pub fn run(a: AttackArgs) -> Outcome {
     // before the first request; its `stop` stops us as Ctrl-C does.
     let live = match spool {
         Some(spool) => {
-            let stop = stopper.clone();
-            Some(barrage_collect::live::Live::start(
-                &a.output,
-                &None,
-                spool,
-                shard,
-                &a.name,
-                Box::new(move || stop.stop()),
-            )?)
+            let heard = barrage_flags::on_heard(stopper.clone(), attack.control());
+            Some(Live::start(&a.output, &None, spool, shard, &a.name, heard)?)
         }
         None => None,
     };

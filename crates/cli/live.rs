@@ -59,7 +59,7 @@ pub fn collect(a: CollectArgs) -> Outcome {
         None => None,
     };
     let tls_on = tls.is_some();
-    let config = a.config(token, tls).map_err(Failed::usage)?;
+    let config = a.config(token.clone(), tls).map_err(Failed::usage)?;
     if !a.listen.ip().is_loopback() && !tls_on {
         eprintln!("barrage collect: warning: -listen {} without -tls-cert: the token and the results cross the network in clear", a.listen);
     }
@@ -78,6 +78,9 @@ pub fn collect(a: CollectArgs) -> Outcome {
         Err(e) if output::is_closed_pipe(&e) => return Ok(()),
         Err(e) => return Err(Failed::io(format!("-output {}: {e}", a.output))),
     };
+    if let Some(at) = a.start_control(collector.orders(), &token)? {
+        eprintln!("barrage collect: control at http://{at}/");
+    }
     let scheme = if tls_on { "tls" } else { "tcp" };
     eprintln!("barrage collect: listening on {scheme}://{addr}");
     let signals = barrage_collect::live::count_signals();

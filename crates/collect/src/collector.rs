@@ -107,6 +107,7 @@ impl std::fmt::Display for Summary {
 pub struct Collector {
     listener: TcpListener,
     config: CollectConfig,
+    orders: crate::Orders,
 }
 
 /// One attacker, as the merge sees it.
@@ -144,7 +145,13 @@ impl Collector {
         Ok(Collector {
             listener: TcpListener::bind(addr)?,
             config,
+            orders: Default::default(),
         })
+    }
+
+    /// Live control's orders, passed to every attacker (`-control`).
+    pub fn orders(&self) -> crate::Orders {
+        self.orders.clone()
     }
 
     /// Where it listens.
@@ -157,11 +164,9 @@ impl Collector {
     /// stops the attackers, the second ends the collection at once.
     pub fn run<W: Write>(self, out: &mut Encoder<W>, signals: &AtomicUsize) -> io::Result<Summary> {
         let (tx, rx) = sync_channel(1 << 16);
-        let shared = Arc::new(Shared::new(
-            self.config.token.clone(),
-            self.config.tls.clone(),
-            tx,
-        ));
+        let mut shared = Shared::new(self.config.token.clone(), self.config.tls.clone(), tx);
+        shared.orders = self.orders;
+        let shared = Arc::new(shared);
         {
             let shared = shared.clone();
             let listener = self.listener;
@@ -387,6 +392,18 @@ impl<'a> Merge<'a> {
                 out.audit(&sample)?;
             }
             Event::Sample(sample) => out.sample(&sample)?,
+            Event::Marker(index, marker) => {
+                // The live view: each attacker's change, as it made it.
+                eprintln!(
+                    "barrage collect: {}: {} from request {} at {} (by {})",
+                    self.attackers.get(index).map_or("?", |a| a.hello.label.as_str()),
+                    marker.what,
+                    marker.first,
+                    barrage_model::time::format_rfc3339(marker.from),
+                    marker.who,
+                );
+                out.marker(&marker)?
+            }
             Event::Finished(index) => {
                 let a = &mut self.attackers[index];
                 a.finished = true;

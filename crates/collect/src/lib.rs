@@ -13,11 +13,13 @@
 mod collector;
 pub mod link;
 pub mod live;
+mod orders;
 mod origins;
 mod uplink;
 pub mod wire;
 
 pub use collector::{CollectConfig, Collector, Summary};
+pub use orders::{Orders, LEAD};
 pub use uplink::{spool, temp_spool, OnStop, Uplink, UplinkConfig, UplinkError};
 
 /// `tcp://HOST:PORT` or `tls://HOST:PORT`: the address and whether it is

@@ -13,7 +13,23 @@ use std::{
     time::Duration,
 };
 
-use crate::{link::TlsSetup, parse_address, wire::WireError, Uplink, UplinkConfig, UplinkError};
+use crate::{
+    link::TlsSetup, parse_address, uplink::Told, wire::WireError, Uplink, UplinkConfig, UplinkError,
+};
+
+/// What the collector tells an attacker, for [`Live::start`]'s hook.
+pub enum Heard {
+    /// Stop as on Ctrl-C.
+    Stop,
+    /// A live control order (`collect -control`), timed for every
+    /// attacker alike.
+    Order(barrage_model::Order),
+}
+
+/// [`Live::start`]'s hook: what it does with what the collector says
+/// (an order it cannot take is said on stderr).
+pub type OnHeard =
+    Box<dyn Fn(Heard) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + Send>;
 
 /// The environment variable that holds the shared token.
 pub const TOKEN_VAR: &str = "BARRAGE_TOKEN";
@@ -177,8 +193,8 @@ impl Drop for Made {
 
 impl Live {
     /// Connects the spool (its header already written; `keep`: the
-    /// user's) to the collector at `address`; `on_stop` is called when
-    /// the collector says stop. When it cannot (a bad address, no token,
+    /// user's) to the collector at `address`; `on_heard` is called when
+    /// the collector says stop or gives an order. When it cannot (a bad address, no token,
     /// a refusal), a spool of our own making is removed: nothing was
     /// sent, and its name was never said.
     pub fn start(
@@ -187,7 +203,7 @@ impl Live {
         (spool, keep): (PathBuf, bool),
         shard: Option<(u64, u64)>,
         name: &str,
-        on_stop: Box<dyn Fn() + Send>,
+        on_heard: OnHeard,
     ) -> Result<Live, LiveError> {
         let mut made = Made((!keep).then(|| spool.clone()));
         let what = format!("-output {address}");
@@ -216,10 +232,20 @@ impl Live {
         let said = stopped.clone();
         let uplink = Uplink::start(
             config,
-            Box::new(move |why: &str| {
-                eprintln!("barrage: the collector says stop: {why}");
-                *said.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
-                on_stop();
+            Box::new(move |told: Told| match told {
+                Told::Stop(why) => {
+                    eprintln!("barrage: the collector says stop: {why}");
+                    *said.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.to_string());
+                    let _ = on_heard(Heard::Stop);
+                }
+                Told::Control(at, what) => {
+                    let done = crate::orders::read(at, what)
+                        .map_err(Into::into)
+                        .and_then(|order| on_heard(Heard::Order(order)));
+                    if let Err(e) = done {
+                        eprintln!("barrage: the collector's order {what:?} was not taken: {e}");
+                    }
+                }
             }),
         )
         .map_err(|e| match e {
@@ -317,7 +343,10 @@ pub fn send(c: SendConfig) -> Result<Option<String>, LiveError> {
         (spool, keep),
         None,
         "send",
-        Box::new(move || stop.store(true, Ordering::SeqCst)),
+        Box::new(move |heard| match heard {
+            Heard::Stop => Ok(stop.store(true, Ordering::SeqCst)),
+            Heard::Order(_) => Err("a stream sent from a file has no schedule to change".into()),
+        }),
     )?;
     let signals = count_signals();
     if let Some(copier) = copier {

@@ -58,6 +58,8 @@ pub enum Event {
     Audit(usize, Box<barrage_model::Audit>),
     /// A sample of a server an origin scraped (`-scrape`).
     Sample(Box<barrage_model::ServerSample>),
+    /// A live control change an origin made (`-control`).
+    Marker(usize, Box<barrage_model::Marker>),
     /// An origin's connection ended with its stream, `done` said.
     Finished(usize),
     /// An origin's connection dropped before its end.
@@ -80,6 +82,8 @@ pub struct Shared {
     pub events: SyncSender<Event>,
     /// Why the attackers are to stop, once they are.
     pub stop: Mutex<Option<String>>,
+    /// Live control's orders (`collect -control`).
+    pub orders: crate::Orders,
     origins: Mutex<HashMap<String, Arc<Origin>>>,
 }
 
@@ -90,6 +94,8 @@ struct Origin {
     held: Mutex<(u64, SyncSender<Vec<u8>>)>,
     /// Which connection may feed it: the newest.
     turn: AtomicU64,
+    /// Live control's orders its connections have passed on.
+    told: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -100,6 +106,7 @@ impl Shared {
             tls,
             events,
             stop: Mutex::new(None),
+            orders: Default::default(),
             origins: Mutex::new(HashMap::new()),
         }
     }
@@ -130,6 +137,7 @@ impl Shared {
                     index,
                     held: Mutex::new((0, feed)),
                     turn: AtomicU64::new(0),
+                    told: Default::default(),
                 });
                 all.insert(hello.origin.clone(), o.clone());
                 o
@@ -316,6 +324,11 @@ fn feed(
                 .map_err(fail)?;
             told = Some(why);
         }
+        for (at, what) in shared.orders.since(origin.told.load(Ordering::SeqCst)) {
+            link.write_all(&Reply::Control(at, what).encode())
+                .map_err(fail)?;
+            origin.told.fetch_add(1, Ordering::SeqCst);
+        }
         link.flush().map_err(fail)?;
         let n = match link.read(&mut buf) {
             Ok(0) => return Err(Lost::Closed),
@@ -407,6 +420,7 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
     let mut metas = 0;
     let mut audits = 0;
     let mut samples = 0;
+    let mut markers = 0;
     let mut hit = Hit::default();
     loop {
         match dec.read(&mut hit) {
@@ -423,6 +437,10 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                     let _ = events.send(Event::Sample(Box::new(x.clone())));
                 }
                 samples = dec.samples().len();
+                for m in &dec.markers()[markers..] {
+                    let _ = events.send(Event::Marker(index, Box::new(m.clone())));
+                }
+                markers = dec.markers().len();
                 if events
                     .send(Event::Hit(index, Box::new(hit.clone())))
                     .is_err()
@@ -441,6 +459,9 @@ fn decode(index: usize, chunks: Receiver<Vec<u8>>, events: SyncSender<Event>) {
                 }
                 for x in &dec.samples()[samples..] {
                     let _ = events.send(Event::Sample(Box::new(x.clone())));
+                }
+                for m in &dec.markers()[markers..] {
+                    let _ = events.send(Event::Marker(index, Box::new(m.clone())));
                 }
                 let _ = events.send(Event::Ended(index));
                 return;

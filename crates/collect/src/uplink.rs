@@ -94,8 +94,16 @@ struct Flags<'a> {
     abort: &'a AtomicBool,
 }
 
-/// Called with the collector's reason when it says stop.
-pub type OnStop = Box<dyn FnMut(&str) + Send>;
+/// What the collector said besides its replies to the stream.
+pub enum Told<'a> {
+    /// Stop, with the collector's reason.
+    Stop(&'a str),
+    /// A live control order: its schedule time (unix ns) and words.
+    Control(i64, &'a str),
+}
+
+/// Called with what the collector says: stop, or a control order.
+pub type OnStop = Box<dyn FnMut(Told<'_>) + Send>;
 
 /// A running uplink: [`Uplink::finish`] once the spool is complete.
 pub struct Uplink {
@@ -359,9 +367,10 @@ impl Stops {
         while let Some(r) = session.replies.pop_front() {
             match r {
                 Reply::Stop(why) if self.0.is_none() => {
-                    on_stop(&why);
+                    on_stop(Told::Stop(&why));
                     self.0 = Some(why);
                 }
+                Reply::Control(at, what) => on_stop(Told::Control(at, &what)),
                 Reply::Done(n) => held = Some(n),
                 _ => {}
             }

@@ -16,6 +16,10 @@
 //!                         file holds them (header, then frames), and at its
 //!                         end 0xFFFFFFFF in a frame length's place
 //! collector -> attacker   stop WHY\n       at any time: stop as on Ctrl-C
+//!                         control AT WHAT\n  a live control order (`collect
+//!                                          -control`): WHAT (`rate 3000/1s`,
+//!                                          `pause`) from schedule time AT,
+//!                                          unix ns
 //!                         done BYTES\n     after the end: everything is held
 //! ```
 //!
@@ -220,6 +224,8 @@ pub enum Reply {
     Stop(String),
     /// `done BYTES`.
     Done(u64),
+    /// `control AT WHAT`.
+    Control(i64, String),
 }
 
 impl Reply {
@@ -231,6 +237,10 @@ impl Reply {
             "done" => rest.parse().ok().map(Reply::Done),
             "refused" => Some(Reply::Refused(rest.to_string())),
             "stop" => Some(Reply::Stop(rest.to_string())),
+            "control" => {
+                let (at, what) = rest.split_once(' ')?;
+                Some(Reply::Control(at.parse().ok()?, what.to_string()))
+            }
             _ => None,
         }
     }
@@ -242,6 +252,7 @@ impl Reply {
             Reply::Done(n) => format!("done {n}\n"),
             Reply::Refused(w) => format!("refused {}\n", one_line(w)),
             Reply::Stop(w) => format!("stop {}\n", one_line(w)),
+            Reply::Control(at, w) => format!("control {at} {}\n", one_line(w)),
         }
         .into_bytes()
     }

@@ -49,6 +49,7 @@ pub use readers::{CompareArgs, ExportArgs};
 pub use ready::{destinations, Blame, ReadyError, Setup};
 pub use report::{CompareConflict, ReportConflict};
 pub use spelling::{as_typed, normalize, one_dash_help};
+pub use steer::on_heard;
 pub use sweep::SweepConflict;
 pub use values::*;
 

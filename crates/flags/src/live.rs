@@ -47,6 +47,9 @@ pub struct CollectArgs {
     /// Output file of the merged stream
     #[arg(long, default_value = "stdout")]
     pub output: String,
+    /// Serve live control of every attacker at http://ADDR/ (as attack -control): each change reaches them all and holds from one schedule time (500ms ahead, or the call's "at" or "in"); off loopback, the token is required as a Bearer token
+    #[arg(long)]
+    pub control: Option<SocketAddr>,
 }
 
 /// `barrage send`.

@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, sync::Arc, time::Instant};
 
 use barrage_attack::{Control, Watch};
-
+use barrage_collect::live::{Heard, OnHeard};
 use barrage_model::{Marker, Order};
 use barrage_report::progress::Board;
 use barrage_serve::{ControlServer, Steer};
@@ -52,6 +52,52 @@ impl Steer for Steered {
     }
 }
 
+/// What an attacker does with what its collector says: stop as on
+/// Ctrl-C, or take a live control order.
+pub fn on_heard(stopper: barrage_attack::Stopper, control: Control) -> OnHeard {
+    Box::new(move |heard| match heard {
+        Heard::Stop => {
+            stopper.stop();
+            Ok(())
+        }
+        Heard::Order(o) => control.order(&o).map(drop).map_err(Into::into),
+    })
+}
+
+/// `collect -control`: orders for every attacker.
+struct Collected(barrage_collect::Orders);
+
+impl Steer for Collected {
+    fn order(&self, order: &Order) -> Result<Marker, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(self.0.order(order))
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let orders: Vec<serde_json::Value> = (self.0.all().into_iter())
+            .map(|(at, what)| serde_json::json!({ "from": at, "what": what }))
+            .collect();
+        serde_json::json!({ "running": true, "orders": orders })
+    }
+}
+
+impl crate::CollectArgs {
+    /// Starts `-control`'s server (when given) over the collector's
+    /// `orders`; `token` is the collector's.
+    pub fn start_control(
+        &self,
+        orders: barrage_collect::Orders,
+        token: &str,
+    ) -> Result<Option<SocketAddr>, ReadyError> {
+        let Some(addr) = self.control else {
+            return Ok(None);
+        };
+        let token = (!addr.ip().is_loopback()).then(|| token.to_string());
+        ControlServer::start(addr, token, Arc::new(Collected(orders)))
+            .map(|s| Some(s.addr()))
+            .map_err(|source| ReadyError::Control { addr, source })
+    }
+}
+
 impl AttackArgs {
     /// Binds `-prometheus-addr`'s exporter, when given.
     pub fn start_exporter(&self) -> Result<Option<barrage_serve::Exporter>, ReadyError> {
@@ -63,13 +109,13 @@ impl AttackArgs {
     }
 
     /// Starts `-control`'s server (when given) over `attack`'s controls
-    /// and `board`; `token` is `BARRAGE_TOKEN`, needed off loopback.
+    /// and `board`; the token is `BARRAGE_TOKEN`, needed off loopback.
     pub fn start_control(
         &self,
         attack: &mut barrage_attack::Attack,
         board: Arc<Board>,
-        token: Option<String>,
     ) -> Result<Option<SocketAddr>, ReadyError> {
+        let token = std::env::var(barrage_collect::live::TOKEN_VAR).ok();
         let Some(addr) = self.control else {
             return Ok(None);
         };

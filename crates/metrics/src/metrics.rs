@@ -296,12 +296,22 @@ impl Metrics {
     }
 
     /// Changes made to the running attack (`-control`), kept in order of
-    /// the schedule time they hold from.
+    /// the schedule time they hold from (one a change made alike by
+    /// several shards).
     pub fn add_markers<'a>(
         &mut self,
         markers: impl IntoIterator<Item = &'a barrage_model::Marker>,
     ) {
-        self.markers.extend(markers.into_iter().cloned());
+        for m in markers {
+            // The shards of one run told one change by `collect` each
+            // mark it alike: it is one change.
+            let same = |x: &barrage_model::Marker| {
+                (x.from, x.first, &x.what, &x.who) == (m.from, m.first, &m.what, &m.who)
+            };
+            if !self.markers.iter().any(same) {
+                self.markers.push(m.clone());
+            }
+        }
         self.markers.sort_by_key(|m| (m.from, m.at));
     }
 

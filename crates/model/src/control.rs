@@ -33,6 +33,29 @@ impl Command {
     }
 }
 
+/// A command's words that do not parse back ([`Command::said`]'s form).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a control command: {0:?}")]
+pub struct CommandError(pub String);
+
+impl std::str::FromStr for Command {
+    type Err = CommandError;
+
+    /// Reads [`Command::said`]'s words back: `rate 3000/1s`, `pause`.
+    fn from_str(s: &str) -> Result<Self, CommandError> {
+        let bad = || CommandError(s.to_string());
+        let (word, rest) = s.split_once(' ').unwrap_or((s, ""));
+        Ok(match (word, rest) {
+            ("rate", r) => Command::Rate(r.parse().map_err(|_| bad())?),
+            ("stages", st) => Command::Stages(st.parse().map_err(|_| bad())?),
+            ("pause", "") => Command::Pause,
+            ("resume", "") => Command::Resume,
+            ("stop", "") => Command::Stop,
+            _ => return Err(bad()),
+        })
+    }
+}
+
 /// One order: the command, when it applies and who gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Order {

@@ -47,7 +47,7 @@ pub mod words;
 
 pub use arrivals::{Arrivals, ArrivalsError, PoissonClock, POSITION_ONE};
 pub use audit::Audit;
-pub use control::{Command, Marker, Order};
+pub use control::{Command, CommandError, Marker, Order};
 pub use hit::{
     Hit, Lacks, SessionEnd, SessionMark, TokenSource, Tokens, CHECK_FAILED, GRPC_FAILED,
 };
