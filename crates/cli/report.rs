@@ -22,8 +22,8 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
     let mut report = barrage_report::html::Report::new(options, args.by);
     let mut steps = barrage_sweep::Collect::default();
     let mut run = barrage_plot::run::RunFacts::new();
-    while let Some((hit, lacks)) = records.next_record() {
-        report.add(hit, lacks);
+    while let Some((hit, lacks, markers)) = records.next_marked() {
+        report.add(hit, lacks, markers);
         steps.add(hit);
         run.add(hit);
     }

@@ -396,7 +396,9 @@ impl<'a> Merge<'a> {
                 // The live view: each attacker's change, as it made it.
                 eprintln!(
                     "barrage collect: {}: {} from request {} at {} (by {})",
-                    self.attackers.get(index).map_or("?", |a| a.hello.label.as_str()),
+                    self.attackers
+                        .get(index)
+                        .map_or("?", |a| a.hello.label.as_str()),
                     marker.what,
                     marker.first,
                     barrage_model::time::format_rfc3339(marker.from),

@@ -66,6 +66,8 @@ pub struct Plot {
     series: Vec<Series>,
     /// What run it shows, said under the title.
     run: String,
+    /// Live control's changes: schedule time (unix ns) and what.
+    changes: Vec<(i64, String)>,
 }
 
 impl Plot {
@@ -76,6 +78,7 @@ impl Plot {
             sample,
             series: Vec::new(),
             run: String::new(),
+            changes: Vec::new(),
         }
     }
 
@@ -134,6 +137,12 @@ impl Plot {
     /// title.
     pub fn set_run(&mut self, html: String) {
         self.run = html;
+    }
+
+    /// Live control's changes (`attack -control`): each change's schedule
+    /// time (unix ns) and what it was, drawn as rules.
+    pub fn set_changes(&mut self, changes: impl IntoIterator<Item = (i64, String)>) {
+        self.changes = changes.into_iter().collect();
     }
 
     /// Writes the page: the chart in log scale, and in linear scale a
@@ -231,6 +240,15 @@ impl Plot {
                     })
                     .collect(),
             });
+        }
+        // Live control's changes, from the first request of all.
+        if let Some(origin) = series.iter().map(|s| s.first).min() {
+            log.rules = (self.changes.iter())
+                .map(|(at, what)| chart::Rule {
+                    x: at.saturating_sub(origin).max(0) as f64 / 1e9,
+                    label: what.clone(),
+                })
+                .collect();
         }
         let mut lin = log.clone();
         lin.id = "plot-linear".into();

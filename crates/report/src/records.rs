@@ -32,6 +32,10 @@ pub struct Records {
     /// for at the first record.
     given: bool,
     marked: bool,
+    /// Live control's markers read with the last record, and how many
+    /// of each input's were read before ([`Records::next_marked`]).
+    fresh: Vec<barrage_model::Marker>,
+    markers_seen: Vec<usize>,
 }
 
 /// The stream fact `attack -warmup` writes: how long from the first
@@ -70,6 +74,12 @@ impl Records {
             plot.add(hit);
             run.add(hit);
         }
+        plot.set_changes(
+            self.merge
+                .markers()
+                .iter()
+                .map(|m| (m.from, m.what.clone())),
+        );
         run.facts(&self.merge.meta());
         run.inputs(files);
         plot.set_run(run.html());
@@ -90,6 +100,8 @@ impl Records {
             found: false,
             given: false,
             marked: false,
+            fresh: Vec::new(),
+            markers_seen: Vec::new(),
         }
     }
 
@@ -164,13 +176,28 @@ impl Records {
     /// The next record and what its input lacks, `None` at the end or
     /// at the first record the view cannot be read from.
     pub fn next_record(&mut self) -> Option<(&Hit, Lacks)> {
+        let lacks = self.advance()?;
+        Some((self.merge.current()?.0, lacks))
+    }
+
+    /// [`Records::next_record`], with live control's markers read since
+    /// the last (they come before the records they move: `-by phase`).
+    pub fn next_marked(&mut self) -> Option<(&Hit, Lacks, &[barrage_model::Marker])> {
+        let lacks = self.advance()?;
+        let fresh = self.merge.markers_since(&mut self.markers_seen);
+        self.fresh = fresh.into_iter().cloned().collect();
+        Some((self.merge.current()?.0, lacks, &self.fresh))
+    }
+
+    /// Moves to the next record and says what its input lacks.
+    fn advance(&mut self) -> Option<Lacks> {
         if self.missing.is_some() {
             return None;
         }
         while self.in_warmup()? {
             self.left_out += 1;
         }
-        let (hit, from) = self.merge.current()?;
+        let (_, from) = self.merge.current()?;
         let (lacks, name) = (from.lacks, from.name);
         let absent = match self.view {
             LatencyView::Intended | LatencyView::TtftIntended if lacks.scheduled => {
@@ -190,7 +217,7 @@ impl Records {
         if lacks.scheduled && !self.unscheduled_from.iter().any(|n| n == name) {
             self.unscheduled_from.push(name.to_string());
         }
-        Some((hit, lacks))
+        Some(lacks)
     }
 
     /// Where the inputs are shards of one schedule that disagree by more

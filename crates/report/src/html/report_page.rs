@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use barrage_metrics::{GroupBy, Groups, Metrics, Options};
 use barrage_model::{Hit, Lacks};
 use barrage_plot::{
-    chart::{Axis, Mark, Range, Scale},
+    chart::{Axis, Mark, Range, Rule, Scale},
     palette::{colors, CATEGORICAL},
 };
 
@@ -51,10 +51,12 @@ impl Report {
         }
     }
 
-    /// Adds a record.
-    pub fn add(&mut self, hit: &Hit, lacks: Lacks) {
+    /// Adds a record, after live control's `markers` read with it
+    /// (`-by phase`).
+    pub fn add(&mut self, hit: &Hit, lacks: Lacks, markers: &[barrage_model::Marker]) {
         self.total.add_lacking(hit, lacks);
         if let Some(g) = &mut self.groups {
+            g.add_markers(markers);
             g.add_lacking(hit, lacks);
         }
         let (ok, latency) = self.options.judge(hit);
@@ -99,7 +101,7 @@ impl Report {
         page.push_str("</div>\n");
         let spectra = vec![spectrum("latency", CATEGORICAL[0], m.latency())];
         barrage_plot::page::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
-        self.over_time(&mut page);
+        self.over_time(&mut page, &changes(m));
         page.push_str("</div>\n");
         super::llm::section(&mut page, m, &self.tokens, p);
         super::server::section(&mut page, m);
@@ -117,7 +119,8 @@ impl Report {
         out.write_all(page.as_bytes())
     }
 
-    fn over_time(&self, page: &mut String) {
+    /// The charts over time, each with `rules` (live control's changes).
+    fn over_time(&self, page: &mut String, rules: &[Rule]) {
         let w = self.timeline.windows();
         let pts = |f: &dyn Fn(&super::Window) -> f64| -> Vec<(f64, f64)> {
             w.iter()
@@ -139,6 +142,7 @@ impl Report {
             ],
         );
         rates.id = "rates".into();
+        rates.rules = rules.to_vec();
         page.push_str("<div>\n");
         rates.draw(page);
         page.push_str("</div>\n");
@@ -147,7 +151,7 @@ impl Report {
             page.push_str("<div>\n<p class=\"note\">Success: 100% in every window.</p>\n");
         } else {
             page.push_str("<div>\n");
-            time_chart(
+            let mut success = time_chart(
                 "success",
                 Axis {
                     name: "Success (%)".into(),
@@ -160,24 +164,24 @@ impl Report {
                     Mark::Line,
                     pts(&|x| x.success * 100.0),
                 )],
-            )
-            .draw(page);
+            );
+            success.rules = rules.to_vec();
+            success.draw(page);
         }
         page.push_str("</div>\n");
         let ms = |v: f64| v / 1e6;
-        barrage_plot::page::latency_toggle(
-            page,
-            &time_chart(
-                "latency",
-                Axis::linear("Latency (ms)"),
-                vec![
-                    line("p50", CATEGORICAL[2], Mark::Line, gaps(&|x| ms(x.p50))),
-                    line("p99", CATEGORICAL[1], Mark::Line, gaps(&|x| ms(x.p99))),
-                ],
-            ),
+        let mut latency = time_chart(
+            "latency",
+            Axis::linear("Latency (ms)"),
+            vec![
+                line("p50", CATEGORICAL[2], Mark::Line, gaps(&|x| ms(x.p50))),
+                line("p99", CATEGORICAL[1], Mark::Line, gaps(&|x| ms(x.p99))),
+            ],
         );
+        latency.rules = rules.to_vec();
+        barrage_plot::page::latency_toggle(page, &latency);
         page.push_str("<div>\n");
-        time_chart(
+        let mut lag = time_chart(
             "lag",
             Axis::linear("Lag (ms)"),
             vec![line(
@@ -186,10 +190,26 @@ impl Report {
                 Mark::Line,
                 gaps(&|x| ms(x.lag99)),
             )],
-        )
-        .draw(page);
+        );
+        lag.rules = rules.to_vec();
+        lag.draw(page);
         page.push_str("</div>\n");
     }
+}
+
+/// Live control's changes (`attack -control`) as rules on the charts
+/// over time: at the schedule time each holds from, after the first send.
+pub(crate) fn changes(m: &Metrics) -> Vec<Rule> {
+    let Some(first) = m.earliest() else {
+        return Vec::new();
+    };
+    m.markers()
+        .iter()
+        .map(|x| Rule {
+            x: x.from.saturating_sub(first).max(0) as f64 / 1e9,
+            label: barrage_model::words::printable(&x.what).into_owned(),
+        })
+        .collect()
 }
 
 /// vegeta's figures, a row each: name, what, values.

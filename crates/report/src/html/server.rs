@@ -50,7 +50,7 @@ pub(crate) fn section(page: &mut String, m: &Metrics) {
             .map(|(at, v)| ((at - start) as f64 / 1e9, *v))
             .collect();
         page.push_str("<div>\n");
-        time_chart(
+        let mut chart = time_chart(
             &format!("server-{i}"),
             barrage_plot::chart::Axis::linear(&name(s)),
             vec![line(
@@ -59,8 +59,10 @@ pub(crate) fn section(page: &mut String, m: &Metrics) {
                 Mark::Line,
                 points,
             )],
-        )
-        .draw(page);
+        );
+        // The server beside the load's changes (`-control`).
+        chart.rules = super::report_page::changes(m);
+        chart.draw(page);
         page.push_str("</div>\n");
     }
     page.push_str("</div>\n");
