@@ -197,9 +197,11 @@ enum End {
     ClosedStdout,
     /// `-until`: the run stops itself once its figure is sure (issue 63).
     Until,
+    /// `POST /stop` to `-control`'s API (issue 66).
+    Control,
 }
 
-const ENDS: [End; 7] = [
+const ENDS: [End; 8] = [
     End::Requests,
     End::Duration,
     End::Interrupt,
@@ -207,6 +209,7 @@ const ENDS: [End; 7] = [
     End::Terminate,
     End::ClosedStdout,
     End::Until,
+    End::Control,
 ];
 
 /// The server of a cell, kept until the cell is checked.
@@ -566,6 +569,9 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     }
     args.extend(sched);
     let out = stream.display().to_string();
+    if end == End::Control {
+        args.extend(["-control", "127.0.0.1:0"]);
+    }
     if end != End::ClosedStdout {
         // The progress line on a pipe: one a second and a last one.
         args.extend(["-output", &out, "-progress"]);
@@ -574,7 +580,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     // -timeout for what is in flight.
     let planned = match end {
         End::Requests | End::Duration => Duration::from_millis(1000),
-        End::Interrupt | End::Terminate => Duration::from_millis(700),
+        End::Interrupt | End::Terminate | End::Control => Duration::from_millis(700),
         End::InterruptTwice => Duration::from_millis(800),
         // Judged once a second of sends, from 3 s on: answers that take
         // -timeout come after it.
@@ -599,6 +605,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         match end {
             End::Interrupt => signal_after(&child, libc::SIGINT, 700),
             End::Terminate => signal_after(&child, libc::SIGTERM, 700),
+            End::Control => stop_through_control(&child, started + Duration::from_millis(700)),
             End::InterruptTwice => {
                 signal_after(&child, libc::SIGINT, 700);
                 signal_after(&child, libc::SIGINT, 100);
@@ -652,6 +659,28 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         cell: name,
         took,
         failures,
+    }
+}
+
+/// `POST /stop` to the attack's `-control` API at `at` (its address
+/// read from its stderr); a call that fails is left for the checks (the
+/// run then goes on to its 30 s and is over its bound).
+fn stop_through_control(child: &Child, at: Instant) {
+    use std::io::Write;
+    let Some(line) = child.wait_stderr_line("control at http://", Duration::from_secs(10)) else {
+        return;
+    };
+    let addr = line
+        .rsplit_once("http://")
+        .map_or("", |(_, a)| a.trim_end_matches('/'));
+    thread::sleep(at.saturating_duration_since(Instant::now()));
+    if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+        let _ = write!(
+            s,
+            "POST /stop HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
     }
 }
 
@@ -956,7 +985,9 @@ fn every_way_of_sending_ended_every_way() {
     let mut draw = Draw(seed);
     let mut cells = ALWAYS.to_vec();
     for way in WAYS {
-        for end in ENDS.iter().filter(|e| **e != End::Requests) {
+        // -hold has no schedule to steer: it refuses -control.
+        let steered = |e: &End| *e != End::Control || way != Way::WsHold;
+        for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.
             cells.push((way, Fault::Healthy, *end));
             let fault = FAULTS[1 + draw.below(FAULTS.len() - 1)];

@@ -78,11 +78,11 @@ pub fn collect(a: CollectArgs) -> Outcome {
         Err(e) if output::is_closed_pipe(&e) => return Ok(()),
         Err(e) => return Err(Failed::io(format!("-output {}: {e}", a.output))),
     };
+    let scheme = if tls_on { "tls" } else { "tcp" };
+    eprintln!("barrage collect: listening on {scheme}://{addr}");
     if let Some(at) = a.start_control(collector.orders(), &token)? {
         eprintln!("barrage collect: control at http://{at}/");
     }
-    let scheme = if tls_on { "tls" } else { "tcp" };
-    eprintln!("barrage collect: listening on {scheme}://{addr}");
     let signals = barrage_collect::live::count_signals();
     let summary = match collector.run(&mut encoder, &signals) {
         Ok(s) => s,

@@ -1004,3 +1004,84 @@ fn an_attack_that_never_started_is_named_by_the_collector() {
     assert!(log.contains("failed before its first request"), "{log}");
     assert!(log.contains("bad URL: notaurl"), "{log}");
 }
+
+/// Issue 66: one call to `collect -control` reaches all three attackers
+/// and each applies it at the same schedule time: the merged stream is
+/// one schedule at 300/s up to one request, and one at 900/s from it.
+#[test]
+fn one_control_call_changes_every_attacker_at_one_schedule_time() {
+    let server = Server::http();
+    let dir = tempdir("collect-control");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&["-max-skew", "100ms", "-control", "127.0.0.1:0"], &merged);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while collect.said("control at http://").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = collect.text();
+    let control = text
+        .lines()
+        .find_map(|l| l.split_once("control at http://"))
+        .map(|(_, a)| a.trim_end_matches('/').to_string())
+        .unwrap_or_else(|| panic!("no control address: {text}"));
+    let at = start_at(Duration::from_millis(1500));
+    let output = format!("tcp://{}", collect.addr);
+    let attackers: Vec<Child> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            let args = [
+                "-rate",
+                "300",
+                "-duration",
+                "4s",
+                "-shard",
+                &shard,
+                "-start-at",
+                &at,
+            ];
+            attack_into(
+                &server.url("/"),
+                &output,
+                &args,
+                &[("BARRAGE_TOKEN", TOKEN)],
+            )
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(3000));
+    let (code, said) = crate::control::call(&control, "POST", "/rate", r#"{"rate": 900}"#, None);
+    assert_eq!(code, 200, "{said}");
+    for a in attackers {
+        let out = finished(a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (code, log) = collect.wait();
+    assert_eq!(code, 0, "{log}");
+    let (mut hits, markers) = crate::control::records_and_markers(&merged);
+    assert_eq!(markers.len(), 3, "{log}");
+    let m = &markers[0];
+    assert!(markers
+        .iter()
+        .all(|x| (x.first, x.from) == (m.first, m.from)));
+    assert!(markers
+        .iter()
+        .all(|x| x.what == "rate 900/1s" && x.who == "collect"));
+    assert_eq!(m.from, said["from"].as_i64().unwrap());
+    let line = format!("rate 900/1s from request {}", m.first);
+    assert_eq!(log.matches(&line).count(), 3, "{log}");
+    common::assert_seq_complete(&mut hits);
+    hits.sort_by_key(|h| h.seq);
+    let start = hits[0].scheduled;
+    for h in &hits {
+        let want = if h.seq < m.first {
+            start + (h.seq * 1_000_000_000 / 300) as i64
+        } else {
+            m.from + ((h.seq - m.first) * 1_000_000_000 / 900) as i64
+        };
+        assert_eq!(h.scheduled, want, "request {}", h.seq);
+    }
+    assert!(hits.len() as u64 > m.first + 1000, "{} records", hits.len());
+}

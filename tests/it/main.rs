@@ -11,6 +11,7 @@ mod common;
 
 mod attack;
 mod collect;
+mod control;
 mod deploy;
 mod docs;
 mod export;

@@ -40,6 +40,11 @@ pub enum Conflict {
     /// `-http3` with `-unix-socket`.
     #[error("-http3 goes over UDP (QUIC): it does not take -unix-socket")]
     Http3Unix,
+    /// `-control` off loopback without a token.
+    #[error(
+        "-control {0}: an address off loopback needs a token (BARRAGE_TOKEN=T in the environment)"
+    )]
+    ControlToken(std::net::SocketAddr),
     /// `-control` with `-hold`.
     #[error("-control steers a schedule of requests: it does not go with -hold")]
     ControlHold,
@@ -151,6 +156,12 @@ impl AttackArgs {
         }
         if self.control.is_some() && self.hold.is_some() {
             return Err(Conflict::ControlHold);
+        }
+        if let Some(addr) = self.control.filter(|a| !a.ip().is_loopback()) {
+            let token = std::env::var(barrage_collect::live::TOKEN_VAR).unwrap_or_default();
+            if token.is_empty() {
+                return Err(Conflict::ControlToken(addr));
+            }
         }
         let first = |with: &[(bool, &'static str)]| with.iter().find(|(on, _)| *on).map(|w| w.1);
         let poisson = matches!(self.arrivals, Arrivals::Poisson(_) | Arrivals::Gamma(..));

@@ -65,11 +65,6 @@ pub enum ReadyError {
     /// `-format flow` that read no flow.
     #[error("-format flow: no flow read")]
     NoFlow,
-    /// `-control` off loopback without a token.
-    #[error(
-        "-control {0}: an address off loopback needs a token (BARRAGE_TOKEN=T in the environment)"
-    )]
-    ControlToken(std::net::SocketAddr),
     /// `-prometheus-addr`'s address does not bind.
     #[error("-prometheus-addr {addr}: {source}")]
     Exporter {

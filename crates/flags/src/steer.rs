@@ -120,10 +120,8 @@ impl AttackArgs {
             return Ok(None);
         };
         let (control, watch) = (attack.control(), attack.watch());
+        // Off loopback, conflicts() made sure there is one.
         let token = token.filter(|t| !t.is_empty());
-        if !addr.ip().is_loopback() && token.is_none() {
-            return Err(ReadyError::ControlToken(addr));
-        }
         let flags = match &self.stages {
             Some(s) => format!("stages {s}"),
             None => format!("rate {}", self.rate),
