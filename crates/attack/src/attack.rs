@@ -21,7 +21,7 @@ use crate::{
     scheduler::{drive, Take},
     tickets::{since, Lane, Tickets},
     workers::Workers,
-    writer::{Batch, RequestContext, WakeOnDrop},
+    writer::{Batch, RequestContext, WakeOnDrop, WriterThread},
     AttackConfig, HitSink, Stopper, Targets,
 };
 use barrage_client::ClientConfig;
@@ -71,11 +71,6 @@ fn auto_threads(config: &AttackConfig, client: &ClientConfig, cores: usize) -> u
 
 /// Most closed-model worker loops (`-max-workers` with `-rate 0`).
 const MAX_CLOSED_WORKERS: u64 = 1 << 20;
-
-/// Batches of hits queued between the workers and the writer thread (a
-/// worker thread's outbox at a time, 1 to 64 hits). When the output is
-/// slower than this, workers wait (the lag shows in later hits).
-pub(crate) const QUEUE: usize = 1024;
 
 /// A configured attack, ready to run: runtime started, client built (so
 /// TLS mistakes surface before any request).
@@ -512,14 +507,6 @@ async fn until_abandoned(stopper: &Stopper, work: impl std::future::Future<Outpu
         () = stopper.abandoned() => {}
     }
 }
-
-/// The writer thread, word of its end, and the stopper that may abandon
-/// the wait for it.
-pub(crate) type WriterThread = (
-    thread::JoinHandle<(u64, u64, Option<io::Error>)>,
-    mpsc::Receiver<()>,
-    Stopper,
-);
 
 /// How often the wait for the writer looks for [`Stopper::abandon`].
 const ABANDON_POLL: Duration = Duration::from_millis(10);

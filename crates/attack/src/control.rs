@@ -5,7 +5,10 @@ use std::sync::{Arc, OnceLock};
 
 use barrage_model::{Marker, Order};
 
-use crate::tickets::{ControlError, Steering, Tickets};
+use crate::{
+    steering::{ControlError, Steering},
+    tickets::Tickets,
+};
 
 /// A running attack's controls: orders change its schedule from a time
 /// on, and each leaves a [`Marker`] in the result stream. Cloned freely;

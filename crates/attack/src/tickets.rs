@@ -27,11 +27,13 @@ use std::sync::{
 
 use barrage_client::PreparedTarget;
 
-use crate::{pacer::Segment, Due, Pacer, StopReason, Stopper, TargetSource};
+use crate::{
+    pacer::Segment,
+    steering::{Plan, Retime},
+    Due, Pacer, StopReason, Stopper, TargetSource,
+};
 
 mod retime;
-pub(crate) use retime::Retime;
-pub use retime::{ControlError, Steering};
 
 /// The scheduler's clock: nanoseconds since the schedule's start (the
 /// monotonic clock in an attack, a hand-moved one in tests).
@@ -44,6 +46,9 @@ pub(crate) fn since(start: std::time::Instant) -> Now {
 
 /// Set in the ticket counter once no more tickets are issued.
 const CLOSED: u64 = 1 << 63;
+
+/// A ticket taken: its sequence number, target and due time.
+pub(crate) type Ticket = (u64, Arc<PreparedTarget>, Due);
 
 /// [`Tickets::take`]'s answer while paused: nothing is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +179,7 @@ impl Tickets {
     }
 
     /// Live control's segments, read-locked while a ticket is taken.
-    fn plan(&self) -> Option<std::sync::RwLockReadGuard<'_, retime::Plan>> {
+    fn plan(&self) -> Option<std::sync::RwLockReadGuard<'_, Plan>> {
         self.retime
             .as_ref()
             .map(|r| r.plan.read().unwrap_or_else(|p| p.into_inner()))
@@ -337,7 +342,7 @@ impl Tickets {
 
     /// The next request to send and when it is due (`Err`: paused, none
     /// is), or `None` when the attack is over.
-    pub(crate) fn take(&self) -> Option<Result<(u64, Arc<PreparedTarget>, Due), Paused>> {
+    pub(crate) fn take(&self) -> Option<Result<Ticket, Paused>> {
         if let Some(source) = &self.lazy {
             let lane = &self.lanes[0];
             let mut src = source.lock().unwrap_or_else(|p| p.into_inner());
@@ -540,7 +545,7 @@ mod tests {
             Stopper::new(),
         );
         for _ in 0..10 {
-            t.take().unwrap();
+            t.take().unwrap().unwrap();
         }
         // Behind, within the grace: what was due still goes.
         clock.store(

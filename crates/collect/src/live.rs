@@ -344,7 +344,10 @@ pub fn send(c: SendConfig) -> Result<Option<String>, LiveError> {
         None,
         "send",
         Box::new(move |heard| match heard {
-            Heard::Stop => Ok(stop.store(true, Ordering::SeqCst)),
+            Heard::Stop => {
+                stop.store(true, Ordering::SeqCst);
+                Ok(())
+            }
             Heard::Order(_) => Err("a stream sent from a file has no schedule to change".into()),
         }),
     )?;

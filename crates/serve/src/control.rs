@@ -214,7 +214,7 @@ pub fn parse_order(path: &str, body: &[u8], peer: &str) -> Result<Order, BadCall
                 .as_str()
                 .and_then(|s| barrage_model::duration::parse(s).ok())
                 .ok_or_else(|| BadCall::Json("\"in\": want a duration (2s, 500ms)".into()))?;
-            Some(barrage_model::time::now_ns().saturating_add(ns as i64))
+            Some(barrage_model::time::now_ns().saturating_add(ns))
         }
         (None, None) => None,
     };

@@ -103,3 +103,18 @@ pub fn line(name: &str, color: &str, mark: Mark, points: Vec<(f64, f64)>) -> Ser
         points,
     }
 }
+
+/// Live control's changes (`attack -control`) as rules on the charts
+/// over time: at the schedule time each holds from, after the first send.
+pub(crate) fn changes(m: &barrage_metrics::Metrics) -> Vec<barrage_plot::chart::Rule> {
+    let Some(first) = m.earliest() else {
+        return Vec::new();
+    };
+    m.markers()
+        .iter()
+        .map(|x| barrage_plot::chart::Rule {
+            x: x.from.saturating_sub(first).max(0) as f64 / 1e9,
+            label: barrage_model::words::printable(&x.what).into_owned(),
+        })
+        .collect()
+}

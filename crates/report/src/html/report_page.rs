@@ -101,7 +101,7 @@ impl Report {
         page.push_str("</div>\n");
         let spectra = vec![spectrum("latency", CATEGORICAL[0], m.latency())];
         barrage_plot::page::latency_toggle(&mut page, &spectrum_chart("spectrum", spectra));
-        self.over_time(&mut page, &changes(m));
+        self.over_time(&mut page, &page::changes(m));
         page.push_str("</div>\n");
         super::llm::section(&mut page, m, &self.tokens, p);
         super::server::section(&mut page, m);
@@ -195,21 +195,6 @@ impl Report {
         lag.draw(page);
         page.push_str("</div>\n");
     }
-}
-
-/// Live control's changes (`attack -control`) as rules on the charts
-/// over time: at the schedule time each holds from, after the first send.
-pub(crate) fn changes(m: &Metrics) -> Vec<Rule> {
-    let Some(first) = m.earliest() else {
-        return Vec::new();
-    };
-    m.markers()
-        .iter()
-        .map(|x| Rule {
-            x: x.from.saturating_sub(first).max(0) as f64 / 1e9,
-            label: barrage_model::words::printable(&x.what).into_owned(),
-        })
-        .collect()
 }
 
 /// vegeta's figures, a row each: name, what, values.

@@ -61,7 +61,7 @@ pub(crate) fn section(page: &mut String, m: &Metrics) {
             )],
         );
         // The server beside the load's changes (`-control`).
-        chart.rules = super::report_page::changes(m);
+        chart.rules = super::page::changes(m);
         chart.draw(page);
         page.push_str("</div>\n");
     }
