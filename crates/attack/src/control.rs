@@ -20,18 +20,46 @@ pub struct Control(Arc<Inner>);
 struct Inner {
     /// The attack's tickets and its start, unix ns, once it runs.
     running: OnceLock<(Arc<Tickets>, i64)>,
+    /// Timed orders given before the schedule started (a collector's,
+    /// sent to an attacker still waiting for `-start-at`).
+    pending: std::sync::Mutex<Vec<Order>>,
 }
 
 impl Control {
     /// Hands over the running attack's tickets (they take changes).
     pub(crate) fn run(&self, tickets: Arc<Tickets>, start_unix: i64) {
         let _ = self.0.running.set((tickets, start_unix));
+        let pending =
+            std::mem::take(&mut *self.0.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        for order in pending {
+            // Refused now as it would have been then: nothing to say it to.
+            let _ = self.order(&order);
+        }
     }
 
     /// Carries out `order` and says what it did; an order the attack
-    /// cannot take changes nothing.
+    /// cannot take changes nothing. A timed order given before the
+    /// schedule starts is kept and carried out at its start (its marker
+    /// then says what it did; the one returned has no first request).
     pub fn order(&self, order: &Order) -> Result<Marker, ControlError> {
-        let (tickets, start) = self.0.running.get().ok_or(ControlError::NotRunning)?;
+        let running = {
+            let mut pending = self.0.pending.lock().unwrap_or_else(|p| p.into_inner());
+            match (self.0.running.get(), order.at) {
+                (Some(r), _) => r,
+                (None, Some(at)) => {
+                    pending.push(order.clone());
+                    return Ok(Marker {
+                        at: now_unix(),
+                        from: at,
+                        first: 0,
+                        what: order.command.said(),
+                        who: order.who.clone(),
+                    });
+                }
+                (None, None) => return Err(ControlError::NotRunning),
+            }
+        };
+        let (tickets, start) = running;
         let at = order.at.map(|u| u.saturating_sub(*start).max(0) as u64);
         tickets.change_marked(&order.command, at, |first, from| Marker {
             at: now_unix(),

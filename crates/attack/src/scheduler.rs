@@ -79,7 +79,9 @@ pub(crate) async fn drive<W: Waits, H: Hand>(
     let mut changes = tickets.changes();
     loop {
         if let Some(c) = &mut changes {
-            c.borrow_and_update();
+            // Seen (an atomic read): a change after this wakes the sleep
+            // below.
+            c.mark_unchanged();
         }
         let (seq, target, offset) = match take {
             Take::Now | Take::Due => {

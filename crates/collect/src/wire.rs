@@ -390,6 +390,7 @@ mod tests {
             Reply::Ok(6),
             Reply::Done(99),
             Reply::Stop("-fail-on: p99>1s".into()),
+            Reply::Control(1_700_000_000_500_000_000, "stages 10s:100,1m:100".into()),
         ] {
             let mut lines = Lines::default();
             let bytes = r.encode();

@@ -83,3 +83,24 @@ pub struct Marker {
     /// Who asked.
     pub who: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_reads_back_from_its_words() {
+        for c in [
+            Command::Rate("3000/1s".parse().unwrap()),
+            Command::Stages("10s:100,1m:100".parse().unwrap()),
+            Command::Pause,
+            Command::Resume,
+            Command::Stop,
+        ] {
+            assert_eq!(c.said().parse::<Command>(), Ok(c.clone()), "{}", c.said());
+        }
+        for bad in ["", "rate", "rate fast", "pause now", "faster"] {
+            assert_eq!(bad.parse::<Command>(), Err(CommandError(bad.into())));
+        }
+    }
+}
