@@ -203,27 +203,10 @@ impl Pacer {
             };
             at.is_some_and(|at| at < end)
         };
-        let (mut lo, mut hi) = (0u64, 1u64);
-        while before(hi) {
-            lo = hi;
-            if hi >= u64::MAX / 2 {
-                hi = u64::MAX;
-                break;
-            }
-            hi *= 2;
-        }
-        if !before(lo) {
+        if !before(0) {
             return (0, true);
         }
-        // before(lo) and !before(hi): the first not before is in (lo, hi].
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if before(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let hi = first_past(before);
         let (i, n) = self.shard;
         let mine = if hi > i { (hi - i).div_ceil(n) } else { 0 };
         (mine.saturating_sub(k), !matches!(self.law, Law::Poisson(_)))
@@ -333,27 +316,36 @@ impl Pacer {
             return (0, true);
         }
         let due = |j: u64| matches!(self.due_on(k.saturating_add(j), 0, segments), Due::At(_));
-        if !due(0) {
-            return (0, true);
-        }
-        let (mut lo, mut hi) = (0u64, 1u64);
-        while due(hi) {
-            lo = hi;
-            if hi >= u64::MAX / 4 {
-                return (hi, true);
-            }
-            hi *= 2;
-        }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if due(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        (hi, true)
+        (first_past(due), true)
     }
+}
+
+/// The first `n` for which `before(n)` is false, `before` being true up
+/// to a point and false from it on (due times grow with the number): a
+/// doubling, then a bisection.
+pub(crate) fn first_past(before: impl Fn(u64) -> bool) -> u64 {
+    if !before(0) {
+        return 0;
+    }
+    let (mut lo, mut hi) = (0u64, 1u64);
+    while before(hi) {
+        lo = hi;
+        if hi >= u64::MAX / 2 {
+            hi = u64::MAX;
+            break;
+        }
+        hi *= 2;
+    }
+    // before(lo) and !before(hi): the first not before is in (lo, hi].
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 /// A line of the schedule live control can put requests on.

@@ -12,7 +12,7 @@ use barrage_model::{Command, Marker, Rate};
 
 use super::{Tickets, CLOSED};
 use crate::{
-    pacer::{Line, Segment},
+    pacer::{first_past, Line, Segment},
     steering::{ControlError, Steering},
     Due, Pacer,
 };
@@ -28,27 +28,7 @@ fn due_at(pacer: &Pacer, g: u64, segments: &[Segment]) -> Option<u64> {
 /// The first request of the whole schedule not due before `t` on
 /// `segments` (due times grow with the number).
 fn first_from(pacer: &Pacer, t: u64, segments: &[Segment]) -> u64 {
-    let before = |g: u64| due_at(pacer, g, segments).is_some_and(|at| at < t);
-    if !before(0) {
-        return 0;
-    }
-    let (mut lo, mut hi) = (0u64, 1u64);
-    while before(hi) {
-        lo = hi;
-        if hi >= u64::MAX / 4 {
-            return hi;
-        }
-        hi *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if before(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
+    first_past(|g| due_at(pacer, g, segments).is_some_and(|at| at < t))
 }
 
 impl Tickets {
