@@ -507,7 +507,7 @@ fn bad_http3_input_is_refused_in_one_line() {
     refused(
         &["report", "-by", "protocol"],
         b"",
-        "use url, method, code, attack, error, grpc-status, proto, name, remote, conn or step",
+        "use url, method, code, attack, error, grpc-status, proto, name, remote, conn, step or phase",
     );
 }
 

@@ -270,12 +270,12 @@ fn not_a_stream_and_newer_versions_exit_2() {
         "{err}"
     );
     let mut newer = multi_frame_stream(3, 10);
-    newer[4] = 11;
+    newer[4] = 12;
     let out = run(&["report"], &newer);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("version 11") && err.contains("up to 10"),
+        err.contains("version 12") && err.contains("up to 11"),
         "{err}"
     );
     let out = run(&["report", "/nonexistent/r.bin"], b"");

@@ -481,6 +481,6 @@ fn bad_weights_mixes_and_arrivals_are_refused_in_one_line() {
     refused(
         &["report", "-by", "weight"],
         b"",
-        "name, remote, conn or step",
+        "name, remote, conn, step or phase",
     );
 }

@@ -427,7 +427,7 @@ pub struct ReportArgs {
     /// Latency percentiles to show
     #[arg(long, default_value = "50,90,95,99")]
     pub percentiles: barrage_report::Percentiles,
-    /// One report per url, method, code, attack, error, grpc-status, proto, name (a target's :name), remote (the connection's address), conn (new or reused) or step (a flow's step), plus the total
+    /// One report per url, method, code, attack, error, grpc-status, proto, name (a target's :name), remote (the connection's address), conn (new or reused), step (a flow's step) or phase (live control's changes: -control), plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Which status codes succeed: classes, codes and ranges, e.g. 2xx,3xx or 200-299,404

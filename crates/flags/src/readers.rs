@@ -14,7 +14,7 @@ pub struct CompareArgs {
     /// Output type: text, json or html (the two latency spectra and time series overlaid)
     #[arg(long = "type", default_value = "text", value_parser = ["text", "json", "html"])]
     pub kind: String,
-    /// Compare per url, method, code, attack, error, grpc-status, proto, name, remote, conn or step (groups matched by key), plus the total
+    /// Compare per url, method, code, attack, error, grpc-status, proto, name, remote, conn, step or phase (groups matched by key), plus the total
     #[arg(long)]
     pub by: Option<barrage_metrics::GroupBy>,
     /// Exit 3 when a change is significant and past its bound, e.g. 'p99>+5%,success<-0.1%' (figures: throughput, success, mean, p50, p90, p99, p99.9; max is shown, never judged)
