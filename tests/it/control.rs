@@ -67,6 +67,36 @@ fn on_line(
     }
 }
 
+/// `barrage attack -rate RATE -duration DURATION -control 127.0.0.1:0`
+/// on `server` into `out` (`env`: a shell prefix), and its API's address.
+fn controlled(
+    server: &CapacityServer,
+    (rate, duration): (&str, &str),
+    out: &Path,
+    env: Option<&str>,
+) -> (Child, String) {
+    let out = out.to_str().unwrap();
+    let args = [
+        "attack",
+        "-rate",
+        rate,
+        "-duration",
+        duration,
+        "-control",
+        "127.0.0.1:0",
+        "-output",
+        out,
+    ];
+    let target = format!("GET {}\n", server.url("/"));
+    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
+    let child = Child::spawn(bin, &args, target.as_bytes(), env);
+    let line = child
+        .wait_stderr_line("control at http://", Duration::from_secs(20))
+        .expect("the control address");
+    let addr = line.rsplit_once("http://").unwrap().1;
+    (child, addr.trim_end_matches('/').to_string())
+}
+
 /// 1,000/s, then 3,000/s from 5 s through the API, 2 s later a 2 s
 /// pause:
 /// every record is due on the line in force when it was taken, the
@@ -79,27 +109,7 @@ fn a_rate_change_and_a_pause_keep_the_schedule_exact() {
     let server = CapacityServer::unlimited();
     let dir = tempdir("control");
     let out = dir.join("run.bin");
-    let args = [
-        "attack",
-        "-rate",
-        "1000",
-        "-duration",
-        "11s",
-        "-control",
-        "127.0.0.1:0",
-        "-output",
-        out.to_str().unwrap(),
-    ];
-    let target = format!("GET {}\n", server.url("/"));
-    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
-    let child = Child::spawn(bin, &args, target.as_bytes(), Some("BARRAGE_TOKEN=sesame"));
-    let line = child
-        .wait_stderr_line("control at http://", Duration::from_secs(20))
-        .expect("the control address");
-    let addr = line
-        .rsplit_once("http://")
-        .map(|(_, a)| a.trim_end_matches('/').to_string())
-        .unwrap();
+    let (child, addr) = controlled(&server, ("1000", "11s"), &out, Some("BARRAGE_TOKEN=sesame"));
     let t = Some("sesame");
     // Bad calls: an error answer each, nothing changed.
     assert_eq!(call(&addr, "GET", "/", "", None).0, 401);
@@ -231,29 +241,7 @@ fn a_stop_through_the_api_leaves_a_whole_stream() {
     let server = CapacityServer::unlimited();
     let dir = tempdir("control-stop");
     let out = dir.join("run.bin");
-    let args = [
-        "attack",
-        "-rate",
-        "200",
-        "-duration",
-        "30s",
-        "-control",
-        "127.0.0.1:0",
-        "-output",
-        out.to_str().unwrap(),
-    ];
-    let target = format!("GET {}\n", server.url("/"));
-    let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
-    let child = Child::spawn(bin, &args, target.as_bytes(), None);
-    let line = child
-        .wait_stderr_line("control at http://", Duration::from_secs(20))
-        .expect("the control address");
-    let addr = line
-        .rsplit_once("http://")
-        .unwrap()
-        .1
-        .trim_end_matches('/')
-        .to_string();
+    let (child, addr) = controlled(&server, ("200", "30s"), &out, None);
     std::thread::sleep(Duration::from_millis(500));
     let (code, stop) = call(&addr, "POST", "/stop", "", None);
     assert_eq!(

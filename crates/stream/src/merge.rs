@@ -80,10 +80,16 @@ impl Merge {
     /// The markers read since `seen` (how many of each input's were
     /// taken before), which it then counts.
     pub fn markers_since(&self, seen: &mut Vec<usize>) -> Vec<&barrage_model::Marker> {
+        self.since(seen, |h| h.reader.markers())
+    }
+
+    /// What `of` gives of each input, from the `seen`-th on (which it
+    /// then counts).
+    fn since<'a, T>(&'a self, seen: &mut Vec<usize>, of: fn(&'a Head) -> &'a [T]) -> Vec<&'a T> {
         seen.resize(self.heads.len(), 0);
         let mut out = Vec::new();
         for (h, n) in self.heads.iter().zip(seen.iter_mut()) {
-            let all = h.reader.markers();
+            let all = of(h);
             out.extend(all.iter().skip(*n));
             *n = all.len();
         }
@@ -101,14 +107,7 @@ impl Merge {
     /// The scraped samples read since `seen` (how many of each input's
     /// were taken before), which it then counts.
     pub fn samples_since(&self, seen: &mut Vec<usize>) -> Vec<&barrage_model::ServerSample> {
-        seen.resize(self.heads.len(), 0);
-        let mut out = Vec::new();
-        for (h, n) in self.heads.iter().zip(seen.iter_mut()) {
-            let all = h.reader.samples();
-            out.extend(all.iter().skip(*n));
-            *n = all.len();
-        }
-        out
+        self.since(seen, |h| h.reader.samples())
     }
 
     /// Opens `files` (`stdin` or none means standard input).
