@@ -84,7 +84,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let mut attack = Attack::new(config, client).map_err(attack_error)?;
     // Bound before anything is written or sent: a taken port ends the
     // attack before it starts.
-    let exporter = a.start_exporter()?;
+    let (exporter, control) = (a.start_exporter()?, a.bind_control()?);
     let stream_path = spool
         .as_ref()
         .map_or(a.output.clone(), |(p, _)| p.to_string_lossy().into_owned());
@@ -93,7 +93,7 @@ pub fn run(a: AttackArgs) -> Outcome {
     let Some(mut sink) = open_stream(&stream_path, watcher)? else {
         return Ok(());
     };
-    if let Some(at) = a.start_control(&mut attack, sink.board())? {
+    if let Some(at) = a.start_control(control, &mut attack, sink.board())? {
         eprintln!("barrage attack: control at http://{at}/");
     }
     let stopper = Stopper::new();

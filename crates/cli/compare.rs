@@ -37,7 +37,7 @@ pub fn run(args: CompareArgs) -> Outcome {
                 all.add(side, hit, lacks);
                 run.add(hit);
             }
-            run.facts(&records.merge.meta());
+            records.tell(run);
             all.add_run_facts(side, &records.merge.meta(), &records.merge.audits());
             inputs::finish_records(&records, None, "compare")?;
             if let Err(f) = inputs::finish(&records.merge) {

@@ -27,7 +27,7 @@ fn html(args: &ReportArgs, merge: inputs::Merge, options: Options) -> Outcome {
         steps.add(hit);
         run.add(hit);
     }
-    run.facts(&records.merge.meta());
+    records.tell(&mut run);
     run.inputs(&args.files);
     report.set_run(run.html());
     barrage_report::Source::run_facts(&records).add_to(report.total_mut());

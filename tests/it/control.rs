@@ -226,6 +226,12 @@ fn a_rate_change_and_a_pause_keep_the_schedule_exact() {
         rows[marked + 1]["requests"].as_u64().unwrap() >= 2000,
         "{rows:?}"
     );
+    // The page says what run it shows, changes included.
+    let page = String::from_utf8(common::ok(&["report", "-type", "html"], &bytes)).unwrap();
+    assert!(
+        page.contains("rate 1000/1s, then (live control) rate 3000/1s at +"),
+        "{page}"
+    );
     let text = String::from_utf8(common::ok(&["report"], &bytes)).unwrap();
     assert!(text.contains("Changes "), "{text}");
     assert!(
@@ -258,9 +264,29 @@ fn a_stop_through_the_api_leaves_a_whole_stream() {
     assert_eq!(markers[0].what, "stop");
 }
 
-/// `-control` off loopback needs a token; with `-hold` it is refused.
+/// `-control` off loopback needs a token; with `-hold` it is refused; a
+/// taken port ends the attack before its stream, which says why.
 #[test]
-fn control_off_loopback_needs_a_token() {
+fn control_off_loopback_needs_a_token_and_a_free_port() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().to_string();
+    let attack = [
+        "attack",
+        "-rate",
+        "10",
+        "-duration",
+        "1s",
+        "-control",
+        &port,
+    ];
+    let out = common::run(&attack, b"GET http://127.0.0.1:1/\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("-control {port}: ")), "{err}");
+    assert!(common::no_records(&out.stdout));
+    let report = common::run(&["report"], &out.stdout);
+    assert!(String::from_utf8_lossy(&report.stderr).contains("failed before its first request"));
     let err = common::refused(
         &[
             "attack",

@@ -467,20 +467,33 @@ impl Tickets {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use std::sync::atomic::AtomicU64;
+
     use barrage_model::{Rate, Target};
 
     use super::*;
 
-    fn tickets(rate: &str, stopper: &Stopper) -> Tickets {
-        let rate: Rate = rate.parse().unwrap();
+    /// One target, to a port nothing listens on.
+    pub(crate) fn one_target() -> Vec<Arc<PreparedTarget>> {
         let target = Target {
             method: "GET".into(),
             url: "http://127.0.0.1:1/".into(),
             ..Target::default()
         };
+        vec![Arc::new(PreparedTarget::new(target).unwrap())]
+    }
+
+    /// A clock moved by hand: `clock`'s ns.
+    pub(crate) fn by_hand(clock: &Arc<AtomicU64>) -> Now {
+        let clock = clock.clone();
+        Arc::new(move || clock.load(Ordering::SeqCst))
+    }
+
+    fn tickets(rate: &str, stopper: &Stopper) -> Tickets {
+        let rate: Rate = rate.parse().unwrap();
         Tickets::fixed(
-            vec![Arc::new(PreparedTarget::new(target).unwrap())],
+            one_target(),
             Pacer::new(rate, None, None),
             since(std::time::Instant::now()),
             stopper.clone(),
@@ -523,25 +536,15 @@ mod tests {
 
     #[test]
     fn past_the_end_and_its_grace_nothing_goes_and_the_rest_is_dropped() {
-        use std::sync::atomic::AtomicU64;
         let clock = Arc::new(AtomicU64::new(0));
-        let now: Now = {
-            let clock = clock.clone();
-            Arc::new(move || clock.load(Ordering::SeqCst))
-        };
-        let target = Target {
-            method: "GET".into(),
-            url: "http://127.0.0.1:1/".into(),
-            ..Target::default()
-        };
         let t = Tickets::fixed(
-            vec![Arc::new(PreparedTarget::new(target).unwrap())],
+            one_target(),
             Pacer::new(
                 "1000".parse().unwrap(),
                 Some(std::time::Duration::from_secs(1)),
                 None,
             ),
-            now,
+            by_hand(&clock),
             Stopper::new(),
         );
         for _ in 0..10 {

@@ -92,9 +92,13 @@ impl crate::CollectArgs {
             return Ok(None);
         };
         let token = (!addr.ip().is_loopback()).then(|| token.to_string());
-        ControlServer::start(addr, token, Arc::new(Collected(orders)))
-            .map(|s| Some(s.addr()))
-            .map_err(|source| ReadyError::Control { addr, source })
+        let fail = |source| ReadyError::Control { addr, source };
+        let server = ControlServer::bind(addr).map_err(fail)?;
+        let at = server.addr();
+        server
+            .serve(token, Arc::new(Collected(orders)))
+            .map_err(fail)?;
+        Ok(Some(at))
     }
 }
 
@@ -108,17 +112,28 @@ impl AttackArgs {
         self.prometheus_addr.map(start).transpose()
     }
 
-    /// Starts `-control`'s server (when given) over `attack`'s controls
-    /// and `board`; the token is `BARRAGE_TOKEN`, needed off loopback.
+    /// Binds `-control`'s address, when given: before the stream begins,
+    /// so that a taken port leaves a stream that says so.
+    pub fn bind_control(&self) -> Result<Option<ControlServer>, ReadyError> {
+        let bind =
+            |addr| ControlServer::bind(addr).map_err(|source| ReadyError::Control { addr, source });
+        self.control.map(bind).transpose()
+    }
+
+    /// Serves `-control`'s API on `server` (when bound) over `attack`'s
+    /// controls and `board`; the token is `BARRAGE_TOKEN`, needed off
+    /// loopback. Where it listens.
     pub fn start_control(
         &self,
+        server: Option<ControlServer>,
         attack: &mut barrage_attack::Attack,
         board: Arc<Board>,
     ) -> Result<Option<SocketAddr>, ReadyError> {
         let token = std::env::var(barrage_collect::live::TOKEN_VAR).ok();
-        let Some(addr) = self.control else {
+        let Some(server) = server else {
             return Ok(None);
         };
+        let addr = server.addr();
         let (control, watch) = (attack.control(), attack.watch());
         // Off loopback, conflicts() made sure there is one.
         let token = token.filter(|t| !t.is_empty());
@@ -133,8 +148,9 @@ impl AttackArgs {
             flags,
             started: Instant::now(),
         };
-        ControlServer::start(addr, token, Arc::new(steered))
-            .map(|s| Some(s.addr()))
+        server
+            .serve(token, Arc::new(steered))
+            .map(|()| Some(addr))
             .map_err(|source| ReadyError::Control { addr, source })
     }
 }

@@ -64,6 +64,9 @@ pub struct RunFacts {
     last: i64,
     facts: Vec<(String, String)>,
     inputs: Vec<String>,
+    /// Live control's changes: the schedule time each holds from (unix
+    /// ns) and what.
+    changes: Vec<(i64, String)>,
 }
 
 impl RunFacts {
@@ -91,6 +94,18 @@ impl RunFacts {
                 self.facts.push(kv.clone());
             }
         }
+    }
+
+    /// Live control's changes (`attack -control`), each once: the
+    /// schedule time it holds from (unix ns) and what; the load row
+    /// names them after the load asked for.
+    pub fn changes(&mut self, changes: impl IntoIterator<Item = (i64, String)>) {
+        for c in changes {
+            if !self.changes.contains(&c) {
+                self.changes.push(c);
+            }
+        }
+        self.changes.sort();
     }
 
     /// The input files read (none: standard input), by their names: a
@@ -124,6 +139,23 @@ impl RunFacts {
             .filter(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
             .collect()
+    }
+
+    /// Live control's changes after the load: `, then rate 3000/1s at
+    /// +5.002s, pause at +7.010s` (the first five, and how many more).
+    fn changed(&self) -> String {
+        const SAID: usize = 5;
+        let first = self.first.unwrap_or(0);
+        let mut s: Vec<String> = (self.changes.iter().take(SAID))
+            .map(|(at, what)| format!("{what} at +{:.3}s", (at - first).max(0) as f64 / 1e9))
+            .collect();
+        if self.changes.len() > SAID {
+            s.push(format!("{} more changes", self.changes.len() - SAID));
+        }
+        if s.is_empty() {
+            return String::new();
+        }
+        format!(", then (live control) {}", s.join(", "))
     }
 
     /// The rows said: what, and its value.
@@ -164,7 +196,7 @@ impl RunFacts {
                 }
             } else {
                 load.join("; ")
-            },
+            } + &self.changed(),
         ));
         if let Some(a) = self.attacks.said() {
             rows.push(("attack", a));
@@ -289,5 +321,22 @@ mod tests {
             Some("barrage attack -rate 10 -duration 1s")
         );
         assert!(r.html().contains("<th>command</th>"));
+        // Live control's changes after the load, each once (shards mark
+        // one change alike), the first five and how many more.
+        let t0 = 1_700_000_000_000_000_000;
+        let pause = (t0 + 250_000_000, "pause".to_string());
+        r.changes([pause.clone(), pause, (t0 + 500_000_000, "resume".into())]);
+        let rows = r.rows();
+        let get = |k: &str| rows.iter().find(|r| r.0 == k).map(|r| r.1.clone());
+        assert_eq!(
+            get("load").as_deref(),
+            Some("rate 10/1s, then (live control) pause at +0.250s, resume at +0.500s")
+        );
+        r.changes((1..=5).map(|i| (t0 + i, format!("rate {i}/1s"))));
+        assert!(
+            r.rows()[2].1.ends_with(", 2 more changes"),
+            "{:?}",
+            r.rows()
+        );
     }
 }

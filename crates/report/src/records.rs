@@ -58,6 +58,20 @@ pub enum WarmupFlag {
 pub struct MissingView(pub String);
 
 impl Records {
+    /// Live control's changes read: the schedule time each holds from
+    /// (unix ns) and what.
+    fn changes(&self) -> Vec<(i64, String)> {
+        let markers = self.merge.markers().into_iter();
+        markers.map(|m| (m.from, m.what.clone())).collect()
+    }
+
+    /// What the inputs said of their runs, for a page's run table: their
+    /// facts and live control's changes.
+    pub fn tell(&self, run: &mut barrage_plot::run::RunFacts) {
+        run.facts(&self.merge.meta());
+        run.changes(self.changes());
+    }
+
     /// `barrage plot`'s page: every record, at most `threshold` points a
     /// series, with the run's facts and `files` named.
     pub fn plot(&mut self, threshold: usize, files: &[String]) -> barrage_plot::Plot {
@@ -74,13 +88,8 @@ impl Records {
             plot.add(hit);
             run.add(hit);
         }
-        plot.set_changes(
-            self.merge
-                .markers()
-                .iter()
-                .map(|m| (m.from, m.what.clone())),
-        );
-        run.facts(&self.merge.meta());
+        plot.set_changes(self.changes());
+        self.tell(&mut run);
         run.inputs(files);
         plot.set_run(run.html());
         plot

@@ -54,32 +54,35 @@ const MAX_BODY: usize = 64 << 10;
 /// The API's server: binds at once (a taken port is said before the
 /// attack starts) and serves on a thread of its own.
 pub struct ControlServer {
+    listener: std::net::TcpListener,
     addr: SocketAddr,
 }
 
 impl ControlServer {
-    /// Binds `addr` and serves `steer` until the process ends.
-    pub fn start(
-        addr: SocketAddr,
-        token: Option<String>,
-        steer: Arc<dyn Steer>,
-    ) -> io::Result<ControlServer> {
+    /// Binds `addr`: before anything is written or sent, so that a taken
+    /// port ends the attack before its stream begins.
+    pub fn bind(addr: SocketAddr) -> io::Result<ControlServer> {
         let listener = std::net::TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()?;
-        let token = Arc::new(token);
-        thread::Builder::new()
-            .name("barrage-control".into())
-            .spawn(move || rt.block_on(serve(listener, token, steer)))?;
-        Ok(ControlServer { addr })
+        Ok(ControlServer { listener, addr })
     }
 
     /// Where it listens (the port chosen, for `:0`).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Serves `steer` on a thread of its own until the process ends.
+    pub fn serve(self, token: Option<String>, steer: Arc<dyn Steer>) -> io::Result<()> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        let (listener, token) = (self.listener, Arc::new(token));
+        thread::Builder::new()
+            .name("barrage-control".into())
+            .spawn(move || rt.block_on(serve(listener, token, steer)))?;
+        Ok(())
     }
 }
 

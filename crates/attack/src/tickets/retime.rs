@@ -149,26 +149,27 @@ impl Tickets {
                     }
                 }
             };
-            let line = match command {
-                Command::Rate(rate) => {
-                    plan.lines[i] = Line::Rate(*rate, first);
-                    (!plan.paused).then(|| plan.lines[i].clone())
-                }
-                Command::Stages(s) => {
-                    plan.lines[i] = Line::Stages(Arc::new(s.clone()), first);
-                    (!plan.paused).then(|| plan.lines[i].clone())
-                }
-                Command::Pause => None,
-                Command::Resume | Command::Stop => Some(plan.lines[i].clone()),
+            made = (made.0.min(first), from);
+            let new = match command {
+                Command::Rate(rate) => Some(Line::Rate(*rate, first)),
+                Command::Stages(s) => Some(Line::Stages(Arc::new(s.clone()), first)),
+                _ => None,
             };
-            if matches!(command, Command::Stop)
-                || (plan.paused && matches!(command, Command::Rate(_) | Command::Stages(_)))
-            {
-                // A stop is the stopper's; a rate while paused waits for
-                // the resume.
-                made = (made.0.min(first), from);
-                continue;
-            }
+            let line = match (command, new) {
+                // A stop is the stopper's.
+                (Command::Stop, _) => continue,
+                (Command::Pause, _) => None,
+                // A new line is kept, and in force unless paused (then it
+                // waits for the resume).
+                (_, Some(new)) => {
+                    plan.lines[i] = new.clone();
+                    if plan.paused {
+                        continue;
+                    }
+                    Some(new)
+                }
+                (_, None) => Some(plan.lines[i].clone()),
+            };
             let segments = &mut plan.lanes[i];
             segments.retain(|s| s.first < first);
             segments.push(Segment {
@@ -176,7 +177,6 @@ impl Tickets {
                 at: from,
                 line,
             });
-            made = (made.0.min(first), from);
         }
         match command {
             Command::Pause => plan.paused = true,
@@ -200,32 +200,17 @@ impl Tickets {
 mod tests {
     use std::sync::atomic::AtomicU64;
 
-    use barrage_client::PreparedTarget;
-    use barrage_model::Target;
-
     use super::*;
-    use crate::{tickets::Now, Stopper};
+    use crate::{
+        tickets::tests::{by_hand, one_target},
+        Stopper,
+    };
 
     const MS: u64 = 1_000_000;
 
     fn steered(rate: &str, shard: Option<(u64, u64)>, clock: &Arc<AtomicU64>) -> Tickets {
-        let now: Now = {
-            let clock = clock.clone();
-            Arc::new(move || clock.load(Ordering::SeqCst))
-        };
-        let target = Target {
-            method: "GET".into(),
-            url: "http://127.0.0.1:1/".into(),
-            ..Target::default()
-        };
         let pacer = Pacer::new(rate.parse().unwrap(), None, None).with_shard(shard);
-        Tickets::fixed(
-            vec![Arc::new(PreparedTarget::new(target).unwrap())],
-            pacer,
-            now,
-            Stopper::new(),
-        )
-        .steered()
+        Tickets::fixed(one_target(), pacer, by_hand(clock), Stopper::new()).steered()
     }
 
     /// The next `n` tickets' numbers and due times.
