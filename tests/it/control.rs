@@ -270,16 +270,13 @@ fn a_stop_through_the_api_leaves_a_whole_stream() {
 fn control_off_loopback_needs_a_token_and_a_free_port() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().to_string();
-    let attack = [
-        "attack",
-        "-rate",
-        "10",
-        "-duration",
-        "1s",
-        "-control",
-        &port,
-    ];
-    let out = common::run(&attack, b"GET http://127.0.0.1:1/\n");
+    let attack = |at: &str| -> Vec<String> {
+        let args = ["attack", "-rate", "10", "-duration", "1s", "-control", at];
+        args.map(String::from).to_vec()
+    };
+    let args = attack(&port);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::run(&args, b"GET http://127.0.0.1:1/\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -287,16 +284,9 @@ fn control_off_loopback_needs_a_token_and_a_free_port() {
     assert!(common::no_records(&out.stdout));
     let report = common::run(&["report"], &out.stdout);
     assert!(String::from_utf8_lossy(&report.stderr).contains("failed before its first request"));
+    let off = attack("0.0.0.0:0");
     let err = common::refused(
-        &[
-            "attack",
-            "-rate",
-            "10",
-            "-duration",
-            "1s",
-            "-control",
-            "0.0.0.0:0",
-        ],
+        &off.iter().map(String::as_str).collect::<Vec<_>>(),
         b"GET http://127.0.0.1:1/\n",
         "-control 0.0.0.0:0: an address off loopback needs a token",
     );
