@@ -153,6 +153,7 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
     let (mut sent, mut ok, mut busy, mut inflight) = (0u64, 0u64, 0usize, 0usize);
     let start = Instant::now();
     let mut wake = start;
+    let ticks_only = std::env::var("URING_FLOOR_WAKE").is_ok_and(|v| v == "ticks");
     while sent < total {
         // A send and a receive for everything due by now.
         let now = Instant::now();
@@ -178,6 +179,37 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
         // three runs each in the same minutes; p50 0.109-0.118 ms and
         // 0.110-0.144): nginx on the same core answers a tick's requests
         // together, and a wait ends with all of them in.
+        let next = start + period.mul_f64(sent as f64);
+        wake = next.max(wake + TICK);
+        if ticks_only {
+            // URING_FLOOR_WAKE=ticks: no wake-up for an answer. One
+            // io_uring_enter submits the tick's operations and sleeps to
+            // the next tick (a timeout, never enough completions to end it
+            // early), and the answers that came meanwhile are reaped then:
+            // a wake-up a tick, what a client that takes its answers'
+            // times from the kernel (SO_TIMESTAMPNS) could do. Latency
+            // here is from the send to the reaping, not the answer.
+            loop {
+                let left = wake.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let ts = types::Timespec::from(left);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                match ring.submitter().submit_with_args(inflight + 1, &args) {
+                    Ok(_) => {}
+                    Err(e) if e.raw_os_error() == Some(62) || e.raw_os_error() == Some(4) => {}
+                    Err(e) => return Err(e),
+                }
+                for (i, good) in reap(&mut ring, &mut conns, &mut inflight)? {
+                    ok += u64::from(good);
+                    latencies.push(conns[i].sent_at.elapsed());
+                    idle.push(i);
+                    busy -= 1;
+                }
+            }
+            continue;
+        }
         while busy > 0 {
             ring.submit_and_wait(1)?;
             for (i, good) in reap(&mut ring, &mut conns, &mut inflight)? {
@@ -187,10 +219,15 @@ fn run(addr: &str, path: &str, rate: f64, duration: Duration) -> io::Result<()> 
                 busy -= 1;
             }
         }
-        let next = start + period.mul_f64(sent as f64);
-        wake = next.max(wake + TICK);
         if let Some(d) = wake.checked_duration_since(Instant::now()) {
             thread::sleep(d);
+        }
+    }
+    while busy > 0 {
+        ring.submit_and_wait(1)?;
+        for (_, good) in reap(&mut ring, &mut conns, &mut inflight)? {
+            ok += u64::from(good);
+            busy -= 1;
         }
     }
     print_result(sent, ok, latencies);
