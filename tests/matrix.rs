@@ -114,9 +114,15 @@ enum Way {
     /// chunks (`-llm openai`; the healthy server streams a role delta,
     /// ten tokens, a finish delta and `[DONE]`).
     Llm,
+    /// HTTP/1.1 on barrage's own engine on `-io ring`'s threads, which
+    /// park in io_uring_enter (monoio), the open model (run on that back
+    /// end alone).
+    Ring,
+    /// `-io ring` in the closed model (`-rate 0 -max-workers 2`).
+    RingClosed,
 }
 
-const WAYS: [Way; 16] = [
+const WAYS: [Way; 18] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -133,6 +139,8 @@ const WAYS: [Way; 16] = [
     Way::WsEvents,
     Way::Flow,
     Way::Llm,
+    Way::Ring,
+    Way::RingClosed,
 ];
 
 /// A fault, or none.
@@ -323,7 +331,9 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Poisson
             | Way::Stream
             | Way::Flow
-            | Way::Llm => reply(
+            | Way::Llm
+            | Way::Ring
+            | Way::RingClosed => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -350,6 +360,8 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Stream
             | Way::Flow
             | Way::Llm
+            | Way::Ring
+            | Way::RingClosed
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -370,9 +382,14 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
 fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
     let msg = message.display();
     match way {
-        Way::H1 | Way::Hyper | Way::Pipelined | Way::H2c | Way::Poisson | Way::Mix => {
-            format!("GET http://{addr}/\n")
-        }
+        Way::H1
+        | Way::Hyper
+        | Way::Pipelined
+        | Way::H2c
+        | Way::Poisson
+        | Way::Mix
+        | Way::Ring
+        | Way::RingClosed => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -444,6 +461,16 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::WsEvents => vec!["-ws-events", "3"],
         Way::Flow => vec!["-format", "flow"],
         Way::Llm => vec!["-llm", "openai"],
+        // -io ring is the cell's back end (`io_of`).
+        Way::Ring | Way::RingClosed => vec![],
+    }
+}
+
+/// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
+fn io_of(way: Way, io: &str) -> &str {
+    match way {
+        Way::Ring | Way::RingClosed => "ring",
+        _ => io,
     }
 }
 
@@ -464,7 +491,9 @@ fn mix_file(dir: &Path, tag: &str, target: &str, rate: &str) -> String {
 /// The schedule's flags for `end`: the records a whole run has, when
 /// that is known.
 fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
-    let pipelined = way == Way::Pipelined;
+    // The closed model's ways: -max-workers loops, each sending its next
+    // request as soon as its last is answered.
+    let pipelined = matches!(way, Way::Pipelined | Way::RingClosed);
     match end {
         // -hold counts connections, not requests: it refuses -requests.
         End::Requests if way == Way::WsHold => end_args(way, End::Duration),
@@ -519,6 +548,7 @@ struct Verdict {
 
 /// Runs one cell and checks it.
 fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert) -> Verdict {
+    let io = io_of(way, io);
     let name = format!("{way:?} × {fault:?} × {end:?} × -io {io}");
     let started = Instant::now();
     let mut failures = Vec::new();
@@ -926,6 +956,8 @@ fn run_cells(tag: &str, cells: Vec<(Way, Fault, End)>) {
     let cells: Vec<_> = cells
         .into_iter()
         .flat_map(|(w, f, e)| IOS.map(|io| (w, f, e, io)))
+        // -io ring's ways run on it alone: once, not once per back end.
+        .filter(|(w, _, _, io)| io_of(*w, io) == *io || *io == IOS[0])
         .collect();
     let dir = common::tempdir(tag);
     fs::write(dir.join("message.bin"), b"\x0a\x03ann\x10\x02").unwrap();
@@ -998,8 +1030,11 @@ fn every_way_of_sending_ended_every_way() {
     let mut draw = Draw(seed);
     let mut cells = ALWAYS.to_vec();
     for way in WAYS {
-        // -hold has no schedule to steer: it refuses -control.
-        let steered = |e: &End| *e != End::Control || way != Way::WsHold;
+        // -hold has no schedule to steer: it refuses -control; -io ring
+        // does not take live control yet.
+        let steered = |e: &End| {
+            *e != End::Control || !matches!(way, Way::WsHold | Way::Ring | Way::RingClosed)
+        };
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.
             cells.push((way, Fault::Healthy, *end));
@@ -1103,7 +1138,8 @@ fn every_way_of_sending_leaves_every_way() {
             bad.push(format!("{}: {}", v.cell, v.failures.join("; ")));
             continue;
         }
-        let file = dir.join(format!("{way:?}-Healthy-Requests-epoll.bin"));
+        let io = io_of(way, "epoll");
+        let file = dir.join(format!("{way:?}-Healthy-Requests-{io}.bin"));
         let bytes = fs::read(&file).unwrap();
         let want = record_keys(&bytes);
         // A pipe into report: every record counted.

@@ -221,7 +221,7 @@ fn a_bad_io_value_is_refused_by_name() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("-io") && err.contains("iouring"), "{err}");
-    assert!(err.contains("uring, epoll or auto"), "{err}");
+    assert!(err.contains("uring, epoll, ring or auto"), "{err}");
 }
 
 #[test]

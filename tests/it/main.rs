@@ -33,6 +33,7 @@ mod reliability;
 mod report;
 mod report_types;
 mod request_inputs;
+mod ring;
 mod scrape;
 mod traffic;
 mod ws;

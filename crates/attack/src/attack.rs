@@ -88,6 +88,8 @@ pub struct Attack {
     pub(crate) control: Option<crate::Control>,
     /// `-event-filter`, to say when it matched nothing.
     event_filter: Option<String>,
+    /// `-io ring`: its client's flags, threads and whether it is paced.
+    ring: Option<(ClientConfig, usize, bool)>,
 }
 
 /// What an attack sent, for [`Attack::finish`]'s sum.
@@ -127,7 +129,11 @@ impl Attack {
             || config.stages.is_some()
             || config.mix_peak.is_some()
             || config.recorded.is_some();
-        let workers = Workers::start(cpus, &client, paced)?;
+        // -io ring: its own threads, started with the run (they need its
+        // stop); tokio's keep one thread for what the pacer hands them.
+        let ring =
+            (client.io == barrage_client::IoMode::Ring).then(|| (client.clone(), cpus, paced));
+        let workers = Workers::start(if ring.is_some() { 1 } else { cpus }, &client, paced)?;
         let local = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -139,12 +145,18 @@ impl Attack {
             facts: Default::default(),
             dropped: 0,
             control: None,
+            ring,
             event_filter: client
                 .stream
                 .as_ref()
                 .and_then(|s| s.filter.as_ref())
                 .map(|f| f.0.clone()),
         })
+    }
+
+    /// Whether `-io ring` can run here: a ring runtime set up and dropped.
+    pub fn ring_available() -> Result<(), io::Error> {
+        crate::ring::RingWorkers::available()
     }
 
     /// Live control of this attack's schedule (`-control`): orders change
@@ -192,11 +204,14 @@ impl Attack {
             .mix_peak
             .unwrap_or_else(|| pacer.peak_per_second());
         let warm = pacer.is_paced() && peak > WARM_MIN_RATE;
+        let ring = self.ring.take();
+        let ring = ring.map(|(c, n, w)| crate::ring::RingWorkers::start(n, &c, w, &stopper));
+        let ring = ring.transpose()?;
         match (&targets, warm) {
-            (Targets::Fixed(all), true) => self.warm(all),
+            (Targets::Fixed(all), true) => self.warm(all, ring.as_ref()),
             (Targets::Groups(groups), true) => {
                 let all: Vec<_> = groups.iter().flat_map(|g| g.targets.clone()).collect();
-                self.warm(&all)
+                self.warm(&all, ring.as_ref())
             }
             _ => {}
         }
@@ -249,7 +264,27 @@ impl Attack {
             let _ = self.watch.0.set(tickets.clone());
         }
         let _ = ctx.returned.set(tickets.returns());
-        if !paced {
+        if let Some(ring) = ring {
+            if self.control.is_some() || (paced && (!tickets.is_fixed() || slots.is_some())) {
+                return Err(AttackError::Ring);
+            }
+            // The open model: a loop a thread; the closed: -max-workers.
+            let closed = self
+                .config
+                .max_workers
+                .unwrap_or(1)
+                .clamp(1, MAX_CLOSED_WORKERS);
+            let loops = if paced { ring.len() } else { closed as usize };
+            let run = crate::ring::run_loops(
+                &ring,
+                loops,
+                paced.then_some(peak),
+                &ctx,
+                &tickets,
+                &stopper,
+            );
+            self.local.block_on(until_abandoned(&stopper, run));
+        } else if !paced {
             // The closed model: -max-workers loops spread over the worker
             // threads, each sending its next request when the last is done.
             let loops = self
@@ -383,19 +418,16 @@ impl Attack {
     /// Opens `-workers` connections (capped by `-max-workers`) to each of
     /// the first hosts, spread over the worker threads, before the clock
     /// starts: otherwise the first milliseconds of a fast attack open them
-    /// all at once and go out late. Bounded by [`WARM_TIMEOUT`].
-    fn warm(&mut self, targets: &[Arc<PreparedTarget>]) {
+    /// all at once and go out late. Bounded by [`WARM_TIMEOUT`]. With
+    /// `-io ring`, on its threads.
+    fn warm(&mut self, targets: &[Arc<PreparedTarget>], ring: Option<&crate::ring::RingWorkers>) {
         let conns = self
             .config
             .workers
             .min(self.config.max_workers.unwrap_or(u64::MAX)) as usize;
-        let mut uris: Vec<http::Uri> = Vec::new();
-        for t in targets {
-            let same =
-                |u: &http::Uri| u.scheme() == t.uri.scheme() && u.authority() == t.uri.authority();
-            if uris.len() < WARM_HOSTS && !uris.iter().any(same) {
-                uris.push(t.uri.clone());
-            }
+        let uris = crate::ring::hosts(targets, WARM_HOSTS);
+        if let Some(r) = ring {
+            return self.local.block_on(r.warm(&uris, conns, WARM_TIMEOUT));
         }
         let (tx, mut opened) = tokio::sync::mpsc::unbounded_channel();
         let mut left = 0usize;

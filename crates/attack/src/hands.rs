@@ -184,7 +184,7 @@ impl Hand for Inline {
         seq: u64,
         target: Arc<PreparedTarget>,
         _: Option<u64>,
-    ) -> impl std::future::Future<Output = bool> + Send {
+    ) -> impl std::future::Future<Output = bool> {
         // An async block rather than an async fn (which keeps its
         // arguments twice), and the client's path under it trimmed the
         // same way: a closed-model loop's future is held for the whole

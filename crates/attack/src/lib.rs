@@ -53,6 +53,7 @@ mod limits;
 pub mod load;
 mod outcome;
 mod pacer;
+mod ring;
 mod scheduler;
 mod scrape;
 mod session;

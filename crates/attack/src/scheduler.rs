@@ -34,16 +34,18 @@ pub(crate) enum Take {
     Ticks,
 }
 
-/// How a loop waits: the clock it reads and sleeps on.
+/// How a loop waits: the clock it reads and sleeps on. Its futures need
+/// not be `Send`: `-io ring`'s live on one thread (tokio's loops are
+/// `Send` through their concrete types).
 pub(crate) trait Waits {
     /// Nanoseconds since the schedule's start.
     fn now(&self) -> u64;
     /// Sleeps until `offset` (ns since the start; a real clock keeps wake-ups
     /// a tick apart) or the stop.
-    fn until(&mut self, offset: u64) -> impl Future<Output = ()> + Send;
+    fn until(&mut self, offset: u64) -> impl Future<Output = ()>;
     /// Sleeps until this loop's first tick at or after `offset`, or the
     /// stop.
-    fn tick_after(&mut self, offset: u64) -> impl Future<Output = ()> + Send;
+    fn tick_after(&mut self, offset: u64) -> impl Future<Output = ()>;
 }
 
 /// Where a due request goes.
@@ -57,9 +59,9 @@ pub(crate) trait Hand {
         seq: u64,
         target: Arc<PreparedTarget>,
         offset: Option<u64>,
-    ) -> impl Future<Output = bool> + Send;
+    ) -> impl Future<Output = bool>;
     /// Sends what is queued: before the loop sleeps, and at its end.
-    fn flush(&mut self) -> impl Future<Output = ()> + Send;
+    fn flush(&mut self) -> impl Future<Output = ()>;
 }
 
 /// The scheduler loop: takes every ticket it can from `tickets`, waits as

@@ -77,7 +77,7 @@ pub use proto::ws::{Held as WsHeld, WS_OK};
 pub use reflect::{
     reflect as grpc_reflect, ReflectError as GrpcReflectError, Reflector as GrpcReflector,
 };
-pub use send::{Client, LoopState, Shared};
+pub use send::{Client, LoopState, RingClient, Shared};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
 pub use transport::tls::{handshake_failure as tls_failure, TlsError};

@@ -32,6 +32,7 @@ mod plan;
 mod readers;
 mod ready;
 mod report;
+mod ring;
 mod spelling;
 mod steer;
 mod sweep;

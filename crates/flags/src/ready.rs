@@ -10,7 +10,7 @@ use std::{
 };
 
 use barrage_attack::{load::LoadError, Arrivals, AttackConfig, Targets};
-use barrage_client::ClientConfig;
+use barrage_client::{ClientConfig, IoMode};
 use barrage_doctor::{Destination, Host, Impossible};
 use barrage_targets::{Defaults, TargetReader};
 
@@ -84,6 +84,9 @@ pub enum ReadyError {
     /// A plan this host cannot run at all (without `-force`).
     #[error(transparent)]
     Unfit(#[from] Impossible),
+    /// `-io ring` with what it does not carry yet.
+    #[error("-io ring: not with {0} (it sends plain http:// HTTP/1.1 requests, open or closed model; use -io epoll or uring)")]
+    Ring(String),
 }
 
 /// Whose fault a [`ReadyError`] is, for the exit code.
@@ -204,12 +207,18 @@ impl AttackArgs {
         let closed = matches!(self.rate, barrage_model::Rate::Max)
             && self.stages.is_none()
             && self.mix.is_none();
-        let io = self.io.settle(closed);
+        let mut io = self.io.settle(closed);
         notes.extend(io.resolve().1);
+        if io.asked() == IoMode::Ring {
+            io = self.ring(closed, &mut notes)?;
+        }
         if self.insecure {
             notes.push("barrage: warning: -insecure: server certificates are not verified".into());
         }
         let client = self.client_config(proxies, io, self.stream_spec()?);
+        if let (IoMode::Ring, Some(flag)) = (io, barrage_client::RingClient::unsupported(&client)) {
+            return Err(ReadyError::Ring(flag.to_string()));
+        }
         Ok(Setup {
             reader,
             config,

@@ -30,6 +30,7 @@ pub(crate) mod carry;
 mod pipeline;
 mod queued;
 pub(crate) mod redirect;
+mod ring;
 #[cfg(test)]
 mod sizes;
 mod taped;
@@ -37,6 +38,7 @@ mod timed;
 pub(crate) mod words;
 
 use redirect::{after, resolve};
+pub use ring::RingClient;
 use words::{failed, timed_out};
 
 /// Most times a request is sent again because the reused connection it
@@ -113,6 +115,63 @@ pub(crate) struct HeldConn {
     pub(crate) conn: Option<Conn>,
 }
 
+/// How `cfg` has requests built and answers read, whatever the protocol
+/// (both clients: tokio's and `-io ring`'s).
+pub(crate) fn shape(cfg: &ClientConfig) -> Shape {
+    let attack = (!cfg.name.is_empty())
+        .then(|| HeaderValue::from_str(&cfg.name).ok())
+        .flatten();
+    let record_body = record_body(cfg);
+    let checks = cfg.checks.as_ref().filter(|c| !c.0.is_empty());
+    let kept_body = match checks {
+        Some(c) if c.need_body() => record_body.max(crate::CHECK_BODY_BYTES),
+        _ if cfg.step_reads.body => record_body.max(crate::CHECK_BODY_BYTES),
+        _ => record_body,
+    };
+    let all_headers =
+        cfg.keep_headers || cfg.step_reads.headers || checks.is_some_and(|c| c.need_headers());
+    let keep_headers = all_headers || cfg.step_reads.cookies;
+    Shape {
+        limits: Limits {
+            head_bytes: u32::try_from(cfg.max_header_bytes).unwrap_or(u32::MAX),
+            keep_body: kept_body,
+            keep_headers,
+            // Only the jar reads them: barrage's HTTP/1.1 engine keeps the
+            // Set-Cookie (and Location) lines alone (two strings a header
+            // for the rest were ~4% of a flow step's CPU).
+            jar_only: !all_headers,
+            stream: cfg.stream.as_ref().is_some_and(|s| s.http),
+        },
+        keepalive: cfg.keepalive,
+        chunked: cfg.chunked,
+        attack,
+        max_body: kept_body,
+        keep_headers,
+        // A flow's jar follows redirects itself: hyper's paths then keep a
+        // 3xx's headers, its Location among them.
+        follow: cfg.redirects >= 0 && step_redirects(cfg).is_none(),
+        timeout: cfg.timeout,
+        max_message: cfg.grpc_max_message,
+        grpc_streams: cfg.grpc_streams.clone(),
+        ws_frame: cfg.ws_frame,
+        ws_max_message: crate::proto::ws::max_message(cfg),
+        ws_events: cfg.ws_events,
+    }
+}
+
+/// `-max-body` as a record keeps it.
+fn record_body(cfg: &ClientConfig) -> i64 {
+    match cfg.max_body {
+        n if n < 0 => crate::MAX_KEPT_BODY,
+        n => n.min(crate::MAX_KEPT_BODY),
+    }
+}
+
+/// A flow's jar follows its steps' redirects itself, up to this many.
+fn step_redirects(cfg: &ClientConfig) -> Option<i64> {
+    (cfg.step_reads.cookies && cfg.redirects >= 0).then_some(cfg.redirects)
+}
+
 /// What the clients of one attack's worker threads share: the TLS
 /// configuration (certificates read and parsed once), the
 /// `-max-connections` cap, and how connections are dialed (one DNS cache,
@@ -179,54 +238,12 @@ impl Client {
             .with_max_header_bytes(cfg.max_header_bytes)
             .with_quic(shared.quic.clone(), cfg.h3_streams),
         );
-        let attack = (!cfg.name.is_empty())
-            .then(|| HeaderValue::from_str(&cfg.name).ok())
-            .flatten();
-        let record_body = match cfg.max_body {
-            n if n < 0 => crate::MAX_KEPT_BODY,
-            n => n.min(crate::MAX_KEPT_BODY),
-        };
+        let record_body = record_body(cfg);
         let checks = cfg.checks.clone().filter(|c| !c.0.is_empty());
-        let kept_body = match &checks {
-            Some(c) if c.need_body() => record_body.max(crate::CHECK_BODY_BYTES),
-            _ if cfg.step_reads.body => record_body.max(crate::CHECK_BODY_BYTES),
-            _ => record_body,
-        };
-        let all_headers = cfg.keep_headers
-            || cfg.step_reads.headers
-            || checks.as_ref().is_some_and(|c| c.need_headers());
-        let keep_headers = all_headers || cfg.step_reads.cookies;
-        let step_redirects =
-            (cfg.step_reads.cookies && cfg.redirects >= 0).then_some(cfg.redirects);
+        let step_redirects = step_redirects(cfg);
         Client {
             pool,
-            shape: Shape {
-                limits: Limits {
-                    head_bytes: u32::try_from(cfg.max_header_bytes).unwrap_or(u32::MAX),
-                    keep_body: kept_body,
-                    keep_headers,
-                    // Only the jar reads them: barrage's HTTP/1.1 engine
-                    // keeps the Set-Cookie (and Location) lines alone (two
-                    // strings a header for the rest were ~4% of a flow
-                    // step's CPU).
-                    jar_only: !all_headers,
-                    stream: cfg.stream.as_ref().is_some_and(|s| s.http),
-                },
-                keepalive: cfg.keepalive,
-                chunked: cfg.chunked,
-                attack,
-                max_body: kept_body,
-                keep_headers,
-                // A flow's jar follows redirects itself: hyper's paths then
-                // keep a 3xx's headers, its Location among them.
-                follow: cfg.redirects >= 0 && step_redirects.is_none(),
-                timeout: cfg.timeout,
-                max_message: cfg.grpc_max_message,
-                grpc_streams: cfg.grpc_streams.clone(),
-                ws_frame: cfg.ws_frame,
-                ws_max_message: crate::proto::ws::max_message(cfg),
-                ws_events: cfg.ws_events,
-            },
+            shape: shape(cfg),
             pipeline: cfg.pipeline.max(1),
             queue: cfg.h1_engine == crate::H1Engine::Own && cfg.keepalive,
             timeout: cfg.timeout,

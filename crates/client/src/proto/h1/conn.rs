@@ -76,8 +76,8 @@ impl std::fmt::Display for ExchangeError {
 /// future (see `send/sizes.rs`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stamps {
-    head: u64,
-    end: u64,
+    pub(super) head: u64,
+    pub(super) end: u64,
 }
 
 /// The instant [`Stamps`] count from: the first time one is taken.
@@ -88,7 +88,7 @@ fn stamps_base() -> Instant {
 
 impl Stamps {
     /// Now, as a stamp (the base is read first, so never before it).
-    fn now() -> u64 {
+    pub(super) fn now() -> u64 {
         let base = stamps_base();
         Instant::now().saturating_duration_since(base).as_nanos() as u64 + 1
     }

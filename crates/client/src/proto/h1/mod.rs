@@ -1,12 +1,14 @@
 //! barrage's own HTTP/1.1 engine: requests encoded once per target
 //! ([`wire`]), responses framed by a pure reader on `httparse`
 //! ([`framer`]), connections that hold no buffer while they wait
-//! ([`conn`]). hyper's HTTP/1.1 path stays selectable (`-h1-engine
+//! ([`conn`]); the same framer on monoio's io_uring runtime for `-io
+//! ring` ([`ring`]). hyper's HTTP/1.1 path stays selectable (`-h1-engine
 //! hyper`, in `proto/hyper/h1.rs`); [`H1`] is a connection of either.
 
 pub mod conn;
 pub mod framer;
 pub(crate) mod own;
+pub mod ring;
 pub(crate) mod shared;
 pub mod wire;
 

@@ -45,6 +45,10 @@ pub enum IoMode {
     Epoll,
     /// io_uring: a turn's sends and receives in one `io_uring_enter`.
     Uring,
+    /// barrage's HTTP/1.1 engine on monoio: worker threads that park in
+    /// `io_uring_enter`, the clock's tick in the ring (`send/ring.rs`,
+    /// the attack's `ring.rs`); plain HTTP/1.1 only.
+    Ring,
     /// The default: the cheaper of the two for the attack's model (see
     /// [`IoMode::settle`]).
     #[default]
@@ -59,8 +63,9 @@ impl std::str::FromStr for IoMode {
             "epoll" => Ok(IoMode::Epoll),
             "uring" | "io_uring" | "io-uring" => Ok(IoMode::Uring),
             "auto" => Ok(IoMode::Auto),
+            "ring" => Ok(IoMode::Ring),
             _ => Err(crate::Failure::from(format!(
-                "bad -io {v:?} (use uring, epoll or auto)"
+                "bad -io {v:?} (use uring, epoll, ring or auto)"
             ))),
         }
     }
@@ -88,16 +93,21 @@ impl IoMode {
         }
     }
 
+    /// `-io` as asked: the flag, or [`IO_ENV`] where set.
+    pub fn asked(self) -> IoMode {
+        std::env::var(IO_ENV)
+            .ok()
+            .and_then(|v| v.parse::<IoMode>().ok())
+            .unwrap_or(self)
+    }
+
     /// What `-io` comes to here: whether connections go through io_uring,
     /// and a note for stderr when io_uring was asked for and cannot be had.
     /// [`IO_ENV`] overrides the flag; `auto` not settled is epoll.
     pub fn resolve(self) -> (bool, Option<String>) {
-        let asked = std::env::var(IO_ENV)
-            .ok()
-            .and_then(|v| v.parse::<IoMode>().ok())
-            .unwrap_or(self);
-        match asked {
-            IoMode::Epoll | IoMode::Auto => (false, None),
+        match self.asked() {
+            // -io ring's connections are not tokio's streams.
+            IoMode::Epoll | IoMode::Auto | IoMode::Ring => (false, None),
             IoMode::Uring => match probe() {
                 Ok(()) => (true, None),
                 Err(why) => (

@@ -1,0 +1,192 @@
+//! The clock of `-io ring`'s loops: the monotonic clock read, and sleeps
+//! that are reads of a timerfd through the thread's ring (monoio's own
+//! timer keeps whole milliseconds; barrage's tick is 300 µs).
+
+use std::{
+    os::fd::{AsRawFd, FromRawFd, OwnedFd},
+    time::{Duration, Instant},
+};
+
+use crate::{clock::TICK, scheduler::Waits, Stopper};
+
+/// A loop's clock: [`crate::hands::Clockwork`]'s rules (sleeps a [`TICK`]
+/// apart; ticks taken in turn by `lanes` loops), its timer in the ring.
+pub(crate) struct RingClock {
+    start: Instant,
+    stopper: Stopper,
+    timer: Option<Timer>,
+    last_wake: Instant,
+    lane: u64,
+    lanes: u64,
+    /// The timer repeats every `lanes` ticks (armed once).
+    repeating: bool,
+}
+
+/// A timerfd as a file of the ring, and a buffer for its count.
+struct Timer {
+    fd: OwnedFd,
+    file: monoio::fs::File,
+    buf: Option<Vec<u8>>,
+}
+
+impl Timer {
+    fn new() -> std::io::Result<Timer> {
+        // SAFETY: a plain call; the descriptor is owned below.
+        let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: `dup` of a descriptor this timer owns; its copy is the
+        // ring's file's.
+        let copy = unsafe { libc::dup(fd.as_raw_fd()) };
+        if copy < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `copy` is a fresh descriptor owned by nothing else.
+        let file = monoio::fs::File::from_std(unsafe { std::fs::File::from_raw_fd(copy) })?;
+        Ok(Timer {
+            fd,
+            file,
+            buf: Some(vec![0; 8]),
+        })
+    }
+
+    /// Arms it: first at `first` (on the monotonic clock), then every
+    /// `every` (zero: once).
+    fn arm(&self, first: Instant, every: Duration) -> bool {
+        let at = monotonic(first);
+        let spec = libc::itimerspec {
+            it_interval: timespec(every),
+            it_value: at,
+        };
+        // SAFETY: `spec` outlives the call; no old value is asked for.
+        unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            ) == 0
+        }
+    }
+
+    /// Waits for its next expiry (at once if it expired since the last).
+    async fn expiry(&mut self) {
+        let buf = self.buf.take().unwrap_or_else(|| vec![0; 8]);
+        let (_, buf) = self.file.read_at(buf, 0).await;
+        self.buf = Some(buf);
+    }
+}
+
+/// `at` as the monotonic clock's time (an `Instant` is that clock).
+fn monotonic(at: Instant) -> libc::timespec {
+    let now = Instant::now();
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let base = Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+    let target = if at >= now {
+        base + (at - now)
+    } else {
+        base.saturating_sub(now - at)
+    };
+    // Never zero: a zero value disarms the timer.
+    timespec(target.max(Duration::from_nanos(1)))
+}
+
+fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    }
+}
+
+impl RingClock {
+    /// A clock counted from `start` for a loop that sleeps until each
+    /// request is due.
+    pub(crate) fn new(start: Instant, stopper: Stopper) -> Self {
+        RingClock {
+            start,
+            stopper,
+            timer: None,
+            last_wake: Instant::now(),
+            lane: 0,
+            lanes: 1,
+            repeating: false,
+        }
+    }
+
+    /// A clock for loop `lane` of `lanes` taking turns by tick, its timer
+    /// armed once to repeat every `lanes` ticks.
+    pub(crate) fn ticking(start: Instant, stopper: Stopper, lane: u64, lanes: u64) -> Self {
+        let mut c = RingClock::new(start, stopper);
+        c.lane = lane;
+        c.lanes = lanes.max(1);
+        let every = TICK.saturating_mul(c.lanes.try_into().unwrap_or(u32::MAX));
+        let first = c.own_tick(c.now());
+        c.repeating = c.timer().is_some_and(|t| t.arm(first, every));
+        c
+    }
+
+    fn timer(&mut self) -> Option<&mut Timer> {
+        if self.timer.is_none() {
+            self.timer = Timer::new().ok();
+        }
+        self.timer.as_mut()
+    }
+
+    /// This loop's first tick at or after `offset` (ns from the start).
+    fn own_tick(&self, offset: u64) -> Instant {
+        let tick = TICK.as_nanos() as u64;
+        let j = offset.div_ceil(tick);
+        let j = j + (self.lane + self.lanes - j % self.lanes) % self.lanes;
+        self.start + Duration::from_nanos(j.saturating_mul(tick))
+    }
+
+    /// Sleeps until `at` on the timer (armed once for it), or the stop.
+    async fn sleep_until(&mut self, at: Instant) {
+        if at <= Instant::now() {
+            return;
+        }
+        let stopper = self.stopper.clone();
+        match self.timer() {
+            Some(t) if t.arm(at, Duration::ZERO) => {
+                super::first_of(t.expiry(), stopper.stopped()).await;
+            }
+            // No timerfd here: monoio's own timer (whole milliseconds).
+            _ => {
+                let sleep = monoio::time::sleep_until(at.into());
+                super::first_of(sleep, stopper.stopped()).await;
+            }
+        }
+    }
+}
+
+impl Waits for RingClock {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    async fn until(&mut self, offset: u64) {
+        let at = self.start + Duration::from_nanos(offset);
+        let wake = at.max(self.last_wake + TICK);
+        self.sleep_until(wake).await;
+        self.last_wake = wake;
+    }
+
+    async fn tick_after(&mut self, offset: u64) {
+        if !self.repeating {
+            let at = self.own_tick(offset);
+            return self.sleep_until(at).await;
+        }
+        let stopper = self.stopper.clone();
+        if let Some(t) = self.timer.as_mut() {
+            super::first_of(t.expiry(), stopper.stopped()).await;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Where `-io ring`'s due requests go: a task of the thread's each (the
+//! open model), or sent and awaited in turn (the closed model). Records
+//! go to the writer as tokio's workers' do ([`crate::writer::deliver`]);
+//! the thread's batch is handed over when its last request in flight ends
+//! and before its loop sleeps (monoio has no hook for parking).
+//!
+//! The requests' context (and in it the writer's queue) is the thread's,
+//! not each task's ([`adopt`]): monoio drops no task with its runtime, so
+//! on an abandon (a second Ctrl-C) [`abandon`] lets the writer's queue go
+//! while requests still wait, and the writer ends with what finished.
+
+use std::{cell::Cell, cell::RefCell, rc::Rc, sync::Arc, time::Instant};
+
+use barrage_client::{PreparedTarget, RingClient};
+
+use crate::{
+    clock::Clock,
+    scheduler::Hand,
+    writer::{answered, deliver, hand_over, RequestContext},
+};
+
+thread_local! {
+    /// The attack's request context on this ring thread.
+    static CTX: RefCell<Option<Arc<RequestContext>>> = const { RefCell::new(None) };
+}
+
+/// Makes `ctx` this thread's request context (a loop starting).
+pub(crate) fn adopt(ctx: Arc<RequestContext>) {
+    CTX.with_borrow_mut(|c| *c = Some(ctx));
+}
+
+/// Lets this thread's hold on the writer's queue go: its context and the
+/// batch it has not handed over (what finished goes out first).
+pub(crate) fn abandon() {
+    hand_over();
+    let ctx = CTX.with_borrow_mut(Option::take);
+    drop(ctx);
+}
+
+/// `f` on this thread's context, if it still has one.
+fn with_ctx<R>(f: impl FnOnce(&RequestContext) -> R) -> Option<R> {
+    CTX.with_borrow(|c| c.as_deref().map(f))
+}
+
+/// The open model on a ring thread: each request a task of its own.
+pub(crate) struct RingSpawn {
+    pub(crate) client: Rc<RingClient>,
+    pub(crate) clock: Clock,
+    /// Requests of this loop in flight.
+    pub(crate) flying: Rc<Cell<u64>>,
+}
+
+impl RingSpawn {
+    pub(crate) fn new(client: Rc<RingClient>, clock: Clock) -> Self {
+        RingSpawn {
+            client,
+            clock,
+            flying: Rc::new(Cell::new(0)),
+        }
+    }
+}
+
+impl Hand for RingSpawn {
+    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, offset: Option<u64>) -> bool {
+        let (clock, client, flying) = (self.clock, self.client.clone(), self.flying.clone());
+        let scheduled = clock.start_unix + offset.unwrap_or(0) as i64;
+        flying.set(flying.get() + 1);
+        monoio::spawn(async move {
+            let sent = Instant::now();
+            let result = client.send(&target, seq).await;
+            let done = answered(target, seq, scheduled, clock, sent, result);
+            with_ctx(|ctx| deliver(&ctx.tx, done));
+            flying.set(flying.get() - 1);
+            if flying.get() == 0 {
+                // The thread may park now: what finished goes out.
+                hand_over();
+            }
+        });
+        true
+    }
+
+    async fn flush(&mut self) {
+        hand_over();
+    }
+}
+
+impl RingSpawn {
+    /// Waits for this loop's requests still in flight (their records
+    /// hold the writer open), looking each millisecond.
+    pub(crate) async fn drain(&self) {
+        while self.flying.get() > 0 {
+            monoio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        hand_over();
+    }
+}
+
+/// The closed model on a ring thread: each request sent and its answer
+/// awaited before the next.
+pub(crate) struct RingInline {
+    pub(crate) client: Rc<RingClient>,
+    pub(crate) clock: Clock,
+}
+
+impl Hand for RingInline {
+    async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, _: Option<u64>) -> bool {
+        let sent = Instant::now();
+        let result = self.client.send(&target, seq).await;
+        let at = self.clock.unix(sent);
+        let latency = crate::writer::took(&result, sent);
+        let done = crate::writer::record(target, seq, at, at, sent, latency, result);
+        with_ctx(|ctx| deliver(&ctx.tx, done));
+        true
+    }
+
+    async fn flush(&mut self) {
+        hand_over();
+    }
+}

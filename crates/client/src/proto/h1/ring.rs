@@ -1,0 +1,286 @@
+//! barrage's HTTP/1.1 engine on a completion-based runtime (`-io ring`):
+//! a connection is a monoio `TcpStream`, whose sends and receives are
+//! io_uring operations on the worker thread's ring, entered by the
+//! thread as it parks (no epoll, no readiness wake-up before a read).
+//! The request is the same [`Wire`], the answer is read by the same
+//! [`Framer`] and stamped with the same [`Stamps`] as on tokio
+//! ([`super::conn`]); monoio takes buffers by value, so a connection owns
+//! its read buffer and lends it to each receive.
+
+use std::{cell::RefCell, io, sync::Arc};
+
+use monoio::{
+    io::{AsyncReadRent, AsyncWriteRentExt},
+    net::TcpStream,
+};
+
+use super::{conn::ExchangeError, Fed, Framer, Stamps, Wire};
+use crate::transport::opened::Opened;
+
+/// A connection's read buffer as it starts: most answers' heads and small
+/// bodies fit; it doubles when a read fills it.
+const READ_START: usize = 2 << 10;
+
+/// Send buffers kept per thread for reuse.
+const SPARES: usize = 64;
+
+thread_local! {
+    static SEND_BUFS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An open HTTP/1.1 connection on the ring.
+pub struct RingConn {
+    stream: TcpStream,
+    /// Lent to each receive; empty between answers.
+    buf: Vec<u8>,
+    served: bool,
+    open: bool,
+    opened: Arc<Opened>,
+}
+
+impl RingConn {
+    /// A connection over `stream`, nothing sent yet.
+    pub(crate) fn new(stream: TcpStream, opened: Arc<Opened>) -> Self {
+        RingConn {
+            stream,
+            buf: Vec::new(),
+            served: false,
+            open: true,
+            opened,
+        }
+    }
+
+    /// What opening it cost, and its ends.
+    pub(crate) fn opened(&self) -> &Arc<Opened> {
+        &self.opened
+    }
+
+    /// Whether it may carry another request.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Whether it has answered a request before.
+    pub fn reused(&self) -> bool {
+        self.served
+    }
+
+    /// Writes `requests` (a wire and a sequence number each) in one send
+    /// and reads the first answer into `framer`; `stamps` tell when its
+    /// head and end were read. Pipelined, the others follow through
+    /// [`RingConn::read_next`], from the bytes this read left.
+    pub async fn exchange(
+        &mut self,
+        requests: &[(&Wire, u64)],
+        framer: &mut Framer,
+        stamps: &mut Stamps,
+    ) -> Result<(), ExchangeError> {
+        let mut out = SEND_BUFS.with_borrow_mut(|b| b.pop()).unwrap_or_default();
+        for (wire, seq) in requests {
+            wire.write_to(*seq, &mut out);
+            if wire.body_apart() {
+                out.extend_from_slice(wire.body());
+            }
+        }
+        let (sent, mut out) = self.stream.write_all(out).await;
+        out.clear();
+        SEND_BUFS.with_borrow_mut(|b| {
+            if b.len() < SPARES && out.capacity() <= 64 << 10 {
+                b.push(out);
+            }
+        });
+        if let Err(e) = sent {
+            self.open = false;
+            return Err(ExchangeError::Io(e));
+        }
+        self.read_next(framer, stamps).await
+    }
+
+    /// Reads the next answer into `framer`: first what an earlier read
+    /// left (a pipelined batch's next answers), then the socket.
+    pub async fn read_next(
+        &mut self,
+        framer: &mut Framer,
+        stamps: &mut Stamps,
+    ) -> Result<(), ExchangeError> {
+        if !self.buf.is_empty() {
+            let left = std::mem::take(&mut self.buf);
+            if let Some(done) = self.take(left, framer, stamps) {
+                return done;
+            }
+        }
+        loop {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            if buf.capacity() == 0 {
+                buf.reserve(READ_START);
+            }
+            let (got, buf) = self.stream.read(buf).await;
+            match got {
+                Err(e) => {
+                    self.open = false;
+                    return Err(ExchangeError::Io(e));
+                }
+                Ok(0) => {
+                    self.open = false;
+                    return match framer.eof() {
+                        Ok(()) => Ok(()),
+                        Err(_) if !framer.started() => Err(ExchangeError::Eof),
+                        Err(e) => Err(ExchangeError::Frame(e)),
+                    };
+                }
+                Ok(n) => {
+                    let full = n == buf.capacity();
+                    if let Some(done) = self.take(buf, framer, stamps) {
+                        return done;
+                    }
+                    if full {
+                        // A long answer: larger reads, fewer entries.
+                        self.buf.reserve(n.saturating_mul(2).min(256 << 10));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Feeds `data` to `framer`; `Some` when the answer ended (or failed).
+    /// Bytes past its end stay in the connection's buffer: the next
+    /// pipelined answer's, or the server's mistake.
+    fn take(
+        &mut self,
+        mut data: Vec<u8>,
+        framer: &mut Framer,
+        stamps: &mut Stamps,
+    ) -> Option<Result<(), ExchangeError>> {
+        let had_head = framer.head_done();
+        let fed = framer.feed(&data);
+        let head_now = !had_head && framer.head_done();
+        if head_now {
+            stamps.head = Stamps::now();
+        }
+        match fed {
+            Ok(Fed::More) => {
+                data.clear();
+                self.buf = data;
+                None
+            }
+            Ok(Fed::Complete(n)) => {
+                stamps.end = if head_now { stamps.head } else { Stamps::now() };
+                if !framer.reusable() {
+                    self.open = false;
+                }
+                self.served = true;
+                data.drain(..n);
+                if data.is_empty() && data.capacity() > READ_START {
+                    // Nothing kept past a long answer's buffer.
+                    data = Vec::new();
+                }
+                self.buf = data;
+                Some(Ok(()))
+            }
+            Err(e) => {
+                self.open = false;
+                self.buf = Vec::new();
+                Some(Err(ExchangeError::Frame(e)))
+            }
+        }
+    }
+
+    /// Whether bytes past the last answer wait (with no request pipelined
+    /// behind it, the server's mistake: the connection is not reused).
+    pub fn has_leftover(&self) -> bool {
+        !self.buf.is_empty()
+    }
+}
+
+/// Opens a plain TCP connection to `addr`, with what the connect took: a
+/// non-blocking `connect` first, which on loopback and other near hosts is
+/// done at once; one still in progress goes through the ring
+/// (`IORING_OP_CONNECT`) instead.
+pub(crate) async fn connect(addr: std::net::SocketAddr) -> io::Result<(TcpStream, u64)> {
+    let began = std::time::Instant::now();
+    let stream = match connect_now(addr)? {
+        Some(s) => TcpStream::from_std(s)?,
+        None => TcpStream::connect_addr(addr).await?,
+    };
+    stream.set_nodelay(true)?;
+    Ok((stream, crate::transport::opened::nanos(began)))
+}
+
+/// A non-blocking connect to `addr`: the stream if it is already
+/// connected, `None` if the connect is still in progress.
+fn connect_now(addr: std::net::SocketAddr) -> io::Result<Option<std::net::TcpStream>> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (domain, raw, len) = sockaddr(addr);
+    // SAFETY: a plain call; the descriptor is owned at once below.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: `raw` holds a socket address of `len` bytes.
+    let r = unsafe {
+        libc::connect(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            (&raw as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    };
+    if r == 0 {
+        return Ok(Some(std::net::TcpStream::from(fd)));
+    }
+    match io::Error::last_os_error() {
+        e if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(None),
+        e => Err(e),
+    }
+}
+
+/// `addr` as the kernel takes it: its family, the address, its length.
+fn sockaddr(addr: std::net::SocketAddr) -> (libc::c_int, libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: an all-zero sockaddr_storage is a valid value.
+    let mut raw: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        std::net::SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in and aligned for it.
+            unsafe { std::ptr::write((&mut raw as *mut libc::sockaddr_storage).cast(), sin) };
+            (
+                libc::AF_INET,
+                raw,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        }
+        std::net::SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in6 and aligned for it.
+            unsafe { std::ptr::write((&mut raw as *mut libc::sockaddr_storage).cast(), sin6) };
+            (
+                libc::AF_INET6,
+                raw,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! `-io ring`'s client ([`RingClient`]): the policy above one exchange of
+//! barrage's HTTP/1.1 engine on monoio (`proto/h1/ring.rs`), for one
+//! worker thread that parks in `io_uring_enter`. It keeps tokio's client's
+//! rules where it carries them: Go's error words, `-timeout` over the
+//! whole request, redirects (Go's rules, `carry.rs`), a kept connection
+//! found closed sent again, `-keepalive` and `-connections`. What it does
+//! not carry (TLS, proxies, HTTP/2 and 3, gRPC, WebSocket, `-stream`,
+//! `-check`, flows, `-connect-to`, `-laddr`, `-unix-socket`,
+//! `-max-connections`) the flags refuse with `-io ring`
+//! ([`RingClient::unsupported`]).
+
+use std::{
+    cell::{Cell, RefCell},
+    collections::HashMap,
+    future::Future,
+    net::{IpAddr, SocketAddr, ToSocketAddrs},
+    pin::pin,
+    rc::Rc,
+    sync::Arc,
+    task::Poll,
+    time::Duration,
+};
+
+use tokio::sync::{oneshot, Notify};
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+
+use super::{redirect::after, redirect::resolve, words::timed_out, MAX_STALE_RETRIES};
+use crate::{
+    core::{ask::Hop, error::go_failed, key::Key, shape::Shape},
+    proto::h1::{
+        own::{broken_off, response_of, target_wire, wire},
+        ring::{connect, RingConn},
+        Framer, Stamps,
+    },
+    transport::{
+        dial::{go_error, lookup_error},
+        opened::{Claim, Opened},
+    },
+    ClientConfig, Failure, PreparedTarget, Response,
+};
+
+/// The client of one `-io ring` worker thread: its idle connections and
+/// the addresses it looked up. Not `Send`: it lives on its thread.
+pub struct RingClient {
+    shape: Shape,
+    timeout: Option<Duration>,
+    redirects: i64,
+    /// Idle connections kept per host (`-connections`).
+    keep: usize,
+    idle: RefCell<HashMap<Key, Vec<RingConn>>>,
+    /// Hosts' addresses, looked up once (a name blocks the thread the
+    /// first time: `-io ring` is for a load generator's own targets).
+    addrs: RefCell<HashMap<(String, u16), Addrs>>,
+    /// Connections being opened, at most [`MAX_CONNECTING`].
+    connecting: Cell<usize>,
+    /// Woken when a connection is given back, and when an open ends.
+    given_back: Notify,
+    attempt_ended: Notify,
+}
+
+/// A host's addresses.
+type Addrs = Arc<[SocketAddr]>;
+
+/// Most connections a thread opens at once, as tokio's pool
+/// (`pool.rs`): requests beyond wait for one of them or for a connection
+/// given back. Without it, a thread that fell behind a few milliseconds
+/// opened a connection for every request due meanwhile (2,000 to 18,000
+/// in 5 s at 20,000/s, connects taking 50 ms to seconds as the server's
+/// accept queue overflowed), and fell further behind.
+const MAX_CONNECTING: usize = 16;
+
+/// Which of two futures ended first.
+enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Polls `a` then `b` until one ends.
+async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(v));
+        }
+        b.as_mut().poll(cx).map(Either::Right)
+    })
+    .await
+}
+
+impl RingClient {
+    /// The client for `cfg` (call [`RingClient::unsupported`] first).
+    pub fn new(cfg: &ClientConfig) -> Self {
+        RingClient {
+            shape: super::shape(cfg),
+            timeout: cfg.timeout,
+            redirects: cfg.redirects,
+            keep: if cfg.keepalive {
+                cfg.connections.max(1)
+            } else {
+                0
+            },
+            idle: RefCell::new(HashMap::new()),
+            addrs: RefCell::new(HashMap::new()),
+            connecting: Cell::new(0),
+            given_back: Notify::new(),
+            attempt_ended: Notify::new(),
+        }
+    }
+
+    /// What in `cfg` this client cannot do, as the flag a user typed.
+    pub fn unsupported(cfg: &ClientConfig) -> Option<&'static str> {
+        let checks = cfg.checks.as_ref().is_some_and(|c| !c.0.is_empty());
+        [
+            (cfg.h2c, "-h2c"),
+            (cfg.http3, "-http3"),
+            (cfg.stream.as_ref().is_some_and(|s| s.http), "-stream"),
+            (checks, "-check"),
+            (!cfg.connect_to.is_empty(), "-connect-to"),
+            (!cfg.laddr.is_empty(), "-laddr"),
+            (cfg.unix_socket.is_some(), "-unix-socket"),
+            (cfg.proxies.is_some(), "-proxy"),
+            (cfg.max_connections > 0, "-max-connections"),
+            (cfg.h1_engine == crate::H1Engine::Hyper, "-h1-engine hyper"),
+            (
+                cfg.step_reads.cookies || cfg.step_reads.body || cfg.step_reads.headers,
+                "-format flow",
+            ),
+        ]
+        .into_iter()
+        .find_map(|(on, flag)| on.then_some(flag))
+    }
+
+    /// `-timeout`.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Sends `target`'s request `seq` and reads its answer, redirects
+    /// followed, within `-timeout`.
+    pub async fn send(
+        self: &Rc<Self>,
+        target: &PreparedTarget,
+        seq: u64,
+    ) -> Result<Response, Failure> {
+        match self.timeout {
+            Some(t) => monoio::time::timeout(t, self.exchange(target, seq))
+                .await
+                .unwrap_or_else(|_| Err(timed_out(target, t))),
+            None => self.exchange(target, seq).await,
+        }
+    }
+
+    /// One request and the redirects it leads to.
+    async fn exchange(
+        self: &Rc<Self>,
+        target: &PreparedTarget,
+        seq: u64,
+    ) -> Result<Response, Failure> {
+        let mut hop: Option<Box<Hop>> = None;
+        let mut stale = 0u32;
+        loop {
+            let (method, uri, body) = match hop.as_deref() {
+                Some(h) => (&h.method, &h.uri, &h.body),
+                None => (&target.method, &target.uri, &target.body),
+            };
+            let fail = |e: &dyn std::fmt::Display| Failure(go_failed(method.as_str(), uri, e));
+            let key = match hop.as_deref() {
+                Some(h) => h.key.as_ref(),
+                None => target.key.as_ref(),
+            }
+            .map_err(|e| fail(e))?;
+            if key.tls || key.ws || key.h2c || target.grpc {
+                // The flags refuse such targets given on the command
+                // line; one read later (-lazy, a redirect) fails alone.
+                return Err(fail(&"-io ring sends plain http:// requests only"));
+            }
+            let mut conn = self.get(key).await.map_err(|e| fail(&e))?;
+            let wire = match hop.as_deref() {
+                None => target
+                    .wire
+                    .get_or_init(|| target_wire(&self.shape, target, None)),
+                Some(h) => h.wire.get_or_init(|| {
+                    wire(&self.shape, &h.headers, &h.method, &h.uri, &h.body, None)
+                }),
+            };
+            let claim = Claim::on(conn.opened());
+            let mut framer = Framer::new(self.shape.limits, wire.head_request);
+            let mut stamps = Stamps::default();
+            let sent = conn
+                .exchange(&[(wire, seq)], &mut framer, &mut stamps)
+                .await;
+            if let Err(e) = sent {
+                if conn.reused()
+                    && !framer.started()
+                    && wire.replayable
+                    && stale < MAX_STALE_RETRIES
+                {
+                    stale += 1;
+                    continue;
+                }
+                let mut r = if framer.head_done() {
+                    broken_off(framer, stamps, fail(&e).0)
+                } else {
+                    return Err(fail(&e));
+                };
+                r.link = Some(claim.answered());
+                return Ok(after(hop.as_deref(), r));
+            }
+            let location = framer.head.location.take().map(Vec::from);
+            let mut response = response_of(framer, stamps);
+            response.link = Some(claim.answered());
+            let code = response.code;
+            // A redirect is followed (its body was read: the connection
+            // can be reused); a 3xx without a Location is the answer.
+            if let Some(loc) = location.filter(|_| self.redirects >= 0) {
+                let followed = hop.as_ref().map_or(0, |h| h.followed);
+                if followed >= self.redirects {
+                    return Err(fail(&format!("stopped after {} redirects", self.redirects)));
+                }
+                self.put(key, conn);
+                let next = resolve(uri, &loc).map_err(|e| fail(&e))?;
+                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
+                let (method, body) = if matches!(
+                    status,
+                    StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
+                ) && *method != Method::HEAD
+                {
+                    (Method::GET, Bytes::new())
+                } else {
+                    (method.clone(), body.clone())
+                };
+                let this = response
+                    .link
+                    .as_ref()
+                    .map(crate::Via::link)
+                    .unwrap_or_default();
+                let before = hop.as_ref().map_or(this, |h| h.before.then(this));
+                let mut carry = hop.as_ref().map(|h| h.carry).unwrap_or_default();
+                let headers = super::carry::Redirect {
+                    first: &target.uri,
+                    from: uri,
+                    to: &next,
+                    code,
+                    location: &loc,
+                }
+                .headers(&target.header_lines, &mut carry);
+                hop = Some(Box::new(Hop {
+                    headers,
+                    carry,
+                    map: std::sync::OnceLock::new(),
+                    before,
+                    key: Key::of(&next),
+                    method,
+                    uri: next,
+                    body,
+                    followed: followed + 1,
+                    wire: std::sync::OnceLock::new(),
+                }));
+                continue;
+            }
+            self.put(key, conn);
+            return Ok(after(hop.as_deref(), response));
+        }
+    }
+
+    /// Opens up to `n` idle connections to `uri`'s host ahead of the
+    /// attack (stopping at the first that fails: the requests will say
+    /// why).
+    pub async fn warm(self: &Rc<Self>, uri: &http::Uri, n: usize) {
+        let Ok(key) = Key::of(uri) else { return };
+        if key.tls || key.ws || key.h2c {
+            return;
+        }
+        for _ in 0..n.min(self.keep) {
+            match self.open(&key).await {
+                Ok(c) => self.put(&key, c),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// A connection to `key`'s host: an idle one, else the first of a
+    /// connection given back and one opened for this request (which, if it
+    /// loses, is kept for the next); at most [`MAX_CONNECTING`] opening.
+    async fn get(self: &Rc<Self>, key: &Key) -> Result<RingConn, Failure> {
+        loop {
+            if let Some(c) = self.idle_conn(key) {
+                return Ok(c);
+            }
+            if self.connecting.get() >= MAX_CONNECTING {
+                race(self.given_back.notified(), self.attempt_ended.notified()).await;
+                continue;
+            }
+            self.connecting.set(self.connecting.get() + 1);
+            let (tx, mut opened) = oneshot::channel();
+            let (me, key2) = (self.clone(), key.clone());
+            monoio::spawn(async move {
+                let r = me.open(&key2).await;
+                me.connecting.set(me.connecting.get() - 1);
+                me.attempt_ended.notify_waiters();
+                if let Err(Ok(c)) = tx.send(r) {
+                    // Its request took a connection given back.
+                    me.put(&key2, c);
+                }
+            });
+            loop {
+                match race(&mut opened, self.given_back.notified()).await {
+                    Either::Left(r) => {
+                        return r
+                            .unwrap_or_else(|_| Err(Failure::from("connection attempt cancelled")))
+                    }
+                    Either::Right(()) => {
+                        if let Some(c) = self.idle_conn(key) {
+                            return Ok(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An idle connection to `key`'s host, if one is kept.
+    fn idle_conn(&self, key: &Key) -> Option<RingConn> {
+        self.idle.borrow_mut().get_mut(key)?.pop()
+    }
+
+    /// Keeps `conn` for the next request to `key`'s host, if it may carry
+    /// one and there is room.
+    fn put(&self, key: &Key, conn: RingConn) {
+        if !conn.is_open() || conn.has_leftover() || self.keep == 0 {
+            return;
+        }
+        {
+            let mut idle = self.idle.borrow_mut();
+            match idle.get_mut(key) {
+                Some(v) if v.len() < self.keep => v.push(conn),
+                Some(_) => return,
+                None => {
+                    idle.insert(key.clone(), vec![conn]);
+                }
+            }
+        }
+        self.given_back.notify_waiters();
+    }
+
+    /// A new connection to `key`'s host, its costs measured; the error in
+    /// Go's words (`dial tcp 127.0.0.1:1: connect: connection refused`).
+    async fn open(&self, key: &Key) -> Result<RingConn, Failure> {
+        let began = std::time::Instant::now();
+        let addrs = self.lookup(&key.host, key.port)?;
+        let dns = match key.host.parse::<IpAddr>() {
+            Ok(_) => 0,
+            Err(_) => crate::transport::opened::nanos(began),
+        };
+        let mut last = format!("dial tcp: lookup {}: no addresses", key.host);
+        for addr in addrs.iter() {
+            match connect(*addr).await {
+                Ok((stream, took)) => {
+                    let local = stream.local_addr().ok();
+                    let opened = Opened::new(dns, took, Some(*addr), local);
+                    return Ok(RingConn::new(stream, Arc::new(opened)));
+                }
+                Err(e) => last = format!("dial tcp {addr}: connect: {}", go_error(&e)),
+            }
+        }
+        Err(Failure(last))
+    }
+
+    /// `host`'s addresses (brackets of an IPv6 literal dropped).
+    fn lookup(&self, host: &str, port: u16) -> Result<Addrs, Failure> {
+        let name = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = name.parse::<IpAddr>() {
+            return Ok(Arc::from([SocketAddr::new(ip, port)]));
+        }
+        let known = self.addrs.borrow().get(&(name.to_string(), port)).cloned();
+        if let Some(a) = known {
+            return Ok(a);
+        }
+        let found: Arc<[SocketAddr]> = (name, port)
+            .to_socket_addrs()
+            .map_err(|e| Failure(format!("dial tcp: lookup {name}: {}", lookup_error(&e))))?
+            .collect();
+        self.addrs
+            .borrow_mut()
+            .insert((name.to_string(), port), found.clone());
+        Ok(found)
+    }
+}

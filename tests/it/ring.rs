@@ -1,0 +1,188 @@
+//! `-io ring`: barrage's HTTP/1.1 engine on worker threads that park in
+//! io_uring_enter (monoio, `crates/attack/src/ring.rs`): the exact
+//! schedule, one record per request, the closed model, the same records
+//! as epoll's for errors, timeouts and redirects, and what it refuses
+//! before sending. The fault matrix runs it too (tests/matrix.rs,
+//! `Way::Ring`, `Way::RingClosed`).
+
+use crate::common;
+
+use std::{
+    io::Write,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use barrage_model::Hit;
+use barrage_testkit::Server;
+use common::{assert_exact_schedule, assert_seq_complete, bin, decode};
+
+/// Whether `pid` runs a thread named `barrage-ring-…`, looked at for up
+/// to 3 s while it runs.
+fn runs_ring_threads(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        let named = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|c| c.starts_with("barrage-ring-"));
+        if named {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// `barrage attack ARGS` on `target`: its records, and whether it ran
+/// ring threads while it ran.
+fn attack(args: &[&str], target: &str) -> (Vec<Hit>, bool) {
+    let mut child = bin()
+        .arg("attack")
+        .args(args)
+        .env_remove("BARRAGE_IO")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn barrage");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("GET {target}\n").as_bytes())
+        .unwrap();
+    let ring = runs_ring_threads(child.id());
+    let out = child.wait_with_output().unwrap();
+    common::assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (decode(&out.stdout), ring)
+}
+
+#[test]
+fn ring_keeps_the_exact_schedule_one_record_a_request() {
+    let _one = common::one_at_a_time();
+    let server = Server::http();
+    // One request per tick at most (each loop sleeps until its next), and
+    // more (the thread takes every ticket due by its tick).
+    for (rate, n) in [(1000u64, 300u64), (5000, 1500)] {
+        let (rate_s, n_s) = (rate.to_string(), n.to_string());
+        let before = server.count();
+        let (mut hits, ring) = attack(
+            &[
+                "-io",
+                "ring",
+                "-rate",
+                &rate_s,
+                "-requests",
+                &n_s,
+                "-timeout",
+                "5s",
+            ],
+            &server.url("/"),
+        );
+        assert!(ring, "-io ring ran no ring thread");
+        assert_eq!(hits.len() as u64, n, "{rate}/s");
+        assert_exact_schedule(&mut hits, (1_000_000_000 / rate) as i64);
+        assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+        assert_eq!(server.count() - before, n, "the server saw each once");
+    }
+}
+
+#[test]
+fn ring_runs_the_closed_model() {
+    let server = Server::http();
+    let (mut hits, ring) = attack(
+        &[
+            "-io",
+            "ring",
+            "-rate",
+            "0",
+            "-max-workers",
+            "4",
+            "-requests",
+            "400",
+        ],
+        &server.url("/"),
+    );
+    assert!(ring);
+    assert_eq!(hits.len(), 400);
+    assert_seq_complete(&mut hits);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+}
+
+/// What the records of `path` on `server` say, on `io`: code, error and
+/// body, request by request.
+fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>)> {
+    let mut args = vec![
+        "-io",
+        io,
+        "-rate",
+        "20",
+        "-requests",
+        "3",
+        "-max-body",
+        "-1",
+    ];
+    args.extend_from_slice(extra);
+    let (mut hits, _) = attack(&args, server);
+    hits.sort_by_key(|h| h.seq);
+    hits.into_iter()
+        .map(|h| (h.code, h.error, h.body))
+        .collect()
+}
+
+#[test]
+fn ring_records_what_epoll_records() {
+    let server = Server::http();
+    let refused = "http://127.0.0.1:1/".to_string();
+    let cases = [
+        (server.url("/status/503"), vec![]),
+        (server.url("/redirect/2"), vec![]),
+        (server.url("/redirect/3"), vec!["-redirects", "1"]),
+        (server.url("/bytes/70000"), vec![]),
+        (server.url("/sleep/3000"), vec!["-timeout", "300ms"]),
+        (refused, vec![]),
+    ];
+    for (url, extra) in cases {
+        let ring = outcomes(&url, "ring", &extra);
+        let epoll = outcomes(&url, "epoll", &extra);
+        assert_eq!(ring.len(), 3, "{url}");
+        assert_eq!(
+            ring, epoll,
+            "{url} {extra:?}: -io ring's records differ from epoll's"
+        );
+    }
+}
+
+#[test]
+fn ring_refuses_what_it_does_not_carry() {
+    let target = b"GET http://127.0.0.1:1/\n";
+    for (args, flag) in [
+        (vec!["-lazy"], "-lazy"),
+        (vec!["-pipeline", "2"], "-pipeline"),
+        (vec!["-control", "127.0.0.1:0"], "-control"),
+        (vec!["-h2c"], "-h2c"),
+        (vec!["-max-workers", "2"], "-max-workers with a rate"),
+        (vec!["-stream", "sse"], "-stream"),
+    ] {
+        let mut full = vec!["attack", "-io", "ring", "-rate", "10", "-duration", "1s"];
+        full.extend(args);
+        common::refused(&full, target, &format!("-io ring: not with {flag}"));
+    }
+    // A target it cannot send (known only as it is read) fails alone.
+    let (hits, _) = attack(
+        &["-io", "ring", "-rate", "10", "-requests", "2"],
+        "https://127.0.0.1:1/",
+    );
+    assert_eq!(hits.len(), 2);
+    assert!(hits
+        .iter()
+        .all(|h| h.code == 0 && h.error.contains("-io ring sends plain http://")));
+}
