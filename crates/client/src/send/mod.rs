@@ -6,8 +6,7 @@
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
-use bytes::Bytes;
-use http::{HeaderValue, Method, StatusCode, Uri};
+use http::{HeaderValue, Uri};
 use tokio::time::Sleep;
 use tokio_rustls::TlsConnector;
 
@@ -37,7 +36,7 @@ mod taped;
 mod timed;
 pub(crate) mod words;
 
-use redirect::{after, resolve};
+use redirect::{after, next_hop};
 pub use ring::RingClient;
 use words::{failed, timed_out};
 
@@ -519,44 +518,16 @@ impl Client {
                     if let Some(conn) = conn {
                         self.keep(kept.as_deref_mut(), key, conn);
                     }
-                    let next = resolve(uri, &loc).map_err(|e| fail(&e))?;
-                    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-                    let (method, body) = if matches!(
-                        status,
-                        StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
-                    ) && *method != Method::HEAD
-                    {
-                        (Method::GET, Bytes::new())
-                    } else {
-                        (method.clone(), body.clone())
-                    };
-                    let this = response
-                        .link
-                        .as_ref()
-                        .map(crate::Via::link)
-                        .unwrap_or_default();
-                    let before = hop.as_ref().map_or(this, |h| h.before.then(this));
-                    let mut carry = hop.as_ref().map(|h| h.carry).unwrap_or_default();
-                    let headers = crate::send::carry::Redirect {
-                        first: &target.uri,
-                        from: uri,
-                        to: &next,
+                    let link = response.link.as_ref();
+                    let next = next_hop(
+                        target,
+                        hop.as_deref(),
+                        (method, uri, body),
                         code,
-                        location: &loc,
-                    }
-                    .headers(&target.header_lines, &mut carry);
-                    hop = Some(Box::new(Hop {
-                        headers,
-                        carry,
-                        map: std::sync::OnceLock::new(),
-                        before,
-                        key: Key::of(&next),
-                        method,
-                        uri: next,
-                        body,
-                        followed: followed + 1,
-                        wire: std::sync::OnceLock::new(),
-                    }));
+                        &loc,
+                        link,
+                    );
+                    hop = Some(next.map_err(|e| fail(&e))?);
                     continue;
                 }
                 if let (Some(conn), None) = (conn, &response.error) {

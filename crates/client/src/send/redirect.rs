@@ -1,6 +1,7 @@
 //! Redirects: where a `Location` leads, as Go resolves it.
 
-use http::Uri;
+use bytes::Bytes;
+use http::{Method, StatusCode, Uri};
 
 use crate::{core::ask::Hop, Response};
 
@@ -11,6 +12,56 @@ pub(super) fn after(hop: Option<&Hop>, mut r: Response) -> Response {
         r.link = Some(crate::Via::from(h.before.then(via.link())));
     }
     r
+}
+
+/// The request a redirect leads to: the answer `code` with `location` to
+/// the request (`method`, `uri`, `body`) of `target` after `hop` (none:
+/// the target's own), whose answer came on `link`. Go's rules: 301, 302
+/// and 303 turn all but HEAD into a GET without a body; the first
+/// request's headers are carried as `carry.rs` says. The error is the
+/// `Location`'s that is no URL.
+pub(crate) fn next_hop(
+    target: &crate::PreparedTarget,
+    hop: Option<&Hop>,
+    (method, uri, body): (&Method, &Uri, &Bytes),
+    code: u16,
+    location: &[u8],
+    link: Option<&crate::Via>,
+) -> Result<Box<Hop>, crate::Failure> {
+    let next = resolve(uri, location)?;
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
+    let (method, body) = if matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
+    ) && *method != Method::HEAD
+    {
+        (Method::GET, Bytes::new())
+    } else {
+        (method.clone(), body.clone())
+    };
+    let this = link.map(crate::Via::link).unwrap_or_default();
+    let before = hop.map_or(this, |h| h.before.then(this));
+    let mut carry = hop.map(|h| h.carry).unwrap_or_default();
+    let headers = super::carry::Redirect {
+        first: &target.uri,
+        from: uri,
+        to: &next,
+        code,
+        location,
+    }
+    .headers(&target.header_lines, &mut carry);
+    Ok(Box::new(Hop {
+        headers,
+        carry,
+        map: std::sync::OnceLock::new(),
+        before,
+        key: crate::core::key::Key::of(&next),
+        method,
+        uri: next,
+        body,
+        followed: hop.map_or(0, |h| h.followed) + 1,
+        wire: std::sync::OnceLock::new(),
+    }))
 }
 
 /// Resolves a `Location` against the URL it came from, as Go does: RFC

@@ -23,10 +23,11 @@ use std::{
 
 use tokio::sync::{oneshot, Notify};
 
-use bytes::Bytes;
-use http::{Method, StatusCode};
-
-use super::{redirect::after, redirect::resolve, words::timed_out, MAX_STALE_RETRIES};
+use super::{
+    redirect::{after, next_hop},
+    words::timed_out,
+    MAX_STALE_RETRIES,
+};
 use crate::{
     core::{ask::Hop, error::go_failed, key::Key, shape::Shape},
     proto::h1::{
@@ -220,44 +221,16 @@ impl RingClient {
                     return Err(fail(&format!("stopped after {} redirects", self.redirects)));
                 }
                 self.put(key, conn);
-                let next = resolve(uri, &loc).map_err(|e| fail(&e))?;
-                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-                let (method, body) = if matches!(
-                    status,
-                    StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER
-                ) && *method != Method::HEAD
-                {
-                    (Method::GET, Bytes::new())
-                } else {
-                    (method.clone(), body.clone())
-                };
-                let this = response
-                    .link
-                    .as_ref()
-                    .map(crate::Via::link)
-                    .unwrap_or_default();
-                let before = hop.as_ref().map_or(this, |h| h.before.then(this));
-                let mut carry = hop.as_ref().map(|h| h.carry).unwrap_or_default();
-                let headers = super::carry::Redirect {
-                    first: &target.uri,
-                    from: uri,
-                    to: &next,
+                let link = response.link.as_ref();
+                let next = next_hop(
+                    target,
+                    hop.as_deref(),
+                    (method, uri, body),
                     code,
-                    location: &loc,
-                }
-                .headers(&target.header_lines, &mut carry);
-                hop = Some(Box::new(Hop {
-                    headers,
-                    carry,
-                    map: std::sync::OnceLock::new(),
-                    before,
-                    key: Key::of(&next),
-                    method,
-                    uri: next,
-                    body,
-                    followed: followed + 1,
-                    wire: std::sync::OnceLock::new(),
-                }));
+                    &loc,
+                    link,
+                );
+                hop = Some(next.map_err(|e| fail(&e))?);
                 continue;
             }
             self.put(key, conn);

@@ -17,9 +17,11 @@ use monoio::{
 use super::{conn::ExchangeError, Fed, Framer, Stamps, Wire};
 use crate::transport::opened::Opened;
 
-/// A connection's read buffer as it starts: most answers' heads and small
-/// bodies fit; it doubles when a read fills it.
-const READ_START: usize = 2 << 10;
+/// A connection's read buffer as it starts; it doubles when a read fills
+/// it. A receive in the ring owns its buffer while the answer is awaited,
+/// so this is held by every waiting request: at 2 KiB, 4.46 KiB of RSS per
+/// held connection (18,000 at once), at 512 bytes 3.20.
+const READ_START: usize = 512;
 
 /// Send buffers kept per thread for reuse.
 const SPARES: usize = 64;
