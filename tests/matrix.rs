@@ -118,11 +118,9 @@ enum Way {
     /// park in io_uring_enter (monoio), the open model (run on that back
     /// end alone).
     Ring,
-    /// `-io ring` in the closed model (`-rate 0 -max-workers 2`).
-    RingClosed,
 }
 
-const WAYS: [Way; 18] = [
+const WAYS: [Way; 17] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -140,7 +138,6 @@ const WAYS: [Way; 18] = [
     Way::Flow,
     Way::Llm,
     Way::Ring,
-    Way::RingClosed,
 ];
 
 /// A fault, or none.
@@ -332,8 +329,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Stream
             | Way::Flow
             | Way::Llm
-            | Way::Ring
-            | Way::RingClosed => reply(
+            | Way::Ring => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -361,7 +357,6 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Flow
             | Way::Llm
             | Way::Ring
-            | Way::RingClosed
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -388,8 +383,7 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::H2c
         | Way::Poisson
         | Way::Mix
-        | Way::Ring
-        | Way::RingClosed => format!("GET http://{addr}/\n"),
+        | Way::Ring => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -462,14 +456,14 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Flow => vec!["-format", "flow"],
         Way::Llm => vec!["-llm", "openai"],
         // -io ring is the cell's back end (`io_of`).
-        Way::Ring | Way::RingClosed => vec![],
+        Way::Ring => vec![],
     }
 }
 
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
-        Way::Ring | Way::RingClosed => "ring",
+        Way::Ring => "ring",
         _ => io,
     }
 }
@@ -493,7 +487,7 @@ fn mix_file(dir: &Path, tag: &str, target: &str, rate: &str) -> String {
 fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
     // The closed model's ways: -max-workers loops, each sending its next
     // request as soon as its last is answered.
-    let pipelined = matches!(way, Way::Pipelined | Way::RingClosed);
+    let pipelined = way == Way::Pipelined;
     match end {
         // -hold counts connections, not requests: it refuses -requests.
         End::Requests if way == Way::WsHold => end_args(way, End::Duration),
@@ -1032,9 +1026,7 @@ fn every_way_of_sending_ended_every_way() {
     for way in WAYS {
         // -hold has no schedule to steer: it refuses -control; -io ring
         // does not take live control yet.
-        let steered = |e: &End| {
-            *e != End::Control || !matches!(way, Way::WsHold | Way::Ring | Way::RingClosed)
-        };
+        let steered = |e: &End| *e != End::Control || !matches!(way, Way::WsHold | Way::Ring);
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.
             cells.push((way, Fault::Healthy, *end));
