@@ -118,9 +118,11 @@ enum Way {
     /// park in io_uring_enter (monoio), the open model (run on that back
     /// end alone).
     Ring,
+    /// `-io ring` in the closed model (`-rate 0 -max-workers 2`).
+    RingClosed,
 }
 
-const WAYS: [Way; 17] = [
+const WAYS: [Way; 18] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -138,6 +140,7 @@ const WAYS: [Way; 17] = [
     Way::Flow,
     Way::Llm,
     Way::Ring,
+    Way::RingClosed,
 ];
 
 /// A fault, or none.
@@ -329,7 +332,8 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Stream
             | Way::Flow
             | Way::Llm
-            | Way::Ring => reply(
+            | Way::Ring
+            | Way::RingClosed => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -357,6 +361,7 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Flow
             | Way::Llm
             | Way::Ring
+            | Way::RingClosed
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -383,7 +388,8 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::H2c
         | Way::Poisson
         | Way::Mix
-        | Way::Ring => format!("GET http://{addr}/\n"),
+        | Way::Ring
+        | Way::RingClosed => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -456,14 +462,14 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Flow => vec!["-format", "flow"],
         Way::Llm => vec!["-llm", "openai"],
         // -io ring is the cell's back end (`io_of`).
-        Way::Ring => vec![],
+        Way::Ring | Way::RingClosed => vec![],
     }
 }
 
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
-        Way::Ring => "ring",
+        Way::Ring | Way::RingClosed => "ring",
         _ => io,
     }
 }
@@ -487,7 +493,7 @@ fn mix_file(dir: &Path, tag: &str, target: &str, rate: &str) -> String {
 fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
     // The closed model's ways: -max-workers loops, each sending its next
     // request as soon as its last is answered.
-    let pipelined = way == Way::Pipelined;
+    let pipelined = matches!(way, Way::Pipelined | Way::RingClosed);
     match end {
         // -hold counts connections, not requests: it refuses -requests.
         End::Requests if way == Way::WsHold => end_args(way, End::Duration),
@@ -1000,7 +1006,7 @@ fn every_way_of_sending_against_every_fault() {
 }
 
 /// Cells that once failed, run every time whatever the drawing.
-const ALWAYS: [(Way, Fault, End); 5] = [
+const ALWAYS: [(Way, Fault, End); 6] = [
     // The progress line's rate panicked (debug builds; wrapped in
     // release) when a closed stdout gave tickets back and "sent" fell.
     (Way::Hyper, Fault::Endless, End::ClosedStdout),
@@ -1015,6 +1021,10 @@ const ALWAYS: [(Way, Fault, End); 5] = [
     (Way::WsHold, Fault::Stall, End::InterruptTwice),
     // A flow's sessions stop at Ctrl-C with their first step in flight.
     (Way::Flow, Fault::Stall, End::Interrupt),
+    // -io ring's closed loops kept their records until 64 had finished
+    // (32 s of timeouts), so the closed output that stops the run was
+    // never written to.
+    (Way::RingClosed, Fault::Deaf, End::ClosedStdout),
 ];
 
 #[test]
@@ -1026,7 +1036,9 @@ fn every_way_of_sending_ended_every_way() {
     for way in WAYS {
         // -hold has no schedule to steer: it refuses -control; -io ring
         // does not take live control yet.
-        let steered = |e: &End| *e != End::Control || !matches!(way, Way::WsHold | Way::Ring);
+        let steered = |e: &End| {
+            *e != End::Control || !matches!(way, Way::WsHold | Way::Ring | Way::RingClosed)
+        };
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.
             cells.push((way, Fault::Healthy, *end));

@@ -2,8 +2,8 @@
 //! io_uring_enter (monoio, `crates/attack/src/ring.rs`): the exact
 //! schedule, one record per request, the closed model, the same records
 //! as epoll's for errors, timeouts and redirects, and what it refuses
-//! before sending (the closed model, for now). The fault matrix runs it
-//! too (tests/matrix.rs, `Way::Ring`).
+//! before sending. The fault matrix runs it too (tests/matrix.rs,
+//! `Way::Ring`, `Way::RingClosed`).
 
 use crate::common;
 
@@ -15,7 +15,7 @@ use std::{
 
 use barrage_model::Hit;
 use barrage_testkit::Server;
-use common::{assert_exact_schedule, bin, decode};
+use common::{assert_exact_schedule, assert_seq_complete, bin, decode};
 
 /// Whether `pid` runs a thread named `barrage-ring-…`, looked at for up
 /// to 3 s while it runs.
@@ -95,6 +95,28 @@ fn ring_keeps_the_exact_schedule_one_record_a_request() {
     }
 }
 
+#[test]
+fn ring_runs_the_closed_model() {
+    let server = Server::http();
+    let (mut hits, ring) = attack(
+        &[
+            "-io",
+            "ring",
+            "-rate",
+            "0",
+            "-max-workers",
+            "4",
+            "-requests",
+            "400",
+        ],
+        &server.url("/"),
+    );
+    assert!(ring);
+    assert_eq!(hits.len(), 400);
+    assert_seq_complete(&mut hits);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+}
+
 /// What the records of `path` on `server` say, on `io`: code, error and
 /// body, request by request.
 fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>)> {
@@ -154,22 +176,6 @@ fn ring_refuses_what_it_does_not_carry() {
         full.extend(args);
         common::refused(&full, target, &format!("-io ring: not with {flag}"));
     }
-    // The closed model, for now (crates/flags/src/ring.rs).
-    common::refused(
-        &[
-            "attack",
-            "-io",
-            "ring",
-            "-rate",
-            "0",
-            "-max-workers",
-            "2",
-            "-duration",
-            "1s",
-        ],
-        target,
-        "-io ring: not with -rate 0 (the closed model)",
-    );
     // A target it cannot send (known only as it is read) fails alone.
     let (hits, _) = attack(
         &["-io", "ring", "-rate", "10", "-requests", "2"],

@@ -263,7 +263,7 @@ pub(crate) fn run_loops(
                     hands::adopt(ctx);
                     if !paced {
                         let mut waits = crate::hands::Unpaced(start);
-                        let mut hand = RingInline { client, clock };
+                        let mut hand = RingInline::new(client, clock);
                         return drive(&tickets, Take::Now, &mut waits, &mut hand).await;
                     }
                     let mut hand = RingSpawn::new(client, clock);

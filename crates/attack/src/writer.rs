@@ -9,6 +9,7 @@ use std::{
         mpsc::{Receiver, SyncSender, TryRecvError, TrySendError},
         Arc,
     },
+    task::{Poll, Waker},
     thread,
     time::{Duration, Instant},
 };
@@ -282,6 +283,9 @@ struct Outbox {
     batching: bool,
     done: Batch,
     tx: Option<SyncSender<Batch>>,
+    /// Who is woken when a record comes into an empty outbox
+    /// ([`waiting`]).
+    watcher: Option<Waker>,
 }
 
 thread_local! {
@@ -290,6 +294,7 @@ thread_local! {
             batching: false,
             done: Vec::new(),
             tx: None,
+            watcher: None,
         })
     };
 }
@@ -310,6 +315,11 @@ pub(crate) fn deliver(tx: &SyncSender<Batch>, done: Finished) {
     let full = OUTBOX.with_borrow_mut(|o| {
         if !o.batching {
             return Some((vec![done], tx.clone()));
+        }
+        if o.done.is_empty() {
+            if let Some(w) = o.watcher.take() {
+                w.wake();
+            }
         }
         o.done.push(done);
         if o.tx.is_none() {
@@ -333,6 +343,22 @@ pub(crate) fn hand_over() {
     if let Some((batch, tx)) = OUTBOX.with_borrow_mut(|o| o.take()) {
         send(&tx, batch);
     }
+}
+
+/// Ends once this thread's outbox holds a record: for a runtime with no
+/// hook before it sleeps (monoio's, `-io ring`), whose thread then hands
+/// the batch over on a deadline of its own.
+pub(crate) fn waiting() -> impl std::future::Future<Output = ()> {
+    std::future::poll_fn(|cx| {
+        OUTBOX.with_borrow_mut(|o| {
+            if o.done.is_empty() {
+                o.watcher = Some(cx.waker().clone());
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+    })
 }
 
 impl Outbox {

@@ -18,10 +18,6 @@ impl AttackArgs {
                 self.max_workers.is_some() && !closed,
                 "-max-workers with a rate",
             ),
-            // The fault matrix found its loops hanging when the output
-            // closed while a server answered nothing (RingClosed x Deaf x
-            // ClosedStdout): refused until that is found.
-            (closed, "-rate 0 (the closed model)"),
             (self.mix.is_some(), "-mix"),
             (self.control.is_some(), "-control"),
             (self.pipeline > 1, "-pipeline"),

@@ -2,7 +2,8 @@
 //! open model), or sent and awaited in turn (the closed model). Records
 //! go to the writer as tokio's workers' do ([`crate::writer::deliver`]);
 //! the thread's batch is handed over when its last request in flight ends
-//! and before its loop sleeps (monoio has no hook for parking).
+//! and before its loop sleeps, and in the closed model on a deadline
+//! (monoio has no hook for parking).
 //!
 //! The requests' context (and in it the writer's queue) is the thread's,
 //! not each task's ([`adopt`]): monoio drops no task with its runtime, so
@@ -98,8 +99,37 @@ impl RingSpawn {
 /// The closed model on a ring thread: each request sent and its answer
 /// awaited before the next.
 pub(crate) struct RingInline {
-    pub(crate) client: Rc<RingClient>,
-    pub(crate) clock: Clock,
+    client: Rc<RingClient>,
+    clock: Clock,
+}
+
+/// Longest a closed loop's record waits in its thread's outbox.
+const HAND_OVER_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
+
+thread_local! {
+    /// Whether this thread hands its outbox over on a deadline.
+    static ON_DEADLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+impl RingInline {
+    /// A closed loop's hand; its thread starts handing records over
+    /// within [`HAND_OVER_AFTER`] of the first waiting. Tokio's workers
+    /// hand over as they park and monoio has no such hook, so without it
+    /// records of loops whose answers are slow waited for 64 to finish:
+    /// with two loops and a silent server, 32 s of timeouts before the
+    /// writer learned that its output had closed.
+    pub(crate) fn new(client: Rc<RingClient>, clock: Clock) -> Self {
+        if !ON_DEADLINE.replace(true) {
+            monoio::spawn(async {
+                loop {
+                    crate::writer::waiting().await;
+                    monoio::time::sleep(HAND_OVER_AFTER).await;
+                    hand_over();
+                }
+            });
+        }
+        RingInline { client, clock }
+    }
 }
 
 impl Hand for RingInline {
