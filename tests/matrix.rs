@@ -120,9 +120,12 @@ enum Way {
     Ring,
     /// `-io ring` in the closed model (`-rate 0 -max-workers 2`).
     RingClosed,
+    /// `-io ring` in the closed model, pipelined four requests a
+    /// connection.
+    RingPipelined,
 }
 
-const WAYS: [Way; 18] = [
+const WAYS: [Way; 19] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -141,6 +144,7 @@ const WAYS: [Way; 18] = [
     Way::Llm,
     Way::Ring,
     Way::RingClosed,
+    Way::RingPipelined,
 ];
 
 /// A fault, or none.
@@ -333,7 +337,8 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Flow
             | Way::Llm
             | Way::Ring
-            | Way::RingClosed => reply(
+            | Way::RingClosed
+            | Way::RingPipelined => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -362,12 +367,13 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Llm
             | Way::Ring
             | Way::RingClosed
+            | Way::RingPipelined
     );
     match fault {
         Fault::Healthy => Some(true),
         // A close after each answer leaves pipelined requests
         // unanswered: each is a failed record (tests/h1.rs).
-        Fault::CloseEach if way == Way::Pipelined => None,
+        Fault::CloseEach if matches!(way, Way::Pipelined | Way::RingPipelined) => None,
         // An HTTP/1.1 answer, once a connection or kept: good HTTP/1.1.
         Fault::Http1Ok | Fault::CloseEach => Some(h1),
         // GOAWAY after two streams: the rest go on a new connection.
@@ -389,7 +395,8 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::Poisson
         | Way::Mix
         | Way::Ring
-        | Way::RingClosed => format!("GET http://{addr}/\n"),
+        | Way::RingClosed
+        | Way::RingPipelined => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -448,7 +455,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
     match way {
         Way::H1 => vec![],
         Way::Hyper => vec!["-h1-engine", "hyper"],
-        Way::Pipelined => vec!["-pipeline", "4"],
+        Way::Pipelined | Way::RingPipelined => vec!["-pipeline", "4"],
         Way::H2 => vec!["-insecure"],
         Way::H2c => vec!["-h2c"],
         Way::Grpc | Way::GrpcStream => vec![],
@@ -469,7 +476,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
-        Way::Ring | Way::RingClosed => "ring",
+        Way::Ring | Way::RingClosed | Way::RingPipelined => "ring",
         _ => io,
     }
 }
@@ -493,7 +500,7 @@ fn mix_file(dir: &Path, tag: &str, target: &str, rate: &str) -> String {
 fn end_args(way: Way, end: End) -> (Vec<&'static str>, Option<usize>) {
     // The closed model's ways: -max-workers loops, each sending its next
     // request as soon as its last is answered.
-    let pipelined = matches!(way, Way::Pipelined | Way::RingClosed);
+    let pipelined = matches!(way, Way::Pipelined | Way::RingClosed | Way::RingPipelined);
     match end {
         // -hold counts connections, not requests: it refuses -requests.
         End::Requests if way == Way::WsHold => end_args(way, End::Duration),
@@ -1037,7 +1044,11 @@ fn every_way_of_sending_ended_every_way() {
         // -hold has no schedule to steer: it refuses -control; -io ring
         // does not take live control yet.
         let steered = |e: &End| {
-            *e != End::Control || !matches!(way, Way::WsHold | Way::Ring | Way::RingClosed)
+            *e != End::Control
+                || !matches!(
+                    way,
+                    Way::WsHold | Way::Ring | Way::RingClosed | Way::RingPipelined
+                )
         };
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.

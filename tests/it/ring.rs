@@ -1,9 +1,10 @@
 //! `-io ring`: barrage's HTTP/1.1 engine on worker threads that park in
 //! io_uring_enter (monoio, `crates/attack/src/ring.rs`): the exact
-//! schedule, one record per request, the closed model, the same records
+//! schedule, one record per request, the closed model and its
+//! pipelining, the same records
 //! as epoll's for errors, timeouts and redirects, and what it refuses
 //! before sending. The fault matrix runs it too (tests/matrix.rs,
-//! `Way::Ring`, `Way::RingClosed`).
+//! `Way::Ring`, `Way::RingClosed`, `Way::RingPipelined`).
 
 use crate::common;
 
@@ -14,7 +15,7 @@ use std::{
 };
 
 use barrage_model::Hit;
-use barrage_testkit::Server;
+use barrage_testkit::{RawServer, Script, Server};
 use common::{assert_exact_schedule, assert_seq_complete, bin, decode};
 
 /// Whether `pid` runs a thread named `barrage-ring-…`, looked at for up
@@ -117,6 +118,67 @@ fn ring_runs_the_closed_model() {
     assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
 }
 
+/// `-pipeline 10` on `-io ring`: `server`'s answers (each its request's
+/// sequence number) matched in order, records as `-io epoll`'s.
+fn pipelined(server: &RawServer, io: &str, workers: &str, requests: &str) -> Vec<Hit> {
+    let mut r = common::attack_watched(
+        &[
+            "-io",
+            io,
+            "-rate",
+            "0",
+            "-max-workers",
+            workers,
+            "-pipeline",
+            "10",
+            "-requests",
+            requests,
+            "-max-body",
+            "-1",
+        ],
+        &format!("GET {}\n", server.url("/")),
+    );
+    r.assert_clean();
+    common::assert_seq_complete(&mut r.hits);
+    r.hits
+}
+
+#[test]
+fn ring_pipelines_the_closed_model() {
+    let server = RawServer::start(Script::EchoSeq {
+        close_after: None,
+        delay: Duration::ZERO,
+    });
+    let hits = pipelined(&server, "ring", "4", "400");
+    assert_eq!(hits.len(), 400);
+    for h in &hits {
+        assert_eq!((h.code, h.error.as_str()), (200, ""), "{h:?}");
+        assert_eq!(h.body, h.seq.to_string().as_bytes(), "answer matched");
+    }
+    assert!(server.connections() <= 4, "{}", server.connections());
+    assert_eq!(server.requests(), 400, "nothing sent twice");
+
+    // A server that answers 3 of each 10 and closes: the same records as
+    // epoll's, a new connection per batch, nothing sent again.
+    let words = |hits: &[Hit], url: &str| -> Vec<(u64, u16, String)> {
+        hits.iter()
+            .map(|h| (h.seq, h.code, h.error.replace(url, "URL")))
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for io in ["ring", "epoll"] {
+        let server = RawServer::start(Script::EchoSeq {
+            close_after: Some(3),
+            delay: Duration::ZERO,
+        });
+        let hits = pipelined(&server, io, "1", "20");
+        assert_eq!(hits.len(), 20, "{io}");
+        assert_eq!((server.connections(), server.requests()), (2, 20), "{io}");
+        seen.push(words(&hits, &server.url("/")));
+    }
+    assert_eq!(seen[0], seen[1], "-io ring's records differ from epoll's");
+}
+
 /// What the records of `path` on `server` say, on `io`: code, error and
 /// body, request by request.
 fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>)> {
@@ -166,7 +228,7 @@ fn ring_refuses_what_it_does_not_carry() {
     let target = b"GET http://127.0.0.1:1/\n";
     for (args, flag) in [
         (vec!["-lazy"], "-lazy"),
-        (vec!["-pipeline", "2"], "-pipeline"),
+        (vec!["-pipeline", "2"], "-pipeline with a rate"),
         (vec!["-control", "127.0.0.1:0"], "-control"),
         (vec!["-h2c"], "-h2c"),
         (vec!["-max-workers", "2"], "-max-workers with a rate"),

@@ -20,7 +20,7 @@ impl AttackArgs {
             ),
             (self.mix.is_some(), "-mix"),
             (self.control.is_some(), "-control"),
-            (self.pipeline > 1, "-pipeline"),
+            (self.pipeline > 1 && !closed, "-pipeline with a rate"),
             (self.hold.is_some(), "-hold"),
             (self.format == barrage_targets::Format::Flow, "-format flow"),
             (

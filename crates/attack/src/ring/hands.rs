@@ -101,6 +101,8 @@ impl RingSpawn {
 pub(crate) struct RingInline {
     client: Rc<RingClient>,
     clock: Clock,
+    /// `-pipeline`'s batch waiting to be written.
+    batch: Vec<(Arc<PreparedTarget>, u64)>,
 }
 
 /// Longest a closed loop's record waits in its thread's outbox.
@@ -128,12 +130,47 @@ impl RingInline {
                 }
             });
         }
-        RingInline { client, clock }
+        RingInline {
+            client,
+            clock,
+            batch: Vec::new(),
+        }
+    }
+
+    /// Sends the pipelined batch and delivers its records.
+    async fn send_batch(&mut self) {
+        let sent = Instant::now();
+        let scheduled = self.clock.unix(sent);
+        let batch = &self.batch;
+        self.client
+            .send_pipelined(batch, |i, result, end| {
+                let latency = end.saturating_duration_since(sent).as_nanos() as u64;
+                let (target, seq) = &batch[i];
+                let done = crate::writer::record(
+                    target.clone(),
+                    *seq,
+                    scheduled,
+                    scheduled,
+                    sent,
+                    latency,
+                    result,
+                );
+                with_ctx(|ctx| deliver(&ctx.tx, done));
+            })
+            .await;
+        self.batch.clear();
     }
 }
 
 impl Hand for RingInline {
     async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, _: Option<u64>) -> bool {
+        if self.client.pipeline() > 1 {
+            self.batch.push((target, seq));
+            if self.batch.len() >= self.client.pipeline() {
+                self.send_batch().await;
+            }
+            return true;
+        }
         let sent = Instant::now();
         let result = self.client.send(&target, seq).await;
         let at = self.clock.unix(sent);
@@ -144,6 +181,9 @@ impl Hand for RingInline {
     }
 
     async fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            self.send_batch().await;
+        }
         hand_over();
     }
 }

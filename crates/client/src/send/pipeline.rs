@@ -12,7 +12,7 @@ use super::{
 };
 use crate::{
     proto::h1::own::{broken_off, response_of, target_wire},
-    proto::h1::{Framer, Stamps, Wire},
+    proto::h1::{Framer, Limits, Pipe, Stamps, Wire},
     proto::Conn,
     PreparedTarget, Response,
 };
@@ -70,59 +70,24 @@ impl Client {
             }
         };
         let proxy = (!key.tls).then(|| self.pool.proxy(key)).flatten();
-        let wires: Vec<&Wire> = batch
+        let requests: Vec<(&Wire, u64)> = batch
             .iter()
-            .map(|(t, _)| t.wire.get_or_init(|| target_wire(&self.shape, t, proxy)))
+            .map(|(t, seq)| {
+                let wire = t.wire.get_or_init(|| target_wire(&self.shape, t, proxy));
+                (wire, *seq)
+            })
             .collect();
-        let requests: Vec<(&Wire, u64)> = wires
-            .iter()
-            .zip(batch)
-            .map(|(w, (_, seq))| (*w, *seq))
-            .collect();
-        let mut failed: Option<String> = None;
-        // Requests answered (or failed) so far.
-        let mut answered = 0usize;
+        let mut got = Answered::default();
+        let judged = |i, r, at| each(i, self.judged(r), at);
         let timed_out_at = {
-            let work = pin!(async {
-                for (i, (t, _)) in batch.iter().enumerate() {
-                    let mut framer = Framer::new(self.shape.limits, wires[i].head_request);
-                    let mut stamps = Stamps::default();
-                    let r = if i == 0 {
-                        conn.exchange(&requests, &mut framer, &mut stamps).await
-                    } else {
-                        conn.read_next(&mut framer, &mut stamps).await
-                    };
-                    let fail = |e: &dyn std::fmt::Display| {
-                        format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri)
-                    };
-                    let result = match r {
-                        Ok(()) => Ok(response_of(framer, stamps)),
-                        Err(e) if framer.head_done() => Ok(broken_off(framer, stamps, fail(&e))),
-                        Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
-                            "pipelined request unanswered: {e}"
-                        )))),
-                        Err(e) => Err(crate::Failure::from(fail(&e))),
-                    };
-                    // The first of the batch carries a new connection's costs.
-                    let link = crate::Via::next_on(conn.opened());
-                    let result = result.map(|mut r| {
-                        r.link = Some(link);
-                        r
-                    });
-                    let broken = result.as_ref().map_or(true, |r| r.error.is_some());
-                    let done = stamps.end().unwrap_or_else(Instant::now);
-                    each(i, self.judged(result), done);
-                    answered += 1;
-                    if broken {
-                        failed = Some("the connection failed before its answer".into());
-                        return;
-                    }
-                    if !conn.is_open() && i + 1 < batch.len() {
-                        failed = Some("the server closed the connection".into());
-                        return;
-                    }
-                }
-            });
+            let work = pin!(answers(
+                &mut conn,
+                batch,
+                &requests,
+                self.shape.limits,
+                &mut got,
+                judged
+            ));
             match self.timeout {
                 None => {
                     work.await;
@@ -138,19 +103,7 @@ impl Client {
                 }
             }
         };
-        // The requests left unanswered: each a record saying why.
-        for (i, (t, _)) in batch.iter().enumerate().skip(answered) {
-            let result = match (timed_out_at, &failed) {
-                (Some(d), _) => Err(timed_out(t, d)),
-                (None, why) => Err(crate::Failure::from(format!(
-                    "{} \"{}\": pipelined request unanswered: {}",
-                    go_op(&t.method_text),
-                    t.uri,
-                    why.as_deref().unwrap_or("the connection closed")
-                ))),
-            };
-            each(i, result, Instant::now());
-        }
+        unanswered(batch, &got, timed_out_at, &mut each);
         if timed_out_at.is_none() && conn.is_open() && !conn.has_leftover() {
             self.keep(Some(&mut serial.kept), key, Conn::from(conn));
         }
@@ -173,5 +126,90 @@ impl Client {
             };
             each(i, result, done);
         }
+    }
+}
+
+/// How far a pipelined batch's answers got: how many came (or failed),
+/// and why the rest will not.
+#[derive(Default)]
+pub(super) struct Answered {
+    count: usize,
+    failed: Option<String>,
+}
+
+/// Writes `batch` (its `requests`' wires in one write) on `conn` and reads
+/// the answers in order, calling `each` for each as it comes; stops at the
+/// first that breaks the connection, and `got` says how far it went (the
+/// caller's timeout may drop this future).
+pub(super) async fn answers<C: Pipe, F>(
+    conn: &mut C,
+    batch: &[(Arc<PreparedTarget>, u64)],
+    requests: &[(&Wire, u64)],
+    limits: Limits,
+    got: &mut Answered,
+    mut each: F,
+) where
+    F: FnMut(usize, Result<Response, crate::Failure>, Instant),
+{
+    for (i, ((t, _), (wire, _))) in batch.iter().zip(requests).enumerate() {
+        let mut framer = Framer::new(limits, wire.head_request);
+        let mut stamps = Stamps::default();
+        let r = if i == 0 {
+            conn.exchange(requests, &mut framer, &mut stamps).await
+        } else {
+            conn.read_next(&mut framer, &mut stamps).await
+        };
+        let fail =
+            |e: &dyn std::fmt::Display| format!("{} \"{}\": {e}", go_op(&t.method_text), t.uri);
+        let result = match r {
+            Ok(()) => Ok(response_of(framer, stamps)),
+            Err(e) if framer.head_done() => Ok(broken_off(framer, stamps, fail(&e))),
+            Err(e) if requests.len() > 1 => Err(crate::Failure::from(fail(&format!(
+                "pipelined request unanswered: {e}"
+            )))),
+            Err(e) => Err(crate::Failure::from(fail(&e))),
+        };
+        // The first of the batch carries a new connection's costs.
+        let link = crate::Via::next_on(conn.opened());
+        let result = result.map(|mut r| {
+            r.link = Some(link);
+            r
+        });
+        let broken = result.as_ref().map_or(true, |r| r.error.is_some());
+        let done = stamps.end().unwrap_or_else(Instant::now);
+        each(i, result, done);
+        got.count += 1;
+        if broken {
+            got.failed = Some("the connection failed before its answer".into());
+            return;
+        }
+        if !conn.is_open() && i + 1 < batch.len() {
+            got.failed = Some("the server closed the connection".into());
+            return;
+        }
+    }
+}
+
+/// The requests of `batch` left unanswered (past `got`): each a record
+/// saying why (`timed_out_at`: the `-timeout` that ran out).
+pub(super) fn unanswered<F>(
+    batch: &[(Arc<PreparedTarget>, u64)],
+    got: &Answered,
+    timed_out_at: Option<std::time::Duration>,
+    mut each: F,
+) where
+    F: FnMut(usize, Result<Response, crate::Failure>, Instant),
+{
+    for (i, (t, _)) in batch.iter().enumerate().skip(got.count) {
+        let result = match (timed_out_at, &got.failed) {
+            (Some(d), _) => Err(timed_out(t, d)),
+            (None, why) => Err(crate::Failure::from(format!(
+                "{} \"{}\": pipelined request unanswered: {}",
+                go_op(&t.method_text),
+                t.uri,
+                why.as_deref().unwrap_or("the connection closed")
+            ))),
+        };
+        each(i, result, Instant::now());
     }
 }

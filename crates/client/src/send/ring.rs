@@ -3,7 +3,9 @@
 //! worker thread that parks in `io_uring_enter`. It keeps tokio's client's
 //! rules where it carries them: Go's error words, `-timeout` over the
 //! whole request, redirects (Go's rules, `carry.rs`), a kept connection
-//! found closed sent again, `-keepalive` and `-connections`. What it does
+//! found closed sent again, `-keepalive`, `-connections` and `-pipeline`
+//! in the closed model (`send/pipeline.rs`'s batch, over the same
+//! [`crate::proto::h1::Pipe`]). What it does
 //! not carry (TLS, proxies, HTTP/2 and 3, gRPC, WebSocket, `-stream`,
 //! `-check`, flows, `-connect-to`, `-laddr`, `-unix-socket`,
 //! `-max-connections`) the flags refuse with `-io ring`
@@ -18,12 +20,13 @@ use std::{
     rc::Rc,
     sync::Arc,
     task::Poll,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use tokio::sync::{oneshot, Notify};
 
 use super::{
+    pipeline::{answers, unanswered, Answered},
     redirect::{after, next_hop},
     words::timed_out,
     MAX_STALE_RETRIES,
@@ -33,7 +36,7 @@ use crate::{
     proto::h1::{
         own::{broken_off, response_of, target_wire, wire},
         ring::{connect, RingConn},
-        Framer, Stamps,
+        Framer, Stamps, Wire,
     },
     transport::{
         dial::{go_error, lookup_error},
@@ -48,6 +51,7 @@ pub struct RingClient {
     shape: Shape,
     timeout: Option<Duration>,
     redirects: i64,
+    pipeline: usize,
     /// Idle connections kept per host (`-connections`).
     keep: usize,
     idle: RefCell<HashMap<Key, Vec<RingConn>>>,
@@ -97,6 +101,7 @@ impl RingClient {
             shape: super::shape(cfg),
             timeout: cfg.timeout,
             redirects: cfg.redirects,
+            pipeline: cfg.pipeline.max(1),
             keep: if cfg.keepalive {
                 cfg.connections.max(1)
             } else {
@@ -136,6 +141,85 @@ impl RingClient {
     /// `-timeout`.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// `-pipeline`: requests a closed-model loop writes at once.
+    pub fn pipeline(&self) -> usize {
+        self.pipeline
+    }
+
+    /// Sends `batch` (requests with their sequence numbers) pipelined on
+    /// one connection and reads their answers in order, as tokio's client
+    /// does (`send/pipeline.rs`): `each` is called once per request, in
+    /// order, with its index, its outcome and when that was complete; one
+    /// `-timeout` over the batch; redirects recorded, not followed. A
+    /// batch to more than one host is sent one request after another.
+    pub async fn send_pipelined<F>(
+        self: &Rc<Self>,
+        batch: &[(Arc<PreparedTarget>, u64)],
+        mut each: F,
+    ) where
+        F: FnMut(usize, Result<Response, Failure>, Instant),
+    {
+        let Some((first, _)) = batch.first() else {
+            return;
+        };
+        let key = match &first.key {
+            Ok(k) if batch.iter().all(|(t, _)| t.key.as_ref().ok() == Some(k)) => k,
+            _ => {
+                for (i, (t, seq)) in batch.iter().enumerate() {
+                    let result = self.send(t, *seq).await;
+                    let done = match &result {
+                        Ok(r) => r.end_at.unwrap_or_else(Instant::now),
+                        Err(_) => Instant::now(),
+                    };
+                    each(i, result, done);
+                }
+                return;
+            }
+        };
+        let fail = |t: &PreparedTarget, e: &dyn std::fmt::Display| {
+            Failure(go_failed(t.method.as_str(), &t.uri, e))
+        };
+        let conn = if key.tls || key.ws || key.h2c || first.grpc {
+            Err(Failure::from("-io ring sends plain http:// requests only"))
+        } else {
+            self.get(key).await
+        };
+        let mut conn = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                for (i, (t, _)) in batch.iter().enumerate() {
+                    each(i, Err(fail(t, &e)), Instant::now());
+                }
+                return;
+            }
+        };
+        let requests: Vec<(&Wire, u64)> = batch
+            .iter()
+            .map(|(t, seq)| {
+                (
+                    t.wire.get_or_init(|| target_wire(&self.shape, t, None)),
+                    *seq,
+                )
+            })
+            .collect();
+        let mut got = Answered::default();
+        let timed_out_at = {
+            let limits = self.shape.limits;
+            let work = answers(&mut conn, batch, &requests, limits, &mut got, &mut each);
+            match self.timeout {
+                None => {
+                    work.await;
+                    None
+                }
+                Some(t) => monoio::time::timeout(t, work).await.err().map(|_| t),
+            }
+        };
+        unanswered(batch, &got, timed_out_at, &mut each);
+        if timed_out_at.is_none() {
+            self.put(key, conn);
+        }
     }
 
     /// Sends `target`'s request `seq` and reads its answer, redirects

@@ -50,3 +50,74 @@ impl H1 {
         }
     }
 }
+
+/// A connection of barrage's engine on either runtime (tokio's [`Conn`],
+/// monoio's [`ring::RingConn`]), as `-pipeline` drives it: one write of a
+/// batch, then its answers in order.
+pub(crate) trait Pipe {
+    /// Writes `requests` in one write and reads the first answer.
+    fn exchange<'a>(
+        &'a mut self,
+        requests: &'a [(&'a Wire, u64)],
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a;
+    /// Reads the next answer of the batch.
+    fn read_next<'a>(
+        &'a mut self,
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a;
+    /// Whether it may carry another request.
+    fn is_open(&self) -> bool;
+    /// What opening it cost, and its ends.
+    fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened>;
+}
+
+impl Pipe for Conn {
+    fn exchange<'a>(
+        &'a mut self,
+        requests: &'a [(&'a Wire, u64)],
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+        Conn::exchange(self, requests, framer, stamps)
+    }
+    fn read_next<'a>(
+        &'a mut self,
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+        Conn::read_next(self, framer, stamps)
+    }
+    fn is_open(&self) -> bool {
+        Conn::is_open(self)
+    }
+    fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
+        Conn::opened(self)
+    }
+}
+
+impl Pipe for ring::RingConn {
+    fn exchange<'a>(
+        &'a mut self,
+        requests: &'a [(&'a Wire, u64)],
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+        ring::RingConn::exchange(self, requests, framer, stamps)
+    }
+    fn read_next<'a>(
+        &'a mut self,
+        framer: &'a mut Framer,
+        stamps: &'a mut Stamps,
+    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+        ring::RingConn::read_next(self, framer, stamps)
+    }
+    fn is_open(&self) -> bool {
+        ring::RingConn::is_open(self)
+    }
+    fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
+        ring::RingConn::opened(self)
+    }
+}

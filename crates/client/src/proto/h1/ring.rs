@@ -196,22 +196,56 @@ impl RingConn {
 }
 
 /// Opens a plain TCP connection to `addr`, with what the connect took: a
-/// non-blocking `connect` first, which on loopback and other near hosts is
-/// done at once; one still in progress goes through the ring
-/// (`IORING_OP_CONNECT`) instead.
+/// non-blocking `connect`, which on loopback and other near hosts is done
+/// at once; one still in progress is waited for through the ring (a poll
+/// for writing, then the socket's error). (A second connect through the
+/// ring, `IORING_OP_CONNECT`, on a new socket, as first written here,
+/// opened two connections to the server for each one used.)
 pub(crate) async fn connect(addr: std::net::SocketAddr) -> io::Result<(TcpStream, u64)> {
     let began = std::time::Instant::now();
     let stream = match connect_now(addr)? {
-        Some(s) => TcpStream::from_std(s)?,
-        None => TcpStream::connect_addr(addr).await?,
+        Ok(s) => TcpStream::from_std(s)?,
+        Err(pending) => {
+            let stream = TcpStream::from_std(pending)?;
+            stream.writable(false).await?;
+            if let Some(e) = socket_error(&stream)? {
+                return Err(e);
+            }
+            stream
+        }
     };
     stream.set_nodelay(true)?;
     Ok((stream, crate::transport::opened::nanos(began)))
 }
 
-/// A non-blocking connect to `addr`: the stream if it is already
-/// connected, `None` if the connect is still in progress.
-fn connect_now(addr: std::net::SocketAddr) -> io::Result<Option<std::net::TcpStream>> {
+/// The error a finished non-blocking connect left on `stream` (`SO_ERROR`).
+fn socket_error(stream: &TcpStream) -> io::Result<Option<io::Error>> {
+    use std::os::fd::AsRawFd;
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `err` and `len` are valid for the call; the descriptor is
+    // the stream's, open while it lives.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((err != 0).then(|| io::Error::from_raw_os_error(err)))
+}
+
+/// A non-blocking connect to `addr`: `Ok` with the stream if it is already
+/// connected, `Err` with it if the connect is still in progress.
+type Connecting = Result<std::net::TcpStream, std::net::TcpStream>;
+
+/// Starts a non-blocking connect to `addr`.
+fn connect_now(addr: std::net::SocketAddr) -> io::Result<Connecting> {
     use std::os::fd::{FromRawFd, OwnedFd};
     let (domain, raw, len) = sockaddr(addr);
     // SAFETY: a plain call; the descriptor is owned at once below.
@@ -236,10 +270,10 @@ fn connect_now(addr: std::net::SocketAddr) -> io::Result<Option<std::net::TcpStr
         )
     };
     if r == 0 {
-        return Ok(Some(std::net::TcpStream::from(fd)));
+        return Ok(Ok(std::net::TcpStream::from(fd)));
     }
     match io::Error::last_os_error() {
-        e if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(None),
+        e if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(Err(std::net::TcpStream::from(fd))),
         e => Err(e),
     }
 }
