@@ -257,15 +257,25 @@ pub(crate) fn run_loops(
     let ended: Vec<_> = (0..n)
         .map(|i| {
             let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
+            if !paced {
+                // A recipe of its own: a closed loop's future is held for
+                // the whole attack by each of up to 18,000 loops, and one
+                // future for both models is as large as the larger.
+                let recipe: Recipe = Box::new(move |client: Rc<RingClient>| {
+                    Box::pin(async move {
+                        let (clock, start) = (ctx.clock, ctx.clock.start);
+                        hands::adopt(ctx);
+                        let mut waits = crate::hands::Unpaced(start);
+                        let mut hand = RingInline::new(client, clock);
+                        drive(&tickets, Take::Now, &mut waits, &mut hand).await
+                    })
+                });
+                return ring.run(i, recipe);
+            }
             let recipe: Recipe = Box::new(move |client: Rc<RingClient>| {
                 Box::pin(async move {
                     let (clock, start) = (ctx.clock, ctx.clock.start);
                     hands::adopt(ctx);
-                    if !paced {
-                        let mut waits = crate::hands::Unpaced(start);
-                        let mut hand = RingInline::new(client, clock);
-                        return drive(&tickets, Take::Now, &mut waits, &mut hand).await;
-                    }
                     let mut hand = RingSpawn::new(client, clock);
                     if sparse {
                         let mut waits = RingClock::new(start, stopper);

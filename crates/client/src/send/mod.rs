@@ -26,6 +26,7 @@ use crate::{
 };
 
 pub(crate) mod carry;
+mod deadlines;
 mod pipeline;
 mod queued;
 pub(crate) mod redirect;

@@ -26,6 +26,7 @@ use std::{
 use tokio::sync::{oneshot, Notify};
 
 use super::{
+    deadlines::Deadlines,
     pipeline::{answers, unanswered, Answered},
     redirect::{after, next_hop},
     words::timed_out,
@@ -50,6 +51,8 @@ use crate::{
 pub struct RingClient {
     shape: Shape,
     timeout: Option<Duration>,
+    /// `-timeout`'s deadlines, one timer for the thread's requests.
+    deadlines: Option<Rc<Deadlines>>,
     redirects: i64,
     pipeline: usize,
     /// Idle connections kept per host (`-connections`).
@@ -100,6 +103,7 @@ impl RingClient {
         RingClient {
             shape: super::shape(cfg),
             timeout: cfg.timeout,
+            deadlines: cfg.timeout.map(Deadlines::new),
             redirects: cfg.redirects,
             pipeline: cfg.pipeline.max(1),
             keep: if cfg.keepalive {
@@ -208,12 +212,12 @@ impl RingClient {
         let timed_out_at = {
             let limits = self.shape.limits;
             let work = answers(&mut conn, batch, &requests, limits, &mut got, &mut each);
-            match self.timeout {
-                None => {
+            match (&self.deadlines, self.timeout) {
+                (Some(d), Some(t)) => d.within(work).await.is_none().then_some(t),
+                _ => {
                     work.await;
                     None
                 }
-                Some(t) => monoio::time::timeout(t, work).await.err().map(|_| t),
             }
         };
         unanswered(batch, &got, timed_out_at, &mut each);
@@ -229,11 +233,12 @@ impl RingClient {
         target: &PreparedTarget,
         seq: u64,
     ) -> Result<Response, Failure> {
-        match self.timeout {
-            Some(t) => monoio::time::timeout(t, self.exchange(target, seq))
+        match (&self.deadlines, self.timeout) {
+            (Some(d), Some(t)) => d
+                .within(self.exchange(target, seq))
                 .await
-                .unwrap_or_else(|_| Err(timed_out(target, t))),
-            None => self.exchange(target, seq).await,
+                .unwrap_or_else(|| Err(timed_out(target, t))),
+            _ => self.exchange(target, seq).await,
         }
     }
 
