@@ -8,9 +8,10 @@
 //! Every request of a thread has the same `-timeout`, so deadlines come in
 //! the order requests start: the queue is first in, first out. A request
 //! that ends leaves its slab entry at once; its place in the queue is
-//! dropped when its deadline passes, or when the queue is compacted (it
-//! is once it holds twice the requests waiting), so the queue stays within
-//! twice what is in flight.
+//! dropped when it reaches the front (the watcher sleeps until the first
+//! request still waiting, not once per request that ended) or when the
+//! queue is compacted (once it holds twice the requests waiting), so the
+//! queue stays within twice what is in flight.
 
 use std::{
     cell::{Cell, RefCell},
@@ -158,18 +159,21 @@ impl Deadlines {
                 let front = self.queue.borrow().front().copied();
                 match front {
                     None => break None,
-                    Some((at, _, _)) if at > now => break Some(at),
-                    Some((_, key, generation)) => {
+                    // A request that ended: its place goes whatever its
+                    // deadline (else the watcher would wake for each).
+                    Some((_, key, generation)) if !self.live(key, generation) => {
                         self.queue.borrow_mut().pop_front();
-                        if self.live(key, generation) {
-                            let waker = {
-                                let mut entries = self.entries.borrow_mut();
-                                entries[key].passed = true;
-                                entries[key].waker.take()
-                            };
-                            if let Some(w) = waker {
-                                w.wake();
-                            }
+                    }
+                    Some((at, _, _)) if at > now => break Some(at),
+                    Some((_, key, _)) => {
+                        self.queue.borrow_mut().pop_front();
+                        let waker = {
+                            let mut entries = self.entries.borrow_mut();
+                            entries[key].passed = true;
+                            entries[key].waker.take()
+                        };
+                        if let Some(w) = waker {
+                            w.wake();
                         }
                     }
                 }
@@ -214,6 +218,11 @@ mod tests {
             }
             assert_eq!(d.entries.borrow().len(), 0);
             assert!(d.queue.borrow().len() <= 65, "{}", d.queue.borrow().len());
+            // Past the first deadline, the watcher drops every place of
+            // a request that ended and stops.
+            monoio::time::sleep(Duration::from_millis(40)).await;
+            assert_eq!(d.queue.borrow().len(), 0);
+            assert!(!d.watching.get());
         });
     }
 }
