@@ -189,7 +189,7 @@ impl Drop for RingWorkers {
 }
 
 /// A thread's runtime: an io_uring driver (the thread parks in
-/// `io_uring_enter`), monoio's timer for `-timeout`.
+/// `io_uring_enter`), monoio's timer (`-timeout`'s deadlines sleep on it).
 fn build() -> std::io::Result<monoio::Runtime<monoio::time::TimeDriver<monoio::IoUringDriver>>> {
     let with = |flags: fn(&mut io_uring_monoio::Builder)| {
         let mut b = io_uring_monoio::IoUring::builder();
