@@ -14,7 +14,7 @@ use crate::{
     clock::{Scheduled, MAX_BATCH, TICK},
     scheduler::{Hand, Waits},
     workers::Workers,
-    writer::{answered, deliver, record, took, RequestContext},
+    writer::{answered, deliver, in_batch, RequestContext},
     Stopper,
 };
 
@@ -203,11 +203,9 @@ impl Hand for Inline {
                 }
                 return true;
             }
-            let sent = Instant::now();
+            let (sent, clock) = (Instant::now(), self.ctx.clock);
             let result = self.client.send_serial(&target, seq, &mut self.state).await;
-            let latency = took(&result, sent);
-            let at = self.ctx.clock.unix(sent);
-            let done = record(target, seq, at, at, sent, latency, result);
+            let done = answered(target, seq, clock.unix(sent), clock, sent, result);
             deliver(&self.ctx.tx, done);
             true
         }
@@ -232,18 +230,11 @@ impl Inline {
         let (batch, ctx) = (&self.batch, &self.ctx);
         self.client
             .send_pipelined(batch, &mut self.state, |i, result, end| {
-                let latency = end.saturating_duration_since(sent).as_nanos() as u64;
                 let (target, seq) = &batch[i];
-                let done = record(
-                    target.clone(),
-                    *seq,
-                    scheduled,
-                    scheduled,
-                    sent,
-                    latency,
-                    result,
+                deliver(
+                    &ctx.tx,
+                    in_batch((target, *seq), scheduled, sent, end, result),
                 );
-                deliver(&ctx.tx, done);
             })
             .await;
         self.batch.clear();

@@ -213,6 +213,19 @@ pub(crate) fn answered(
     )
 }
 
+/// The record of a pipelined request of a batch written at `sent` (its
+/// time on the attack's clock `at`), answered (or failed) at `end`.
+pub(crate) fn in_batch(
+    (target, seq): (&Arc<PreparedTarget>, u64),
+    at: i64,
+    sent: Instant,
+    end: Instant,
+    result: Result<barrage_client::Response, barrage_client::Failure>,
+) -> Finished {
+    let latency = end.saturating_duration_since(sent).as_nanos() as u64;
+    record(target.clone(), seq, at, at, sent, latency, result)
+}
+
 /// Nanoseconds from `sent` to the end of `result`: its last byte, where
 /// the engine noted when that was read (no clock read more), else now.
 pub(crate) fn took(

@@ -144,17 +144,8 @@ impl RingInline {
         let batch = &self.batch;
         self.client
             .send_pipelined(batch, |i, result, end| {
-                let latency = end.saturating_duration_since(sent).as_nanos() as u64;
                 let (target, seq) = &batch[i];
-                let done = crate::writer::record(
-                    target.clone(),
-                    *seq,
-                    scheduled,
-                    scheduled,
-                    sent,
-                    latency,
-                    result,
-                );
+                let done = crate::writer::in_batch((target, *seq), scheduled, sent, end, result);
                 with_ctx(|ctx| deliver(&ctx.tx, done));
             })
             .await;
@@ -181,11 +172,9 @@ impl Hand for RingInline {
                 }
                 return true;
             }
-            let sent = Instant::now();
+            let (sent, clock) = (Instant::now(), self.clock);
             let result = self.client.send(&target, seq).await;
-            let at = self.clock.unix(sent);
-            let latency = crate::writer::took(&result, sent);
-            let done = crate::writer::record(target, seq, at, at, sent, latency, result);
+            let done = answered(target, seq, clock.unix(sent), clock, sent, result);
             with_ctx(|ctx| deliver(&ctx.tx, done));
             true
         }

@@ -74,50 +74,34 @@ pub(crate) trait Pipe {
     fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened>;
 }
 
-impl Pipe for Conn {
-    fn exchange<'a>(
-        &'a mut self,
-        requests: &'a [(&'a Wire, u64)],
-        framer: &'a mut Framer,
-        stamps: &'a mut Stamps,
-    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
-        Conn::exchange(self, requests, framer, stamps)
-    }
-    fn read_next<'a>(
-        &'a mut self,
-        framer: &'a mut Framer,
-        stamps: &'a mut Stamps,
-    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
-        Conn::read_next(self, framer, stamps)
-    }
-    fn is_open(&self) -> bool {
-        Conn::is_open(self)
-    }
-    fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
-        Conn::opened(self)
-    }
+/// [`Pipe`] for a connection type whose own methods have its names.
+macro_rules! pipe_by_own_methods {
+    ($conn:ty) => {
+        impl Pipe for $conn {
+            fn exchange<'a>(
+                &'a mut self,
+                requests: &'a [(&'a Wire, u64)],
+                framer: &'a mut Framer,
+                stamps: &'a mut Stamps,
+            ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+                <$conn>::exchange(self, requests, framer, stamps)
+            }
+            fn read_next<'a>(
+                &'a mut self,
+                framer: &'a mut Framer,
+                stamps: &'a mut Stamps,
+            ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
+                <$conn>::read_next(self, framer, stamps)
+            }
+            fn is_open(&self) -> bool {
+                <$conn>::is_open(self)
+            }
+            fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
+                <$conn>::opened(self)
+            }
+        }
+    };
 }
 
-impl Pipe for ring::RingConn {
-    fn exchange<'a>(
-        &'a mut self,
-        requests: &'a [(&'a Wire, u64)],
-        framer: &'a mut Framer,
-        stamps: &'a mut Stamps,
-    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
-        ring::RingConn::exchange(self, requests, framer, stamps)
-    }
-    fn read_next<'a>(
-        &'a mut self,
-        framer: &'a mut Framer,
-        stamps: &'a mut Stamps,
-    ) -> impl std::future::Future<Output = Result<(), ExchangeError>> + 'a {
-        ring::RingConn::read_next(self, framer, stamps)
-    }
-    fn is_open(&self) -> bool {
-        ring::RingConn::is_open(self)
-    }
-    fn opened(&self) -> &std::sync::Arc<crate::transport::opened::Opened> {
-        ring::RingConn::opened(self)
-    }
-}
+pipe_by_own_methods!(Conn);
+pipe_by_own_methods!(ring::RingConn);
