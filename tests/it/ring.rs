@@ -97,6 +97,35 @@ fn ring_keeps_the_exact_schedule_one_record_a_request() {
 }
 
 #[test]
+fn ring_holds_hundreds_of_answers_awaited() {
+    // Past 256 answers awaited on a thread, a receive polls for readable
+    // before it lends its buffer (proto/h1/ring.rs): 600 at once here.
+    let server = Server::http();
+    let (hits, ring) = attack(
+        &[
+            "-io",
+            "ring",
+            "-cpus",
+            "1",
+            "-rate",
+            "2000",
+            "-requests",
+            "800",
+            "-timeout",
+            "10s",
+        ],
+        &server.url("/sleep/300"),
+    );
+    assert!(ring);
+    assert_eq!(hits.len(), 800);
+    assert!(
+        hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
+        "{:?}",
+        hits.iter().find(|h| h.code != 200)
+    );
+}
+
+#[test]
 fn ring_runs_the_closed_model() {
     let server = Server::http();
     let (mut hits, ring) = attack(
