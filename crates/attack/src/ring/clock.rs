@@ -184,9 +184,7 @@ impl RingClock {
             }
         }
     }
-}
 
-impl RingClock {
     /// Sleeps until `at`, a request's time, or the stop. Requests evenly
     /// spaced (a constant rate) find the timer already armed, repeating
     /// at their spacing: no `timerfd_settime` per request (at 2,000/s it
@@ -196,34 +194,30 @@ impl RingClock {
         if at <= Instant::now() {
             return;
         }
-        let stopper = self.stopper.clone();
-        if let Some((first, every, read)) = self.spaced {
-            let next = first + every.saturating_mul(read);
-            if next >= at && next - at <= SPACED_DRIFT {
-                if let Some(t) = self.timer.as_mut() {
-                    let mut n = 0;
-                    super::first_of(async { n = t.expiry().await }, stopper.stopped()).await;
-                    self.spaced = Some((first, every, read.saturating_add(n)));
-                    return;
-                }
-            }
-        }
-        // Armed again: to repeat at this spacing, 1 ns longer so that it
-        // never wakes before a request.
-        let every = prev
-            .filter(|p| at > *p && at - *p <= Duration::from_secs(1))
-            .map(|p| at - p + Duration::from_nanos(1));
-        match (every, self.timer()) {
-            (Some(every), Some(t)) if t.arm(at, every) => {
-                let mut n = 0;
-                super::first_of(async { n = t.expiry().await }, stopper.stopped()).await;
-                self.spaced = Some((at, every, n));
+        let (first, every, read) = match self.spaced {
+            Some((first, every, read))
+                if (at..=at + SPACED_DRIFT).contains(&(first + every.saturating_mul(read))) =>
+            {
+                (first, every, read)
             }
             _ => {
-                self.spaced = None;
-                self.sleep_until(at).await;
+                // Armed again: to repeat at this spacing, 1 ns longer so
+                // that it never wakes before a request.
+                let every = prev
+                    .filter(|p| at > *p && at - *p <= Duration::from_secs(1))
+                    .map(|p| at - p + Duration::from_nanos(1));
+                match (every, self.timer()) {
+                    (Some(every), Some(t)) if t.arm(at, every) => (at, every, 0),
+                    _ => return self.sleep_until(at).await,
+                }
             }
+        };
+        let stopper = self.stopper.clone();
+        let mut n = 0;
+        if let Some(t) = self.timer.as_mut() {
+            super::first_of(async { n = t.expiry().await }, stopper.stopped()).await;
         }
+        self.spaced = Some((first, every, read.saturating_add(n)));
     }
 }
 

@@ -25,22 +25,20 @@ use std::{
 
 use slab::Slab;
 
-/// A request's deadline: whether it passed, and who waits for it.
-#[derive(Default)]
+/// A request's deadline: whether it passed, who waits for it, and which
+/// request it is (a key freed and taken again is not the same request).
 struct Entry {
     passed: bool,
     waker: Option<Waker>,
+    generation: u64,
 }
 
 /// The deadlines of one thread's requests, each `every` after its start.
 pub(crate) struct Deadlines {
     every: Duration,
     entries: RefCell<Slab<Entry>>,
-    /// Deadlines in order, each with its entry's key and a generation
-    /// (a key freed and taken again is not the same request).
+    /// Deadlines in order, each with its entry's key and generation.
     queue: RefCell<VecDeque<(Instant, usize, u64)>>,
-    /// Each entry's generation, by key.
-    generations: RefCell<Vec<u64>>,
     next_generation: Cell<u64>,
     /// Whether the thread's watcher task runs.
     watching: Cell<bool>,
@@ -95,7 +93,6 @@ impl Deadlines {
             every,
             entries: RefCell::new(Slab::new()),
             queue: RefCell::new(VecDeque::new()),
-            generations: RefCell::new(Vec::new()),
             next_generation: Cell::new(0),
             watching: Cell::new(false),
         })
@@ -114,16 +111,13 @@ impl Deadlines {
 
     /// A new entry, its deadline queued; the watcher started if it sleeps.
     fn hold(self: &Rc<Self>) -> Held {
-        let key = self.entries.borrow_mut().insert(Entry::default());
         let generation = self.next_generation.get();
         self.next_generation.set(generation + 1);
-        {
-            let mut generations = self.generations.borrow_mut();
-            if generations.len() <= key {
-                generations.resize(key + 1, 0);
-            }
-            generations[key] = generation;
-        }
+        let key = self.entries.borrow_mut().insert(Entry {
+            passed: false,
+            waker: None,
+            generation,
+        });
         let mut queue = self.queue.borrow_mut();
         queue.push_back((Instant::now() + self.every, key, generation));
         if queue.len() > 64 && queue.len() > 2 * self.entries.borrow().len() {
@@ -142,7 +136,10 @@ impl Deadlines {
     /// Whether the queue's place `(key, generation)` is a request still
     /// waiting.
     fn live(&self, key: usize, generation: u64) -> bool {
-        self.entries.borrow().contains(key) && self.generations.borrow()[key] == generation
+        self.entries
+            .borrow()
+            .get(key)
+            .is_some_and(|e| e.generation == generation)
     }
 
     /// Drops the places of requests that ended.

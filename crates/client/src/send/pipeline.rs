@@ -120,10 +120,7 @@ impl Client {
     {
         for (i, (t, seq)) in batch.iter().enumerate() {
             let result = self.send_serial(t, *seq, serial).await;
-            let done = match &result {
-                Ok(r) => r.end_at.unwrap_or_else(Instant::now),
-                Err(_) => Instant::now(),
-            };
+            let done = ended_at(&result);
             each(i, result, done);
         }
     }
@@ -211,5 +208,14 @@ pub(super) fn unanswered<F>(
             ))),
         };
         each(i, result, Instant::now());
+    }
+}
+
+/// When `result` was complete: its last byte's time where the engine noted
+/// it, else now.
+pub(super) fn ended_at(result: &Result<Response, crate::Failure>) -> Instant {
+    match result {
+        Ok(r) => r.end_at.unwrap_or_else(Instant::now),
+        Err(_) => Instant::now(),
     }
 }

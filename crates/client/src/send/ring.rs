@@ -27,7 +27,7 @@ use tokio::sync::{oneshot, Notify};
 
 use super::{
     deadlines::Deadlines,
-    pipeline::{answers, unanswered, Answered},
+    pipeline::{answers, ended_at, unanswered, Answered},
     redirect::{after, next_hop},
     words::timed_out,
     MAX_STALE_RETRIES,
@@ -173,10 +173,7 @@ impl RingClient {
             _ => {
                 for (i, (t, seq)) in batch.iter().enumerate() {
                     let result = self.send(t, *seq).await;
-                    let done = match &result {
-                        Ok(r) => r.end_at.unwrap_or_else(Instant::now),
-                        Err(_) => Instant::now(),
-                    };
+                    let done = ended_at(&result);
                     each(i, result, done);
                 }
                 return;
