@@ -72,6 +72,7 @@ pub fn run(a: AttackArgs) -> Outcome {
         ..
     } = setup(&a)?;
     let targets = a.all_targets(reader, &mut config, Some(&client))?;
+    a.auto_ring(&mut client, &targets);
     if let Targets::Flow(plan) = &targets {
         client.step_reads = plan.reads();
     }

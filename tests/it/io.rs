@@ -159,9 +159,11 @@ fn uring_is_used_when_asked_and_epoll_otherwise() {
     assert!(ring, "-io uring holds no ring: {}", note(&out));
     all_good(&out, seen);
     assert!(!note(&out).contains("io_uring"), "{}", note(&out));
-    for asked in ["epoll", "auto"] {
-        let (ring, out, seen) = attack_io(&["-io", asked], None, false);
-        assert!(!ring, "-io {asked} holds a ring");
+    // -max-workers with a rate: auto without -io ring's engine
+    // (tests/it/ring.rs), paced.
+    for asked in [&["-io", "epoll"][..], &["-io", "auto", "-max-workers", "8"]] {
+        let (ring, out, seen) = attack_io(asked, None, false);
+        assert!(!ring, "{asked:?} holds a ring");
         all_good(&out, seen);
     }
 }
@@ -170,7 +172,9 @@ fn uring_is_used_when_asked_and_epoll_otherwise() {
 fn auto_takes_io_uring_for_the_closed_model_only() {
     let server = Server::http();
     let closed = ["-rate", "0", "-max-workers", "2", "-duration", "1s"];
-    let child = start(&server, &closed, &[], None, false);
+    // -max-connections: not -io ring's engine, which auto takes where
+    // it can (tests/it/ring.rs).
+    let child = start(&server, &closed, &["-max-connections", "4"], None, false);
     assert!(
         holds_a_ring(child.id()),
         "-rate 0 with -io auto holds no ring"

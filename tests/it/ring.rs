@@ -15,7 +15,7 @@ use std::{
 };
 
 use barrage_model::Hit;
-use barrage_testkit::{RawServer, Script, Server};
+use barrage_testkit::{RawServer, Script, Server, TestCert};
 use common::{assert_exact_schedule, assert_seq_complete, bin, decode};
 
 /// Whether `pid` runs a thread named `barrage-ring-…`, looked at for up
@@ -262,6 +262,11 @@ fn ring_refuses_what_it_does_not_carry() {
         (vec!["-h2c"], "-h2c"),
         (vec!["-max-workers", "2"], "-max-workers with a rate"),
         (vec!["-stream", "sse"], "-stream"),
+        (vec!["-resolvers", "127.0.0.1:53"], "-resolvers"),
+        (
+            vec!["-output", "tls://127.0.0.1:9"],
+            "-output to a collector",
+        ),
     ] {
         let mut full = vec!["attack", "-io", "ring", "-rate", "10", "-duration", "1s"];
         full.extend(args);
@@ -276,4 +281,37 @@ fn ring_refuses_what_it_does_not_carry() {
     assert!(hits
         .iter()
         .all(|h| h.code == 0 && h.error.contains("-io ring sends plain http://")));
+}
+
+#[test]
+fn auto_takes_ring_where_it_carries_the_attack() {
+    let server = Server::http();
+    let url = server.url("/");
+    let paced = ["-rate", "200", "-requests", "100"];
+    let closed = ["-rate", "0", "-max-workers", "2", "-requests", "100"];
+    for sched in [&paced[..], &closed[..]] {
+        let (hits, ring) = attack(sched, &url);
+        assert!(ring, "{sched:?}: -io auto ran no ring threads");
+        assert_eq!(hits.len(), 100, "{sched:?}");
+        assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    }
+    // What ring does not carry: the engine auto took before, quietly.
+    let cert = TestCert::generate();
+    let tls = Server::https(&cert);
+    for (extra, target) in [
+        (vec!["-insecure"], tls.url("/")),
+        (vec!["-max-workers", "8"], url.clone()),
+        (vec!["-resolvers", "127.0.0.1:53"], url.clone()),
+    ] {
+        let mut args = vec!["-rate", "100", "-requests", "20"];
+        args.extend(&extra);
+        let (hits, ring) = attack(&args, &target);
+        assert!(!ring, "{extra:?}: -io auto ran ring threads");
+        assert_eq!(hits.len(), 20, "{extra:?}");
+        assert!(
+            hits.iter().all(|h| h.code == 200 && h.error.is_empty()),
+            "{extra:?}: {:?}",
+            hits[0].error
+        );
+    }
 }

@@ -203,14 +203,13 @@ impl AttackArgs {
         // The proxies Go's ProxyFromEnvironment would use, as vegeta does.
         let proxies = barrage_client::Proxies::from_env(&env, self.proxy_headers.clone())
             .map_err(ReadyError::Proxy)?;
-        // -io auto: io_uring for the closed model, epoll for the open one.
-        let closed = matches!(self.rate, barrage_model::Rate::Max)
-            && self.stages.is_none()
-            && self.mix.is_none();
-        let mut io = self.io.settle(closed);
+        // -io auto: io_uring for the closed model, epoll for the open one
+        // (ring, once the targets are read, where it carries them:
+        // `auto_ring`).
+        let mut io = self.io.settle(self.closed());
         notes.extend(io.resolve().1);
         if io.asked() == IoMode::Ring {
-            io = self.ring(closed, &mut notes)?;
+            io = self.ring(&mut notes)?;
         }
         if self.insecure {
             notes.push("barrage: warning: -insecure: server certificates are not verified".into());

@@ -8,7 +8,7 @@
 //! [`crate::proto::h1::Pipe`]). What it does
 //! not carry (TLS, proxies, HTTP/2 and 3, gRPC, WebSocket, `-stream`,
 //! `-check`, flows, `-connect-to`, `-laddr`, `-unix-socket`,
-//! `-max-connections`) the flags refuse with `-io ring`
+//! `-max-connections`, `-resolvers`) the flags refuse with `-io ring`
 //! ([`RingClient::unsupported`]).
 
 use std::{
@@ -40,7 +40,7 @@ use crate::{
         Framer, Stamps, Wire,
     },
     transport::{
-        dial::{go_error, lookup_error},
+        dial::{first_address, go_error, lookup_error, HostPort},
         opened::{Claim, Opened},
     },
     ClientConfig, Failure, PreparedTarget, Response,
@@ -58,9 +58,15 @@ pub struct RingClient {
     /// Idle connections kept per host (`-connections`).
     keep: usize,
     idle: RefCell<HashMap<Key, Vec<RingConn>>>,
-    /// Hosts' addresses, looked up once (a name blocks the thread the
-    /// first time: `-io ring` is for a load generator's own targets).
-    addrs: RefCell<HashMap<(String, u16), Addrs>>,
+    /// Hosts' addresses and when they were looked up (a name blocks the
+    /// thread while it is: `-io ring` is for a load generator's own
+    /// targets; `-resolvers` it does not carry).
+    addrs: RefCell<HashMap<HostPort, (Addrs, Instant)>>,
+    /// `-dns-ttl` (`None`: no cache; zero: for the whole attack).
+    dns_ttl: Option<Duration>,
+    /// `-dns-select`, and each host's next turn for its round-robin.
+    select: crate::DnsSelect,
+    turns: RefCell<HashMap<HostPort, usize>>,
     /// Connections being opened, at most [`MAX_CONNECTING`].
     connecting: Cell<usize>,
     /// Woken when a connection is given back, and when an open ends.
@@ -113,6 +119,9 @@ impl RingClient {
             },
             idle: RefCell::new(HashMap::new()),
             addrs: RefCell::new(HashMap::new()),
+            dns_ttl: cfg.dns_ttl,
+            select: cfg.dns_select,
+            turns: RefCell::new(HashMap::new()),
             connecting: Cell::new(0),
             given_back: Notify::new(),
             attempt_ended: Notify::new(),
@@ -132,6 +141,7 @@ impl RingClient {
             (cfg.unix_socket.is_some(), "-unix-socket"),
             (cfg.proxies.is_some(), "-proxy"),
             (cfg.max_connections > 0, "-max-connections"),
+            (!cfg.resolvers.is_empty(), "-resolvers"),
             (cfg.h1_engine == crate::H1Engine::Hyper, "-h1-engine hyper"),
             (
                 cfg.step_reads.cookies || cfg.step_reads.body || cfg.step_reads.headers,
@@ -140,6 +150,12 @@ impl RingClient {
         ]
         .into_iter()
         .find_map(|(on, flag)| on.then_some(flag))
+    }
+
+    /// Whether this client sends `target`: a plain http:// HTTP/1.1
+    /// request (not TLS, WebSocket, h2c or gRPC) to a host it can dial.
+    pub fn carries(target: &PreparedTarget) -> bool {
+        !target.grpc && target.key.as_ref().is_ok_and(|k| !(k.tls || k.ws || k.h2c))
     }
 
     /// `-timeout`.
@@ -182,7 +198,7 @@ impl RingClient {
         let fail = |t: &PreparedTarget, e: &dyn std::fmt::Display| {
             Failure(go_failed(t.method.as_str(), &t.uri, e))
         };
-        let conn = if key.tls || key.ws || key.h2c || first.grpc {
+        let conn = if !Self::carries(first) {
             Err(Failure::from("-io ring sends plain http:// requests only"))
         } else {
             self.get(key).await
@@ -414,14 +430,18 @@ impl RingClient {
             Err(_) => crate::transport::opened::nanos(began),
         };
         let mut last = format!("dial tcp: lookup {}: no addresses", key.host);
-        for addr in addrs.iter() {
+        let start = {
+            let mut turns = self.turns.borrow_mut();
+            first_address(self.select, &mut turns, &key.host, key.port, addrs.len())
+        };
+        for addr in addrs.iter().cycle().skip(start).take(addrs.len()) {
             match connect(*addr).await {
                 Ok((stream, took)) => {
                     let local = stream.local_addr().ok();
                     let opened = Opened::new(dns, took, Some(*addr), local);
                     return Ok(RingConn::new(stream, Arc::new(opened)));
                 }
-                Err(e) => last = format!("dial tcp {addr}: connect: {}", go_error(&e)),
+                Err((step, e)) => last = format!("dial tcp {addr}: {step}: {}", go_error(&e)),
             }
         }
         Err(Failure(last))
@@ -433,17 +453,23 @@ impl RingClient {
         if let Ok(ip) = name.parse::<IpAddr>() {
             return Ok(Arc::from([SocketAddr::new(ip, port)]));
         }
-        let known = self.addrs.borrow().get(&(name.to_string(), port)).cloned();
-        if let Some(a) = known {
-            return Ok(a);
+        let key = (name.to_string(), port);
+        if let Some(ttl) = self.dns_ttl {
+            if let Some((addrs, at)) = self.addrs.borrow().get(&key) {
+                if ttl.is_zero() || at.elapsed() < ttl {
+                    return Ok(addrs.clone());
+                }
+            }
         }
         let found: Arc<[SocketAddr]> = (name, port)
             .to_socket_addrs()
             .map_err(|e| Failure(format!("dial tcp: lookup {name}: {}", lookup_error(&e))))?
             .collect();
-        self.addrs
-            .borrow_mut()
-            .insert((name.to_string(), port), found.clone());
+        if self.dns_ttl.is_some() && !found.is_empty() {
+            self.addrs
+                .borrow_mut()
+                .insert(key, (found.clone(), Instant::now()));
+        }
         Ok(found)
     }
 }

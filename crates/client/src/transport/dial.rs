@@ -38,7 +38,7 @@ pub(crate) type BoxStream = Box<dyn Stream>;
 /// A host name's addresses and when they were looked up.
 type Resolved = (Arc<[SocketAddr]>, Instant);
 
-type HostPort = (String, u16);
+pub(crate) type HostPort = (String, u16);
 
 /// Addresses used in turn: the next is `next % len`.
 #[derive(Default)]
@@ -157,23 +157,8 @@ impl Dial {
     /// connection starts trying (`-dns-select`); the others follow in turn
     /// when a connect fails.
     fn first(&self, host: &str, port: u16, addrs: &[SocketAddr]) -> usize {
-        if addrs.len() < 2 {
-            return 0;
-        }
-        match self.select {
-            crate::DnsSelect::First => 0,
-            crate::DnsSelect::Random => fastrand::usize(..addrs.len()),
-            crate::DnsSelect::RoundRobin => {
-                let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-                let turn = match turns.get_mut(&(host.to_string(), port)) {
-                    Some(t) => t,
-                    None => turns.entry((host.to_string(), port)).or_insert(0),
-                };
-                let at = *turn % addrs.len();
-                *turn = turn.wrapping_add(1);
-                at
-            }
-        }
+        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        first_address(self.select, &mut turns, host, port, addrs.len())
     }
 
     /// The local address for the next connection (`-laddr`, in turn):
@@ -352,6 +337,34 @@ impl Dial {
                 .await
                 .unwrap_or_else(|_| Err(io::Error::other("i/o timeout"))),
             None => connect.await,
+        }
+    }
+}
+
+/// Where among a host's `n` addresses a new connection starts trying
+/// under `select` (`-dns-select`); `turns` keeps each host's next turn
+/// for round-robin. Both clients' dialers use it (tokio's, `-io ring`'s).
+pub(crate) fn first_address(
+    select: crate::DnsSelect,
+    turns: &mut HashMap<HostPort, usize>,
+    host: &str,
+    port: u16,
+    n: usize,
+) -> usize {
+    if n < 2 {
+        return 0;
+    }
+    match select {
+        crate::DnsSelect::First => 0,
+        crate::DnsSelect::Random => fastrand::usize(..n),
+        crate::DnsSelect::RoundRobin => {
+            let turn = match turns.get_mut(&(host.to_string(), port)) {
+                Some(t) => t,
+                None => turns.entry((host.to_string(), port)).or_insert(0),
+            };
+            let at = *turn % n;
+            *turn = turn.wrapping_add(1);
+            at
         }
     }
 }

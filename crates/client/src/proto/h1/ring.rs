@@ -256,20 +256,26 @@ impl RingConn {
 /// for writing, then the socket's error). (A second connect through the
 /// ring, `IORING_OP_CONNECT`, on a new socket, as first written here,
 /// opened two connections to the server for each one used.)
-pub(crate) async fn connect(addr: std::net::SocketAddr) -> io::Result<(TcpStream, u64)> {
+/// An error comes with the step that failed as Go names it (`socket`,
+/// `connect`).
+pub(crate) async fn connect(
+    addr: std::net::SocketAddr,
+) -> Result<(TcpStream, u64), (&'static str, io::Error)> {
     let began = std::time::Instant::now();
-    let stream = match connect_now(addr)? {
-        Ok(s) => TcpStream::from_std(s)?,
+    let connecting = connect_now(addr)?;
+    let on_connect = |e| ("connect", e);
+    let stream = match connecting {
+        Ok(s) => TcpStream::from_std(s).map_err(on_connect)?,
         Err(pending) => {
-            let stream = TcpStream::from_std(pending)?;
-            stream.writable(false).await?;
-            if let Some(e) = socket_error(&stream)? {
-                return Err(e);
+            let stream = TcpStream::from_std(pending).map_err(on_connect)?;
+            stream.writable(false).await.map_err(on_connect)?;
+            if let Some(e) = socket_error(&stream).map_err(on_connect)? {
+                return Err(on_connect(e));
             }
             stream
         }
     };
-    stream.set_nodelay(true)?;
+    stream.set_nodelay(true).map_err(on_connect)?;
     Ok((stream, crate::transport::opened::nanos(began)))
 }
 
@@ -299,8 +305,8 @@ fn socket_error(stream: &TcpStream) -> io::Result<Option<io::Error>> {
 /// connected, `Err` with it if the connect is still in progress.
 type Connecting = Result<std::net::TcpStream, std::net::TcpStream>;
 
-/// Starts a non-blocking connect to `addr`.
-fn connect_now(addr: std::net::SocketAddr) -> io::Result<Connecting> {
+/// Starts a non-blocking connect to `addr`; an error names its step.
+fn connect_now(addr: std::net::SocketAddr) -> Result<Connecting, (&'static str, io::Error)> {
     use std::os::fd::{FromRawFd, OwnedFd};
     let (domain, raw, len) = sockaddr(addr);
     // SAFETY: a plain call; the descriptor is owned at once below.
@@ -312,7 +318,7 @@ fn connect_now(addr: std::net::SocketAddr) -> io::Result<Connecting> {
         )
     };
     if fd < 0 {
-        return Err(io::Error::last_os_error());
+        return Err(("socket", io::Error::last_os_error()));
     }
     // SAFETY: a fresh descriptor owned by nothing else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -329,7 +335,7 @@ fn connect_now(addr: std::net::SocketAddr) -> io::Result<Connecting> {
     }
     match io::Error::last_os_error() {
         e if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(Err(std::net::TcpStream::from(fd))),
-        e => Err(e),
+        e => Err(("connect", e)),
     }
 }
 

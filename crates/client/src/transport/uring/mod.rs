@@ -49,8 +49,9 @@ pub enum IoMode {
     /// `io_uring_enter`, the clock's tick in the ring (`send/ring.rs`,
     /// the attack's `ring.rs`); plain HTTP/1.1 only.
     Ring,
-    /// The default: the cheaper of the two for the attack's model (see
-    /// [`IoMode::settle`]).
+    /// The default: `ring` where it carries the attack (the flags'
+    /// `auto_ring`, once the targets are read), else the cheaper of
+    /// io_uring and epoll for the attack's model ([`IoMode::settle`]).
     #[default]
     Auto,
 }
