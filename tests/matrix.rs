@@ -123,9 +123,12 @@ enum Way {
     /// `-io ring` in the closed model, pipelined four requests a
     /// connection.
     RingPipelined,
+    /// `-io ring` paced with `-max-workers 4`: a request waits for one of
+    /// four slots (late, or dropped past the end of `-duration`).
+    RingCapped,
 }
 
-const WAYS: [Way; 19] = [
+const WAYS: [Way; 20] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -145,6 +148,7 @@ const WAYS: [Way; 19] = [
     Way::Ring,
     Way::RingClosed,
     Way::RingPipelined,
+    Way::RingCapped,
 ];
 
 /// A fault, or none.
@@ -338,7 +342,8 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Llm
             | Way::Ring
             | Way::RingClosed
-            | Way::RingPipelined => reply(
+            | Way::RingPipelined
+            | Way::RingCapped => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -368,6 +373,7 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Ring
             | Way::RingClosed
             | Way::RingPipelined
+            | Way::RingCapped
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -396,7 +402,8 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::Mix
         | Way::Ring
         | Way::RingClosed
-        | Way::RingPipelined => format!("GET http://{addr}/\n"),
+        | Way::RingPipelined
+        | Way::RingCapped => format!("GET http://{addr}/\n"),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -470,13 +477,14 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Llm => vec!["-llm", "openai"],
         // -io ring is the cell's back end (`io_of`).
         Way::Ring | Way::RingClosed => vec![],
+        Way::RingCapped => vec!["-max-workers", "4"],
     }
 }
 
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
-        Way::Ring | Way::RingClosed | Way::RingPipelined => "ring",
+        Way::Ring | Way::RingClosed | Way::RingPipelined | Way::RingCapped => "ring",
         _ => io,
     }
 }
@@ -586,8 +594,9 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
             _ => whole,
         };
         (Some(file), whole)
-    } else if way == Way::Poisson && end == End::Duration {
-        // Poisson arrivals over a second: a count drawn by the seed.
+    } else if matches!(way, Way::Poisson | Way::RingCapped) && end == End::Duration {
+        // Poisson arrivals over a second: a count drawn by the seed;
+        // requests waiting for a slot past the end and its grace: dropped.
         (None, None)
     } else if way == Way::Flow {
         // Sessions are scheduled: two records each when the first step
@@ -1047,7 +1056,11 @@ fn every_way_of_sending_ended_every_way() {
             *e != End::Control
                 || !matches!(
                     way,
-                    Way::WsHold | Way::Ring | Way::RingClosed | Way::RingPipelined
+                    Way::WsHold
+                        | Way::Ring
+                        | Way::RingClosed
+                        | Way::RingPipelined
+                        | Way::RingCapped
                 )
         };
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {

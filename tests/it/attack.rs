@@ -947,21 +947,40 @@ fn worker_cap_makes_requests_late_not_lost() {
     let server = Server::http();
     let t = format!("GET {}\n", server.url("/sleep/100"));
     // 50/s with one worker and 100 ms responses: only ~10/s can go out.
-    let (mut hits, _) =
-        common::attack_ok(&["-rate", "50", "-requests", "10", "-max-workers", "1"], &t);
-    assert_eq!(hits.len(), 10);
-    assert_seq_complete(&mut hits);
-    let last = &hits[9];
-    assert!(
-        last.timestamp - last.scheduled >= 700_000_000,
-        "lag recorded: {}",
-        last.timestamp - last.scheduled
-    );
-    assert_eq!(
-        last.scheduled - hits[0].scheduled,
-        9 * 20_000_000,
-        "schedule unchanged"
-    );
+    // On both engines that keep a paced schedule with -max-workers.
+    for io in ["epoll", "ring"] {
+        let (mut hits, _) = common::attack_ok(
+            &[
+                "-rate",
+                "50",
+                "-requests",
+                "10",
+                "-max-workers",
+                "1",
+                "-io",
+                io,
+            ],
+            &t,
+        );
+        assert_eq!(hits.len(), 10, "{io}");
+        assert_seq_complete(&mut hits);
+        let last = &hits[9];
+        assert!(
+            last.timestamp - last.scheduled >= 700_000_000,
+            "{io}: lag recorded: {}",
+            last.timestamp - last.scheduled
+        );
+        assert_eq!(
+            last.scheduled - hits[0].scheduled,
+            9 * 20_000_000,
+            "{io}: schedule unchanged"
+        );
+        // One at a time: each sent after the last answer came.
+        for w in hits.windows(2) {
+            let ended = w[0].timestamp + w[0].latency as i64;
+            assert!(w[1].timestamp >= ended, "{io}: two requests in flight");
+        }
+    }
 }
 
 #[test]
@@ -1288,43 +1307,55 @@ fn a_name_with_a_line_break_is_refused_and_a_utf8_name_is_sent() {
 #[test]
 fn a_rate_out_of_reach_stops_at_the_duration_and_counts_what_it_dropped() {
     let server = Server::http();
-    let t = Instant::now();
-    let (hits, out) = common::attack_ok(
-        &["-rate", "100", "-duration", "1s", "-max-workers", "1"],
-        &format!("GET {}\n", server.url("/delay/100000")),
-    );
-    // One request in flight at the end, 100 ms long.
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
-    let err = String::from_utf8_lossy(&out.stderr);
-    let sent = hits.len() as u64;
-    // 100 ms a request, one at a time, until the end and its grace.
-    assert!((8..=20).contains(&sent), "{sent}: {err}");
-    let first = hits.iter().map(|h| h.scheduled).min().unwrap();
-    let last = hits.iter().map(|h| h.timestamp).max().unwrap();
-    assert!(
-        last - first <= 1_000_000_000 + barrage_attack::LATE_GRACE_NS as i64 + 50_000_000,
-        "sent {} ms after the start",
-        (last - first) / 1_000_000
-    );
-    assert!(
-        err.contains(&format!(
-            "{} requests due before the end of -duration were never sent",
-            100 - sent
-        )),
-        "{err}"
-    );
-    let json = common::ok(&["report", "-type", "json"], &out.stdout);
-    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    assert_eq!(v["dropped"]["count"].as_u64(), Some(100 - sent), "{v}");
-    assert_eq!(v["dropped"]["exact"].as_bool(), Some(true));
-    let text = String::from_utf8(common::ok(&["report"], &out.stdout)).unwrap();
-    assert!(
-        text.contains(&format!(
-            "Dropped       [due, never sent]                 {}",
-            100 - sent
-        )),
-        "{text}"
-    );
+    // On both engines that keep a paced schedule with -max-workers.
+    for io in ["epoll", "ring"] {
+        let t = Instant::now();
+        let (hits, out) = common::attack_ok(
+            &[
+                "-rate",
+                "100",
+                "-duration",
+                "1s",
+                "-max-workers",
+                "1",
+                "-io",
+                io,
+            ],
+            &format!("GET {}\n", server.url("/delay/100000")),
+        );
+        // One request in flight at the end, 100 ms long.
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let sent = hits.len() as u64;
+        // 100 ms a request, one at a time, until the end and its grace.
+        assert!((8..=20).contains(&sent), "{sent}: {err}");
+        let first = hits.iter().map(|h| h.scheduled).min().unwrap();
+        let last = hits.iter().map(|h| h.timestamp).max().unwrap();
+        assert!(
+            last - first <= 1_000_000_000 + barrage_attack::LATE_GRACE_NS as i64 + 50_000_000,
+            "sent {} ms after the start",
+            (last - first) / 1_000_000
+        );
+        assert!(
+            err.contains(&format!(
+                "{} requests due before the end of -duration were never sent",
+                100 - sent
+            )),
+            "{err}"
+        );
+        let json = common::ok(&["report", "-type", "json"], &out.stdout);
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(v["dropped"]["count"].as_u64(), Some(100 - sent), "{v}");
+        assert_eq!(v["dropped"]["exact"].as_bool(), Some(true));
+        let text = String::from_utf8(common::ok(&["report"], &out.stdout)).unwrap();
+        assert!(
+            text.contains(&format!(
+                "Dropped       [due, never sent]                 {}",
+                100 - sent
+            )),
+            "{text}"
+        );
+    }
     // A plan a hundred times past what the cores send is refused before
     // anything is written, unless forced.
     let out = run(

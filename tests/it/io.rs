@@ -159,9 +159,12 @@ fn uring_is_used_when_asked_and_epoll_otherwise() {
     assert!(ring, "-io uring holds no ring: {}", note(&out));
     all_good(&out, seen);
     assert!(!note(&out).contains("io_uring"), "{}", note(&out));
-    // -max-workers with a rate: auto without -io ring's engine
-    // (tests/it/ring.rs), paced.
-    for asked in [&["-io", "epoll"][..], &["-io", "auto", "-max-workers", "8"]] {
+    // -max-connections: auto without -io ring's engine (tests/it/ring.rs),
+    // paced.
+    for asked in [
+        &["-io", "epoll"][..],
+        &["-io", "auto", "-max-connections", "4"],
+    ] {
         let (ring, out, seen) = attack_io(asked, None, false);
         assert!(!ring, "{asked:?} holds a ring");
         all_good(&out, seen);

@@ -260,7 +260,6 @@ fn ring_refuses_what_it_does_not_carry() {
         (vec!["-pipeline", "2"], "-pipeline with a rate"),
         (vec!["-control", "127.0.0.1:0"], "-control"),
         (vec!["-h2c"], "-h2c"),
-        (vec!["-max-workers", "2"], "-max-workers with a rate"),
         (vec!["-stream", "sse"], "-stream"),
         (vec!["-resolvers", "127.0.0.1:53"], "-resolvers"),
         (
@@ -300,7 +299,7 @@ fn auto_takes_ring_where_it_carries_the_attack() {
     let tls = Server::https(&cert);
     for (extra, target) in [
         (vec!["-insecure"], tls.url("/")),
-        (vec!["-max-workers", "8"], url.clone()),
+        (vec!["-max-connections", "4"], url.clone()),
         (vec!["-resolvers", "127.0.0.1:53"], url.clone()),
     ] {
         let mut args = vec!["-rate", "100", "-requests", "20"];

@@ -265,7 +265,7 @@ impl Attack {
         }
         let _ = ctx.returned.set(tickets.returns());
         if let Some(ring) = ring {
-            if self.control.is_some() || (paced && (!tickets.is_fixed() || slots.is_some())) {
+            if self.control.is_some() || (paced && !tickets.is_fixed()) {
                 return Err(AttackError::Ring);
             }
             // The open model: a loop a thread; the closed: -max-workers.
@@ -278,7 +278,7 @@ impl Attack {
             let run = crate::ring::run_loops(
                 &ring,
                 loops,
-                paced.then_some(peak),
+                (paced.then_some(peak), slots.filter(|_| paced)),
                 &ctx,
                 &tickets,
                 &stopper,

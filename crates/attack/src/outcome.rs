@@ -26,9 +26,7 @@ pub enum AttackError {
     Start(#[from] io::Error),
     /// `-io ring` was asked of an attack it does not run (the flags
     /// refuse these first).
-    #[error(
-        "-io ring runs fixed targets, open or closed model, without live control or -max-workers"
-    )]
+    #[error("-io ring runs fixed targets, open or closed model, without live control")]
     Ring,
 }
 

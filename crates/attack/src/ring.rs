@@ -18,9 +18,11 @@ use std::{
 };
 
 use barrage_client::{ClientConfig, RingClient};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use std::sync::Arc;
+
+use first::first_of;
 
 use crate::{
     scheduler::{drive, Take},
@@ -30,6 +32,7 @@ use crate::{
 };
 
 mod clock;
+mod first;
 mod hands;
 pub(crate) use clock::RingClock;
 pub(crate) use hands::{RingInline, RingSpawn};
@@ -225,28 +228,14 @@ fn build() -> std::io::Result<monoio::Runtime<monoio::time::TimeDriver<monoio::I
     .or_else(|_| with(|_| {}))
 }
 
-/// Whichever of `a` and `b` ends first (both are polled in turn; neither
-/// is `Send`, so no select of tokio's).
-pub(crate) async fn first_of<A: Future, B: Future>(a: A, b: B) {
-    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
-    std::future::poll_fn(|cx| {
-        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await
-}
-
 /// Runs `n` loops over `tickets` on the ring threads, in turn: the open
 /// model's (`peak`: its highest rate a second; one loop a thread, taking
-/// turns by tick above one request a tick) or the closed model's; the
-/// future ends with the last of them.
+/// turns by tick above one request a tick; `slots`: `-max-workers`) or
+/// the closed model's; the future ends with the last of them.
 pub(crate) fn run_loops(
     ring: &RingWorkers,
     n: usize,
-    peak: Option<f64>,
+    (peak, slots): (Option<f64>, Option<Arc<Semaphore>>),
     ctx: &Arc<RequestContext>,
     tickets: &Arc<Tickets>,
     stopper: &Stopper,
@@ -272,11 +261,12 @@ pub(crate) fn run_loops(
                 });
                 return ring.run(i, recipe);
             }
+            let slots = slots.clone();
             let recipe: Recipe = Box::new(move |client: Rc<RingClient>| {
                 Box::pin(async move {
                     let (clock, start) = (ctx.clock, ctx.clock.start);
                     hands::adopt(ctx);
-                    let mut hand = RingSpawn::new(client, clock);
+                    let mut hand = RingSpawn::new(client, clock, slots, stopper.clone());
                     if sparse {
                         let mut waits = RingClock::new(start, stopper);
                         drive(&tickets, Take::Due, &mut waits, &mut hand).await;

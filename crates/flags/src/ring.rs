@@ -19,10 +19,6 @@ impl AttackArgs {
         let closed = self.closed();
         [
             (self.lazy, "-lazy"),
-            (
-                self.max_workers.is_some() && !closed,
-                "-max-workers with a rate",
-            ),
             (self.mix.is_some(), "-mix"),
             (self.control.is_some(), "-control"),
             (self.pipeline > 1 && !closed, "-pipeline with a rate"),

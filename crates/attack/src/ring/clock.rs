@@ -175,12 +175,12 @@ impl RingClock {
         self.spaced = None;
         match self.timer() {
             Some(t) if t.arm(at, Duration::ZERO) => {
-                super::first_of(t.expiry(), stopper.stopped()).await;
+                super::first::first_of(t.expiry(), stopper.stopped()).await;
             }
             // No timerfd here: monoio's own timer (whole milliseconds).
             _ => {
                 let sleep = monoio::time::sleep_until(at.into());
-                super::first_of(sleep, stopper.stopped()).await;
+                super::first::first_of(sleep, stopper.stopped()).await;
             }
         }
     }
@@ -215,7 +215,7 @@ impl RingClock {
         let stopper = self.stopper.clone();
         let mut n = 0;
         if let Some(t) = self.timer.as_mut() {
-            super::first_of(async { n = t.expiry().await }, stopper.stopped()).await;
+            super::first::first_of(async { n = t.expiry().await }, stopper.stopped()).await;
         }
         self.spaced = Some((first, every, read.saturating_add(n)));
     }
@@ -240,7 +240,7 @@ impl Waits for RingClock {
         }
         let stopper = self.stopper.clone();
         if let Some(t) = self.timer.as_mut() {
-            super::first_of(t.expiry(), stopper.stopped()).await;
+            super::first::first_of(t.expiry(), stopper.stopped()).await;
         }
     }
 }

@@ -10,13 +10,20 @@
 //! on an abandon (a second Ctrl-C) [`abandon`] lets the writer's queue go
 //! while requests still wait, and the writer ends with what finished.
 
-use std::{cell::Cell, cell::RefCell, rc::Rc, sync::Arc, time::Instant};
+use std::{
+    cell::{Cell, RefCell},
+    rc::Rc,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use barrage_client::{PreparedTarget, RingClient};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{
     clock::Clock,
     scheduler::Hand,
+    stopper::Stopper,
     writer::{answered, deliver, hand_over, RequestContext},
 };
 
@@ -49,24 +56,72 @@ pub(crate) struct RingSpawn {
     pub(crate) clock: Clock,
     /// Requests of this loop in flight.
     pub(crate) flying: Rc<Cell<u64>>,
+    /// `-max-workers` with a rate: the attack's slots, one a request in
+    /// flight, shared by every thread.
+    slots: Option<Arc<Semaphore>>,
+    stopper: Stopper,
 }
 
 impl RingSpawn {
-    pub(crate) fn new(client: Rc<RingClient>, clock: Clock) -> Self {
+    pub(crate) fn new(
+        client: Rc<RingClient>,
+        clock: Clock,
+        slots: Option<Arc<Semaphore>>,
+        stopper: Stopper,
+    ) -> Self {
         RingSpawn {
             client,
             clock,
             flying: Rc::new(Cell::new(0)),
+            slots,
+            stopper,
         }
+    }
+
+    /// A `-max-workers` slot for the next request: at once, or, what
+    /// finished handed over first, when one comes free (the request goes
+    /// out late and its lag says so). `None` on a stop or past the end of
+    /// `-duration` and its grace: the ticket and the rest are dropped, as
+    /// the pacer thread's [`crate::hands::Dispatch`] drops them.
+    async fn slot(&self, sem: &Arc<Semaphore>) -> Option<OwnedSemaphorePermit> {
+        if let Ok(p) = sem.clone().try_acquire_owned() {
+            return Some(p);
+        }
+        hand_over();
+        let late = with_ctx(|c| c.end)
+            .flatten()
+            .map(|end| end + Duration::from_nanos(crate::LATE_GRACE_NS));
+        let mut got = None;
+        let acquire = async { got = sem.clone().acquire_owned().await.ok() };
+        let give_up = async {
+            match late {
+                Some(t) => monoio::time::sleep_until(t.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        super::first::first_of(
+            super::first::first_of(acquire, self.stopper.stopped()),
+            give_up,
+        )
+        .await;
+        got
     }
 }
 
 impl Hand for RingSpawn {
     async fn send(&mut self, seq: u64, target: Arc<PreparedTarget>, offset: Option<u64>) -> bool {
+        let slot = match &self.slots {
+            Some(sem) => match self.slot(sem).await {
+                Some(p) => Some(p),
+                None => return false,
+            },
+            None => None,
+        };
         let (clock, client, flying) = (self.clock, self.client.clone(), self.flying.clone());
         let scheduled = clock.start_unix + offset.unwrap_or(0) as i64;
         flying.set(flying.get() + 1);
         monoio::spawn(async move {
+            let _slot = slot;
             let sent = Instant::now();
             let result = client.send(&target, seq).await;
             let done = answered(target, seq, scheduled, clock, sent, result);
