@@ -126,9 +126,14 @@ enum Way {
     /// `-io ring` paced with `-max-workers 4`: a request waits for one of
     /// four slots (late, or dropped past the end of `-duration`).
     RingCapped,
+    /// `-io ring` with `-lazy`: targets read as requests go, by the pacer
+    /// thread, which hands them to the ring threads.
+    RingLazy,
+    /// `-io ring` with the `-mix` of [`Way::Mix`].
+    RingMix,
 }
 
-const WAYS: [Way; 20] = [
+const WAYS: [Way; 22] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -149,6 +154,8 @@ const WAYS: [Way; 20] = [
     Way::RingClosed,
     Way::RingPipelined,
     Way::RingCapped,
+    Way::RingLazy,
+    Way::RingMix,
 ];
 
 /// A fault, or none.
@@ -343,7 +350,9 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Ring
             | Way::RingClosed
             | Way::RingPipelined
-            | Way::RingCapped => reply(
+            | Way::RingCapped
+            | Way::RingLazy
+            | Way::RingMix => reply(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
                 false,
                 false,
@@ -374,6 +383,8 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::RingClosed
             | Way::RingPipelined
             | Way::RingCapped
+            | Way::RingLazy
+            | Way::RingMix
     );
     match fault {
         Fault::Healthy => Some(true),
@@ -403,7 +414,10 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::Ring
         | Way::RingClosed
         | Way::RingPipelined
-        | Way::RingCapped => format!("GET http://{addr}/\n"),
+        | Way::RingCapped
+        | Way::RingMix => format!("GET http://{addr}/\n"),
+        // Read as they go: one a request (a -duration's worth and more).
+        Way::RingLazy => format!("GET http://{addr}/\n").repeat(1000),
         Way::H2 => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
@@ -469,7 +483,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Ws => vec![],
         Way::WsHold => vec!["-hold", "3", "-hold-every", "200ms"],
         Way::H3 => vec!["-http3", "-insecure"],
-        Way::Mix => vec![],
+        Way::Mix | Way::RingMix => vec![],
         Way::Poisson => vec!["-arrivals", "poisson:7"],
         Way::Stream => vec!["-stream", "sse"],
         Way::WsEvents => vec!["-ws-events", "3"],
@@ -478,13 +492,19 @@ fn way_args(way: Way) -> Vec<&'static str> {
         // -io ring is the cell's back end (`io_of`).
         Way::Ring | Way::RingClosed => vec![],
         Way::RingCapped => vec!["-max-workers", "4"],
+        Way::RingLazy => vec!["-lazy"],
     }
 }
 
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
-        Way::Ring | Way::RingClosed | Way::RingPipelined | Way::RingCapped => "ring",
+        Way::Ring
+        | Way::RingClosed
+        | Way::RingPipelined
+        | Way::RingCapped
+        | Way::RingLazy
+        | Way::RingMix => "ring",
         _ => io,
     }
 }
@@ -584,7 +604,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     }
     // A mix's groups have their rates in its file: -requests counts each
     // group's, so a whole run has twice the records.
-    let (mix, whole) = if way == Way::Mix {
+    let (mix, whole) = if matches!(way, Way::Mix | Way::RingMix) {
         let at = sched.iter().position(|a| *a == "-rate").unwrap_or(0);
         let rate = sched.get(at + 1).copied().unwrap_or("20");
         let file = mix_file(dir, &tag, &text, rate);
@@ -839,7 +859,8 @@ fn check_stream(
             ));
         }
     }
-    if way == Way::Mix && hits.iter().any(|h| !matches!(h.attack.as_str(), "a" | "b")) {
+    let mixed = matches!(way, Way::Mix | Way::RingMix);
+    if mixed && hits.iter().any(|h| !matches!(h.attack.as_str(), "a" | "b")) {
         failures.push("a mix's record not named by its group".into());
     }
     if let Some(n) = whole {
@@ -1022,7 +1043,7 @@ fn every_way_of_sending_against_every_fault() {
 }
 
 /// Cells that once failed, run every time whatever the drawing.
-const ALWAYS: [(Way, Fault, End); 6] = [
+const ALWAYS: [(Way, Fault, End); 8] = [
     // The progress line's rate panicked (debug builds; wrapped in
     // release) when a closed stdout gave tickets back and "sent" fell.
     (Way::Hyper, Fault::Endless, End::ClosedStdout),
@@ -1032,6 +1053,8 @@ const ALWAYS: [(Way, Fault, End); 6] = [
     // alone took 6.76 s in one loaded CI run after the fix.
     (Way::Mix, Fault::Stall, End::ClosedStdout),
     (Way::Mix, Fault::Stall, End::Interrupt),
+    (Way::RingMix, Fault::Stall, End::ClosedStdout),
+    (Way::RingMix, Fault::Stall, End::Interrupt),
     // A second Ctrl-C while held opens waited for an upgrade said
     // "0 requests in flight abandoned" (the opens were not counted).
     (Way::WsHold, Fault::Stall, End::InterruptTwice),
@@ -1051,17 +1074,9 @@ fn every_way_of_sending_ended_every_way() {
     let mut cells = ALWAYS.to_vec();
     for way in WAYS {
         // -hold has no schedule to steer: it refuses -control; -io ring
-        // does not take live control yet.
+        // takes live control in the open model only.
         let steered = |e: &End| {
-            *e != End::Control
-                || !matches!(
-                    way,
-                    Way::WsHold
-                        | Way::Ring
-                        | Way::RingClosed
-                        | Way::RingPipelined
-                        | Way::RingCapped
-                )
+            *e != End::Control || !matches!(way, Way::WsHold | Way::RingClosed | Way::RingPipelined)
         };
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.

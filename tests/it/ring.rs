@@ -256,9 +256,7 @@ fn ring_records_what_epoll_records() {
 fn ring_refuses_what_it_does_not_carry() {
     let target = b"GET http://127.0.0.1:1/\n";
     for (args, flag) in [
-        (vec!["-lazy"], "-lazy"),
         (vec!["-pipeline", "2"], "-pipeline with a rate"),
-        (vec!["-control", "127.0.0.1:0"], "-control"),
         (vec!["-h2c"], "-h2c"),
         (vec!["-stream", "sse"], "-stream"),
         (vec!["-resolvers", "127.0.0.1:53"], "-resolvers"),
@@ -271,6 +269,22 @@ fn ring_refuses_what_it_does_not_carry() {
         full.extend(args);
         common::refused(&full, target, &format!("-io ring: not with {flag}"));
     }
+    let closed = [
+        "attack",
+        "-io",
+        "ring",
+        "-rate",
+        "0",
+        "-max-workers",
+        "2",
+        "-control",
+        "127.0.0.1:0",
+    ];
+    common::refused(
+        &closed,
+        target,
+        "-io ring: not with -control in the closed model",
+    );
     // A target it cannot send (known only as it is read) fails alone.
     let (hits, _) = attack(
         &["-io", "ring", "-rate", "10", "-requests", "2"],
@@ -313,4 +327,82 @@ fn auto_takes_ring_where_it_carries_the_attack() {
             hits[0].error
         );
     }
+}
+
+/// `-lazy` on ring: the pacer thread reads each target as its request
+/// comes due and hands it to a ring thread (with `-max-workers`, with its
+/// slot): every target read is sent once, in order, on the schedule.
+#[test]
+fn ring_reads_targets_as_requests_go() {
+    let server = Server::http();
+    let lines: String = (0..60)
+        .map(|i| format!("GET {}\n", server.url(&format!("/?i={i}"))))
+        .collect();
+    for extra in [&[][..], &["-max-workers", "2"]] {
+        let mut args = vec!["-io", "ring", "-lazy", "-rate", "250"];
+        args.extend(extra);
+        let (mut hits, _) = common::attack_ok(&args, &lines);
+        assert_eq!(hits.len(), 60, "{extra:?}");
+        assert_exact_schedule(&mut hits, 4_000_000);
+        for h in &hits {
+            assert!(
+                h.code == 200 && h.error.is_empty(),
+                "{extra:?}: {}",
+                h.error
+            );
+            assert!(
+                h.url.ends_with(&format!("={}", h.seq)),
+                "{} sent {}",
+                h.seq,
+                h.url
+            );
+        }
+    }
+    assert_eq!(server.count(), 120);
+}
+
+/// A `-mix` on ring: each group on its own schedule, named in its
+/// records, held to its own `-timeout` (a deadline queue of its own) and
+/// its own `-max-workers`.
+#[test]
+fn ring_runs_a_mix_with_each_groups_timeout() {
+    let server = Server::http();
+    let dir = common::tempdir("ring-mix");
+    let mix = dir.join("mix.yaml");
+    let slow = server.url("/delay/400000");
+    std::fs::write(
+        &mix,
+        format!(
+            "groups:\n  - name: quick\n    target: GET {slow}\n    rate: 20\n    timeout: 100ms\n  \
+             - name: patient\n    target: GET {slow}\n    rate: 20\n    max-workers: 2\n"
+        ),
+    )
+    .unwrap();
+    let mix = mix.to_str().unwrap();
+    let args = [
+        "-io",
+        "ring",
+        "-mix",
+        mix,
+        "-requests",
+        "6",
+        "-timeout",
+        "5s",
+    ];
+    let (hits, _) = common::attack_ok(&args, "");
+    let of = |name: &str| -> Vec<&Hit> { hits.iter().filter(|h| h.attack == name).collect() };
+    assert_eq!((of("quick").len(), of("patient").len()), (6, 6), "{hits:?}");
+    assert!(of("quick")
+        .iter()
+        .all(|h| h.code == 0 && h.error.contains("timeout")));
+    assert!(of("patient")
+        .iter()
+        .all(|h| h.code == 200 && h.error.is_empty()));
+    // Two at a time, 400 ms each: the last two went out about 600 ms
+    // late (due at 200 and 250 ms, sent after the fourth's answer).
+    let late = of("patient")
+        .iter()
+        .map(|h| h.timestamp - h.scheduled)
+        .max();
+    assert!(late.unwrap_or(0) >= 500_000_000, "{late:?}");
 }

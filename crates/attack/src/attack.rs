@@ -16,7 +16,7 @@ use barrage_client::{Client, PreparedTarget};
 
 use crate::{
     clock::{Clock, TICK},
-    hands::{Clockwork, Dispatch, Inline, Spawn, Unpaced},
+    hands::{Clockwork, Dispatch, Inline, Lanes, Spawn, Unpaced},
     outcome::{AttackError, AttackReport, StopReason},
     scheduler::{drive, Take},
     tickets::{since, Lane, Tickets},
@@ -264,8 +264,37 @@ impl Attack {
             let _ = self.watch.0.set(tickets.clone());
         }
         let _ = ctx.returned.set(tickets.returns());
-        if let Some(ring) = ring {
-            if self.control.is_some() || (paced && !tickets.is_fixed()) {
+        // -lazy (reading a target may block, and a worker thread must
+        // not) or, on tokio's threads, -max-workers (a ticket would hold
+        // its slot while it sleeps): this thread is the pacer. The writer
+        // keeps the default slice: it is not woken by the clock; in the
+        // other models this thread only waits.
+        if paced && (!tickets.is_fixed() || (ring.is_none() && slots.is_some())) {
+            crate::timeslice::prefer_short_slices();
+            crate::timeslice::precise_timers();
+            let lanes = match &ring {
+                Some(r) => crate::ring::lanes(r, &ctx),
+                None => Lanes::Tokio(&mut self.workers),
+            };
+            let mut hand = Dispatch {
+                lanes,
+                ctx: ctx.clone(),
+                slots,
+                stopper: stopper.clone(),
+                batch: Vec::new(),
+            };
+            self.local.block_on(until_abandoned(&stopper, async {
+                let mut waits = Clockwork::new(ctx.clock.start, stopper.clone());
+                drive(&tickets, Take::Due, &mut waits, &mut hand).await;
+                if let Some(r) = &ring {
+                    crate::ring::drained(r).await;
+                }
+            }));
+            // Ring threads let the writer's queue go as they end.
+            drop(hand);
+            drop(ring);
+        } else if let Some(ring) = ring {
+            if self.control.is_some() && !paced {
                 return Err(AttackError::Ring);
             }
             // The open model: a loop a thread; the closed: -max-workers.
@@ -300,7 +329,7 @@ impl Attack {
                     drive(&tickets, Take::Now, &mut waits, &mut hand).await
                 }
             });
-        } else if tickets.is_fixed() && slots.is_none() {
+        } else {
             // The open model with fixed targets and no -max-workers: the
             // worker threads keep the schedule themselves. Up to one request
             // per TICK each takes the next ticket, sleeps on its own timer
@@ -330,26 +359,6 @@ impl Attack {
                     }
                 }
             });
-        } else {
-            // -lazy (reading a target may block, and a worker thread must
-            // not) or -max-workers (a ticket would hold its slot while it
-            // sleeps): this thread is the pacer. The writer keeps the
-            // default slice: it is not woken by the clock; in the other
-            // models this thread only waits.
-            crate::timeslice::prefer_short_slices();
-            crate::timeslice::precise_timers();
-            let Attack { workers, local, .. } = &mut self;
-            let mut hand = Dispatch {
-                workers,
-                ctx: ctx.clone(),
-                slots,
-                stopper: stopper.clone(),
-                batch: Vec::new(),
-            };
-            local.block_on(until_abandoned(&stopper, async {
-                let mut waits = Clockwork::new(ctx.clock.start, stopper.clone());
-                drive(&tickets, Take::Due, &mut waits, &mut hand).await
-            }));
         }
         let (dropped, exact) = tickets.dropped();
         if dropped > 0 {

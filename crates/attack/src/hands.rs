@@ -241,11 +241,20 @@ impl Inline {
     }
 }
 
+/// Where the pacer thread's batches go.
+pub(crate) enum Lanes<'a> {
+    /// Tokio's worker threads, the least busy first.
+    Tokio(&'a mut Workers),
+    /// Elsewhere (`-io ring`'s threads: `crate::ring::lanes`), each batch
+    /// handed to this.
+    Other(Box<dyn FnMut(Vec<Scheduled>) + 'a>),
+}
+
 /// The pacer thread (`-lazy`, `-max-workers`): a `-max-workers` slot for
-/// each request, then batches handed to the least busy worker thread with
-/// one cross-thread wake-up each.
+/// each request, then batches handed to the least busy worker thread (or
+/// the next of `-io ring`'s) with one cross-thread wake-up each.
 pub(crate) struct Dispatch<'a> {
-    pub(crate) workers: &'a mut Workers,
+    pub(crate) lanes: Lanes<'a>,
     pub(crate) ctx: Arc<RequestContext>,
     pub(crate) slots: Option<Arc<Semaphore>>,
     pub(crate) stopper: Stopper,
@@ -303,7 +312,11 @@ impl Hand for Dispatch<'_> {
         if self.batch.is_empty() {
             return;
         }
-        let (handle, client, started) = self.workers.least_behind();
+        let workers = match &mut self.lanes {
+            Lanes::Tokio(workers) => workers,
+            Lanes::Other(hand_over) => return hand_over(std::mem::take(&mut self.batch)),
+        };
+        let (handle, client, started) = workers.least_behind();
         let ctx = self.ctx.clone();
         let client = client.clone();
         if self.batch.len() == 1 {
@@ -326,6 +339,37 @@ impl Hand for Dispatch<'_> {
             }
         });
     }
+}
+
+/// A `-mix` group's own `-max-workers` slot for a request of `group`:
+/// none needed, at once, or when one comes free (the wait shows as its
+/// lag: it is stamped when it is sent). `Err` when the stop came while it
+/// waited: the request is not sent and its ticket is given back to
+/// `returned`. Whichever way it came, a slot after the stop is not used:
+/// the group's later requests give up alike, and what it sent stays a
+/// prefix of its schedule.
+pub(crate) async fn group_slot<'a>(
+    group: Option<&'a barrage_client::TargetGroup>,
+    stopper: &Stopper,
+    returned: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<Option<tokio::sync::SemaphorePermit<'a>>, ()> {
+    let Some(slots) = group.and_then(|g| g.slots.as_ref()) else {
+        return Ok(None);
+    };
+    let got = match slots.try_acquire() {
+        Ok(p) => Some(p),
+        Err(_) => tokio::select! {
+            p = slots.acquire() => p.ok(),
+            () = stopper.stopped() => None,
+        },
+    };
+    if got.is_none() || stopper.is_stopped() {
+        if let Some(r) = returned {
+            r.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        return Err(());
+    }
+    Ok(got)
 }
 
 /// One scheduled request, from send to its record in the writer's queue.
@@ -358,27 +402,9 @@ pub(crate) fn send(
         // group's backlog went out after a closed stdout, 2 a second for
         // seconds (the fault matrix's Mix x Endless x ClosedStdout).
         let group = job.target.group.clone();
-        let _slot = match group.as_ref().and_then(|g| g.slots.as_ref()) {
-            Some(slots) => {
-                let got = match slots.try_acquire() {
-                    Ok(p) => Some(p),
-                    Err(_) => tokio::select! {
-                        p = slots.acquire() => p.ok(),
-                        () = ctx.stopper.stopped() => None,
-                    },
-                };
-                // Whichever way it came, a slot after the stop is not used:
-                // the group's later requests give up alike, and what it sent
-                // stays a prefix of its schedule.
-                if got.is_none() || ctx.stopper.is_stopped() {
-                    if let Some(r) = ctx.returned.get() {
-                        r.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    }
-                    return;
-                }
-                got
-            }
-            None => None,
+        let returned = ctx.returned.get().map(|r| &**r);
+        let Ok(_slot) = group_slot(group.as_deref(), &ctx.stopper, returned).await else {
+            return;
         };
         // Sent here rather than through a function of its own, whose
         // future kept its own copy of the job (56 bytes a waiting request).

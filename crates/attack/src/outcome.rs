@@ -26,7 +26,9 @@ pub enum AttackError {
     Start(#[from] io::Error),
     /// `-io ring` was asked of an attack it does not run (the flags
     /// refuse these first).
-    #[error("-io ring runs fixed targets, open or closed model, without live control")]
+    #[error(
+        "-io ring runs fixed targets, open or closed model, live control in the open model only"
+    )]
     Ring,
 }
 

@@ -25,6 +25,8 @@ use std::sync::Arc;
 use first::first_of;
 
 use crate::{
+    clock::Scheduled,
+    hands::Lanes,
     scheduler::{drive, Take},
     tickets::Tickets,
     writer::RequestContext,
@@ -226,6 +228,38 @@ fn build() -> std::io::Result<monoio::Runtime<monoio::time::TimeDriver<monoio::I
     }
     .or_else(|_| coop())
     .or_else(|_| with(|_| {}))
+}
+
+/// Where the pacer thread's batches go on ring threads (`-lazy`): each
+/// batch to the next thread, each request (with its `-max-workers` slot,
+/// if any) a task of its own there.
+pub(crate) fn lanes<'a>(ring: &'a RingWorkers, ctx: &Arc<RequestContext>) -> Lanes<'a> {
+    let (ctx, mut next) = (ctx.clone(), 0usize);
+    Lanes::Other(Box::new(move |jobs: Vec<Scheduled>| {
+        next = next.wrapping_add(1);
+        let ctx = ctx.clone();
+        let recipe: Recipe = Box::new(move |client: Rc<RingClient>| {
+            Box::pin(async move {
+                let clock = ctx.clock;
+                hands::adopt(ctx);
+                for job in jobs {
+                    hands::fly(&client, clock, job);
+                }
+            })
+        });
+        drop(ring.run(next, recipe));
+    }))
+}
+
+/// Waits until no ring thread has a request in flight (the pacer
+/// thread's, [`dispatch`]ed), their records handed over.
+pub(crate) async fn drained(ring: &RingWorkers) {
+    let ends: Vec<_> = (0..ring.len())
+        .map(|i| ring.run(i, Box::new(|_| Box::pin(hands::drain()))))
+        .collect();
+    for e in ends {
+        let _ = e.await;
+    }
 }
 
 /// Runs `n` loops over `tickets` on the ring threads, in turn: the open

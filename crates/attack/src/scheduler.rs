@@ -7,7 +7,11 @@
 //! | closed model (`-rate 0`) | each of `-max-workers` loops on the worker threads | the next ticket, at once | [`crate::hands::Inline`]: send and wait for the answer (`-pipeline N`: N at a time) |
 //! | open model up to one request per tick | each worker thread | the next ticket, then sleep until it is due | [`crate::hands::Spawn`]: a task of its own on this thread |
 //! | open model above that | each worker thread | every ticket due by this thread's tick, then sleep to its next tick | [`crate::hands::Spawn`] |
-//! | `-lazy` or `-max-workers` | the pacer thread | the next ticket, then sleep until it is due | [`crate::hands::Dispatch`]: a `-max-workers` slot, then batches to the least busy worker thread |
+//! | `-lazy`, or `-max-workers` on tokio's threads | the pacer thread | the next ticket, then sleep until it is due | [`crate::hands::Dispatch`]: a `-max-workers` slot, then batches to the least busy worker thread (or the next `-io ring` thread) |
+//!
+//! `-io ring`'s threads run the same loops (`crate::ring`): its own hands,
+//! its clock on the ring's timerfd, `-max-workers` a slot taken as a
+//! request comes due.
 //!
 //! Stopping is the tickets' (no ticket is issued after a stop; one due
 //! after the stop's cut-off is given back), so it is made in one place.
@@ -46,6 +50,12 @@ pub(crate) trait Waits {
     /// Sleeps until this loop's first tick at or after `offset`, or the
     /// stop.
     fn tick_after(&mut self, offset: u64) -> impl Future<Output = ()>;
+    /// Sleeps [`PAUSED_LOOK`] while the schedule is paused (`-control`):
+    /// on tokio's timer, where the closed model's clock does not sleep;
+    /// `-io ring`'s threads have no tokio timer.
+    fn look_later(&mut self) -> impl Future<Output = ()> {
+        tokio::time::sleep(std::time::Duration::from_nanos(PAUSED_LOOK))
+    }
 }
 
 /// Where a due request goes.
@@ -180,8 +190,7 @@ async fn changed<W: Waits>(
         return Box::pin(waits.tick_after(offset)).await;
     };
     if offset == u64::MAX {
-        // Not the loop's own clock: the closed model's does not sleep.
-        let look = tokio::time::sleep(std::time::Duration::from_nanos(PAUSED_LOOK));
+        let look = Box::pin(waits.look_later());
         tokio::select! {
             _ = c.changed() => {}
             () = look => {}
@@ -195,7 +204,7 @@ async fn changed<W: Waits>(
 }
 
 /// How often a paused loop looks again without a change, ns.
-const PAUSED_LOOK: u64 = 50_000_000;
+pub(crate) const PAUSED_LOOK: u64 = 50_000_000;
 
 #[cfg(test)]
 mod tests;

@@ -18,9 +18,10 @@ impl AttackArgs {
     fn not_on_ring(&self) -> Option<&'static str> {
         let closed = self.closed();
         [
-            (self.lazy, "-lazy"),
-            (self.mix.is_some(), "-mix"),
-            (self.control.is_some(), "-control"),
+            (
+                self.control.is_some() && closed,
+                "-control in the closed model",
+            ),
             (self.pipeline > 1 && !closed, "-pipeline with a rate"),
             (self.hold.is_some(), "-hold"),
             (self.format == barrage_targets::Format::Flow, "-format flow"),

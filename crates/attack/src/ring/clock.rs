@@ -233,6 +233,13 @@ impl Waits for RingClock {
         self.last_wake = wake;
     }
 
+    async fn look_later(&mut self) {
+        // monoio's own timer (whole milliseconds): the loop's timerfd may
+        // repeat at its tick, which a one-off arming would end.
+        let look = Duration::from_nanos(crate::scheduler::PAUSED_LOOK);
+        super::first::first_of(monoio::time::sleep(look), self.stopper.stopped()).await;
+    }
+
     async fn tick_after(&mut self, offset: u64) {
         if !self.repeating {
             let at = self.own_tick(offset);

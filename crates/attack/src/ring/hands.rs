@@ -21,7 +21,7 @@ use barrage_client::{PreparedTarget, RingClient};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{
-    clock::Clock,
+    clock::{Clock, Scheduled},
     scheduler::Hand,
     stopper::Stopper,
     writer::{answered, deliver, hand_over, RequestContext},
@@ -50,12 +50,54 @@ fn with_ctx<R>(f: impl FnOnce(&RequestContext) -> R) -> Option<R> {
     CTX.with_borrow(|c| c.as_deref().map(f))
 }
 
+thread_local! {
+    /// Requests of this thread in flight (the open model's).
+    static FLYING: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Request `job` as a task of this ring thread's: sent, its record
+/// delivered, its `-max-workers` slot let go; the thread's batch handed
+/// over when its last request in flight ends (it may park then).
+pub(crate) fn fly(client: &Rc<RingClient>, clock: Clock, job: Scheduled) {
+    let client = client.clone();
+    FLYING.set(FLYING.get() + 1);
+    monoio::spawn(async move {
+        // A -mix group's own -max-workers, as on tokio's threads.
+        let group = job.target.group.clone();
+        let stop = with_ctx(|c| (c.stopper.clone(), c.returned.get().cloned()));
+        let slot = match &stop {
+            Some((stopper, returned)) => {
+                crate::hands::group_slot(group.as_deref(), stopper, returned.as_deref()).await
+            }
+            None => Err(()),
+        };
+        if let Ok(slot) = slot {
+            let sent = Instant::now();
+            let result = client.send(&job.target, job.seq).await;
+            let done = answered(job.target, job.seq, job.scheduled, clock, sent, result);
+            drop((slot, job.slot));
+            with_ctx(|ctx| deliver(&ctx.tx, done));
+        }
+        FLYING.set(FLYING.get() - 1);
+        if FLYING.get() == 0 {
+            hand_over();
+        }
+    });
+}
+
+/// Waits for this thread's requests still in flight (their records hold
+/// the writer open), looking each millisecond; then hands its batch over.
+pub(crate) async fn drain() {
+    while FLYING.get() > 0 {
+        monoio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    hand_over();
+}
+
 /// The open model on a ring thread: each request a task of its own.
 pub(crate) struct RingSpawn {
     pub(crate) client: Rc<RingClient>,
     pub(crate) clock: Clock,
-    /// Requests of this loop in flight.
-    pub(crate) flying: Rc<Cell<u64>>,
     /// `-max-workers` with a rate: the attack's slots, one a request in
     /// flight, shared by every thread.
     slots: Option<Arc<Semaphore>>,
@@ -72,7 +114,6 @@ impl RingSpawn {
         RingSpawn {
             client,
             clock,
-            flying: Rc::new(Cell::new(0)),
             slots,
             stopper,
         }
@@ -117,21 +158,14 @@ impl Hand for RingSpawn {
             },
             None => None,
         };
-        let (clock, client, flying) = (self.clock, self.client.clone(), self.flying.clone());
-        let scheduled = clock.start_unix + offset.unwrap_or(0) as i64;
-        flying.set(flying.get() + 1);
-        monoio::spawn(async move {
-            let _slot = slot;
-            let sent = Instant::now();
-            let result = client.send(&target, seq).await;
-            let done = answered(target, seq, scheduled, clock, sent, result);
-            with_ctx(|ctx| deliver(&ctx.tx, done));
-            flying.set(flying.get() - 1);
-            if flying.get() == 0 {
-                // The thread may park now: what finished goes out.
-                hand_over();
-            }
-        });
+        let scheduled = self.clock.start_unix + offset.unwrap_or(0) as i64;
+        let job = Scheduled {
+            target,
+            seq,
+            scheduled,
+            slot,
+        };
+        fly(&self.client, self.clock, job);
         true
     }
 
@@ -141,13 +175,9 @@ impl Hand for RingSpawn {
 }
 
 impl RingSpawn {
-    /// Waits for this loop's requests still in flight (their records
-    /// hold the writer open), looking each millisecond.
+    /// Waits for this thread's requests still in flight ([`drain`]).
     pub(crate) async fn drain(&self) {
-        while self.flying.get() > 0 {
-            monoio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
-        hand_over();
+        drain().await
     }
 }
 

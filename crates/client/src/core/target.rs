@@ -88,6 +88,15 @@ pub struct TargetGroup {
 }
 
 impl PreparedTarget {
+    /// Its `-timeout`: its `-mix` group's own (zero: none), else
+    /// `attack`'s.
+    pub(crate) fn timeout_or(&self, attack: Option<Duration>) -> Option<Duration> {
+        match self.group.as_ref().and_then(|g| g.timeout) {
+            Some(t) => Some(t).filter(|t| !t.is_zero()),
+            None => attack,
+        }
+    }
+
     /// The URL as errors show it: its password replaced by `xxxxx`, as
     /// Go's `URL.Redacted` does.
     pub fn url_shown(&self) -> std::borrow::Cow<'_, str> {

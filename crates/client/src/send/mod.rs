@@ -361,10 +361,7 @@ impl Client {
 
     /// The `-timeout` for `target`: its `-mix` group's, else the attack's.
     pub(crate) fn timeout_for(&self, target: &PreparedTarget) -> Option<Duration> {
-        match target.group.as_ref().and_then(|g| g.timeout) {
-            Some(t) => Some(t).filter(|t| !t.is_zero()),
-            None => self.timeout,
-        }
+        target.timeout_or(self.timeout)
     }
 
     /// `exchange` under `-timeout`.

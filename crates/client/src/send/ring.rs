@@ -53,6 +53,8 @@ pub struct RingClient {
     timeout: Option<Duration>,
     /// `-timeout`'s deadlines, one timer for the thread's requests.
     deadlines: Option<Rc<Deadlines>>,
+    /// `-mix` groups' own `-timeout`s' deadlines, a queue each.
+    group_deadlines: RefCell<Vec<(Duration, Rc<Deadlines>)>>,
     redirects: i64,
     pipeline: usize,
     /// Idle connections kept per host (`-connections`).
@@ -110,6 +112,7 @@ impl RingClient {
             shape: super::shape(cfg),
             timeout: cfg.timeout,
             deadlines: cfg.timeout.map(Deadlines::new),
+            group_deadlines: RefCell::new(Vec::new()),
             redirects: cfg.redirects,
             pipeline: cfg.pipeline.max(1),
             keep: if cfg.keepalive {
@@ -246,13 +249,33 @@ impl RingClient {
         target: &PreparedTarget,
         seq: u64,
     ) -> Result<Response, Failure> {
-        match (&self.deadlines, self.timeout) {
-            (Some(d), Some(t)) => d
+        match self.deadlines_for(target) {
+            Some((d, t)) => d
                 .within(self.exchange(target, seq))
                 .await
                 .unwrap_or_else(|| Err(timed_out(target, t))),
-            _ => self.exchange(target, seq).await,
+            None => self.exchange(target, seq).await,
         }
+    }
+
+    /// The deadlines `target`'s request is held to, and its `-timeout`:
+    /// the attack's, or a `-mix` group's own (a queue each, in order
+    /// within it).
+    fn deadlines_for(&self, target: &PreparedTarget) -> Option<(Rc<Deadlines>, Duration)> {
+        let t = target.timeout_or(self.timeout)?;
+        if self.timeout == Some(t) {
+            return self.deadlines.clone().map(|d| (d, t));
+        }
+        let mut groups = self.group_deadlines.borrow_mut();
+        let d = match groups.iter().find(|(g, _)| *g == t) {
+            Some((_, d)) => d.clone(),
+            None => {
+                let d = Deadlines::new(t);
+                groups.push((t, d.clone()));
+                d
+            }
+        };
+        Some((d, t))
     }
 
     /// One request and the redirects it leads to.
