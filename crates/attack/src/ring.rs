@@ -242,6 +242,8 @@ pub(crate) fn lanes<'a>(ring: &'a RingWorkers, ctx: &Arc<RequestContext>) -> Lan
             Box::pin(async move {
                 let clock = ctx.clock;
                 hands::adopt(ctx);
+                // No loop of its own here hands records over.
+                hands::hand_over_on_deadline();
                 for job in jobs {
                     hands::fly(&client, clock, job);
                 }

@@ -86,10 +86,15 @@ pub(crate) fn fly(client: &Rc<RingClient>, clock: Clock, job: Scheduled) {
 }
 
 /// Waits for this thread's requests still in flight (their records hold
-/// the writer open), looking each millisecond; then hands its batch over.
+/// the writer open), looking each millisecond and handing over what
+/// finished meanwhile: a `-mix` group's backlog, waiting for its own
+/// slots, can keep it for seconds, and `-until` judges records as they
+/// come (RingMix x Stall x Until held its records, so -until was met
+/// only when the backlog had gone out: 25 s).
 pub(crate) async fn drain() {
     while FLYING.get() > 0 {
         monoio::time::sleep(std::time::Duration::from_millis(1)).await;
+        hand_over();
     }
     hand_over();
 }
@@ -198,23 +203,29 @@ thread_local! {
     static ON_DEADLINE: Cell<bool> = const { Cell::new(false) };
 }
 
+/// From now on this thread hands a record over within
+/// [`HAND_OVER_AFTER`] of its coming into the outbox. Tokio's workers
+/// hand over as they park and monoio has no such hook, so without it
+/// records of closed loops whose answers are slow waited for 64 to
+/// finish: with two loops and a silent server, 32 s of timeouts before
+/// the writer learned that its output had closed. (The open model's
+/// loops hand over before each sleep.)
+pub(crate) fn hand_over_on_deadline() {
+    if !ON_DEADLINE.replace(true) {
+        monoio::spawn(async {
+            loop {
+                crate::writer::waiting().await;
+                monoio::time::sleep(HAND_OVER_AFTER).await;
+                hand_over();
+            }
+        });
+    }
+}
+
 impl RingInline {
-    /// A closed loop's hand; its thread starts handing records over
-    /// within [`HAND_OVER_AFTER`] of the first waiting. Tokio's workers
-    /// hand over as they park and monoio has no such hook, so without it
-    /// records of loops whose answers are slow waited for 64 to finish:
-    /// with two loops and a silent server, 32 s of timeouts before the
-    /// writer learned that its output had closed.
+    /// A closed loop's hand ([`hand_over_on_deadline`]).
     pub(crate) fn new(client: Rc<RingClient>, clock: Clock) -> Self {
-        if !ON_DEADLINE.replace(true) {
-            monoio::spawn(async {
-                loop {
-                    crate::writer::waiting().await;
-                    monoio::time::sleep(HAND_OVER_AFTER).await;
-                    hand_over();
-                }
-            });
-        }
+        hand_over_on_deadline();
         RingInline {
             client,
             clock,
