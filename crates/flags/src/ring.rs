@@ -58,9 +58,9 @@ impl AttackArgs {
     /// engine carries the whole attack: every target read up front a plain
     /// http:// request, no flag it refuses, io_uring to be had. Quietly
     /// left as settled (io_uring or epoll) otherwise. Against nginx on one
-    /// thread (docs/benchmarks.md, "Since (stop 76)") it cost less CPU a
-    /// request than the engine auto took before in every cell: paced at
-    /// 20,000/s and 2,000/s, closed with 50 connections, pipelined.
+    /// thread (docs/benchmarks.md, "Since (stop 76)") it cost 0.95-0.98x
+    /// epoll's CPU a request paced, 0.83-1.04x io_uring's closed and
+    /// 0.92-0.94x pipelined. Not for `-lazy` or `-mix` (not measured).
     pub fn auto_ring(&self, client: &mut ClientConfig, targets: &Targets) {
         let carried = match targets {
             Targets::Fixed(all) => !all.is_empty() && all.iter().all(|t| RingClient::carries(t)),
