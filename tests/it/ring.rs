@@ -260,10 +260,6 @@ fn ring_refuses_what_it_does_not_carry() {
         (vec!["-h2c"], "-h2c"),
         (vec!["-stream", "sse"], "-stream"),
         (vec!["-resolvers", "127.0.0.1:53"], "-resolvers"),
-        (
-            vec!["-output", "tls://127.0.0.1:9"],
-            "-output to a collector",
-        ),
     ] {
         let mut full = vec!["attack", "-io", "ring", "-rate", "10", "-duration", "1s"];
         full.extend(args);
@@ -285,6 +281,19 @@ fn ring_refuses_what_it_does_not_carry() {
         target,
         "-io ring: not with -control in the closed model",
     );
+    let to_collector = [
+        "attack",
+        "-io",
+        "ring",
+        "-rate",
+        "0",
+        "-max-workers",
+        "2",
+        "-output",
+        "tls://127.0.0.1:9",
+    ];
+    let refusal = "-io ring: not with -output to a collector in the closed model";
+    common::refused(&to_collector, target, refusal);
     // A target it cannot send (known only as it is read) fails alone.
     let (hits, _) = attack(
         &["-io", "ring", "-rate", "10", "-requests", "2"],

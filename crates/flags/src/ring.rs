@@ -26,10 +26,11 @@ impl AttackArgs {
             (self.hold.is_some(), "-hold"),
             (self.format == barrage_targets::Format::Flow, "-format flow"),
             (
-                ["tcp://", "tls://"]
-                    .iter()
-                    .any(|p| self.output.starts_with(p)),
-                "-output to a collector (its orders)",
+                closed
+                    && ["tcp://", "tls://"]
+                        .iter()
+                        .any(|p| self.output.starts_with(p)),
+                "-output to a collector in the closed model (its orders)",
             ),
         ]
         .into_iter()

@@ -75,7 +75,7 @@ pub struct StreamSpec {
     /// counted, and its token counts read ([`barrage_model::Tokens`]).
     pub llm: Option<Llm>,
     /// `-llm-usage`: the usage asked of the server in each streaming
-    /// body ([`ask_usage`]).
+    /// body ([`super::llm::ask_usage`]).
     pub llm_usage: LlmUsage,
 }
 

@@ -3,7 +3,7 @@
 //! ([`framer`]), connections that hold no buffer while they wait
 //! ([`conn`]); the same framer on monoio's io_uring runtime for `-io
 //! ring` ([`ring`]). hyper's HTTP/1.1 path stays selectable (`-h1-engine
-//! hyper`, in `proto/hyper/h1.rs`); [`H1`] is a connection of either.
+//! hyper`, in `proto/hyper/h1.rs`); `H1` is a connection of either.
 
 pub mod conn;
 pub mod framer;
