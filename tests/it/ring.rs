@@ -265,35 +265,16 @@ fn ring_refuses_what_it_does_not_carry() {
         full.extend(args);
         common::refused(&full, target, &format!("-io ring: not with {flag}"));
     }
-    let closed = [
-        "attack",
-        "-io",
-        "ring",
-        "-rate",
-        "0",
-        "-max-workers",
-        "2",
-        "-control",
-        "127.0.0.1:0",
-    ];
-    common::refused(
-        &closed,
-        target,
-        "-io ring: not with -control in the closed model",
-    );
-    let to_collector = [
-        "attack",
-        "-io",
-        "ring",
-        "-rate",
-        "0",
-        "-max-workers",
-        "2",
-        "-output",
-        "tls://127.0.0.1:9",
-    ];
-    let refusal = "-io ring: not with -output to a collector in the closed model";
-    common::refused(&to_collector, target, refusal);
+    // In the closed model, what steers a schedule.
+    for (args, flag) in [
+        (["-control", "127.0.0.1:0"], "-control"),
+        (["-output", "tls://127.0.0.1:9"], "-output to a collector"),
+    ] {
+        let mut full = vec!["attack", "-io", "ring", "-rate", "0", "-max-workers", "2"];
+        full.extend(args);
+        let refusal = format!("-io ring: not with {flag} in the closed model");
+        common::refused(&full, target, &refusal);
+    }
     // A target it cannot send (known only as it is read) fails alone.
     let (hits, _) = attack(
         &["-io", "ring", "-rate", "10", "-requests", "2"],
