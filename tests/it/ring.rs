@@ -292,8 +292,11 @@ fn auto_takes_ring_where_it_carries_the_attack() {
     let url = server.url("/");
     let paced = ["-rate", "200", "-requests", "100"];
     let closed = ["-rate", "0", "-max-workers", "2", "-requests", "100"];
-    for sched in [&paced[..], &closed[..]] {
-        let (hits, ring) = attack(sched, &url);
+    // 5 ms answers: 100 closed requests on loopback could end before
+    // the threads were looked at.
+    let slow = server.url("/delay/5000");
+    for (sched, target) in [(&paced[..], &url), (&closed[..], &slow)] {
+        let (hits, ring) = attack(sched, target);
         assert!(ring, "{sched:?}: -io auto ran no ring threads");
         assert_eq!(hits.len(), 100, "{sched:?}");
         assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));

@@ -62,14 +62,17 @@ pub(crate) fn fly(client: &Rc<RingClient>, clock: Clock, job: Scheduled) {
     let client = client.clone();
     FLYING.set(FLYING.get() + 1);
     monoio::spawn(async move {
-        // A -mix group's own -max-workers, as on tokio's threads.
-        let group = job.target.group.clone();
-        let stop = with_ctx(|c| (c.stopper.clone(), c.returned.get().cloned()));
-        let slot = match &stop {
-            Some((stopper, returned)) => {
-                crate::hands::group_slot(group.as_deref(), stopper, returned.as_deref()).await
-            }
-            None => Err(()),
+        // A -mix group's own -max-workers, as on tokio's threads (the
+        // context looked up only for a group that has one).
+        let group = job.target.group.clone().filter(|g| g.slots.is_some());
+        let slot = match &group {
+            None => Ok(None),
+            Some(g) => match with_ctx(|c| (c.stopper.clone(), c.returned.get().cloned())) {
+                Some((stopper, returned)) => {
+                    crate::hands::group_slot(Some(g), &stopper, returned.as_deref()).await
+                }
+                None => Err(()),
+            },
         };
         if let Ok(slot) = slot {
             let sent = Instant::now();
