@@ -131,9 +131,13 @@ enum Way {
     RingLazy,
     /// `-io ring` with the `-mix` of [`Way::Mix`].
     RingMix,
+    /// `-io ring` over TLS (`-http2=false -insecure`: HTTP/1.1 over
+    /// rustls on monoio); the healthy server is https, the faults' raw
+    /// servers meet a handshake.
+    RingTls,
 }
 
-const WAYS: [Way; 22] = [
+const WAYS: [Way; 23] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -156,6 +160,7 @@ const WAYS: [Way; 22] = [
     Way::RingCapped,
     Way::RingLazy,
     Way::RingMix,
+    Way::RingTls,
 ];
 
 /// A fault, or none.
@@ -266,7 +271,12 @@ impl Peer {
             // A raw server reads HTTP/1.1 heads: HTTP/2's preface reads
             // as two, a TLS handshake as none. A connection is opened
             // for a request.
-            Peer::Raw(s) if matches!(way, Way::H2 | Way::H2c | Way::Grpc | Way::GrpcStream) => {
+            Peer::Raw(s)
+                if matches!(
+                    way,
+                    Way::H2 | Way::H2c | Way::Grpc | Way::GrpcStream | Way::RingTls
+                ) =>
+            {
                 s.connections()
             }
             Peer::Raw(s) => s.requests(),
@@ -315,7 +325,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
     }
     match fault {
         Fault::Healthy if ws => Peer::Ws(WsServer::start()),
-        Fault::Healthy if way == Way::H2 => Peer::Http(Server::https(cert)),
+        Fault::Healthy if matches!(way, Way::H2 | Way::RingTls) => Peer::Http(Server::https(cert)),
         Fault::Healthy => Peer::Http(Server::http()),
         Fault::Refused => {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -357,7 +367,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
                 false,
                 false,
             ),
-            Way::H2 => Peer::Http(Server::http()),
+            Way::H2 | Way::RingTls => Peer::Http(Server::http()),
             Way::H2c => Peer::Http(Server::http_goaway_after(2)),
             Way::Grpc | Way::GrpcStream => Peer::Http(Server::http()),
             Way::Ws | Way::WsHold | Way::WsEvents => Peer::Ws(WsServer::start()),
@@ -418,7 +428,7 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::RingMix => format!("GET http://{addr}/\n"),
         // Read as they go: one a request (a -duration's worth and more).
         Way::RingLazy => format!("GET http://{addr}/\n").repeat(1000),
-        Way::H2 => format!("GET https://{addr}/\n"),
+        Way::H2 | Way::RingTls => format!("GET https://{addr}/\n"),
         Way::Flow => format!(
             "GET http://{addr}/\n:name one\n:extract code status\n\nGET http://{addr}/?c={{{{code}}}}\n:name two\n"
         ),
@@ -478,6 +488,7 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Hyper => vec!["-h1-engine", "hyper"],
         Way::Pipelined | Way::RingPipelined => vec!["-pipeline", "4"],
         Way::H2 => vec!["-insecure"],
+        Way::RingTls => vec!["-http2=false", "-insecure"],
         Way::H2c => vec!["-h2c"],
         Way::Grpc | Way::GrpcStream => vec![],
         Way::Ws => vec![],
@@ -504,7 +515,8 @@ fn io_of(way: Way, io: &str) -> &str {
         | Way::RingPipelined
         | Way::RingCapped
         | Way::RingLazy
-        | Way::RingMix => "ring",
+        | Way::RingMix
+        | Way::RingTls => "ring",
         _ => io,
     }
 }

@@ -252,6 +252,82 @@ fn ring_records_what_epoll_records() {
     }
 }
 
+/// https:// on ring (`-http2=false`: HTTP/1.1 over rustls on monoio):
+/// the records epoll makes, for answers and for each handshake's failure,
+/// the handshake's time on a connection's first record, and pipelining.
+#[test]
+fn ring_speaks_https_with_http2_off() {
+    let signed = TestCert::ca_signed();
+    let ca = signed.ca_path().unwrap();
+    let ca = ca.to_str().unwrap();
+    let tls = Server::https(&signed);
+    let stranger = Server::https(&TestCert::generate());
+    let expired = Server::https(&TestCert::expired());
+    let plain = Server::http();
+    let off = "-http2=false";
+    let cases = [
+        (tls.url("/"), vec![off, "-root-certs", ca]),
+        (tls.url("/redirect/2"), vec![off, "-root-certs", ca]),
+        (tls.url("/bytes/70000"), vec![off, "-root-certs", ca]),
+        (
+            tls.url("/sleep/3000"),
+            vec![off, "-root-certs", ca, "-timeout", "300ms"],
+        ),
+        (stranger.url("/"), vec![off]),
+        (expired.url("/"), vec![off, "-root-certs", ca]),
+        (plain.url("/").replace("http:", "https:"), vec![off]),
+    ];
+    for (url, extra) in cases {
+        let ring = outcomes(&url, "ring", &extra);
+        let epoll = outcomes(&url, "epoll", &extra);
+        assert_eq!(ring.len(), 3, "{url}");
+        assert_eq!(
+            ring, epoll,
+            "{url} {extra:?}: -io ring's records differ from epoll's"
+        );
+    }
+    let (mut hits, ring) = attack(
+        &[
+            "-io",
+            "ring",
+            off,
+            "-root-certs",
+            ca,
+            "-rate",
+            "50",
+            "-requests",
+            "20",
+        ],
+        &tls.url("/"),
+    );
+    assert!(ring);
+    hits.sort_by_key(|h| h.seq);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    let first = hits[0].link.expect("the first record's connection");
+    assert!(!first.reused && first.tls > 0, "{first:?}");
+    assert!(hits[19].link.is_some_and(|c| c.reused && c.tls == 0));
+    let (hits, _) = attack(
+        &[
+            "-io",
+            "ring",
+            off,
+            "-root-certs",
+            ca,
+            "-rate",
+            "0",
+            "-max-workers",
+            "2",
+            "-pipeline",
+            "4",
+            "-requests",
+            "40",
+        ],
+        &tls.url("/"),
+    );
+    assert_eq!(hits.len(), 40);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+}
+
 #[test]
 fn ring_refuses_what_it_does_not_carry() {
     let target = b"GET http://127.0.0.1:1/\n";
@@ -275,15 +351,15 @@ fn ring_refuses_what_it_does_not_carry() {
         let refusal = format!("-io ring: not with {flag} in the closed model");
         common::refused(&full, target, &refusal);
     }
-    // A target it cannot send (known only as it is read) fails alone.
+    // A target it cannot send (known only as it is read) fails alone:
+    // https:// with HTTP/2 offered.
     let (hits, _) = attack(
         &["-io", "ring", "-rate", "10", "-requests", "2"],
         "https://127.0.0.1:1/",
     );
     assert_eq!(hits.len(), 2);
-    assert!(hits
-        .iter()
-        .all(|h| h.code == 0 && h.error.contains("-io ring sends plain http://")));
+    let no = "-io ring sends https:// only with -http2=false";
+    assert!(hits.iter().all(|h| h.code == 0 && h.error.contains(no)));
 }
 
 #[test]
@@ -295,15 +371,22 @@ fn auto_takes_ring_where_it_carries_the_attack() {
     // 5 ms answers: 100 closed requests on loopback could end before
     // the threads were looked at.
     let slow = server.url("/delay/5000");
-    for (sched, target) in [(&paced[..], &url), (&closed[..], &slow)] {
+    // https:// with HTTP/2 not offered too.
+    let cert = TestCert::generate();
+    let tls = Server::https(&cert);
+    let secure = [&paced[..], &["-http2=false", "-insecure"]].concat();
+    let tls_url = tls.url("/");
+    for (sched, target) in [
+        (&paced[..], &url),
+        (&closed[..], &slow),
+        (&secure[..], &tls_url),
+    ] {
         let (hits, ring) = attack(sched, target);
         assert!(ring, "{sched:?}: -io auto ran no ring threads");
         assert_eq!(hits.len(), 100, "{sched:?}");
         assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
     }
     // What ring does not carry: the engine auto took before, quietly.
-    let cert = TestCert::generate();
-    let tls = Server::https(&cert);
     for (extra, target) in [
         (vec!["-insecure"], tls.url("/")),
         (vec!["-max-connections", "4"], url.clone()),

@@ -78,10 +78,12 @@ impl RingWorkers {
         stopper: &Stopper,
     ) -> Result<Self, AttackError> {
         let mut lanes = Vec::with_capacity(n.max(1));
+        // The certificates read once for all threads.
+        let tls = barrage_client::RingTls::new(cfg)?;
         for i in 0..n.max(1) {
             let (jobs, mut todo) = mpsc::unbounded_channel::<Job>();
             let (stop, stopped) = oneshot::channel::<()>();
-            let (cfg, stopper) = (cfg.clone(), stopper.clone());
+            let (cfg, stopper, tls) = (cfg.clone(), stopper.clone(), tls.clone());
             let thread = thread::Builder::new()
                 .name(format!("barrage-ring-{i}"))
                 .spawn(move || {
@@ -91,7 +93,7 @@ impl RingWorkers {
                     crate::writer::batch_on_this_thread();
                     let Ok(mut rt) = build() else { return };
                     rt.block_on(async move {
-                        let client = Rc::new(RingClient::new(&cfg));
+                        let client = Rc::new(RingClient::new(&cfg, tls.as_ref()));
                         let work = async {
                             while let Some((recipe, done)) = todo.recv().await {
                                 let job = recipe(client.clone());

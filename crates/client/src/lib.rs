@@ -80,5 +80,6 @@ pub use reflect::{
 pub use send::{Client, LoopState, RingClient, Shared};
 pub use transport::opened::Via;
 pub use transport::proxy::Proxies;
+pub use transport::ring_tls::RingTls;
 pub use transport::tls::{handshake_failure as tls_failure, TlsError};
 pub use transport::uring::{IoMode, IO_ENV};

@@ -85,7 +85,7 @@ pub enum ReadyError {
     #[error(transparent)]
     Unfit(#[from] Impossible),
     /// `-io ring` with what it does not carry yet.
-    #[error("-io ring: not with {0} (it sends plain http:// HTTP/1.1 requests, open or closed model; use -io epoll or uring)")]
+    #[error("-io ring: not with {0} (it sends HTTP/1.1 requests, https:// with -http2=false, open or closed model; use -io epoll or uring)")]
     Ring(String),
 }
 

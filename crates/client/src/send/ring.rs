@@ -5,8 +5,9 @@
 //! whole request, redirects (Go's rules, `carry.rs`), a kept connection
 //! found closed sent again, `-keepalive`, `-connections` and `-pipeline`
 //! in the closed model (`send/pipeline.rs`'s batch, over the same
-//! [`crate::proto::h1::Pipe`]). What it does
-//! not carry (TLS, proxies, HTTP/2 and 3, gRPC, WebSocket, `-stream`,
+//! [`crate::proto::h1::Pipe`]), https:// with `-http2=false`
+//! (`transport/ring_tls.rs`). What it does
+//! not carry (proxies, HTTP/2 and 3, gRPC, WebSocket, `-stream`,
 //! `-check`, flows, `-connect-to`, `-laddr`, `-unix-socket`,
 //! `-max-connections`, `-resolvers`) the flags refuse with `-io ring`
 //! ([`RingClient::unsupported`]).
@@ -41,7 +42,8 @@ use crate::{
     },
     transport::{
         dial::{first_address, go_error, lookup_error, HostPort},
-        opened::{Claim, Opened},
+        opened::{nanos, Claim, Opened},
+        ring_tls::{RingStream, RingTls},
     },
     ClientConfig, Failure, PreparedTarget, Response,
 };
@@ -57,6 +59,8 @@ pub struct RingClient {
     group_deadlines: RefCell<Vec<(Duration, Rc<Deadlines>)>>,
     redirects: i64,
     pipeline: usize,
+    /// https:// (`-http2=false` only: see [`RingTls`]).
+    tls: Option<monoio_rustls::TlsConnector>,
     /// Idle connections kept per host (`-connections`).
     keep: usize,
     idle: RefCell<HashMap<Key, Vec<RingConn>>>,
@@ -75,6 +79,10 @@ pub struct RingClient {
     given_back: Notify,
     attempt_ended: Notify,
 }
+
+/// Why an https:// request is not sent: the ring speaks no HTTP/2, which
+/// `-http2` offers.
+const NO_HTTPS: &str = "-io ring sends https:// only with -http2=false (HTTP/1.1 over TLS)";
 
 /// A host's addresses.
 type Addrs = Arc<[SocketAddr]>;
@@ -106,9 +114,11 @@ async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> 
 }
 
 impl RingClient {
-    /// The client for `cfg` (call [`RingClient::unsupported`] first).
-    pub fn new(cfg: &ClientConfig) -> Self {
+    /// The client for `cfg` (call [`RingClient::unsupported`] first), with
+    /// the attack's TLS ([`RingTls::new`]).
+    pub fn new(cfg: &ClientConfig, tls: Option<&RingTls>) -> Self {
         RingClient {
+            tls: tls.map(RingTls::connector),
             shape: super::shape(cfg),
             timeout: cfg.timeout,
             deadlines: cfg.timeout.map(Deadlines::new),
@@ -155,10 +165,15 @@ impl RingClient {
         .find_map(|(on, flag)| on.then_some(flag))
     }
 
-    /// Whether this client sends `target`: a plain http:// HTTP/1.1
-    /// request (not TLS, WebSocket, h2c or gRPC) to a host it can dial.
-    pub fn carries(target: &PreparedTarget) -> bool {
-        !target.grpc && target.key.as_ref().is_ok_and(|k| !(k.tls || k.ws || k.h2c))
+    /// Whether the client for `cfg` sends `target`: an HTTP/1.1 request
+    /// (not WebSocket, h2c or gRPC) to a host it can dial, over TLS only
+    /// with `-http2=false`.
+    pub fn carries(cfg: &ClientConfig, target: &PreparedTarget) -> bool {
+        !target.grpc
+            && target
+                .key
+                .as_ref()
+                .is_ok_and(|k| !(k.ws || k.h2c || (k.tls && cfg.http2)))
     }
 
     /// `-timeout`.
@@ -201,8 +216,10 @@ impl RingClient {
         let fail = |t: &PreparedTarget, e: &dyn std::fmt::Display| {
             Failure(go_failed(t.method.as_str(), &t.uri, e))
         };
-        let conn = if !Self::carries(first) {
-            Err(Failure::from("-io ring sends plain http:// requests only"))
+        let conn = if first.grpc || key.ws || key.h2c {
+            Err(Failure::from("-io ring sends HTTP/1.1 requests only"))
+        } else if key.tls && self.tls.is_none() {
+            Err(Failure::from(NO_HTTPS))
         } else {
             self.get(key).await
         };
@@ -297,10 +314,11 @@ impl RingClient {
                 None => target.key.as_ref(),
             }
             .map_err(|e| fail(e))?;
-            if key.tls || key.ws || key.h2c || target.grpc {
-                // The flags refuse such targets given on the command
-                // line; one read later (-lazy, a redirect) fails alone.
-                return Err(fail(&"-io ring sends plain http:// requests only"));
+            if key.ws || key.h2c || target.grpc {
+                return Err(fail(&"-io ring sends HTTP/1.1 requests only"));
+            }
+            if key.tls && self.tls.is_none() {
+                return Err(fail(&NO_HTTPS));
             }
             let mut conn = self.get(key).await.map_err(|e| fail(&e))?;
             let wire = match hop.as_deref() {
@@ -368,7 +386,7 @@ impl RingClient {
     /// why).
     pub async fn warm(self: &Rc<Self>, uri: &http::Uri, n: usize) {
         let Ok(key) = Key::of(uri) else { return };
-        if key.tls || key.ws || key.h2c {
+        if key.ws || key.h2c || (key.tls && self.tls.is_none()) {
             return;
         }
         for _ in 0..n.min(self.keep) {
@@ -462,6 +480,13 @@ impl RingClient {
                 Ok((stream, took)) => {
                     let local = stream.local_addr().ok();
                     let opened = Opened::new(dns, took, Some(*addr), local);
+                    let Some(tls) = self.tls.as_ref().filter(|_| key.tls) else {
+                        let stream = RingStream::Plain(stream);
+                        return Ok(RingConn::new(stream, Arc::new(opened)));
+                    };
+                    let began = Instant::now();
+                    let stream = RingStream::secure(tls, &key.host, stream).await?;
+                    let opened = opened.with_tls(nanos(began));
                     return Ok(RingConn::new(stream, Arc::new(opened)));
                 }
                 Err((step, e)) => last = format!("dial tcp {addr}: {step}: {}", go_error(&e)),

@@ -5,7 +5,8 @@
 //! answer to https or `-h2c`) and QUIC (`quic.rs`, for HTTP/3).
 //! `connect.rs` opens a host's transport and says what it will speak;
 //! the protocol rooms (`proto/`) take the stream or QUIC connection.
-//! `uring/` moves a stream's bytes through io_uring (`-io uring`).
+//! `uring/` moves a stream's bytes through io_uring (`-io uring`);
+//! `ring_tls.rs` is https:// on `-io ring`'s monoio threads.
 
 pub(crate) mod connect;
 pub(crate) mod dial;
@@ -13,6 +14,7 @@ pub(crate) mod dns;
 pub(crate) mod opened;
 pub(crate) mod proxy;
 pub(crate) mod quic;
+pub(crate) mod ring_tls;
 pub(crate) mod sniff;
 pub(crate) mod tls;
 pub(crate) mod uring;

@@ -1,6 +1,7 @@
 //! barrage's HTTP/1.1 engine on a completion-based runtime (`-io ring`):
-//! a connection is a monoio `TcpStream`, whose sends and receives are
-//! io_uring operations on the worker thread's ring, entered by the
+//! a connection is a monoio `TcpStream` (under rustls for https://,
+//! `transport/ring_tls.rs`), whose sends and receives are io_uring
+//! operations on the worker thread's ring, entered by the
 //! thread as it parks (no epoll, no readiness wake-up before a read).
 //! The request is the same [`Wire`], the answer is read by the same
 //! [`Framer`] and stamped with the same [`Stamps`] as on tokio
@@ -13,13 +14,10 @@ use std::{
     sync::Arc,
 };
 
-use monoio::{
-    io::{AsyncReadRent, AsyncWriteRentExt},
-    net::TcpStream,
-};
+use monoio::net::TcpStream;
 
 use super::{conn::ExchangeError, Fed, Framer, Stamps, Wire};
-use crate::transport::opened::Opened;
+use crate::transport::{opened::Opened, ring_tls::RingStream};
 
 /// A connection's read buffer as it starts; it doubles when a read fills
 /// it. A receive in the ring owns its buffer while the answer is awaited,
@@ -69,7 +67,7 @@ impl Drop for Awaited {
 
 /// An open HTTP/1.1 connection on the ring.
 pub struct RingConn {
-    stream: TcpStream,
+    stream: RingStream,
     /// Lent to each receive; empty between answers.
     buf: Vec<u8>,
     /// How large a read starts: doubled when a read fills it, halved when
@@ -84,7 +82,7 @@ pub struct RingConn {
 
 impl RingConn {
     /// A connection over `stream`, nothing sent yet.
-    pub(crate) fn new(stream: TcpStream, opened: Arc<Opened>) -> Self {
+    pub(crate) fn new(stream: RingStream, opened: Arc<Opened>) -> Self {
         RingConn {
             stream,
             buf: Vec::new(),
@@ -157,7 +155,7 @@ impl RingConn {
         let _awaited = Awaited::count();
         loop {
             if Awaited::crowded() && self.buf.capacity() == 0 {
-                if let Err(e) = self.stream.readable(false).await {
+                if let Err(e) = self.stream.readable().await {
                     self.open = false;
                     return Err(ExchangeError::Io(e));
                 }
