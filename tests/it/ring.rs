@@ -386,6 +386,18 @@ fn auto_takes_ring_where_it_carries_the_attack() {
         assert_eq!(hits.len(), 100, "{sched:?}");
         assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
     }
+    // -lazy: not (its one line read as requests go, one request).
+    let (hits, ring) = attack(&["-lazy", "-rate", "100", "-requests", "20"], &url);
+    assert!(!ring, "-lazy: -io auto ran ring threads");
+    assert_eq!(hits.len(), 1);
+    // A -mix: yes.
+    let dir = common::tempdir("ring-auto-mix");
+    let mix = dir.join("mix.yaml");
+    let text = format!("groups:\n  - name: a\n    target: GET {url}\n    rate: 100\n");
+    std::fs::write(&mix, text).unwrap();
+    let (hits, ring) = attack(&["-mix", mix.to_str().unwrap(), "-requests", "20"], &url);
+    assert!(ring, "-mix: -io auto ran no ring threads");
+    assert_eq!(hits.len(), 20);
     // What ring does not carry: the engine auto took before, quietly.
     for (extra, target) in [
         (vec!["-insecure"], tls.url("/")),

@@ -264,7 +264,7 @@ pub struct AttackArgs {
     /// HTTP/1.1 engine: barrage (its own) or hyper
     #[arg(long = "h1-engine", default_value = "barrage")]
     pub h1_engine: barrage_client::H1Engine,
-    /// How connections' bytes move: uring (io_uring), epoll, ring (HTTP/1.1 on worker threads that park in io_uring_enter; https:// with -http2=false), or auto (ring for http:// targets, and https:// with -http2=false, where the other flags allow it; else io_uring for -rate 0, epoll when paced). BARRAGE_IO overrides it
+    /// How connections' bytes move: uring (io_uring), epoll, ring (HTTP/1.1 on worker threads that park in io_uring_enter; https:// with -http2=false), or auto (ring for http:// targets, a -mix's too, and https:// with -http2=false, where the other flags allow it; else io_uring for -rate 0, epoll when paced). BARRAGE_IO overrides it
     #[arg(long = "io", default_value = "auto")]
     pub io: barrage_client::IoMode,
     /// Longest response head read, in bytes (sizes like 1MB); larger is an error result

@@ -56,19 +56,23 @@ impl AttackArgs {
     }
 
     /// `-io auto` (not overridden by `BARRAGE_IO`) made `ring` where that
-    /// engine carries the whole attack: every target read up front an
-    /// HTTP/1.1 request (http://, or https:// with `-http2=false`), no flag
+    /// engine carries the whole attack: every target read up front (a
+    /// `-mix`'s too) an HTTP/1.1 request (http://, or https:// with `-http2=false`), no flag
     /// it refuses, io_uring to be had. Quietly
     /// left as settled (io_uring or epoll) otherwise. Against nginx on one
     /// thread (docs/benchmarks.md, "Since (stop 76)") it cost 0.95-0.98x
     /// epoll's CPU a request paced, 0.83-1.04x io_uring's closed and
     /// 0.92-0.94x pipelined; over TLS 0.83x epoll at 20,000/s and 0.94x
-    /// io_uring closed. Not for `-lazy` or `-mix` (not measured).
+    /// io_uring closed; a `-mix` 0.96x epoll at 20,000/s, 1.0-1.04x at
+    /// 2,000/s. Not for `-lazy`, which cost 1.13x epoll at 2,000/s (the
+    /// pacer thread wakes a ring thread for each batch).
     pub fn auto_ring(&self, client: &mut ClientConfig, targets: &Targets) {
+        let all = |ts: &[std::sync::Arc<barrage_client::PreparedTarget>]| {
+            !ts.is_empty() && ts.iter().all(|t| RingClient::carries(client, t))
+        };
         let carried = match targets {
-            Targets::Fixed(all) => {
-                !all.is_empty() && all.iter().all(|t| RingClient::carries(client, t))
-            }
+            Targets::Fixed(ts) => all(ts),
+            Targets::Groups(groups) => groups.iter().all(|g| all(&g.targets)),
             _ => false,
         };
         if self.io.asked() == IoMode::Auto
