@@ -1,7 +1,7 @@
-//! The attack: starts the worker threads, opens connections ahead, picks
-//! how the schedule is kept (the worker threads' lanes, the closed
-//! model's loops, or the pacer thread for `-lazy` and `-max-workers`) and
-//! sums up how it ended.
+//! The attack: starts the worker threads, opens connections ahead, makes
+//! the tickets, sends them (`attack/sends.rs`: the worker threads' lanes,
+//! the closed model's loops, ring's threads, or the pacer thread for
+//! `-lazy` and `-max-workers`) and sums up how it ended.
 
 use std::{
     io,
@@ -15,16 +15,16 @@ use tokio::{runtime::Runtime, sync::Semaphore};
 use barrage_client::{Client, PreparedTarget};
 
 use crate::{
-    clock::{Clock, TICK},
-    hands::{Clockwork, Dispatch, Inline, Lanes, Spawn, Unpaced},
+    clock::Clock,
     outcome::{AttackError, AttackReport, StopReason},
-    scheduler::{drive, Take},
     tickets::{since, Lane, Tickets},
     workers::Workers,
     writer::{Batch, RequestContext, WakeOnDrop, WriterThread},
     AttackConfig, HitSink, Stopper, Targets,
 };
 use barrage_client::ClientConfig;
+
+mod sends;
 
 /// Most distinct hosts whose connections are opened before the attack.
 const WARM_HOSTS: usize = 16;
@@ -264,102 +264,8 @@ impl Attack {
             let _ = self.watch.0.set(tickets.clone());
         }
         let _ = ctx.returned.set(tickets.returns());
-        // -lazy (reading a target may block, and a worker thread must
-        // not) or, on tokio's threads, -max-workers (a ticket would hold
-        // its slot while it sleeps): this thread is the pacer. The writer
-        // keeps the default slice: it is not woken by the clock; in the
-        // other models this thread only waits.
-        if paced && (!tickets.is_fixed() || (ring.is_none() && slots.is_some())) {
-            crate::timeslice::prefer_short_slices();
-            crate::timeslice::precise_timers();
-            let lanes = match &ring {
-                Some(r) => crate::ring::lanes(r, &ctx),
-                None => Lanes::Tokio(&mut self.workers),
-            };
-            let mut hand = Dispatch {
-                lanes,
-                ctx: ctx.clone(),
-                slots,
-                stopper: stopper.clone(),
-                batch: Vec::new(),
-            };
-            self.local.block_on(until_abandoned(&stopper, async {
-                let mut waits = Clockwork::new(ctx.clock.start, stopper.clone());
-                drive(&tickets, Take::Due, &mut waits, &mut hand).await;
-                if let Some(r) = &ring {
-                    crate::ring::drained(r).await;
-                }
-            }));
-            // Ring threads let the writer's queue go as they end.
-            drop(hand);
-            drop(ring);
-        } else if let Some(ring) = ring {
-            if self.control.is_some() && !paced {
-                return Err(AttackError::Ring);
-            }
-            // The open model: a loop a thread; the closed: -max-workers.
-            let closed = self
-                .config
-                .max_workers
-                .unwrap_or(1)
-                .clamp(1, MAX_CLOSED_WORKERS);
-            let loops = if paced { ring.len() } else { closed as usize };
-            let run = crate::ring::run_loops(
-                &ring,
-                loops,
-                (paced.then_some(peak), slots.filter(|_| paced)),
-                &ctx,
-                &tickets,
-                &stopper,
-            );
-            self.local.block_on(until_abandoned(&stopper, run));
-        } else if !paced {
-            // The closed model: -max-workers loops spread over the worker
-            // threads, each sending its next request when the last is done.
-            let loops = self
-                .config
-                .max_workers
-                .unwrap_or(1)
-                .clamp(1, MAX_CLOSED_WORKERS);
-            self.run_loops(&stopper, loops as usize, |_, client| {
-                let (ctx, tickets) = (ctx.clone(), tickets.clone());
-                async move {
-                    let mut waits = Unpaced(ctx.clock.start);
-                    let mut hand = Inline::new(client, ctx);
-                    drive(&tickets, Take::Now, &mut waits, &mut hand).await
-                }
-            });
-        } else {
-            // The open model with fixed targets and no -max-workers: the
-            // worker threads keep the schedule themselves. Up to one request
-            // per TICK each takes the next ticket, sleeps on its own timer
-            // until it is due and sends it: per request one wake-up for the
-            // clock and one for the response on the same thread, where the
-            // pacer thread cost a wake-up of its own and a cross-thread one
-            // to hand the request over (at 2,000/s against nginx, CPU per
-            // request 76-80 -> 57-67 µs, lag p99 0.12-0.13 -> 0.09-0.10 ms).
-            // Above that, a ticket each would wake every thread for its own
-            // (+17% CPU at 5,000/s, +40% at 10,000/s against the pacer);
-            // instead they take turns by tick (20,000/s: 21.7-23.6 ->
-            // 18.5-20.6 µs; 5,000/s: 42.9-54.9 -> 36.9-46.7 µs; lag p99 the
-            // same). A ramp is kept as its highest rate needs.
-            let sparse = peak <= 1.0 / TICK.as_secs_f64();
-            let lanes = self.workers.len() as u64;
-            self.run_loops(&stopper, lanes as usize, |lane, client| {
-                let (ctx, tickets, stopper) = (ctx.clone(), tickets.clone(), stopper.clone());
-                async move {
-                    let start = ctx.clock.start;
-                    let mut hand = Spawn { client, ctx };
-                    if sparse {
-                        let mut waits = Clockwork::new(start, stopper);
-                        drive(&tickets, Take::Due, &mut waits, &mut hand).await
-                    } else {
-                        let mut waits = Clockwork::ticking(start, stopper, lane, lanes);
-                        drive(&tickets, Take::Ticks, &mut waits, &mut hand).await
-                    }
-                }
-            });
-        }
+        let schedule = paced.then_some(peak);
+        self.send_all(&tickets, &ctx, ring, slots, schedule, &stopper)?;
         let (dropped, exact) = tickets.dropped();
         if dropped > 0 {
             // Unique to this run (its start and shard), so that merged
