@@ -1085,11 +1085,8 @@ fn every_way_of_sending_ended_every_way() {
     let mut draw = Draw(seed);
     let mut cells = ALWAYS.to_vec();
     for way in WAYS {
-        // -hold has no schedule to steer: it refuses -control; -io ring
-        // takes live control in the open model only.
-        let steered = |e: &End| {
-            *e != End::Control || !matches!(way, Way::WsHold | Way::RingClosed | Way::RingPipelined)
-        };
+        // -hold has no schedule to steer: it refuses -control.
+        let steered = |e: &End| *e != End::Control || way != Way::WsHold;
         for end in ENDS.iter().filter(|e| **e != End::Requests && steered(e)) {
             // Every ending with a healthy server and with one fault drawn.
             cells.push((way, Fault::Healthy, *end));

@@ -374,6 +374,50 @@ fn fail_on_stops_every_attacker() {
     assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
 }
 
+/// A collector's stop reaches an attacker in the closed model on ring's
+/// threads too (its loops look at the schedule's orders as tokio's do).
+#[test]
+fn fail_on_stops_a_closed_model_attacker_on_ring() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempdir("collect-fail-on-closed");
+    let merged = dir.join("merged.bin");
+    let collect = Collect::start(&["-fail-on", "success<99%", "-min-requests", "30"], &merged);
+    let output = format!("tcp://{}", collect.addr);
+    let args = [
+        "-io",
+        "ring",
+        "-rate",
+        "0",
+        "-max-workers",
+        "2",
+        "-duration",
+        "60s",
+    ];
+    let out = finished(attack_into(
+        &target,
+        &output,
+        &args,
+        &[("BARRAGE_TOKEN", TOKEN)],
+    ));
+    let (code, log) = collect.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{err}
+collector: {log}"
+    );
+    assert!(
+        err.contains("stopped by the collector: -fail-on: success<99%"),
+        "{err}"
+    );
+    assert_eq!(code, 3, "{log}");
+    let hits = decode(&std::fs::read(&merged).unwrap());
+    assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
+}
+
 #[test]
 fn tls_and_send() {
     let cert = barrage_testkit::TestCert::ca_signed();

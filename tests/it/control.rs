@@ -305,3 +305,62 @@ fn control_off_loopback_needs_a_token_and_a_free_port() {
         "-control steers a schedule of requests: it does not go with -hold",
     );
 }
+
+/// The closed model paused and resumed through the API, on tokio's
+/// threads and on ring's: no request goes out between the pause and the
+/// resume (the first request after the pause is sent after the resume),
+/// and a stop ends the stream whole.
+#[test]
+fn the_closed_model_pauses_on_both_engines() {
+    let server = CapacityServer::unlimited();
+    for io in ["epoll", "ring"] {
+        let dir = tempdir(&format!("control-closed-{io}"));
+        let out = dir.join("run.bin");
+        let out_s = out.to_str().unwrap();
+        let args = [
+            "attack",
+            "-io",
+            io,
+            "-rate",
+            "0",
+            "-max-workers",
+            "2",
+            "-duration",
+            "30s",
+            "-control",
+            "127.0.0.1:0",
+            "-output",
+            out_s,
+        ];
+        let target = format!("GET {}\n", server.url("/"));
+        let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
+        let child = Child::spawn(bin, &args, target.as_bytes(), None);
+        let line = child
+            .wait_stderr_line("control at http://", Duration::from_secs(20))
+            .expect("the control address");
+        let addr = line.rsplit_once("http://").unwrap().1.trim_end_matches('/');
+        for (path, wait) in [("/pause", 300), ("/resume", 500), ("/stop", 300)] {
+            std::thread::sleep(Duration::from_millis(wait));
+            let (code, said) = call(addr, "POST", path, "", None);
+            assert_eq!(code, 200, "{io} {path}: {said}");
+        }
+        let end = child.wait(Duration::from_secs(30));
+        assert_eq!(end.code, Some(0), "{io}: {}", end.stderr);
+        let (mut hits, markers) = records_and_markers(&out);
+        let whats: Vec<&str> = markers.iter().map(|m| m.what.as_str()).collect();
+        assert_eq!(whats, ["pause", "resume", "stop"], "{io}");
+        common::assert_seq_complete(&mut hits);
+        let (pause, resume) = (&markers[0], &markers[1]);
+        assert!(
+            hits.iter().any(|h| h.seq >= pause.first),
+            "{io}: none after the resume"
+        );
+        for h in hits.iter().filter(|h| h.seq >= pause.first) {
+            assert!(
+                h.timestamp >= resume.at,
+                "{io}: request {} went out during the pause",
+                h.seq
+            );
+        }
+    }
+}

@@ -341,16 +341,6 @@ fn ring_refuses_what_it_does_not_carry() {
         full.extend(args);
         common::refused(&full, target, &format!("-io ring: not with {flag}"));
     }
-    // In the closed model, what steers a schedule.
-    for (args, flag) in [
-        (["-control", "127.0.0.1:0"], "-control"),
-        (["-output", "tls://127.0.0.1:9"], "-output to a collector"),
-    ] {
-        let mut full = vec!["attack", "-io", "ring", "-rate", "0", "-max-workers", "2"];
-        full.extend(args);
-        let refusal = format!("-io ring: not with {flag} in the closed model");
-        common::refused(&full, target, &refusal);
-    }
     // A target it cannot send (known only as it is read) fails alone:
     // https:// with HTTP/2 offered.
     let (hits, _) = attack(

@@ -24,12 +24,6 @@ pub enum AttackError {
     /// The runtime or a thread could not be started.
     #[error("cannot start the attack: {0}")]
     Start(#[from] io::Error),
-    /// `-io ring` was asked of an attack it does not run (the flags
-    /// refuse these first).
-    #[error(
-        "-io ring runs fixed targets, open or closed model, live control in the open model only"
-    )]
-    Ring,
 }
 
 /// Why the attack ended.

@@ -36,7 +36,7 @@ use crate::{
 mod clock;
 mod first;
 mod hands;
-pub(crate) use clock::RingClock;
+pub(crate) use clock::{RingClock, RingUnpaced};
 pub(crate) use hands::{RingInline, RingSpawn};
 
 /// Submission entries per thread's ring.
@@ -292,7 +292,7 @@ pub(crate) fn run_loops(
                     Box::pin(async move {
                         let (clock, start) = (ctx.clock, ctx.clock.start);
                         hands::adopt(ctx);
-                        let mut waits = crate::hands::Unpaced(start);
+                        let mut waits = RingUnpaced { start, stopper };
                         let mut hand = RingInline::new(client, clock);
                         drive(&tickets, Take::Now, &mut waits, &mut hand).await
                     })

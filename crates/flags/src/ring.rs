@@ -16,22 +16,10 @@ impl AttackArgs {
     /// The first flag of this attack that `-io ring` does not carry, as
     /// typed.
     fn not_on_ring(&self) -> Option<&'static str> {
-        let closed = self.closed();
         [
-            (
-                self.control.is_some() && closed,
-                "-control in the closed model",
-            ),
-            (self.pipeline > 1 && !closed, "-pipeline with a rate"),
+            (self.pipeline > 1 && !self.closed(), "-pipeline with a rate"),
             (self.hold.is_some(), "-hold"),
             (self.format == barrage_targets::Format::Flow, "-format flow"),
-            (
-                closed
-                    && ["tcp://", "tls://"]
-                        .iter()
-                        .any(|p| self.output.starts_with(p)),
-                "-output to a collector in the closed model (its orders)",
-            ),
         ]
         .into_iter()
         .find_map(|(on, flag)| on.then_some(flag))

@@ -66,9 +66,6 @@ impl Attack {
             drop(hand);
             drop(ring);
         } else if let Some(ring) = ring {
-            if self.control.is_some() && !paced {
-                return Err(AttackError::Ring);
-            }
             // The open model: a loop a thread; the closed: -max-workers.
             let closed = self
                 .config

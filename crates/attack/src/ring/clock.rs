@@ -251,3 +251,26 @@ impl Waits for RingClock {
         }
     }
 }
+
+/// The closed model's clock on a ring thread: read, never slept on, as
+/// [`crate::hands::Unpaced`]; a loop paused by live control (`-control`,
+/// a collector's orders) looks again on monoio's timer.
+pub(crate) struct RingUnpaced {
+    pub(crate) start: Instant,
+    pub(crate) stopper: Stopper,
+}
+
+impl Waits for RingUnpaced {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    async fn until(&mut self, _: u64) {}
+
+    async fn tick_after(&mut self, _: u64) {}
+
+    async fn look_later(&mut self) {
+        let look = Duration::from_nanos(crate::scheduler::PAUSED_LOOK);
+        super::first::first_of(monoio::time::sleep(look), self.stopper.stopped()).await;
+    }
+}
