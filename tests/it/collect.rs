@@ -319,16 +319,52 @@ fn a_wrong_or_missing_token_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs the shared token"));
 }
 
-#[test]
-fn fail_on_stops_every_attacker() {
-    // Every request fails: nothing listens on the target's port.
+/// A collector that stops its attackers once 30 requests are in and
+/// under 99% succeed, and a target nothing listens on (every request
+/// fails): the target, the collector, the address to send to and the
+/// merged stream's file (in the directory given back, kept while held).
+fn failing(
+    tag: &str,
+) -> (
+    String,
+    Collect,
+    String,
+    (common::TempDir, std::path::PathBuf),
+) {
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let target = format!("http://{}/", closed.local_addr().unwrap());
     drop(closed);
-    let dir = tempdir("collect-fail-on");
+    let dir = tempdir(tag);
     let merged = dir.join("merged.bin");
     let collect = Collect::start(&["-fail-on", "success<99%", "-min-requests", "30"], &merged);
     let output = format!("tcp://{}", collect.addr);
+    (target, collect, output, (dir, merged))
+}
+
+/// Every attacker stopped by the collector's verdict (exit 3, saying
+/// why), the collector too, and the merged stream all failures.
+fn all_stopped(
+    outs: Vec<Output>,
+    collect: Collect,
+    (_dir, merged): (common::TempDir, std::path::PathBuf),
+) {
+    let (code, log) = collect.wait();
+    for out in outs {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}\ncollector: {log}");
+        assert!(
+            err.contains("stopped by the collector: -fail-on: success<99%"),
+            "{err}"
+        );
+    }
+    assert_eq!(code, 3, "{log}");
+    let hits = decode(&std::fs::read(&merged).unwrap());
+    assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
+}
+
+#[test]
+fn fail_on_stops_every_attacker() {
+    let (target, collect, output, merged) = failing("collect-fail-on");
     let began = Instant::now();
     let attackers: Vec<Child> = (0..3)
         .map(|i| {
@@ -347,44 +383,23 @@ fn fail_on_stops_every_attacker() {
     let ended = Instant::now();
     let took = ended - began;
     let verdict = collect.said("-fail-on: success<99%");
-    let (code, log) = collect.wait();
-    let errs: Vec<_> = outs
-        .iter()
-        .map(|o| String::from_utf8_lossy(&o.stderr).to_string())
-        .collect();
-    let verdict = verdict.unwrap_or_else(|| panic!("no verdict\n{log}\n{errs:#?}"));
+    let verdict = verdict.unwrap_or_else(|| panic!("no verdict\n{}", collect.text()));
     let after = ended.saturating_duration_since(verdict);
     eprintln!(
         "three attackers stopped {took:?} after they started, the last {after:?} after the collector's verdict"
     );
     // The issue's "within a second" (30-38 ms measured), with room for a
     // loaded machine.
-    assert!(after < Duration::from_secs(5), "{after:?}\n{log}");
-    for out in outs {
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{err}\ncollector: {log}");
-        assert!(
-            err.contains("stopped by the collector: -fail-on: success<99%"),
-            "{err}"
-        );
-    }
-    assert_eq!(code, 3, "{log}");
-    assert!(took < Duration::from_secs(30), "{took:?} {log}");
-    let hits = decode(&std::fs::read(&merged).unwrap());
-    assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
+    assert!(after < Duration::from_secs(5), "{after:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    all_stopped(outs, collect, merged);
 }
 
 /// A collector's stop reaches an attacker in the closed model on ring's
 /// threads too (its loops look at the schedule's orders as tokio's do).
 #[test]
 fn fail_on_stops_a_closed_model_attacker_on_ring() {
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let target = format!("http://{}/", closed.local_addr().unwrap());
-    drop(closed);
-    let dir = tempdir("collect-fail-on-closed");
-    let merged = dir.join("merged.bin");
-    let collect = Collect::start(&["-fail-on", "success<99%", "-min-requests", "30"], &merged);
-    let output = format!("tcp://{}", collect.addr);
+    let (target, collect, output, merged) = failing("collect-fail-on-closed");
     let args = [
         "-io",
         "ring",
@@ -401,21 +416,7 @@ fn fail_on_stops_a_closed_model_attacker_on_ring() {
         &args,
         &[("BARRAGE_TOKEN", TOKEN)],
     ));
-    let (code, log) = collect.wait();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{err}
-collector: {log}"
-    );
-    assert!(
-        err.contains("stopped by the collector: -fail-on: success<99%"),
-        "{err}"
-    );
-    assert_eq!(code, 3, "{log}");
-    let hits = decode(&std::fs::read(&merged).unwrap());
-    assert!(hits.len() >= 30 && hits.iter().all(|h| !h.error.is_empty()));
+    all_stopped(vec![out], collect, merged);
 }
 
 #[test]

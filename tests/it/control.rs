@@ -67,26 +67,18 @@ fn on_line(
     }
 }
 
-/// `barrage attack -rate RATE -duration DURATION -control 127.0.0.1:0`
-/// on `server` into `out` (`env`: a shell prefix), and its API's address.
+/// `barrage attack FLAGS -control 127.0.0.1:0` on `server` into `out`
+/// (`env`: a shell prefix), and its API's address.
 fn controlled(
     server: &CapacityServer,
-    (rate, duration): (&str, &str),
+    flags: &[&str],
     out: &Path,
     env: Option<&str>,
 ) -> (Child, String) {
     let out = out.to_str().unwrap();
-    let args = [
-        "attack",
-        "-rate",
-        rate,
-        "-duration",
-        duration,
-        "-control",
-        "127.0.0.1:0",
-        "-output",
-        out,
-    ];
+    let mut args = vec!["attack"];
+    args.extend_from_slice(flags);
+    args.extend(["-control", "127.0.0.1:0", "-output", out]);
     let target = format!("GET {}\n", server.url("/"));
     let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
     let child = Child::spawn(bin, &args, target.as_bytes(), env);
@@ -109,7 +101,12 @@ fn a_rate_change_and_a_pause_keep_the_schedule_exact() {
     let server = CapacityServer::unlimited();
     let dir = tempdir("control");
     let out = dir.join("run.bin");
-    let (child, addr) = controlled(&server, ("1000", "11s"), &out, Some("BARRAGE_TOKEN=sesame"));
+    let (child, addr) = controlled(
+        &server,
+        &["-rate", "1000", "-duration", "11s"],
+        &out,
+        Some("BARRAGE_TOKEN=sesame"),
+    );
     let t = Some("sesame");
     // Bad calls: an error answer each, nothing changed.
     assert_eq!(call(&addr, "GET", "/", "", None).0, 401);
@@ -247,7 +244,7 @@ fn a_stop_through_the_api_leaves_a_whole_stream() {
     let server = CapacityServer::unlimited();
     let dir = tempdir("control-stop");
     let out = dir.join("run.bin");
-    let (child, addr) = controlled(&server, ("200", "30s"), &out, None);
+    let (child, addr) = controlled(&server, &["-rate", "200", "-duration", "30s"], &out, None);
     std::thread::sleep(Duration::from_millis(500));
     let (code, stop) = call(&addr, "POST", "/stop", "", None);
     assert_eq!(
@@ -316,9 +313,7 @@ fn the_closed_model_pauses_on_both_engines() {
     for io in ["epoll", "ring"] {
         let dir = tempdir(&format!("control-closed-{io}"));
         let out = dir.join("run.bin");
-        let out_s = out.to_str().unwrap();
-        let args = [
-            "attack",
+        let closed = [
             "-io",
             io,
             "-rate",
@@ -327,18 +322,9 @@ fn the_closed_model_pauses_on_both_engines() {
             "2",
             "-duration",
             "30s",
-            "-control",
-            "127.0.0.1:0",
-            "-output",
-            out_s,
         ];
-        let target = format!("GET {}\n", server.url("/"));
-        let bin = Path::new(env!("CARGO_BIN_EXE_barrage"));
-        let child = Child::spawn(bin, &args, target.as_bytes(), None);
-        let line = child
-            .wait_stderr_line("control at http://", Duration::from_secs(20))
-            .expect("the control address");
-        let addr = line.rsplit_once("http://").unwrap().1.trim_end_matches('/');
+        let (child, addr) = controlled(&server, &closed, &out, None);
+        let addr = addr.as_str();
         for (path, wait) in [("/pause", 300), ("/resume", 500), ("/stop", 300)] {
             std::thread::sleep(Duration::from_millis(wait));
             let (code, said) = call(addr, "POST", path, "", None);

@@ -229,6 +229,20 @@ fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>
         .collect()
 }
 
+/// Each case (a URL and flags) makes the same records on ring as on
+/// epoll.
+fn same_as_epoll(cases: &[(String, Vec<&str>)]) {
+    for (url, extra) in cases {
+        let ring = outcomes(url, "ring", extra);
+        let epoll = outcomes(url, "epoll", extra);
+        assert_eq!(ring.len(), 3, "{url}");
+        assert_eq!(
+            ring, epoll,
+            "{url} {extra:?}: -io ring's records differ from epoll's"
+        );
+    }
+}
+
 #[test]
 fn ring_records_what_epoll_records() {
     let server = Server::http();
@@ -241,15 +255,7 @@ fn ring_records_what_epoll_records() {
         (server.url("/sleep/3000"), vec!["-timeout", "300ms"]),
         (refused, vec![]),
     ];
-    for (url, extra) in cases {
-        let ring = outcomes(&url, "ring", &extra);
-        let epoll = outcomes(&url, "epoll", &extra);
-        assert_eq!(ring.len(), 3, "{url}");
-        assert_eq!(
-            ring, epoll,
-            "{url} {extra:?}: -io ring's records differ from epoll's"
-        );
-    }
+    same_as_epoll(&cases);
 }
 
 /// https:// on ring (`-http2=false`: HTTP/1.1 over rustls on monoio):
@@ -277,53 +283,32 @@ fn ring_speaks_https_with_http2_off() {
         (expired.url("/"), vec![off, "-root-certs", ca]),
         (plain.url("/").replace("http:", "https:"), vec![off]),
     ];
-    for (url, extra) in cases {
-        let ring = outcomes(&url, "ring", &extra);
-        let epoll = outcomes(&url, "epoll", &extra);
-        assert_eq!(ring.len(), 3, "{url}");
-        assert_eq!(
-            ring, epoll,
-            "{url} {extra:?}: -io ring's records differ from epoll's"
-        );
-    }
-    let (mut hits, ring) = attack(
-        &[
-            "-io",
-            "ring",
-            off,
-            "-root-certs",
-            ca,
-            "-rate",
-            "50",
-            "-requests",
-            "20",
-        ],
-        &tls.url("/"),
-    );
+    same_as_epoll(&cases);
+    let url = tls.url("/");
+    let on_ring = |more: &[&str]| {
+        attack(
+            &[&["-io", "ring", off, "-root-certs", ca], more].concat(),
+            &url,
+        )
+    };
+    let (mut hits, ring) = on_ring(&["-rate", "50", "-requests", "20"]);
     assert!(ring);
     hits.sort_by_key(|h| h.seq);
     assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
     let first = hits[0].link.expect("the first record's connection");
     assert!(!first.reused && first.tls > 0, "{first:?}");
     assert!(hits[19].link.is_some_and(|c| c.reused && c.tls == 0));
-    let (hits, _) = attack(
-        &[
-            "-io",
-            "ring",
-            off,
-            "-root-certs",
-            ca,
-            "-rate",
-            "0",
-            "-max-workers",
-            "2",
-            "-pipeline",
-            "4",
-            "-requests",
-            "40",
-        ],
-        &tls.url("/"),
-    );
+    let pipelined = [
+        "-rate",
+        "0",
+        "-max-workers",
+        "2",
+        "-pipeline",
+        "4",
+        "-requests",
+        "40",
+    ];
+    let (hits, _) = on_ring(&pipelined);
     assert_eq!(hits.len(), 40);
     assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
 }

@@ -69,43 +69,28 @@ impl AsyncReadRent for Watched {
         // it, a buffer may point past what it wrote).
         let at = buf.write_ptr();
         let (got, buf) = self.inner.read(buf).await;
-        match &got {
-            Ok(n) if *n > 0 && !self.seen.first.replace(true) => {
-                // SAFETY: the read wrote `n` bytes at `at`, in the buffer
-                // it owns and gave back.
-                let first = unsafe { std::slice::from_raw_parts(at, *n) };
-                self.seen.http.set(first.starts_with(b"HTTP/"));
-            }
-            Err(e) => self.seen.errno.set(e.raw_os_error()),
-            _ => {}
+        let n = *got.as_ref().unwrap_or(&0);
+        if n > 0 && !self.seen.first.replace(true) {
+            // SAFETY: the read wrote `n` bytes at `at`, in the buffer it
+            // owns and gave back.
+            let first = unsafe { std::slice::from_raw_parts(at, n) };
+            self.seen.http.set(first.starts_with(b"HTTP/"));
         }
-        (got, buf)
+        self.seen.noted((got, buf))
     }
 
     async fn readv<T: IoVecBufMut>(&mut self, buf: T) -> BufResult<usize, T> {
-        let (got, buf) = self.inner.readv(buf).await;
-        if let Err(e) = &got {
-            self.seen.errno.set(e.raw_os_error());
-        }
-        (got, buf)
+        self.seen.noted(self.inner.readv(buf).await)
     }
 }
 
 impl AsyncWriteRent for Watched {
     async fn write<T: IoBuf>(&mut self, buf: T) -> BufResult<usize, T> {
-        let (got, buf) = self.inner.write(buf).await;
-        if let Err(e) = &got {
-            self.seen.errno.set(e.raw_os_error());
-        }
-        (got, buf)
+        self.seen.noted(self.inner.write(buf).await)
     }
 
     async fn writev<T: IoVecBuf>(&mut self, buf: T) -> BufResult<usize, T> {
-        let (got, buf) = self.inner.writev(buf).await;
-        if let Err(e) = &got {
-            self.seen.errno.set(e.raw_os_error());
-        }
-        (got, buf)
+        self.seen.noted(self.inner.writev(buf).await)
     }
 
     async fn flush(&mut self) -> io::Result<()> {
@@ -149,10 +134,7 @@ impl RingStream {
     pub(crate) async fn read(&mut self, buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
         match self {
             RingStream::Plain(s) => s.read(buf).await,
-            RingStream::Tls(s, seen) => {
-                let (got, buf) = s.read(buf).await;
-                (got.map_err(|e| seen.error(e)), buf)
-            }
+            RingStream::Tls(s, seen) => seen.mapped(s.read(buf).await),
         }
     }
 
@@ -160,10 +142,7 @@ impl RingStream {
     pub(crate) async fn write_all(&mut self, buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
         match self {
             RingStream::Plain(s) => s.write_all(buf).await,
-            RingStream::Tls(s, seen) => {
-                let (got, buf) = s.write_all(buf).await;
-                (got.map_err(|e| seen.error(e)), buf)
-            }
+            RingStream::Tls(s, seen) => seen.mapped(s.write_all(buf).await),
         }
     }
 
@@ -178,6 +157,20 @@ impl RingStream {
 }
 
 impl Seen {
+    /// `done` as it was, its error's number kept.
+    fn noted<T>(&self, done: BufResult<usize, T>) -> BufResult<usize, T> {
+        if let Err(e) = &done.0 {
+            self.errno.set(e.raw_os_error());
+        }
+        done
+    }
+
+    /// `done` with the socket's own error where only its kind came
+    /// through.
+    fn mapped<T>(&self, (got, buf): BufResult<usize, T>) -> BufResult<usize, T> {
+        (got.map_err(|e| self.error(e)), buf)
+    }
+
     /// `e` with the socket's own error where only its kind came through.
     fn error(&self, e: io::Error) -> io::Error {
         match (e.get_ref(), self.errno.take()) {
