@@ -50,8 +50,8 @@ impl AttackArgs {
     /// left as settled (io_uring or epoll) otherwise. Against nginx on one
     /// thread (docs/benchmarks.md, "Since (stop 76)") it cost 0.95-0.98x
     /// epoll's CPU a request paced, 0.83-1.04x io_uring's closed and
-    /// 0.92-0.94x pipelined; over TLS 0.83x epoll at 20,000/s and 0.94x
-    /// io_uring closed; a `-mix` 0.96x epoll at 20,000/s, 1.0-1.04x at
+    /// 0.92-0.94x pipelined; over TLS 0.83-0.99x epoll at 20,000/s and
+    /// 0.94-0.97x io_uring closed; a `-mix` 0.96x epoll at 20,000/s, 1.0-1.04x at
     /// 2,000/s. Not for `-lazy`, which cost 1.13x epoll at 2,000/s (the
     /// pacer thread wakes a ring thread for each batch).
     pub fn auto_ring(&self, client: &mut ClientConfig, targets: &Targets) {
