@@ -37,7 +37,7 @@ mod taped;
 mod timed;
 pub(crate) mod words;
 
-use redirect::{after, next_hop};
+use redirect::{after, follow};
 pub use ring::RingClient;
 use words::{failed, timed_out};
 
@@ -504,23 +504,16 @@ impl Client {
                 // A redirect is followed (its body was read, so the connection
                 // can be reused); a 3xx without a Location is the answer.
                 if let Some(loc) = location.filter(|_| self.redirects >= 0) {
-                    // Redirects followed so far: counted in the hop (held
-                    // only by a redirected request).
-                    let followed = hop.as_ref().map_or(0, |h| h.followed);
-                    if followed >= self.redirects {
-                        return Err(crate::Failure::from(fail(&format!(
-                            "stopped after {} redirects",
-                            self.redirects
-                        ))));
-                    }
                     if let Some(conn) = conn {
                         self.keep(kept.as_deref_mut(), key, conn);
                     }
+                    let request = (method, uri, body);
                     let link = response.link.as_ref();
-                    let next = next_hop(
+                    let next = follow(
+                        self.redirects,
                         target,
                         hop.as_deref(),
-                        (method, uri, body),
+                        request,
                         code,
                         &loc,
                         link,

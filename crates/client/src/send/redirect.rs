@@ -14,13 +14,31 @@ pub(super) fn after(hop: Option<&Hop>, mut r: Response) -> Response {
     r
 }
 
+/// [`next_hop`], unless `limit` (`-redirects`) were followed already to
+/// reach `hop`: then Go's "stopped after N redirects". Both clients'
+/// rule.
+pub(crate) fn follow(
+    limit: i64,
+    target: &crate::PreparedTarget,
+    hop: Option<&Hop>,
+    request: (&Method, &Uri, &Bytes),
+    code: u16,
+    location: &[u8],
+    link: Option<&crate::Via>,
+) -> Result<Box<Hop>, crate::Failure> {
+    if hop.map_or(0, |h| h.followed) >= limit {
+        return Err(crate::Failure(format!("stopped after {limit} redirects")));
+    }
+    next_hop(target, hop, request, code, location, link)
+}
+
 /// The request a redirect leads to: the answer `code` with `location` to
 /// the request (`method`, `uri`, `body`) of `target` after `hop` (none:
 /// the target's own), whose answer came on `link`. Go's rules: 301, 302
 /// and 303 turn all but HEAD into a GET without a body; the first
 /// request's headers are carried as `carry.rs` says. The error is the
 /// `Location`'s that is no URL.
-pub(crate) fn next_hop(
+fn next_hop(
     target: &crate::PreparedTarget,
     hop: Option<&Hop>,
     (method, uri, body): (&Method, &Uri, &Bytes),

@@ -29,7 +29,7 @@ use tokio::sync::{oneshot, Notify};
 use super::{
     deadlines::Deadlines,
     pipeline::{answers, ended_at, unanswered, Answered},
-    redirect::{after, next_hop},
+    redirect::{after, follow},
     words::timed_out,
     MAX_STALE_RETRIES,
 };
@@ -361,16 +361,14 @@ impl RingClient {
             // A redirect is followed (its body was read: the connection
             // can be reused); a 3xx without a Location is the answer.
             if let Some(loc) = location.filter(|_| self.redirects >= 0) {
-                let followed = hop.as_ref().map_or(0, |h| h.followed);
-                if followed >= self.redirects {
-                    return Err(fail(&format!("stopped after {} redirects", self.redirects)));
-                }
                 self.put(key, conn);
+                let request = (method, uri, body);
                 let link = response.link.as_ref();
-                let next = next_hop(
+                let next = follow(
+                    self.redirects,
                     target,
                     hop.as_deref(),
-                    (method, uri, body),
+                    request,
                     code,
                     &loc,
                     link,
