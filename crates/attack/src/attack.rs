@@ -340,7 +340,7 @@ impl Attack {
             .config
             .workers
             .min(self.config.max_workers.unwrap_or(u64::MAX)) as usize;
-        let uris = crate::ring::hosts(targets, WARM_HOSTS);
+        let uris = hosts(targets, WARM_HOSTS);
         if let Some(r) = ring {
             return self.local.block_on(r.warm(&uris, conns, WARM_TIMEOUT));
         }
@@ -453,6 +453,20 @@ async fn until_abandoned(stopper: &Stopper, work: impl std::future::Future<Outpu
         () = work => {}
         () = stopper.abandoned() => {}
     }
+}
+
+/// The distinct hosts (scheme and authority) of `targets`, at most `most`,
+/// each as one of its URLs.
+pub(crate) fn hosts(targets: &[Arc<PreparedTarget>], most: usize) -> Vec<http::Uri> {
+    let mut uris: Vec<http::Uri> = Vec::new();
+    for t in targets {
+        let same =
+            |u: &http::Uri| u.scheme() == t.uri.scheme() && u.authority() == t.uri.authority();
+        if uris.len() < most && !uris.iter().any(same) {
+            uris.push(t.uri.clone());
+        }
+    }
+    uris
 }
 
 /// How often the wait for the writer looks for [`Stopper::abandon`].

@@ -324,20 +324,3 @@ pub(crate) fn run_loops(
         }
     }
 }
-
-/// The distinct hosts (scheme and authority) of `targets`, at most `most`,
-/// each as one of its URLs.
-pub(crate) fn hosts(
-    targets: &[Arc<barrage_client::PreparedTarget>],
-    most: usize,
-) -> Vec<http::Uri> {
-    let mut uris: Vec<http::Uri> = Vec::new();
-    for t in targets {
-        let same =
-            |u: &http::Uri| u.scheme() == t.uri.scheme() && u.authority() == t.uri.authority();
-        if uris.len() < most && !uris.iter().any(same) {
-            uris.push(t.uri.clone());
-        }
-    }
-    uris
-}

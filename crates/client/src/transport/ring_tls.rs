@@ -52,6 +52,7 @@ impl RingTls {
 pub(crate) struct Seen {
     /// Whether the server's first bytes were an HTTP/1.x answer.
     http: Cell<bool>,
+    /// Whether any bytes came yet.
     first: Cell<bool>,
     /// The socket's last error number.
     errno: Cell<Option<i32>>,
