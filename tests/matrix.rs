@@ -249,7 +249,12 @@ enum Peer {
     Http(Server),
     Ws(WsServer),
     H3(H3Server),
-    Nobody(std::net::SocketAddr),
+    /// A port held by a bound socket that does not listen (connects are
+    /// refused, and no other cell's server can take the port meanwhile).
+    Nobody {
+        addr: std::net::SocketAddr,
+        _held: std::os::fd::OwnedFd,
+    },
 }
 
 impl Peer {
@@ -259,7 +264,7 @@ impl Peer {
             Peer::Http(s) => s.url(""),
             Peer::Ws(s) => s.url(""),
             Peer::H3(s) => s.url(""),
-            Peer::Nobody(a) => return a.to_string(),
+            Peer::Nobody { addr, .. } => return addr.to_string(),
         };
         url.split("://")
             .nth(1)
@@ -286,7 +291,7 @@ impl Peer {
             Peer::Http(s) => s.count(),
             Peer::Ws(s) => s.messages(),
             Peer::H3(s) => s.count(),
-            Peer::Nobody(_) => 0,
+            Peer::Nobody { .. } => 0,
         }
     }
 }
@@ -300,6 +305,38 @@ fn slow_answer() -> &'static [u8] {
         body.len()
     );
     Box::leak(text.into_bytes().into_boxed_slice())
+}
+
+/// A loopback port bound and not listened on: a freed port could be
+/// taken by another cell's server at once (a Refused cell once reached a
+/// healthy gRPC server that way).
+fn refusing() -> Peer {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: a plain call; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0, "socket");
+    // SAFETY: a fresh descriptor owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: an all-zero sockaddr_in is valid; set to 127.0.0.1:0.
+    let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sin.sin_family = libc::AF_INET as libc::sa_family_t;
+    sin.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    let at = (&mut sin as *mut libc::sockaddr_in).cast();
+    // SAFETY: `at` points at a sockaddr_in of `len` bytes, for both calls.
+    unsafe {
+        assert_eq!(libc::bind(fd.as_raw_fd(), at, len), 0, "bind");
+        assert_eq!(
+            libc::getsockname(fd.as_raw_fd(), at, &mut len),
+            0,
+            "getsockname"
+        );
+    }
+    let port = u16::from_be(sin.sin_port);
+    Peer::Nobody {
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        _held: fd,
+    }
 }
 
 fn raw(script: Script) -> Peer {
@@ -330,10 +367,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
         Fault::Healthy if ws => Peer::Ws(WsServer::start()),
         Fault::Healthy if matches!(way, Way::H2 | Way::RingTls) => Peer::Http(Server::https(cert)),
         Fault::Healthy => Peer::Http(Server::http()),
-        Fault::Refused => {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            Peer::Nobody(l.local_addr().unwrap())
-        }
+        Fault::Refused => refusing(),
         Fault::Deaf => raw(Script::Deaf),
         Fault::Stall => raw(Script::Stall),
         Fault::Half => raw(Script::Truncated {
