@@ -2,8 +2,9 @@
 //! with its own ring ([`RingWorkers`]), running the same scheduler loop
 //! ([`crate::scheduler::drive`]) over the same tickets as tokio's workers,
 //! with the clock's tick in the ring ([`RingClock`]: a timerfd read) and
-//! each request a task of the thread's ([`RingSpawn`], [`RingInline`]),
-//! its record handed to the same writer.
+//! each request sent by one of the thread's workers, tasks that live as
+//! long as requests keep coming ([`RingSpawn`]), or by the loop itself
+//! ([`RingInline`]), its record handed to the same writer.
 //!
 //! Loops are made on their thread from a `Send` recipe ([`Recipe`]), as
 //! monoio's tasks are not `Send`; a stop or an abandon reaches a thread
@@ -110,7 +111,7 @@ impl RingWorkers {
                         first_of(first_of(work, stopped), abandoned).await;
                         // Requests still waiting keep no hold on the
                         // writer's queue (monoio drops no task).
-                        hands::abandon();
+                        hands::abandon().await;
                     });
                 })
                 .map_err(AttackError::Start)?;
@@ -234,7 +235,7 @@ fn build() -> std::io::Result<monoio::Runtime<monoio::time::TimeDriver<monoio::I
 
 /// Where the pacer thread's batches go on ring threads (`-lazy`): each
 /// batch to the next thread, each request (with its `-max-workers` slot,
-/// if any) a task of its own there.
+/// if any) to that thread's workers ([`hands::fly`]).
 pub(crate) fn lanes<'a>(ring: &'a RingWorkers, ctx: &Arc<RequestContext>) -> Lanes<'a> {
     let (ctx, mut next) = (ctx.clone(), 0usize);
     Lanes::Other(Box::new(move |jobs: Vec<Scheduled>| {
