@@ -95,12 +95,18 @@ pub(crate) fn fly(client: &Rc<RingClient>, clock: Clock, job: Scheduled) {
     }
 }
 
+/// Most workers a thread keeps waiting: past them, a worker with nothing
+/// to do ends. Kept all, the workers of a burst (18,000 requests held by a
+/// 10 s server) held their memory while the burst's records were made:
+/// 0.8 KiB more peak RSS a held request.
+const KEPT: usize = 64;
+
 /// The next request due on this thread, waiting for one; `None` once
-/// told to [`retire`] with none due.
+/// told to [`retire`] with none due, or with [`KEPT`] workers waiting.
 fn next_due() -> impl std::future::Future<Output = Option<Scheduled>> {
     std::future::poll_fn(|cx| match DUE.with_borrow_mut(VecDeque::pop_front) {
         Some(job) => Poll::Ready(Some(job)),
-        None if RETIRING.get() => Poll::Ready(None),
+        None if RETIRING.get() || IDLE.with_borrow(Vec::len) >= KEPT => Poll::Ready(None),
         None => {
             IDLE.with_borrow_mut(|w| w.push(cx.waker().clone()));
             Poll::Pending
@@ -119,32 +125,41 @@ pub(crate) fn retire() {
 
 /// One of a ring thread's workers: a task that sends the requests due,
 /// one at a time, as long as there are some (rather than a task a
-/// request: its spawn moved the request's whole future, 1,720 bytes,
-/// into a new allocation each time).
-async fn worker(client: Rc<RingClient>, clock: Clock) {
-    while let Some(job) = next_due().await {
-        // A -mix group's own -max-workers, as on tokio's threads (the
-        // context looked up only for a group that has one).
-        let group = job.target.group.clone().filter(|g| g.slots.is_some());
-        let slot = match &group {
-            None => Ok(None),
-            Some(g) => match with_ctx(|c| (c.stopper.clone(), c.returned.get().cloned())) {
-                Some((stopper, returned)) => {
-                    crate::hands::group_slot(Some(g), &stopper, returned.as_deref()).await
-                }
-                None => Err(()),
-            },
-        };
-        if let Ok(slot) = slot {
-            let sent = Instant::now();
-            let result = client.send(&job.target, job.seq).await;
-            let done = answered(job.target, job.seq, job.scheduled, clock, sent, result);
-            drop((slot, job.slot));
-            with_ctx(|ctx| deliver(&ctx.tx, done));
-        }
-        FLYING.set(FLYING.get() - 1);
-        if FLYING.get() == 0 {
-            hand_over();
+/// request: its spawn moved the request's whole future into a new
+/// allocation each time).
+///
+/// An async block (an async fn keeps its arguments twice) and the request
+/// taken out of its `Option` before the send: 72 bytes that put its task
+/// in the allocator's 2,048-byte class rather than its 1,792 one (2.83
+/// KiB of peak RSS a held request against 2.06 a task each).
+#[allow(clippy::manual_async_fn)]
+fn worker(client: Rc<RingClient>, clock: Clock) -> impl std::future::Future<Output = ()> {
+    async move {
+        loop {
+            let Some(job) = next_due().await else { return };
+            // A -mix group's own -max-workers, as on tokio's threads (the
+            // context looked up only for a group that has one).
+            let group = job.target.group.clone().filter(|g| g.slots.is_some());
+            let slot = match &group {
+                None => Ok(None),
+                Some(g) => match with_ctx(|c| (c.stopper.clone(), c.returned.get().cloned())) {
+                    Some((stopper, returned)) => {
+                        crate::hands::group_slot(Some(g), &stopper, returned.as_deref()).await
+                    }
+                    None => Err(()),
+                },
+            };
+            if let Ok(slot) = slot {
+                let sent = Instant::now();
+                let result = client.send(&job.target, job.seq).await;
+                let done = answered(job.target, job.seq, job.scheduled, clock, sent, result);
+                drop((slot, job.slot));
+                with_ctx(|ctx| deliver(&ctx.tx, done));
+            }
+            FLYING.set(FLYING.get() - 1);
+            if FLYING.get() == 0 {
+                hand_over();
+            }
         }
     }
 }
