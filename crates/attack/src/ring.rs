@@ -289,14 +289,15 @@ pub(crate) fn run_loops(
                 // A recipe of its own: a closed loop's future is held for
                 // the whole attack by each of up to 18,000 loops, and one
                 // future for both models is as large as the larger.
+                // Its loop made before its future, which then holds only
+                // what it uses (1,296 -> 1,272 bytes, under the allocator's
+                // 1,280 class).
                 let recipe: Recipe = Box::new(move |client: Rc<RingClient>| {
-                    Box::pin(async move {
-                        let (clock, start) = (ctx.clock, ctx.clock.start);
-                        hands::adopt(ctx);
-                        let mut waits = RingUnpaced { start, stopper };
-                        let mut hand = RingInline::new(client, clock);
-                        drive(&tickets, Take::Now, &mut waits, &mut hand).await
-                    })
+                    let (clock, start) = (ctx.clock, ctx.clock.start);
+                    hands::adopt(ctx);
+                    let mut waits = RingUnpaced { start, stopper };
+                    let mut hand = RingInline::new(client, clock);
+                    Box::pin(async move { drive(&tickets, Take::Now, &mut waits, &mut hand).await })
                 });
                 return ring.run(i, recipe);
             }

@@ -77,105 +77,110 @@ pub(crate) trait Hand {
 /// The scheduler loop: takes every ticket it can from `tickets`, waits as
 /// `take` says on `waits`, and hands each to `hand`, until the tickets end
 /// (the schedule is over, the targets ran out, or the attack stopped).
-pub(crate) async fn drive<W: Waits, H: Hand>(
-    tickets: &Tickets,
+/// (An async block: an async fn keeps its arguments twice, and every
+/// loop of the attack holds this future.)
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn drive<'a, W: Waits, H: Hand>(
+    tickets: &'a Tickets,
     take: Take,
-    waits: &mut W,
-    hand: &mut H,
-) {
-    // Ticks: tickets due by this horizon are taken before the next sleep.
-    let mut horizon = waits.now();
-    // Ticks: tickets taken since the loop last let its runtime read answers.
-    let mut taken = 0usize;
-    // -control: a change wakes a loop asleep on the line it replaced.
-    let mut changes = tickets.changes();
-    loop {
-        if let Some(c) = &mut changes {
-            // Seen (an atomic read): a change after this wakes the sleep
-            // below.
-            c.mark_unchanged();
-        }
-        let (seq, target, offset) = match take {
-            Take::Now | Take::Due => {
-                let Some(ticket) = tickets.take() else {
-                    break;
-                };
-                let Ok((seq, target, due)) = ticket else {
-                    hand.flush().await;
-                    changed(&mut changes, waits, u64::MAX).await;
-                    continue;
-                };
-                if take == Take::Due {
-                    let offset = match due {
-                        Due::At(offset) => offset,
-                        Due::Now | Due::Stop | Due::Paused => waits.now(),
-                    };
-                    if offset > waits.now() {
-                        hand.flush().await;
-                        // Sleeps boxed (one allocation per sleep, not per
-                        // request at high rates): a loop's future is held
-                        // for the whole attack, and the closed model's
-                        // 18,000 loops, which never sleep, would each carry
-                        // room for it.
-                        Box::pin(waits.until(offset)).await;
-                    }
-                    if !tickets.goes_out(offset) {
-                        continue;
-                    }
-                    (seq, target, Some(offset))
-                } else {
-                    (seq, target, None)
-                }
+    waits: &'a mut W,
+    hand: &'a mut H,
+) -> impl std::future::Future<Output = ()> + 'a {
+    async move {
+        // Ticks: tickets due by this horizon are taken before the next sleep.
+        let mut horizon = waits.now();
+        // Ticks: tickets taken since the loop last let its runtime read answers.
+        let mut taken = 0usize;
+        // -control: a change wakes a loop asleep on the line it replaced.
+        let mut changes = tickets.changes();
+        loop {
+            if let Some(c) = &mut changes {
+                // Seen (an atomic read): a change after this wakes the sleep
+                // below.
+                c.mark_unchanged();
             }
-            Take::Ticks => {
-                if taken == MAX_BATCH {
-                    // A loop catching up after a long stall lets the
-                    // answers already in be read between batches.
-                    taken = 0;
-                    hand.flush().await;
-                    tokio::task::yield_now().await;
-                    horizon = waits.now();
-                }
-                match tickets.take_due_by(horizon) {
-                    None => break,
-                    Some(Next::Later(offset)) => {
-                        taken = 0;
-                        hand.flush().await;
-                        match &mut changes {
-                            None => Box::pin(waits.tick_after(offset)).await,
-                            Some(_) => changed(&mut changes, waits, offset).await,
-                        }
-                        horizon = waits.now();
-                        continue;
-                    }
-                    Some(Next::Paused) => {
-                        taken = 0;
+            let (seq, target, offset) = match take {
+                Take::Now | Take::Due => {
+                    let Some(ticket) = tickets.take() else {
+                        break;
+                    };
+                    let Ok((seq, target, due)) = ticket else {
                         hand.flush().await;
                         changed(&mut changes, waits, u64::MAX).await;
-                        horizon = waits.now();
                         continue;
-                    }
-                    Some(Next::Take(seq, target, offset)) => {
-                        taken += 1;
+                    };
+                    if take == Take::Due {
+                        let offset = match due {
+                            Due::At(offset) => offset,
+                            Due::Now | Due::Stop | Due::Paused => waits.now(),
+                        };
+                        if offset > waits.now() {
+                            hand.flush().await;
+                            // Sleeps boxed (one allocation per sleep, not per
+                            // request at high rates): a loop's future is held
+                            // for the whole attack, and the closed model's
+                            // 18,000 loops, which never sleep, would each carry
+                            // room for it.
+                            Box::pin(waits.until(offset)).await;
+                        }
                         if !tickets.goes_out(offset) {
                             continue;
                         }
                         (seq, target, Some(offset))
+                    } else {
+                        (seq, target, None)
                     }
                 }
+                Take::Ticks => {
+                    if taken == MAX_BATCH {
+                        // A loop catching up after a long stall lets the
+                        // answers already in be read between batches.
+                        taken = 0;
+                        hand.flush().await;
+                        tokio::task::yield_now().await;
+                        horizon = waits.now();
+                    }
+                    match tickets.take_due_by(horizon) {
+                        None => break,
+                        Some(Next::Later(offset)) => {
+                            taken = 0;
+                            hand.flush().await;
+                            match &mut changes {
+                                None => Box::pin(waits.tick_after(offset)).await,
+                                Some(_) => changed(&mut changes, waits, offset).await,
+                            }
+                            horizon = waits.now();
+                            continue;
+                        }
+                        Some(Next::Paused) => {
+                            taken = 0;
+                            hand.flush().await;
+                            changed(&mut changes, waits, u64::MAX).await;
+                            horizon = waits.now();
+                            continue;
+                        }
+                        Some(Next::Take(seq, target, offset)) => {
+                            taken += 1;
+                            if !tickets.goes_out(offset) {
+                                continue;
+                            }
+                            (seq, target, Some(offset))
+                        }
+                    }
+                }
+            };
+            if !hand.send(seq, target, offset).await {
+                tickets.give_back();
+                if !tickets.is_stopped() {
+                    // Not a stop: the end of -duration came (and its grace)
+                    // while this ticket waited for a slot.
+                    tickets.expire(1);
+                }
+                break;
             }
-        };
-        if !hand.send(seq, target, offset).await {
-            tickets.give_back();
-            if !tickets.is_stopped() {
-                // Not a stop: the end of -duration came (and its grace)
-                // while this ticket waited for a slot.
-                tickets.expire(1);
-            }
-            break;
         }
+        hand.flush().await;
     }
-    hand.flush().await;
 }
 
 /// Sleeps until this loop's tick after `offset` (`u64::MAX`: paused, for
