@@ -48,15 +48,9 @@ pub(crate) async fn abandon() {
     hand_over();
     DUE.with_borrow_mut(VecDeque::clear);
     retire();
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if std::mem::replace(&mut yielded, true) {
-            return Poll::Ready(());
-        }
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await;
+    // Once round the runtime's queue: the woken workers end first (as
+    // the scheduler yields, on tokio's threads and these alike).
+    tokio::task::yield_now().await;
     let ctx = CTX.with_borrow_mut(Option::take);
     drop(ctx);
 }
@@ -116,7 +110,7 @@ fn next_due() -> impl std::future::Future<Output = Option<Scheduled>> {
 
 /// Lets this thread's waiting workers end (its requests have drained):
 /// the next request due starts one anew.
-pub(crate) fn retire() {
+fn retire() {
     RETIRING.set(true);
     for w in IDLE.with_borrow_mut(std::mem::take) {
         w.wake();
