@@ -121,6 +121,11 @@ enum Way {
     /// park in io_uring_enter (monoio), the open model (run on that back
     /// end alone).
     Ring,
+    /// `-io ring`'s open model, each answer read at the thread's next wake
+    /// (`BARRAGE_RING_LATER=60ms`: at the matrix's rates, every answer
+    /// waits for the next request's wake, then one `recvmsg`; the default
+    /// waits only for a wake within 2 ms).
+    RingLater,
     /// `-io ring` in the closed model (`-rate 0 -max-workers 2`).
     RingClosed,
     /// `-io ring` in the closed model, pipelined four requests a
@@ -140,7 +145,7 @@ enum Way {
     RingTls,
 }
 
-const WAYS: [Way; 23] = [
+const WAYS: [Way; 24] = [
     Way::H1,
     Way::Hyper,
     Way::Pipelined,
@@ -158,6 +163,7 @@ const WAYS: [Way; 23] = [
     Way::Flow,
     Way::Llm,
     Way::Ring,
+    Way::RingLater,
     Way::RingClosed,
     Way::RingPipelined,
     Way::RingCapped,
@@ -395,6 +401,7 @@ fn peer(way: Way, fault: Fault, cert: &TestCert) -> Peer {
             | Way::Flow
             | Way::Llm
             | Way::Ring
+            | Way::RingLater
             | Way::RingClosed
             | Way::RingPipelined
             | Way::RingCapped
@@ -427,6 +434,7 @@ fn expected(way: Way, fault: Fault) -> Option<bool> {
             | Way::Flow
             | Way::Llm
             | Way::Ring
+            | Way::RingLater
             | Way::RingClosed
             | Way::RingPipelined
             | Way::RingCapped
@@ -459,6 +467,7 @@ fn targets(way: Way, fault: Fault, addr: &str, message: &Path) -> String {
         | Way::Poisson
         | Way::Mix
         | Way::Ring
+        | Way::RingLater
         | Way::RingClosed
         | Way::RingPipelined
         | Way::RingCapped
@@ -538,16 +547,22 @@ fn way_args(way: Way) -> Vec<&'static str> {
         Way::Flow => vec!["-format", "flow"],
         Way::Llm => vec!["-llm", "openai"],
         // -io ring is the cell's back end (`io_of`).
-        Way::Ring | Way::RingClosed => vec![],
+        Way::Ring | Way::RingLater | Way::RingClosed => vec![],
         Way::RingCapped => vec!["-max-workers", "4"],
         Way::RingLazy => vec!["-lazy"],
     }
+}
+
+/// What `way` sets in barrage's environment, as `NAME=value`.
+fn way_env(way: Way) -> Option<&'static str> {
+    (way == Way::RingLater).then_some("BARRAGE_RING_LATER=60ms")
 }
 
 /// The back end a cell of `way` runs on: `io`, or `-io ring` for its ways.
 fn io_of(way: Way, io: &str) -> &str {
     match way {
         Way::Ring
+        | Way::RingLater
         | Way::RingClosed
         | Way::RingPipelined
         | Way::RingCapped
@@ -717,9 +732,9 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     };
     let mut bound = planned + TIMEOUT + SLACK + busy;
     let (code, stderr) = if end == End::ClosedStdout {
-        closed_stdout(&args, &text, bound)
+        closed_stdout(&args, &text, bound, way_env(way))
     } else {
-        let child = Child::spawn(bin(), &args, text.as_bytes(), None);
+        let child = Child::spawn(bin(), &args, text.as_bytes(), way_env(way));
         match end {
             End::Interrupt => signal_after(&child, libc::SIGINT, 700),
             End::Terminate => signal_after(&child, libc::SIGTERM, 700),
@@ -817,10 +832,19 @@ fn signal_after(child: &Child, signal: i32, ms: u64) {
     child.signal(signal);
 }
 
-/// Runs the attack with its stdout closed after the stream's first
-/// bytes; its exit code and stderr.
-fn closed_stdout(args: &[&str], targets: &str, bound: Duration) -> (Option<i32>, String) {
-    let mut child = common::bin()
+/// Runs the attack (`env`, `NAME=value`, set) with its stdout closed
+/// after the stream's first bytes; its exit code and stderr.
+fn closed_stdout(
+    args: &[&str],
+    targets: &str,
+    bound: Duration,
+    env: Option<&str>,
+) -> (Option<i32>, String) {
+    let mut cmd = common::bin();
+    if let Some((name, value)) = env.and_then(|e| e.split_once('=')) {
+        cmd.env(name, value);
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -18,6 +18,10 @@ use barrage_model::Hit;
 use barrage_testkit::{RawServer, Script, Server, TestCert};
 use common::{assert_exact_schedule, assert_seq_complete, bin, decode};
 
+/// How far off a ring thread's next wake may be for an answer to wait
+/// for it (`proto/h1/later.rs`).
+const LATER: &str = "BARRAGE_RING_LATER";
+
 /// Whether `pid` runs a thread named `barrage-ring-…`, looked at for up
 /// to 3 s while it runs.
 fn runs_ring_threads(pid: u32) -> bool {
@@ -40,10 +44,21 @@ fn runs_ring_threads(pid: u32) -> bool {
 /// `barrage attack ARGS` on `target`: its records, and whether it ran
 /// ring threads while it ran.
 fn attack(args: &[&str], target: &str) -> (Vec<Hit>, bool) {
-    let mut child = bin()
-        .arg("attack")
+    attack_later(args, target, None)
+}
+
+/// [`attack`], with how far off a ring thread's next wake may be for its
+/// answers to be read then (`BARRAGE_RING_LATER`; `None`: the default).
+fn attack_later(args: &[&str], target: &str, later: Option<&str>) -> (Vec<Hit>, bool) {
+    let mut cmd = bin();
+    cmd.arg("attack")
         .args(args)
         .env_remove("BARRAGE_IO")
+        .env_remove(LATER);
+    if let Some(most) = later {
+        cmd.env(LATER, most);
+    }
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -210,7 +225,12 @@ fn ring_pipelines_the_closed_model() {
 
 /// What the records of `path` on `server` say, on `io`: code, error and
 /// body, request by request.
-fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>)> {
+fn outcomes(
+    server: &str,
+    io: &str,
+    extra: &[&str],
+    later: Option<&str>,
+) -> Vec<(u16, String, Vec<u8>)> {
     let mut args = vec![
         "-io",
         io,
@@ -222,7 +242,7 @@ fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>
         "-1",
     ];
     args.extend_from_slice(extra);
-    let (mut hits, _) = attack(&args, server);
+    let (mut hits, _) = attack_later(&args, server, later);
     hits.sort_by_key(|h| h.seq);
     hits.into_iter()
         .map(|h| (h.code, h.error, h.body))
@@ -230,11 +250,11 @@ fn outcomes(server: &str, io: &str, extra: &[&str]) -> Vec<(u16, String, Vec<u8>
 }
 
 /// Each case (a URL and flags) makes the same records on ring as on
-/// epoll.
-fn same_as_epoll(cases: &[(String, Vec<&str>)]) {
+/// epoll (ring's answers read at its next wake as far off as `later`).
+fn same_as_epoll(cases: &[(String, Vec<&str>)], later: Option<&str>) {
     for (url, extra) in cases {
-        let ring = outcomes(url, "ring", extra);
-        let epoll = outcomes(url, "epoll", extra);
+        let ring = outcomes(url, "ring", extra, later);
+        let epoll = outcomes(url, "epoll", extra, None);
         assert_eq!(ring.len(), 3, "{url}");
         assert_eq!(
             ring, epoll,
@@ -255,7 +275,60 @@ fn ring_records_what_epoll_records() {
         (server.url("/sleep/3000"), vec!["-timeout", "300ms"]),
         (refused, vec![]),
     ];
-    same_as_epoll(&cases);
+    same_as_epoll(&cases, None);
+}
+
+/// Answers read at the ring thread's next wake (`proto/h1/later.rs`:
+/// one `recvmsg` then, not a wake for each answer), here 50 ms on (20/s,
+/// the wait allowed up to 60 ms): the records epoll makes, for answers,
+/// errors, long bodies and timeouts (300 ms: no wait then, as a wait could
+/// outlast it).
+#[test]
+fn ring_reads_answers_at_its_next_wake_as_epoll_reads_them() {
+    let server = Server::http();
+    let cases = [
+        (server.url("/"), vec![]),
+        (server.url("/status/503"), vec![]),
+        (server.url("/redirect/2"), vec![]),
+        (server.url("/bytes/70000"), vec![]),
+        (server.url("/sleep/3000"), vec!["-timeout", "300ms"]),
+        (server.url("/sleep/100"), vec![]),
+    ];
+    same_as_epoll(&cases, Some("60ms"));
+}
+
+/// An answer read at the next wake ends when it came (the kernel's
+/// stamp, `SO_TIMESTAMPNS`), not when it was read: wakes 500 ms apart
+/// here, so a record ended by its read would say about 500 ms.
+#[test]
+fn ring_ends_an_answer_read_at_the_next_wake_when_it_came() {
+    let server = Server::http();
+    let args = [
+        "-io",
+        "ring",
+        "-rate",
+        "2",
+        "-requests",
+        "3",
+        "-timeout",
+        "5s",
+    ];
+    let (mut hits, ring) = attack_later(&args, &server.url("/"), Some("1s"));
+    assert!(ring);
+    hits.sort_by_key(|h| h.seq);
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|h| h.code == 200 && h.error.is_empty()));
+    // The last is read at once: no wake follows it.
+    for h in &hits[..2] {
+        assert!(
+            h.latency < 250_000_000,
+            "seq {}: {} ns, as read rather than as it came",
+            h.seq,
+            h.latency
+        );
+    }
+    let (off, _) = attack_later(&args, &server.url("/"), Some("off"));
+    assert_eq!(off.len(), 3);
 }
 
 /// https:// on ring (`-http2=false`: HTTP/1.1 over rustls on monoio):
@@ -283,7 +356,7 @@ fn ring_speaks_https_with_http2_off() {
         (expired.url("/"), vec![off, "-root-certs", ca]),
         (plain.url("/").replace("http:", "https:"), vec![off]),
     ];
-    same_as_epoll(&cases);
+    same_as_epoll(&cases, None);
     let url = tls.url("/");
     let on_ring = |more: &[&str]| {
         attack(

@@ -7,6 +7,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use barrage_client::h1::later;
+
 use crate::{clock::TICK, scheduler::Waits, Stopper};
 
 /// A loop's clock: [`crate::hands::Clockwork`]'s rules (sleeps a [`TICK`]
@@ -229,6 +231,8 @@ impl Waits for RingClock {
     async fn until(&mut self, offset: u64) {
         let at = self.start + Duration::from_nanos(offset);
         let wake = at.max(self.last_wake + TICK);
+        // Answers of this thread wait for the wake (`later`).
+        let _wake = later::sleeping_until(wake);
         self.sleep_spaced(wake).await;
         self.last_wake = wake;
     }
@@ -241,8 +245,9 @@ impl Waits for RingClock {
     }
 
     async fn tick_after(&mut self, offset: u64) {
+        let at = self.own_tick(offset);
+        let _wake = later::sleeping_until(at);
         if !self.repeating {
-            let at = self.own_tick(offset);
             return self.sleep_until(at).await;
         }
         let stopper = self.stopper.clone();

@@ -297,6 +297,17 @@ impl RingClient {
         Some((d, t))
     }
 
+    /// Whether `target`'s answer may wait for the thread's next wake
+    /// (`proto/h1/later.rs`): its `-timeout`, if any, is far longer than
+    /// the wait can be.
+    fn may_wait(&self, target: &PreparedTarget) -> bool {
+        crate::h1::later::most().is_some_and(|most| {
+            target
+                .timeout_or(self.timeout)
+                .is_none_or(|t| t >= most * 4)
+        })
+    }
+
     /// One request and the redirects it leads to.
     async fn exchange(
         self: &Rc<Self>,
@@ -331,6 +342,7 @@ impl RingClient {
                     wire(&self.shape, &h.headers, &h.method, &h.uri, &h.body, None)
                 }),
             };
+            conn.may_wait(self.may_wait(target));
             let claim = Claim::on(conn.opened());
             let mut framer = Framer::new(self.shape.limits, wire.head_request);
             let mut stamps = Stamps::default();

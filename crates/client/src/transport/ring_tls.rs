@@ -131,6 +131,14 @@ impl RingStream {
         }
     }
 
+    /// The socket's descriptor, if the stream is plain TCP.
+    pub(crate) fn plain_fd(&self) -> Option<std::os::fd::RawFd> {
+        match self {
+            RingStream::Plain(s) => Some(std::os::fd::AsRawFd::as_raw_fd(s)),
+            RingStream::Tls(..) => None,
+        }
+    }
+
     /// Reads into `buf`. (TLS's read boxed: inline, its future set the
     /// size of every plain read's too, and a plain request waiting for its
     /// answer held 0.75 KiB more.)

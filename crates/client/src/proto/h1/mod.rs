@@ -7,6 +7,7 @@
 
 pub mod conn;
 pub mod framer;
+pub mod later;
 pub(crate) mod own;
 pub mod ring;
 pub(crate) mod shared;

@@ -16,7 +16,11 @@ use std::{
 
 use monoio::net::TcpStream;
 
-use super::{conn::ExchangeError, Fed, Framer, Stamps, Wire};
+use super::{
+    conn::ExchangeError,
+    later::{self, Got},
+    Fed, Framer, Stamps, Wire,
+};
 use crate::transport::{opened::Opened, ring_tls::RingStream};
 
 /// A connection's read buffer as it starts; it doubles when a read fills
@@ -78,11 +82,19 @@ pub struct RingConn {
     served: bool,
     open: bool,
     opened: Arc<Opened>,
+    /// Its socket stamps arrivals ([`later`]): plain TCP only.
+    stamped: bool,
+    /// The next answer may wait for the thread's next wake ([`later`]).
+    may_wait: bool,
+    /// When its last request waiting for a wake was written (a
+    /// [`Stamps`] count, taken before the write).
+    writing: u64,
 }
 
 impl RingConn {
     /// A connection over `stream`, nothing sent yet.
     pub(crate) fn new(stream: RingStream, opened: Arc<Opened>) -> Self {
+        let stamped = stream.plain_fd().is_some_and(later::stamp_arrivals);
         RingConn {
             stream,
             buf: Vec::new(),
@@ -90,7 +102,16 @@ impl RingConn {
             served: false,
             open: true,
             opened,
+            stamped,
+            may_wait: false,
+            writing: 0,
         }
+    }
+
+    /// Lets its next answer wait for the thread's next wake ([`later`]):
+    /// an open-model request whose `-timeout` is far longer than the wait.
+    pub fn may_wait(&mut self, yes: bool) {
+        self.may_wait = yes;
     }
 
     /// What opening it cost, and its ends.
@@ -125,6 +146,14 @@ impl RingConn {
                 out.extend_from_slice(wire.body());
             }
         }
+        // Whether the answer waits for the thread's next wake, and which.
+        let wake = match std::mem::take(&mut self.may_wait) && self.stamped {
+            true => later::soon(),
+            false => None,
+        };
+        if wake.is_some() {
+            self.writing = Stamps::now();
+        }
         let (sent, mut out) = self.stream.write_all(out).await;
         out.clear();
         SEND_BUFS.with_borrow_mut(|b| {
@@ -136,7 +165,76 @@ impl RingConn {
             self.open = false;
             return Err(ExchangeError::Io(e));
         }
+        if let Some(wake) = wake {
+            if let Some(done) = self.read_later(wake, framer, stamps).await {
+                return done;
+            }
+        }
         self.read_next(framer, stamps).await
+    }
+
+    /// Waits for the thread's next wake, then reads what came of the
+    /// answer without waiting: `Some` if it was whole (or failed), else
+    /// the rest is read through the ring.
+    async fn read_later(
+        &mut self,
+        wake: u64,
+        framer: &mut Framer,
+        stamps: &mut Stamps,
+    ) -> Option<Result<(), ExchangeError>> {
+        later::next_wake(wake).await;
+        let fd = self.stream.plain_fd()?;
+        let mut buf = std::mem::take(&mut self.buf);
+        let had = buf.capacity() > 0;
+        buf.clear();
+        buf.reserve(self.want);
+        match later::recv_now(fd, &mut buf) {
+            Ok(Got::Nothing) => {
+                later::found(false);
+                // No buffer held while the answer is awaited, if none was.
+                self.buf = if had { buf } else { Vec::new() };
+                None
+            }
+            Ok(Got::End) => {
+                self.buf = buf;
+                Some(self.ended(framer))
+            }
+            Err(e) => {
+                self.open = false;
+                Some(Err(ExchangeError::Io(e)))
+            }
+            Ok(Got::Bytes(n, at)) => {
+                let full = n == buf.capacity();
+                self.fit(n, buf.capacity());
+                // Never before the request went (the wall clock stepped).
+                let at = if at == 0 { 0 } else { at.max(self.writing) };
+                let done = self.take(buf, framer, stamps, at);
+                later::found(done.is_some());
+                if done.is_none() && full {
+                    self.buf.reserve(n.saturating_mul(2).min(256 << 10));
+                }
+                done
+            }
+        }
+    }
+
+    /// The answer's end at the stream's end.
+    fn ended(&mut self, framer: &mut Framer) -> Result<(), ExchangeError> {
+        self.open = false;
+        match framer.eof() {
+            Ok(()) => Ok(()),
+            Err(_) if !framer.started() => Err(ExchangeError::Eof),
+            Err(e) => Err(ExchangeError::Frame(e)),
+        }
+    }
+
+    /// The next read's size after one of `n` bytes into `cap`.
+    fn fit(&mut self, n: usize, cap: usize) {
+        if n == cap {
+            self.want = (self.want * 2).min(READ_MOST);
+        } else if n < cap / 4 {
+            self.want = (self.want / 2).max(READ_START);
+        }
     }
 
     /// Reads the next answer into `framer`: first what an earlier read
@@ -148,7 +246,7 @@ impl RingConn {
     ) -> Result<(), ExchangeError> {
         if !self.buf.is_empty() {
             let left = std::mem::take(&mut self.buf);
-            if let Some(done) = self.take(left, framer, stamps) {
+            if let Some(done) = self.take(left, framer, stamps, 0) {
                 return done;
             }
         }
@@ -171,22 +269,11 @@ impl RingConn {
                     self.open = false;
                     return Err(ExchangeError::Io(e));
                 }
-                Ok(0) => {
-                    self.open = false;
-                    return match framer.eof() {
-                        Ok(()) => Ok(()),
-                        Err(_) if !framer.started() => Err(ExchangeError::Eof),
-                        Err(e) => Err(ExchangeError::Frame(e)),
-                    };
-                }
+                Ok(0) => return self.ended(framer),
                 Ok(n) => {
                     let full = n == buf.capacity();
-                    if full {
-                        self.want = (self.want * 2).min(READ_MOST);
-                    } else if n < buf.capacity() / 4 {
-                        self.want = (self.want / 2).max(READ_START);
-                    }
-                    if let Some(done) = self.take(buf, framer, stamps) {
+                    self.fit(n, buf.capacity());
+                    if let Some(done) = self.take(buf, framer, stamps, 0) {
                         return done;
                     }
                     if full {
@@ -198,20 +285,23 @@ impl RingConn {
         }
     }
 
-    /// Feeds `data` to `framer`; `Some` when the answer ended (or failed).
-    /// Bytes past its end stay in the connection's buffer: the next
-    /// pipelined answer's, or the server's mistake.
+    /// Feeds `data` to `framer`, in at `at` (a [`Stamps`] count; 0: now);
+    /// `Some` when the answer ended (or failed). Bytes past its end stay
+    /// in the connection's buffer: the next pipelined answer's, or the
+    /// server's mistake.
     fn take(
         &mut self,
         mut data: Vec<u8>,
         framer: &mut Framer,
         stamps: &mut Stamps,
+        at: u64,
     ) -> Option<Result<(), ExchangeError>> {
         let had_head = framer.head_done();
         let fed = framer.feed(&data);
         let head_now = !had_head && framer.head_done();
+        let now = || if at == 0 { Stamps::now() } else { at };
         if head_now {
-            stamps.head = Stamps::now();
+            stamps.head = now();
         }
         match fed {
             Ok(Fed::More) => {
@@ -220,7 +310,7 @@ impl RingConn {
                 None
             }
             Ok(Fed::Complete(n)) => {
-                stamps.end = if head_now { stamps.head } else { Stamps::now() };
+                stamps.end = if head_now { stamps.head } else { now() };
                 if !framer.reusable() {
                     self.open = false;
                 }
