@@ -106,3 +106,37 @@ macro_rules! pipe_by_own_methods {
 
 pipe_by_own_methods!(Conn);
 pipe_by_own_methods!(ring::RingConn);
+
+/// What the engine's tests build their requests and framers from.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Framer, Limits, Parts, Wire};
+
+    /// `method target` to host `x`, with `body`.
+    pub(crate) fn wire(method: &str, target: &str, body: &bytes::Bytes) -> Wire {
+        Wire::new(&Parts {
+            method,
+            target,
+            host: "x",
+            headers: &[],
+            body,
+            chunked: false,
+            close: false,
+            attack: None,
+            proxy_auth: None,
+        })
+    }
+
+    /// A framer for an answer to anything but HEAD: a 64 KiB head, the
+    /// body kept whole, no headers.
+    pub(crate) fn framer() -> Framer {
+        let limits = Limits {
+            head_bytes: 64 * 1024,
+            keep_body: -1,
+            keep_headers: false,
+            jar_only: false,
+            stream: false,
+        };
+        Framer::new(limits, false)
+    }
+}

@@ -17,7 +17,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::*;
 use crate::{
-    proto::h1::{Conn, Framer, Limits, Parts, Stamps, Wire},
+    proto::h1::{
+        testing::{framer, wire},
+        Conn, Stamps,
+    },
     transport::{dial::BoxStream, opened::Opened},
 };
 
@@ -44,31 +47,6 @@ async fn open(addr: std::net::SocketAddr, uring: bool) -> BoxStream {
     }
     assert!(usable_here());
     Box::new(UringStream::new(tcp.into_std().unwrap().into()))
-}
-
-fn wire(method: &str, target: &str, body: &Bytes) -> Wire {
-    Wire::new(&Parts {
-        method,
-        target,
-        host: "x",
-        headers: &[],
-        body,
-        chunked: false,
-        close: false,
-        attack: None,
-        proxy_auth: None,
-    })
-}
-
-fn framer() -> Framer {
-    let limits = Limits {
-        head_bytes: 64 * 1024,
-        keep_body: -1,
-        keep_headers: false,
-        jar_only: false,
-        stream: false,
-    };
-    Framer::new(limits, false)
 }
 
 #[test]

@@ -7,8 +7,7 @@ use std::{
 
 use super::*;
 use crate::{
-    core::shape::Limits,
-    proto::h1::{ring::RingConn, Framer, Parts, Wire},
+    proto::h1::{ring::RingConn, testing},
     transport::{opened::Opened, ring_tls::RingStream},
 };
 
@@ -97,26 +96,8 @@ fn a_request_takes_its_answer_at_the_wake() {
         let (stream, _) = crate::proto::h1::ring::connect(addr).await.unwrap();
         let opened = Arc::new(Opened::new(0, 0, None, None));
         let mut conn = RingConn::new(RingStream::Plain(stream), opened);
-        let body = bytes::Bytes::new();
-        let wire = Wire::new(&Parts {
-            method: "GET",
-            target: "/",
-            host: "localhost",
-            headers: &[],
-            body: &body,
-            chunked: false,
-            close: false,
-            attack: None,
-            proxy_auth: None,
-        });
-        let limits = Limits {
-            head_bytes: 64 * 1024,
-            keep_body: -1,
-            keep_headers: false,
-            jar_only: false,
-            stream: false,
-        };
-        let (mut framer, mut stamps) = (Framer::new(limits, false), Stamps::default());
+        let wire = testing::wire("GET", "/", &bytes::Bytes::new());
+        let (mut framer, mut stamps) = (testing::framer(), Stamps::default());
         let wake = sleeping_until(Instant::now() + Duration::from_millis(1));
         conn.may_wait(true);
         let requests = [(&wire, 1)];
