@@ -18,10 +18,28 @@ fn pair() -> (TcpStream, TcpStream) {
     (client, server)
 }
 
-#[test]
-fn an_answer_read_late_keeps_the_time_it_came() {
+/// A pair whose client stamps arrivals, once the kernel does: its first
+/// stamps come after deferred work (a fresh host gave none at once).
+fn stamping() -> (TcpStream, TcpStream) {
     let (client, mut server) = pair();
     assert!(stamp_arrivals(client.as_raw_fd()));
+    let mut buf = Vec::with_capacity(8);
+    for _ in 0..500 {
+        server.write_all(b"x").unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        buf.clear();
+        if let Ok(Got::Bytes(_, at)) = recv_now(client.as_raw_fd(), &mut buf) {
+            if at > 0 {
+                return (client, server);
+            }
+        }
+    }
+    panic!("the kernel stamped no arrival in 5 s");
+}
+
+#[test]
+fn an_answer_read_late_keeps_the_time_it_came() {
+    let (client, mut server) = stamping();
     let mut buf = Vec::with_capacity(64);
     assert!(matches!(
         recv_now(client.as_raw_fd(), &mut buf),
@@ -78,6 +96,8 @@ fn a_read_waits_only_while_the_loop_sleeps_near() {
 fn a_request_takes_its_answer_at_the_wake() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    // Its stamps on before the exchange's socket is opened.
+    let _stamping = stamping();
     let (answered, sent) = std::sync::mpsc::channel();
     let server = std::thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
