@@ -754,8 +754,11 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
             }
             _ => {}
         }
-        let r = child.wait(bound + Duration::from_secs(10));
-        (r.code, r.stderr)
+        // A hang is this cell's failure, named with where its threads were.
+        match child.wait_or_hang(bound + Duration::from_secs(10)) {
+            Ok(r) => (r.code, r.stderr),
+            Err(hung) => (None, hung.to_string()),
+        }
     };
     let took = started.elapsed();
     if took > bound {
@@ -926,9 +929,15 @@ fn check_stream(
             .map(|h| h.seq)
             .collect();
         seqs.sort_unstable();
-        if seqs.iter().enumerate().any(|(i, s)| *s != i as u64) {
+        // A second Ctrl-C leaves the requests in flight unwritten (counted
+        // on stderr), wherever they fall in the schedule: an answer slower
+        // than the ones after it is a gap (an -llm stream ended by an
+        // endless body, under load). Each is a number once all the same.
+        let unique = seqs.windows(2).all(|w| w[0] < w[1]);
+        let gaps = seqs.last().map_or(0, |last| last + 1 - seqs.len() as u64);
+        if !unique || gaps > abandoned {
             failures.push(format!(
-                "sequence numbers of {name:?} missing or repeated: {seqs:?}"
+                "sequence numbers of {name:?} missing or repeated ({abandoned} abandoned): {seqs:?}"
             ));
         }
     }

@@ -167,8 +167,17 @@ impl Child {
     }
 
     /// Waits for the exit; kills the process and panics if it is still
-    /// running after `watchdog` (a hang, not a performance bound).
-    pub fn wait(mut self, watchdog: Duration) -> ChildResult {
+    /// running after `watchdog` (a hang, not a performance bound), with
+    /// what [`Child::wait_or_hang`] saw of it.
+    pub fn wait(self, watchdog: Duration) -> ChildResult {
+        self.wait_or_hang(watchdog)
+            .unwrap_or_else(|hung| panic!("{hung}"))
+    }
+
+    /// Waits for the exit, or, if it is still running after `watchdog`,
+    /// notes where each of its threads is (name, state, kernel wait and
+    /// stack) and what it wrote on stderr, then kills it.
+    pub fn wait_or_hang(mut self, watchdog: Duration) -> Result<ChildResult, Hung> {
         let end = Instant::now() + watchdog;
         let mut status = 0i32;
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -185,11 +194,17 @@ impl Child {
                 break;
             }
             if Instant::now() > end {
+                let threads = threads_of(self.pid);
                 unsafe {
                     libc::kill(self.pid, libc::SIGKILL);
                     libc::wait4(self.pid, &mut status, 0, &mut usage);
                 }
-                panic!("barrage did not exit within {watchdog:?} (watchdog)");
+                let stderr = String::from_utf8_lossy(&self.err_bytes.lock().unwrap()).into_owned();
+                return Err(Hung {
+                    watchdog,
+                    threads,
+                    stderr,
+                });
             }
             thread::sleep(Duration::from_millis(5));
         }
@@ -204,15 +219,64 @@ impl Child {
         }
         let stderr = String::from_utf8_lossy(&self.err_bytes.lock().unwrap()).into_owned();
         let exited = libc::WIFEXITED(status);
-        ChildResult {
+        Ok(ChildResult {
             code: exited.then(|| libc::WEXITSTATUS(status)),
             signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
             stderr,
             hits: std::mem::take(&mut *self.hits.lock().unwrap()),
             stream_error: self.stream_error.lock().unwrap().take(),
             peak_rss_kib,
+        })
+    }
+}
+
+/// A process that did not exit in time, as it was when given up on.
+#[derive(Debug)]
+pub struct Hung {
+    /// How long it was given.
+    pub watchdog: Duration,
+    /// Each thread: its name, state, kernel wait and kernel stack.
+    pub threads: String,
+    /// What it had written on stderr.
+    pub stderr: String,
+}
+
+impl std::fmt::Display for Hung {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "barrage did not exit within {:?} (watchdog); its threads:\n{}its stderr:\n{}",
+            self.watchdog, self.threads, self.stderr
+        )
+    }
+}
+
+/// Where each thread of `pid` is, from /proc: one line a thread (name,
+/// state, `wchan`), then its kernel stack where this process may read it.
+fn threads_of(pid: i32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return "(gone)\n".into();
+    };
+    let mut out = String::new();
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let stat = read("stat");
+        // The state follows the name's closing parenthesis.
+        let state = stat
+            .rsplit_once(") ")
+            .map_or("?", |(_, r)| &r[..1.min(r.len())]);
+        out += &format!(
+            "  {} {} {state} {}\n",
+            task.file_name().to_string_lossy(),
+            read("comm").trim(),
+            read("wchan").trim()
+        );
+        for frame in read("stack").lines().take(12) {
+            out += &format!("      {frame}\n");
         }
     }
+    out
 }
 
 /// The peak resident memory of a live process, KiB.

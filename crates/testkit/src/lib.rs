@@ -56,7 +56,7 @@ mod ws;
 pub use barrage_serve::AppTally;
 pub use blackhole::Blackhole;
 pub use capacity::CapacityServer;
-pub use child::{Child, ChildResult};
+pub use child::{Child, ChildResult, Hung};
 pub use dns::DnsServer;
 pub use http3::H3Server;
 pub use otlp::{OtlpPoint, OtlpReceiver};
