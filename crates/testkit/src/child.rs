@@ -307,3 +307,28 @@ impl ChildResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_past_its_watchdog_is_named_with_its_threads() {
+        let shell = Path::new("/bin/sh");
+        let child = Child::spawn(shell, &["-c", "echo waiting >&2; exec sleep 30"], b"", None);
+        child.wait_stderr_line("waiting", Duration::from_secs(10));
+        let hung = child.wait_or_hang(Duration::from_millis(200)).unwrap_err();
+        assert!(hung.threads.contains("sleep"), "{hung}");
+        assert!(hung.stderr.contains("waiting"), "{hung}");
+        assert!(hung
+            .to_string()
+            .starts_with("barrage did not exit within 200ms"));
+    }
+
+    #[test]
+    fn a_process_that_exits_is_not_hung() {
+        let child = Child::spawn(Path::new("/bin/sh"), &["-c", "exit 3"], b"", None);
+        let r = child.wait_or_hang(Duration::from_secs(30)).unwrap();
+        assert_eq!(r.code, Some(3));
+    }
+}
