@@ -934,7 +934,9 @@ fn check_stream(
         // than the ones after it is a gap (an -llm stream ended by an
         // endless body, under load). Each is a number once all the same.
         let unique = seqs.windows(2).all(|w| w[0] < w[1]);
-        let gaps = seqs.last().map_or(0, |last| last + 1 - seqs.len() as u64);
+        let gaps = seqs
+            .last()
+            .map_or(0, |last| (last + 1).saturating_sub(seqs.len() as u64));
         if !unique || gaps > abandoned {
             failures.push(format!(
                 "sequence numbers of {name:?} missing or repeated ({abandoned} abandoned): {seqs:?}"
