@@ -46,8 +46,15 @@ use std::{
 
 use barrage_testkit::{Child, H3Server, RawServer, Script, Server, TestCert, WsServer};
 
-/// `-timeout` in every cell.
+/// `-timeout` in every cell with a fault: what an unanswered request
+/// takes.
 const TIMEOUT: Duration = Duration::from_secs(1);
+
+/// `-timeout` against a healthy server: there it only catches a request
+/// never answered (a lost wake-up waits forever), not a slow answer. CI
+/// once timed out one of a healthy flow's 240 requests at 1 s, the
+/// matrix's three tests and their servers sharing two cores.
+const HEALTHY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a run may take past its planned end and `-timeout`: the start of
 /// the process, the writer's last batch, a loaded CI machine (4 s was
@@ -657,7 +664,12 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
     let stream = dir.join(format!("{tag}.bin"));
     let text = targets(way, fault, &peer.addr(), &message);
     let (mut sched, whole) = end_args(way, end);
-    let timeout = format!("{}s", TIMEOUT.as_secs());
+    let wait = if fault == Fault::Healthy {
+        HEALTHY_TIMEOUT
+    } else {
+        TIMEOUT
+    };
+    let timeout = format!("{}s", wait.as_secs());
     let mut args = vec!["attack", "-timeout", &timeout, "-io", io];
     args.extend(way_args(way));
     // A file per cell: cells run at once, and a rewrite would be read half-written.
@@ -718,7 +730,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         // Nothing is written until the first record: a record can take
         // -timeout, the next write finds the pipe closed, in-flight
         // requests take -timeout.
-        End::ClosedStdout => Duration::from_millis(700) + TIMEOUT,
+        End::ClosedStdout => Duration::from_millis(700) + wait,
     };
     // An endless server busy-loops a core per connection: with a closed
     // stdout, a -mix cell took 3.3 to 3.5 s by hand and 6.76 s in a
@@ -730,7 +742,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
         (Fault::Endless, End::ClosedStdout | End::Control) => Duration::from_secs(2),
         _ => Duration::ZERO,
     };
-    let mut bound = planned + TIMEOUT + SLACK + busy;
+    let mut bound = planned + wait + SLACK + busy;
     let (code, stderr) = if end == End::ClosedStdout {
         closed_stdout(&args, &text, bound, way_env(way))
     } else {
@@ -745,7 +757,7 @@ fn cell(way: Way, fault: Fault, end: End, io: &str, dir: &Path, cert: &TestCert)
                     // its start can come after 700 ms (a Hyper cell once
                     // stopped at 4 s and took 6.05 s), which a signal,
                     // sent regardless, does not wait for.
-                    bound = bound.max(sent.duration_since(started) + TIMEOUT + SLACK + busy);
+                    bound = bound.max(sent.duration_since(started) + wait + SLACK + busy);
                 }
             }
             End::InterruptTwice => {
@@ -1026,21 +1038,41 @@ fn check_progress(stream: &Path, stderr: &str, failures: &mut Vec<String>) {
     }
 }
 
-/// Checks that the records succeeded, or failed, as the fault says.
+/// Checks that the records succeeded, or failed, as the fault says; a
+/// mismatch is named with when it was sent and on what connection.
 fn check_outcomes(stream: &Path, expected: Option<bool>, failures: &mut Vec<String>) {
     let Some(success) = expected else {
         return;
     };
     let bytes = fs::read(stream).unwrap_or_default();
     let (hits, _) = common::decode_lossy(&bytes);
-    if let Some(h) = hits.iter().find(|h| h.is_success() != success) {
-        failures.push(format!(
-            "expected every record to {}, got code {} error {:?}",
-            if success { "succeed" } else { "fail" },
-            h.code,
-            h.error
-        ));
-    }
+    let wrong: Vec<_> = hits.iter().filter(|h| h.is_success() != success).collect();
+    let Some(h) = wrong.first() else {
+        return;
+    };
+    let first = hits
+        .iter()
+        .map(|h| h.timestamp)
+        .min()
+        .unwrap_or(h.timestamp);
+    let link = match &h.link {
+        Some(l) if l.reused => "a reused connection".to_string(),
+        Some(l) => format!("a new connection (connect {} µs)", l.connect / 1000),
+        None => "no connection".to_string(),
+    };
+    failures.push(format!(
+        "expected every record to {}, {} of {} did not; the first, seq {} ({:?}), sent {} ms into the run ({} µs late), on {link}, took {} ms: code {} error {:?}",
+        if success { "succeed" } else { "fail" },
+        wrong.len(),
+        hits.len(),
+        h.seq,
+        h.name,
+        (h.timestamp - first) / 1_000_000,
+        (h.timestamp - h.scheduled) / 1000,
+        h.latency / 1_000_000,
+        h.code,
+        h.error
+    ));
 }
 
 /// A small generator for the drawing (xorshift64*).
