@@ -27,6 +27,13 @@ pub fn run(s: SweepArgs) -> Outcome {
     if let Some(from) = &s.from {
         return redraw(&s, from, bounds);
     }
+    // Signals caught from the start, as attack catches them: one during
+    // the setup makes the sweep start stopped.
+    let stopper = Stopper::new();
+    stopper.setting_up(|| {
+        eprintln!("barrage sweep: stopping before the first step (Ctrl-C again to quit)")
+    });
+    stopper.on_signals(|| exit::interrupted());
     let to_stdout = matches!(s.attack.output.as_str(), "-" | "stdout");
     if to_stdout {
         crate::output::refuse_terminal("-")?;
@@ -76,8 +83,6 @@ pub fn run(s: SweepArgs) -> Outcome {
     };
     let sink = Arc::new(Mutex::new(sink));
     attack::raise_open_files_limit();
-    let stopper = Stopper::new();
-    stopper.on_signals(|| exit::interrupted());
     // The first targets, for the chart's run table.
     let flow_urls = flow
         .iter()
@@ -99,6 +104,7 @@ pub fn run(s: SweepArgs) -> Outcome {
         prompts: s.attack.prompts()?,
     };
     let started = barrage_model::time::now_ns();
+    stopper.set_up();
     let out = barrage_sweep::sweep(&plan, &mut attacker, progress);
     let _ = sink.lock().map(|mut s| s.flush());
     let out = match out {

@@ -929,6 +929,95 @@ fn s2_second_sigint_exits_130_and_says_what_it_abandoned() {
     );
 }
 
+/// `barrage ARGS` reading its targets from a pipe left open, once it is
+/// blocked reading them (its setup under way, its signals caught).
+fn setting_up(args: &[&str]) -> std::process::Child {
+    let child = std::process::Command::new(bin())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The main thread in read(0, ...): /proc's syscall line is the call's
+    // number and its arguments.
+    let syscall = format!("/proc/{}/syscall", child.id());
+    let reading = format!("{} 0x0 ", libc::SYS_read);
+    let began = Instant::now();
+    while !std::fs::read_to_string(&syscall).is_ok_and(|l| l.starts_with(&reading)) {
+        assert!(began.elapsed() < WATCHDOG, "never read its targets");
+        thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: a plain call on a child of this test.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn s11_a_signal_while_setting_up_stops_before_the_first_request() {
+    // Before, a signal there killed the process (its handler was set up
+    // after the targets were read): no stream at all, no exit code.
+    let server = Server::http();
+    let dir = common::tempdir("setup-signal");
+    let out = dir.join("r.bin");
+    let out = out.to_str().unwrap();
+    let mut child = setting_up(&["attack", "-rate", "50", "-duration", "5s", "-output", out]);
+    signal(&child, libc::SIGTERM);
+    // The setup goes on once its targets are in; the run starts stopped.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, format!("GET {}\n", server.url("/")).as_bytes()).unwrap();
+    drop(stdin);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "{err}");
+    assert!(err.contains("stopping before the first request"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(decode(&std::fs::read(out).unwrap()).is_empty());
+    assert_eq!(server.count(), 0, "nothing sent");
+
+    // A sweep likewise starts stopped: no step, an empty table.
+    let mut child = setting_up(&["sweep", "-rates", "10,20", "-step-duration", "1s"]);
+    signal(&child, libc::SIGINT);
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, format!("GET {}\n", server.url("/")).as_bytes()).unwrap();
+    drop(stdin);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "{err}");
+    assert!(err.contains("stopping before the first step"), "{err}");
+    assert!(err.contains("covers the 0 finished steps"), "{err}");
+    assert_eq!(server.count(), 0, "nothing sent");
+}
+
+#[test]
+fn s12_a_second_signal_while_setting_up_quits_at_once() {
+    // Its targets never end (a terminal): the second Ctrl-C quits, 130.
+    let mut child = setting_up(&["attack", "-rate", "50", "-duration", "5s"]);
+    signal(&child, libc::SIGINT);
+    // The second once the first is taken (two sent at once may arrive as
+    // one).
+    let mut said = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut said, &mut line).unwrap();
+    assert!(line.contains("stopping before the first request"), "{line}");
+    signal(&child, libc::SIGINT);
+    let began = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            began.elapsed() < WATCHDOG,
+            "still reading after two signals"
+        );
+        thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(code, Some(130));
+}
+
 /// `bash -c SCRIPT` in a process group of its own (a terminal's job).
 fn in_own_group(script: &str) -> std::process::Child {
     std::process::Command::new("setsid")

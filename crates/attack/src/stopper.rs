@@ -34,6 +34,9 @@ struct Inner {
     abandon: Notify,
     /// Stoppers that stop (and are abandoned) with this one.
     children: Mutex<Vec<std::sync::Weak<Inner>>>,
+    /// Set up, not yet started ([`Stopper::setting_up`]): what a first
+    /// signal also calls.
+    setup: Mutex<Option<fn()>>,
 }
 
 impl Stopper {
@@ -120,7 +123,9 @@ impl Stopper {
 
     /// Stops on the first SIGINT or SIGTERM and abandons on the second, on
     /// a thread of its own; `third` is called on any after that (the CLI
-    /// exits there).
+    /// exits there). While [`Stopper::setting_up`], a second quits at
+    /// once (`third`): nothing is in flight, and the setup may be blocked
+    /// (reading targets from a terminal).
     pub fn on_signals(&self, third: fn()) {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
@@ -132,16 +137,40 @@ impl Stopper {
             .spawn(move || {
                 for (n, _) in signals.forever().enumerate() {
                     stopper.inner.signals.fetch_add(1, Ordering::SeqCst);
+                    let early = *stopper
+                        .inner
+                        .setup
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
                     match n {
                         0 => {
                             stopper.inner.signalled.store(true, Ordering::SeqCst);
-                            stopper.stop()
+                            stopper.stop();
+                            if let Some(said) = early {
+                                said();
+                            }
                         }
+                        1 if early.is_some() => third(),
                         1 => stopper.abandon(),
                         _ => third(),
                     }
                 }
             });
+    }
+
+    /// Marks the time before the run starts (flags read, targets read,
+    /// output opened), with signals already caught: a first signal then
+    /// stops the run before its first request (it starts stopped, and
+    /// leaves a stream with no record) and calls `said` (the CLI says
+    /// so); a second quits. Ends at [`Stopper::set_up`].
+    pub fn setting_up(&self, said: fn()) {
+        *self.inner.setup.lock().unwrap_or_else(|p| p.into_inner()) = Some(said);
+    }
+
+    /// The run starts: signals stop and abandon it as they do a running
+    /// one.
+    pub fn set_up(&self) {
+        *self.inner.setup.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Whether a signal (Ctrl-C, SIGTERM) stopped it.
