@@ -320,13 +320,13 @@ impl Figures {
         }
         // Of the records tallied so far (published at each flush, so a
         // little behind `written`).
+        // No record yet is no success rate (it said 100.00% ok).
         let tallied = self.ok + self.errors;
-        let success = if tallied > 0 {
-            self.ok as f64 / tallied as f64 * 100.0
-        } else {
-            100.0
+        let success = match tallied {
+            0 => "0 results".to_string(),
+            n => format!("{:.2}% ok", self.ok as f64 / n as f64 * 100.0),
         };
-        parts.push((0, format!(" | {success:.2}% ok, {} errors", self.errors)));
+        parts.push((0, format!(" | {success}, {} errors", self.errors)));
         if let Some(so_far) = self.so_far {
             // The run's verdict so far: NOT VALID is always shown, why
             // when there is room.

@@ -49,6 +49,20 @@ fn tallies_reach_the_board_and_the_line() {
     );
     assert!(line.ends_with("BEHIND"), "{line}");
     assert!(!f.line(false).contains('['));
+    // Before the first record: no success rate, not 100%.
+    let none = Figures {
+        written: 0,
+        ok: 0,
+        errors: 0,
+        recent: None,
+        ..f
+    };
+    assert!(
+        none.line(false)
+            .contains("in flight 10 | 0 results, 0 errors"),
+        "{}",
+        none.line(false)
+    );
     // The verdict so far: lag since the start, the self-audit's
     // busiest thread.
     assert_eq!(
