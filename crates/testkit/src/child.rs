@@ -159,6 +159,37 @@ impl Child {
         None
     }
 
+    /// Waits until the process catches `signal` (its handler installed,
+    /// by `/proc/PID/status`'s `SigCgt` mask); false if it did not within
+    /// `timeout` or is gone. A signal sent before that finds the default
+    /// action (for SIGINT and SIGTERM: killed, nothing written).
+    pub fn wait_caught(&self, signal: i32, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        let bit = 1u64 << (signal - 1);
+        while Instant::now() < end {
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", self.pid)) else {
+                return false;
+            };
+            // Exited, not yet reaped: it will never catch it.
+            if status
+                .lines()
+                .any(|l| l.starts_with("State:") && l.contains('Z'))
+            {
+                return false;
+            }
+            let caught = status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                .unwrap_or(0);
+            if caught & bit != 0 {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
     /// Sends `signal` (e.g. `libc::SIGINT`).
     pub fn signal(&self, signal: i32) {
         unsafe {
@@ -323,6 +354,23 @@ mod tests {
         assert!(hung
             .to_string()
             .starts_with("barrage did not exit within 200ms"));
+    }
+
+    #[test]
+    fn a_handler_is_seen_once_installed() {
+        let shell = Path::new("/bin/sh");
+        // The shell catches SIGTERM once its trap is set, then says so.
+        let script = "trap 'exit 7' TERM; echo trapped >&2; while :; do sleep 0.05; done";
+        let child = Child::spawn(shell, &["-c", script], b"", None);
+        child.wait_stderr_line("trapped", Duration::from_secs(10));
+        assert!(child.wait_caught(libc::SIGTERM, Duration::from_secs(10)));
+        child.signal(libc::SIGTERM);
+        assert_eq!(child.wait(Duration::from_secs(30)).code, Some(7));
+        // sleep catches nothing: not seen, and the wait is bounded.
+        let child = Child::spawn(shell, &["-c", "exec sleep 30"], b"", None);
+        assert!(!child.wait_caught(libc::SIGTERM, Duration::from_millis(200)));
+        child.signal(libc::SIGKILL);
+        assert_eq!(child.wait(Duration::from_secs(30)).code, None);
     }
 
     #[test]
