@@ -956,6 +956,21 @@ fn signal(child: &std::process::Child, sig: i32) {
     unsafe { libc::kill(child.id() as i32, sig) };
 }
 
+/// `barrage ARGS` sent `sig` while set up, then given `target` as its
+/// targets: its exit code and stderr.
+fn signalled_while_setting_up(args: &[&str], sig: i32, target: &str) -> (Option<i32>, String) {
+    let mut child = setting_up(args);
+    signal(&child, sig);
+    // The setup goes on once its targets are in; the run starts stopped.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, format!("GET {target}\n").as_bytes()).unwrap();
+    drop(stdin);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (done.status.code(), err)
+}
+
 #[test]
 fn s11_a_signal_while_setting_up_stops_before_the_first_request() {
     // Before, a signal there killed the process (its handler was set up
@@ -964,29 +979,17 @@ fn s11_a_signal_while_setting_up_stops_before_the_first_request() {
     let dir = common::tempdir("setup-signal");
     let out = dir.join("r.bin");
     let out = out.to_str().unwrap();
-    let mut child = setting_up(&["attack", "-rate", "50", "-duration", "5s", "-output", out]);
-    signal(&child, libc::SIGTERM);
-    // The setup goes on once its targets are in; the run starts stopped.
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, format!("GET {}\n", server.url("/")).as_bytes()).unwrap();
-    drop(stdin);
-    let done = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(0), "{err}");
+    let args = ["attack", "-rate", "50", "-duration", "5s", "-output", out];
+    let (code, err) = signalled_while_setting_up(&args, libc::SIGTERM, &server.url("/"));
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("stopping before the first request"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
     assert!(decode(&std::fs::read(out).unwrap()).is_empty());
     assert_eq!(server.count(), 0, "nothing sent");
 
     // A sweep likewise starts stopped: no step, an empty table.
-    let mut child = setting_up(&["sweep", "-rates", "10,20", "-step-duration", "1s"]);
-    signal(&child, libc::SIGINT);
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, format!("GET {}\n", server.url("/")).as_bytes()).unwrap();
-    drop(stdin);
-    let done = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(0), "{err}");
+    let args = ["sweep", "-rates", "10,20", "-step-duration", "1s"];
+    let (code, err) = signalled_while_setting_up(&args, libc::SIGINT, &server.url("/"));
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("stopping before the first step"), "{err}");
     assert!(err.contains("covers the 0 finished steps"), "{err}");
     assert_eq!(server.count(), 0, "nothing sent");
