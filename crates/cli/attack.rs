@@ -60,15 +60,11 @@ pub fn raise_open_files_limit() {
 }
 
 pub fn run(a: AttackArgs) -> Outcome {
-    // Signals are caught from the start: one that comes while the run is
-    // set up (a debug build under load took over 700 ms to get here)
-    // stops it before its first request, with a stream, not a process
-    // killed with nothing written.
-    let stopper = Stopper::new();
-    stopper.setting_up(|| {
-        eprintln!("barrage attack: stopping before the first request (Ctrl-C again to quit)")
-    });
-    stopper.on_signals(|| exit::interrupted());
+    // Signals caught first: one while the run is set up stops it there.
+    let stopper = Stopper::catching(
+        || eprintln!("barrage attack: stopping before the first request (Ctrl-C again to quit)"),
+        || exit::interrupted(),
+    );
     if !matches!(a.output.as_str(), "stdout" | "-") {
         output::stream_elsewhere();
     }

@@ -27,13 +27,10 @@ pub fn run(s: SweepArgs) -> Outcome {
     if let Some(from) = &s.from {
         return redraw(&s, from, bounds);
     }
-    // Signals caught from the start, as attack catches them: one during
-    // the setup makes the sweep start stopped.
-    let stopper = Stopper::new();
-    stopper.setting_up(|| {
-        eprintln!("barrage sweep: stopping before the first step (Ctrl-C again to quit)")
-    });
-    stopper.on_signals(|| exit::interrupted());
+    let stopper = Stopper::catching(
+        || eprintln!("barrage sweep: stopping before the first step (Ctrl-C again to quit)"),
+        || exit::interrupted(),
+    );
     let to_stdout = matches!(s.attack.output.as_str(), "-" | "stdout");
     if to_stdout {
         crate::output::refuse_terminal("-")?;

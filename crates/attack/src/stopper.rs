@@ -158,6 +158,16 @@ impl Stopper {
             });
     }
 
+    /// A stopper catching signals from now on ([`Stopper::on_signals`]),
+    /// in its setup ([`Stopper::setting_up`] with `early`) until
+    /// [`Stopper::set_up`].
+    pub fn catching(early: fn(), third: fn()) -> Stopper {
+        let stopper = Stopper::new();
+        stopper.setting_up(early);
+        stopper.on_signals(third);
+        stopper
+    }
+
     /// Marks the time before the run starts (flags read, targets read,
     /// output opened), with signals already caught: a first signal then
     /// stops the run before its first request (it starts stopped, and
